@@ -1,0 +1,61 @@
+/*
+ * dev.c - device base type and the model registry.
+ */
+#include "hw/dev.h"
+
+#include <string.h>
+
+const char *const hw_kind_name[HW_KIND_COUNT] = { "cpu", "gpu", "npu" };
+
+extern const HwDevClass hw_cpu_class;
+extern const HwDevClass hw_gpu_class;
+extern const HwDevClass hw_npu_class;
+
+static const HwDevClass *const classes[] = {
+    &hw_cpu_class,
+    &hw_gpu_class,
+    &hw_npu_class,
+    NULL,
+};
+
+const HwDevClass *
+hw_dev_class_find(const char *model)
+{
+    for (size_t i = 0; classes[i]; i++) {
+        if (strcmp(classes[i]->model, model) == 0) {
+            return classes[i];
+        }
+    }
+    return NULL;
+}
+
+const HwDevClass *const *
+hw_dev_class_list(void)
+{
+    return classes;
+}
+
+HwDev *
+hw_dev_new(const HwDevClass *cls, const char *name)
+{
+    g_assert(cls->instance_size >= sizeof(HwDev));
+    HwDev *dev = g_malloc0(cls->instance_size);
+    hs_param_set_defaults(cls->params, dev);
+    dev->cls = cls;
+    dev->name = g_strdup(name);
+    return dev;
+}
+
+void
+hw_dev_free(HwDev *dev)
+{
+    if (dev == NULL) {
+        return;
+    }
+    if (dev->cls->finalize) {
+        dev->cls->finalize(dev);
+    }
+    hs_param_clear(dev->cls->params, dev);
+    g_free(dev->name);
+    g_free(dev);
+}

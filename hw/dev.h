@@ -1,0 +1,79 @@
+/*
+ * dev.h - the base type of every processor model and the registry of
+ * models, QOM-style.
+ *
+ * A processor in a SoC config names its model ("model": "npu-systolic");
+ * the registry finds the HwDevClass, which says what kind of processor it
+ * is, which JSON keys it accepts (an HsParam table, also printed by
+ * `soc describe`), and how to check them (realize).  Instance structs embed
+ * HwDev as their first member:
+ *
+ *   typedef struct HwNpu { HwDev parent; uint32_t tile_rows; ... } HwNpu;
+ *
+ * Creation has two steps, as in QOM: instance init (defaults) cannot fail;
+ * realize() checks the parameters against each other and may fail.
+ * hw/ is pure timing: devices see op descriptors, never tensor values.
+ */
+#ifndef HW_DEV_H
+#define HW_DEV_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "sim/util/param.h"
+
+typedef enum {
+    HW_KIND_CPU,
+    HW_KIND_GPU,
+    HW_KIND_NPU,
+    HW_KIND_COUNT
+} HwKind;
+
+extern const char *const hw_kind_name[HW_KIND_COUNT];
+
+typedef struct HwDev HwDev;
+typedef struct HwSoc HwSoc;
+
+typedef struct HwDevClass {
+    const char *model;           /* "npu-systolic": the JSON "model" value */
+    HwKind kind;
+    const char *desc;            /* one line for `list` and `soc describe` */
+    size_t instance_size;        /* sizeof the struct embedding HwDev */
+    const HsParam *params;       /* accepted keys (offsets into the instance) */
+    /* Check parameters against each other; derive cached values. */
+    gboolean (*realize)(HwDev *dev, GError **error);
+    /* Release what realize() allocated (may be NULL). */
+    void (*finalize)(HwDev *dev);
+} HwDevClass;
+
+/* Keys every processor has (offsets into HwDev via the instance type T). */
+struct HwDev {
+    const HwDevClass *cls;
+    char *name;                  /* "npu", unique in the SoC */
+    uint32_t index;              /* position in the SoC's processor list */
+    HwSoc *soc;                  /* (transfer none) the SoC it belongs to */
+    double dram_cap_gbps;        /* per-initiator DRAM bandwidth cap */
+    double active_w;             /* power while busy */
+    double idle_w;               /* power while idle */
+};
+
+#define HW_DEV_COMMON_PARAMS(T)                                               \
+    HS_PARAM_F64("dram_cap_gbps", T, parent.dram_cap_gbps, 0.001, 10000,    \
+                 HS_REQUIRED, "DRAM bandwidth one processor can draw alone"), \
+    HS_PARAM_F64("active_w", T, parent.active_w, 0, 100, HS_REQUIRED,       \
+                 "power while executing"),                                    \
+    HS_PARAM_F64("idle_w", T, parent.idle_w, 0, 100, 0,                     \
+                 "power while idle (powered, not executing)")
+
+/* Look up a model by name; NULL if unknown. */
+const HwDevClass *hw_dev_class_find(const char *model);
+
+/* NULL-terminated list of every registered class.  (transfer none) */
+const HwDevClass *const *hw_dev_class_list(void);
+
+/* Allocate an instance with the class defaults applied.  (transfer full) */
+HwDev *hw_dev_new(const HwDevClass *cls, const char *name);
+void hw_dev_free(HwDev *dev);                  /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwDev, hw_dev_free)
+
+#endif /* HW_DEV_H */

@@ -1,0 +1,27 @@
+/*
+ * npu.h - a weight-stationary systolic-array NPU with software-managed
+ * on-chip memory, static graphs and per-precision rates.
+ */
+#ifndef HW_NPU_H
+#define HW_NPU_H
+
+#include "hw/dev.h"
+
+typedef struct HwNpu {
+    HwDev parent;
+    uint32_t tile_rows;              /* systolic array rows (PEs) */
+    uint32_t tile_cols;              /* systolic array columns (PEs) */
+    uint32_t arrays;                 /* matrix units working in parallel */
+    double freq_mhz;                 /* NPU clock */
+    double fp16_macs_per_pe_cycle;   /* MACs per PE per cycle, FP16 */
+    double int8_macs_per_pe_cycle;   /* MACs per PE per cycle, INT8 */
+    double int4_macs_per_pe_cycle;   /* MACs per PE per cycle, INT4 weights */
+    uint32_t fill_drain_cycles;      /* pipeline fill + drain per weight tile */
+    double sram_kib;                 /* on-chip TCM, software managed */
+    double dma_gbps;                 /* DDR -> TCM DMA for large regular blocks */
+    double prepare_base_ms;          /* graph preparation: fixed part */
+    double prepare_ms_per_mib;       /* graph preparation: per MiB of tensors */
+    gboolean w4a16_decode;           /* vendor stack runs W4A16 in decode */
+} HwNpu;
+
+#endif /* HW_NPU_H */

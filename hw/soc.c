@@ -1,0 +1,389 @@
+/*
+ * soc.c - builds a SoC from its JSON description.  See soc.h.
+ */
+#include "hw/soc.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <string.h>
+
+static const HsParam hw_mem_params[] = {
+    HS_PARAM_F64("peak_gbps", HwMemParams, peak_gbps, 0.001, 100000, HS_REQUIRED,
+                 "theoretical DRAM peak bandwidth"),
+    HS_PARAM_F64("ceiling_gbps", HwMemParams, ceiling_gbps, 0.001, 100000,
+                 HS_REQUIRED, "achievable total bandwidth, all initiators together"),
+    HS_PARAM_F64("energy_pj_per_byte", HwMemParams, energy_pj_per_byte, 0, 10000,
+                 HS_REQUIRED, "DRAM access energy per byte moved"),
+    HS_PARAM_F64("idle_w", HwMemParams, idle_w, 0, 100, 0,
+                 "DRAM and interconnect background power"),
+    HS_PARAM_END
+};
+
+static const HsParam hw_sync_driver_params[] = {
+    HS_PARAM_F64("finish_us", HwSyncDriverParams, finish_us, 0, 1e6, HS_REQUIRED,
+                 "blocking finish call returns after the device is idle"),
+    HS_PARAM_F64("copy_us", HwSyncDriverParams, copy_us, 0, 1e6, HS_REQUIRED,
+                 "host<->device copy of the hand-off buffer"),
+    HS_PARAM_F64("restart_us", HwSyncDriverParams, restart_us, 0, 1e6, HS_REQUIRED,
+                 "queue restart after it ran empty"),
+    HS_PARAM_END
+};
+
+static const HsParam hw_sync_fast_params[] = {
+    HS_PARAM_F64("poll_us", HwSyncFastParams, poll_us, 0, 1e6, HS_REQUIRED,
+                 "one flag poll on a small/middle CPU core"),
+    HS_PARAM_F64("usleep_granularity_us", HwSyncFastParams, usleep_granularity_us,
+                 0, 1e6, HS_REQUIRED, "usleep() wakes up at multiples of this"),
+    HS_PARAM_END
+};
+
+typedef struct SocTop {
+    char *name;
+    char *description;
+} SocTop;
+
+static const HsParam hw_soc_top_params[] = {
+    HS_PARAM_STR("name", SocTop, name, NULL, NULL, "short name of the SoC"),
+    HS_PARAM_STR("description", SocTop, description, "", NULL, "one line"),
+    HS_PARAM_END
+};
+
+static const char *const top_sections[] = { "memory", "processors", "sync", NULL };
+static const char *const dev_base_keys[] = { "name", "model", NULL };
+static const char *const sync_sections[] = { "driver", "fast", NULL };
+
+void
+hw_soc_free(HwSoc *soc)
+{
+    if (soc == NULL) {
+        return;
+    }
+    g_free(soc->name);
+    g_free(soc->description);
+    g_free(soc->path);
+    if (soc->devs) {
+        g_ptr_array_unref(soc->devs);
+    }
+    if (soc->sources) {
+        g_hash_table_unref(soc->sources);
+    }
+    g_free(soc);
+}
+
+static const cJSON *
+require(const cJSON *obj, const char *path, const char *key, GError **error)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (item == NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "%s: missing required key \"%s\"", path, key);
+    }
+    return item;
+}
+
+static gboolean
+is_name(const char *s)
+{
+    if (s[0] == '\0' || strlen(s) > 32 || !g_ascii_isalpha(s[0])) {
+        return FALSE;
+    }
+    for (const char *p = s; *p; p++) {
+        if (!g_ascii_isalnum(*p) && *p != '_' && *p != '-') {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static HwDev *
+load_dev(HwSoc *soc, const cJSON *obj, const char *path, GError **error)
+{
+    if (!cJSON_IsObject(obj)) {
+        g_autofree char *got = hs_json_describe(obj);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: expected an object (got %s)", path, got);
+        return NULL;
+    }
+    const cJSON *name = require(obj, path, "name", error);
+    if (name == NULL) {
+        return NULL;
+    }
+    if (!cJSON_IsString(name) || !is_name(name->valuestring)) {
+        g_autofree char *got = hs_json_describe(name);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s.name: expected a name of 1-32 letters, digits, '_' or '-' "
+                    "starting with a letter (got %s)", path, got);
+        return NULL;
+    }
+    const cJSON *model = require(obj, path, "model", error);
+    if (model == NULL) {
+        return NULL;
+    }
+    const HwDevClass *cls = cJSON_IsString(model)
+                            ? hw_dev_class_find(model->valuestring) : NULL;
+    if (cls == NULL) {
+        g_autoptr(GString) known = g_string_new(NULL);
+        for (const HwDevClass *const *c = hw_dev_class_list(); *c; c++) {
+            g_string_append_printf(known, "%s%s", known->len ? ", " : "", (*c)->model);
+        }
+        g_autofree char *got = hs_json_describe(model);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s.model: expected one of %s (got %s)", path, known->str, got);
+        return NULL;
+    }
+    g_autoptr(HwDev) dev = hw_dev_new(cls, name->valuestring);
+    dev->soc = soc;
+    if (!hs_param_apply(obj, path, cls->params, dev, dev_base_keys, soc->sources,
+                        error)) {
+        return NULL;
+    }
+    if (cls->realize && !cls->realize(dev, error)) {
+        g_prefix_error(error, "%s.", path);
+        return NULL;
+    }
+    return g_steal_pointer(&dev);
+}
+
+HwSoc *
+hw_soc_from_json(const cJSON *root, const char *what, GError **error)
+{
+    g_autoptr(HwSoc) soc = g_new0(HwSoc, 1);
+    SocTop top = { 0 };
+
+    soc->devs = g_ptr_array_new_with_free_func((GDestroyNotify) hw_dev_free);
+    soc->sources = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+
+    gboolean ok = hs_param_apply(root, "$", hw_soc_top_params, &top, top_sections,
+                                 NULL, error);
+    soc->name = g_steal_pointer(&top.name);
+    soc->description = g_steal_pointer(&top.description);
+    if (!ok) {
+        goto fail;
+    }
+
+    const cJSON *mem = require(root, "$", "memory", error);
+    if (mem == NULL ||
+        !hs_param_apply(mem, "$.memory", hw_mem_params, &soc->mem, NULL,
+                        soc->sources, error)) {
+        goto fail;
+    }
+    if (soc->mem.ceiling_gbps > soc->mem.peak_gbps) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.memory.ceiling_gbps: expected at most peak_gbps (%g) (got %g)",
+                    soc->mem.peak_gbps, soc->mem.ceiling_gbps);
+        goto fail;
+    }
+
+    const cJSON *sync = require(root, "$", "sync", error);
+    if (sync == NULL) {
+        goto fail;
+    }
+    if (!hs_param_apply(sync, "$.sync", (const HsParam[]) { HS_PARAM_END }, NULL,
+                        sync_sections, NULL, error)) {
+        goto fail;
+    }
+    const cJSON *drv = require(sync, "$.sync", "driver", error);
+    if (drv == NULL ||
+        !hs_param_apply(drv, "$.sync.driver", hw_sync_driver_params,
+                        &soc->sync_driver, NULL, soc->sources, error)) {
+        goto fail;
+    }
+    const cJSON *fast = require(sync, "$.sync", "fast", error);
+    if (fast == NULL ||
+        !hs_param_apply(fast, "$.sync.fast", hw_sync_fast_params, &soc->sync_fast,
+                        NULL, soc->sources, error)) {
+        goto fail;
+    }
+
+    const cJSON *procs = require(root, "$", "processors", error);
+    if (procs == NULL) {
+        goto fail;
+    }
+    if (!cJSON_IsArray(procs) || cJSON_GetArraySize(procs) == 0) {
+        g_autofree char *got = hs_json_describe(procs);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.processors: expected a non-empty array of processors (got %s)",
+                    cJSON_IsArray(procs) ? "an empty array" : got);
+        goto fail;
+    }
+    int i = 0;
+    const cJSON *it = NULL;
+    cJSON_ArrayForEach(it, procs) {
+        g_autofree char *path = hs_json_path_index("$.processors", i);
+        HwDev *dev = load_dev(soc, it, path, error);
+        if (dev == NULL) {
+            goto fail;
+        }
+        if (hw_soc_find_name(soc, dev->name)) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s.name: duplicate processor name \"%s\"", path, dev->name);
+            hw_dev_free(dev);
+            goto fail;
+        }
+        dev->index = (uint32_t) i++;
+        g_ptr_array_add(soc->devs, dev);
+    }
+    for (int k = 0; k < HW_KIND_COUNT; k++) {
+        if (hw_soc_find_kind(soc, (HwKind) k) == NULL) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                        "$.processors: expected at least one %s processor (found none)",
+                        hw_kind_name[k]);
+            goto fail;
+        }
+    }
+    return g_steal_pointer(&soc);
+
+fail:
+    g_prefix_error(error, "%s: ", what);
+    return NULL;
+}
+
+HwSoc *
+hw_soc_load(const char *name_or_path, const char *configs_dir, GError **error)
+{
+    g_autofree char *path = NULL;
+
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
+        path = g_strdup(name_or_path);
+    } else {
+        g_autofree char *file = g_strdup_printf("%s.json", name_or_path);
+        path = g_build_filename(configs_dir, file, NULL);
+        if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+            g_auto(GStrv) names = hw_soc_list(configs_dir, NULL);
+            g_autofree char *list = names ? g_strjoinv(", ", names) : g_strdup("none");
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
+                        "unknown SoC \"%s\" (known: %s; or give a path to a JSON file)",
+                        name_or_path, list);
+            return NULL;
+        }
+    }
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    HwSoc *soc = hw_soc_from_json(root, path, error);
+    if (soc) {
+        soc->path = g_steal_pointer(&path);
+    }
+    return soc;
+}
+
+HwDev *
+hw_soc_find_kind(const HwSoc *soc, HwKind kind)
+{
+    for (guint i = 0; i < soc->devs->len; i++) {
+        HwDev *d = g_ptr_array_index(soc->devs, i);
+        if (d->cls->kind == kind) {
+            return d;
+        }
+    }
+    return NULL;
+}
+
+HwDev *
+hw_soc_find_name(const HwSoc *soc, const char *name)
+{
+    for (guint i = 0; i < soc->devs->len; i++) {
+        HwDev *d = g_ptr_array_index(soc->devs, i);
+        if (strcmp(d->name, name) == 0) {
+            return d;
+        }
+    }
+    return NULL;
+}
+
+static gint
+cmp_str(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+GStrv
+hw_soc_list(const char *configs_dir, GError **error)
+{
+    g_autoptr(GDir) dir = g_dir_open(configs_dir, 0, error);
+    if (dir == NULL) {
+        return NULL;
+    }
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    const char *entry;
+    while ((entry = g_dir_read_name(dir)) != NULL) {
+        if (g_str_has_suffix(entry, ".json")) {
+            g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 5));
+        }
+    }
+    g_ptr_array_sort(names, cmp_str);
+    g_ptr_array_add(names, NULL);
+    return (GStrv) g_ptr_array_free(g_steal_pointer(&names), FALSE);
+}
+
+void
+hw_soc_dump_text(const HwSoc *soc, GString *out)
+{
+    g_string_append_printf(out, "SoC %s%s%s\n", soc->name,
+                           soc->description[0] ? ": " : "", soc->description);
+    if (soc->path) {
+        g_string_append_printf(out, "  from %s\n", soc->path);
+    }
+    g_string_append(out, "\nmemory (shared DRAM)\n");
+    hs_param_dump_text(hw_mem_params, &soc->mem, out, 2, soc->sources, "$.memory");
+    for (guint i = 0; i < soc->devs->len; i++) {
+        const HwDev *d = g_ptr_array_index(soc->devs, i);
+        g_autofree char *path = hs_json_path_index("$.processors", (int) i);
+        g_string_append_printf(out, "\nprocessor %s (%s, model %s)\n", d->name,
+                               hw_kind_name[d->cls->kind], d->cls->model);
+        hs_param_dump_text(d->cls->params, d, out, 2, soc->sources, path);
+    }
+    g_string_append(out, "\nsync driver (blocking finish, copy, queue restart)\n");
+    hs_param_dump_text(hw_sync_driver_params, &soc->sync_driver, out, 2,
+                       soc->sources, "$.sync.driver");
+    g_string_append(out, "\nsync fast (unified buffers, sleep, poll a flag)\n");
+    hs_param_dump_text(hw_sync_fast_params, &soc->sync_fast, out, 2, soc->sources,
+                       "$.sync.fast");
+}
+
+cJSON *
+hw_soc_to_json(const HwSoc *soc)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "name", soc->name);
+    cJSON_AddStringToObject(root, "description", soc->description);
+    cJSON *mem = cJSON_AddObjectToObject(root, "memory");
+    hs_param_dump_json(hw_mem_params, &soc->mem, mem);
+    cJSON *procs = cJSON_AddArrayToObject(root, "processors");
+    for (guint i = 0; i < soc->devs->len; i++) {
+        const HwDev *d = g_ptr_array_index(soc->devs, i);
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "name", d->name);
+        cJSON_AddStringToObject(p, "model", d->cls->model);
+        cJSON_AddStringToObject(p, "kind", hw_kind_name[d->cls->kind]);
+        hs_param_dump_json(d->cls->params, d, p);
+        cJSON_AddItemToArray(procs, p);
+    }
+    cJSON *sync = cJSON_AddObjectToObject(root, "sync");
+    hs_param_dump_json(hw_sync_driver_params, &soc->sync_driver,
+                       cJSON_AddObjectToObject(sync, "driver"));
+    hs_param_dump_json(hw_sync_fast_params, &soc->sync_fast,
+                       cJSON_AddObjectToObject(sync, "fast"));
+    return root;
+}
+
+void
+hw_soc_describe(GString *out)
+{
+    g_string_append(out, "Top level: name (string, required), description (string), "
+                         "memory, processors, sync\n"
+                         "Any number may be written as {\"value\": N, \"source\": \"where it comes from\"}.\n\n");
+    g_string_append(out, "$.memory\n");
+    hs_param_describe(hw_mem_params, out);
+    for (const HwDevClass *const *c = hw_dev_class_list(); *c; c++) {
+        g_string_append_printf(out, "\n$.processors[] with \"model\": \"%s\" (%s): %s\n"
+                                    "  name                       a unique processor name; required\n",
+                               (*c)->model, hw_kind_name[(*c)->kind], (*c)->desc);
+        hs_param_describe((*c)->params, out);
+    }
+    g_string_append(out, "\n$.sync.driver\n");
+    hs_param_describe(hw_sync_driver_params, out);
+    g_string_append(out, "\n$.sync.fast\n");
+    hs_param_describe(hw_sync_fast_params, out);
+}

@@ -1,0 +1,88 @@
+/*
+ * soc.h - a SoC built from its JSON description: processors, the shared
+ * DRAM, the sync mechanisms.
+ *
+ *   {
+ *     "name": "sd8gen3",
+ *     "description": "Snapdragon 8 Gen 3 ...",
+ *     "memory":     { "peak_gbps": {"value": 68, "source": "HeteroLLM §3.3"}, ... },
+ *     "processors": [ { "name": "gpu", "model": "gpu", ... }, ... ],
+ *     "sync":       { "driver": { ... }, "fast": { ... } }
+ *   }
+ *
+ * Every number may carry its provenance as {"value": v, "source": "..."};
+ * the shipped configs do so for every number.  Loading is table-driven:
+ * unknown keys are rejected with the list of known ones, values are
+ * checked for type and range, and each error names the file and JSON path.
+ */
+#ifndef HW_SOC_H
+#define HW_SOC_H
+
+#include <glib.h>
+#include <cjson/cJSON.h>
+
+#include "hw/dev.h"
+
+/* The one DRAM every processor shares. */
+typedef struct HwMemParams {
+    double peak_gbps;                /* theoretical peak (datasheet) */
+    double ceiling_gbps;             /* achievable total, all initiators */
+    double energy_pj_per_byte;       /* DRAM access energy */
+    double idle_w;                   /* DRAM + interconnect background power */
+} HwMemParams;
+
+/* Conventional sync: blocking finish, copy, restart the queue. */
+typedef struct HwSyncDriverParams {
+    double finish_us;                /* blocking clFinish-style wait returns */
+    double copy_us;                  /* host<->device copy of the hand-off buffer */
+    double restart_us;               /* queue restart after it ran empty */
+} HwSyncDriverParams;
+
+/* Fast sync: unified buffers, sleep for the predicted time, poll a flag. */
+typedef struct HwSyncFastParams {
+    double poll_us;                  /* one flag poll on a small/middle core */
+    double usleep_granularity_us;    /* usleep() wakes up at multiples of this */
+} HwSyncFastParams;
+
+struct HwSoc {
+    char *name;                      /* "sd8gen3" */
+    char *description;
+    char *path;                      /* file it was loaded from, or NULL */
+    HwMemParams mem;
+    HwSyncDriverParams sync_driver;
+    HwSyncFastParams sync_fast;
+    GPtrArray *devs;                 /* of HwDev*, owned, in config order */
+    GHashTable *sources;             /* JSON path -> source note, owned */
+};
+
+/*
+ * Load a SoC: @name_or_path is a shipped short name ("sd8gen3", looked up
+ * as @configs_dir/NAME.json) or a path to a JSON file.  (transfer full)
+ * Errors are HS_CONFIG_ERROR prefixed with the file name.
+ */
+HwSoc *hw_soc_load(const char *name_or_path, const char *configs_dir,
+                   GError **error);
+
+/* Build from parsed JSON; @what names the source in errors. */
+HwSoc *hw_soc_from_json(const cJSON *root, const char *what, GError **error);
+
+void hw_soc_free(HwSoc *soc);                    /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwSoc, hw_soc_free)
+
+/* The first processor of @kind, or NULL.  (transfer none) */
+HwDev *hw_soc_find_kind(const HwSoc *soc, HwKind kind);
+/* The processor called @name, or NULL.  (transfer none) */
+HwDev *hw_soc_find_name(const HwSoc *soc, const char *name);
+
+/* Short names of the SoCs shipped in @configs_dir, sorted. (transfer full) */
+GStrv hw_soc_list(const char *configs_dir, GError **error);
+
+/* The parsed config with defaults filled in, as text (with units and
+ * sources) or as JSON (plain numbers). */
+void hw_soc_dump_text(const HwSoc *soc, GString *out);
+cJSON *hw_soc_to_json(const HwSoc *soc);                /* (transfer full) */
+
+/* `soc describe`: every section's and model's accepted keys. */
+void hw_soc_describe(GString *out);
+
+#endif /* HW_SOC_H */

@@ -1,0 +1,63 @@
+/*
+ * spec.h - a model's shape description, read from a Hugging Face style
+ * config.json (the file shipped next to the weights).
+ *
+ * Pure structure: no weights, no timing.  Every field keeps the name it has
+ * in config.json so a reader can check one against the other.  Family
+ * quirks that change the computation (Gemma's sqrt(hidden) embedding scale
+ * and (1 + w) RMSNorm, Qwen's QKV bias) are explicit flags derived from
+ * "model_type" / "architectures", never guessed from the model's name.
+ */
+#ifndef MDL_SPEC_H
+#define MDL_SPEC_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef enum {
+    MDL_ACT_SILU,          /* SwiGLU: silu(gate) * up  (Llama, Qwen, Mistral) */
+    MDL_ACT_GELU_TANH,     /* GeGLU with tanh-approximated GELU (Gemma) */
+    MDL_ACT_COUNT
+} MdlAct;
+
+typedef struct MdlSpec {
+    char *name;                    /* short name: "llama-3-8b" (file stem or dir name) */
+    char *path;                    /* the config.json it came from */
+    char *model_type;              /* config "model_type": "llama", "qwen2", "gemma", ... */
+    char *description;             /* one line for `list models` (shipped files only) */
+
+    uint32_t hidden_size;          /* d_model */
+    uint32_t intermediate_size;    /* FFN width */
+    uint32_t num_hidden_layers;
+    uint32_t num_attention_heads;
+    uint32_t num_key_value_heads;  /* GQA; equals heads when absent */
+    uint32_t head_dim;             /* hidden / heads when absent */
+    uint32_t vocab_size;
+    uint32_t max_position_embeddings;
+    double rope_theta;             /* RoPE base */
+    double rms_norm_eps;
+    gboolean tie_word_embeddings;  /* LM head shares the embedding matrix */
+    MdlAct act;                    /* from "hidden_act" / "hidden_activation" */
+    gboolean attention_bias;       /* bias on Q/K/V projections (Qwen2) */
+    gboolean embed_scale;          /* multiply embeddings by sqrt(hidden) (Gemma) */
+    gboolean norm_plus_one;        /* RMSNorm uses (1 + w) (Gemma) */
+} MdlSpec;
+
+/*
+ * Load a model description.  @name_or_path is a shipped model's short name
+ * ("llama-3-8b", looked up in @models_dir), a config.json file, or a
+ * directory holding config.json (a Hugging Face model directory).
+ * (transfer full).  Errors: HS_CONFIG_ERROR with the file and JSON path.
+ */
+MdlSpec *mdl_spec_load(const char *name_or_path, const char *models_dir,
+                       GError **error);
+void mdl_spec_free(MdlSpec *spec);            /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MdlSpec, mdl_spec_free)
+
+/* Short names of the models shipped in @models_dir, sorted.  (transfer full) */
+GStrv mdl_spec_list(const char *models_dir, GError **error);
+
+/* Parameter count (embedding + layers + final norm + untied LM head). */
+uint64_t mdl_spec_param_count(const MdlSpec *spec);
+
+#endif /* MDL_SPEC_H */

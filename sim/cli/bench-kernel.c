@@ -1,0 +1,92 @@
+/*
+ * bench-kernel.c - the event kernel's hold-model benchmark.
+ *
+ * The classic priority-queue "hold" workload: fill the queue with N events,
+ * then each event, when it runs, schedules one more at now + a random
+ * increment, so the queue stays at N while events flow through it.  The
+ * figure is events run per second of host time on one thread.
+ */
+#include "sim/cli/bench.h"
+#include "sim/kernel/kernel.h"
+
+#include <stdio.h>
+#include "sim/util/json.h"
+
+typedef struct Hold {
+    SimKernel *k;
+    GRand *rng;
+    uint64_t left;           /* events still to schedule */
+} Hold;
+
+static void
+hold_event(SimKernel *k, void *opaque)
+{
+    Hold *h = opaque;
+    if (h->left > 0) {
+        h->left--;
+        /* exponential-ish spread: mean 1 us, ties happen often enough */
+        SimTime delay = (SimTime) g_rand_int_range(h->rng, 0, 2000) * 1000;
+        sim_kernel_schedule(k, delay, SIM_PRIO_NORMAL, hold_event, h);
+    }
+}
+
+static double
+hold_run(uint64_t queue_len, uint64_t events, uint64_t *ran)
+{
+    g_autoptr(SimKernel) k = sim_kernel_new();
+    Hold h = { k, g_rand_new_with_seed(42), events - queue_len };
+
+    for (uint64_t i = 0; i < queue_len; i++) {
+        SimTime delay = (SimTime) g_rand_int_range(h.rng, 0, 2000) * 1000;
+        sim_kernel_schedule(k, delay, SIM_PRIO_NORMAL, hold_event, &h);
+    }
+    double t0 = hs_bench_now_s();
+    *ran = sim_kernel_run_until(k, SIM_TIME_MAX);
+    double dt = hs_bench_now_s() - t0;
+    g_rand_free(h.rng);
+    return dt;
+}
+
+static gboolean
+run(gboolean quick, HsFormat format, GError **error)
+{
+    static const uint64_t sizes[] = { 64, 1024, 16384, 262144 };
+    const uint64_t events = quick ? 200000 : 4000000;
+    g_autoptr(cJSON) rows = cJSON_CreateArray();
+
+    if (format == HS_FORMAT_TEXT) {
+        printf("event kernel, hold model, %" G_GUINT64_FORMAT " events, one thread\n",
+               events);
+        printf("  %10s %14s %12s\n", "queue_len", "events/s", "ns/event");
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        uint64_t ran = 0;
+        double dt = hold_run(sizes[i], events + sizes[i], &ran);
+        double rate = (double) ran / dt;
+        if (format == HS_FORMAT_TEXT) {
+            printf("  %10" G_GUINT64_FORMAT " %14.0f %12.1f\n", sizes[i], rate,
+                   1e9 / rate);
+        } else {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddNumberToObject(r, "queue_len", (double) sizes[i]);
+            cJSON_AddNumberToObject(r, "events", (double) ran);
+            cJSON_AddNumberToObject(r, "events_per_s", rate);
+            cJSON_AddItemToArray(rows, r);
+        }
+    }
+    if (format == HS_FORMAT_TEXT) {
+        printf("  target: >= 10000000 events/s\n");
+    } else {
+        g_autoptr(cJSON) root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "bench", "kernel");
+        cJSON_AddItemToObject(root, "rows", g_steal_pointer(&rows));
+        char *s = cJSON_PrintUnformatted(root);
+        printf("%s\n", s);
+        cJSON_free(s);
+    }
+    return TRUE;
+}
+
+const HsBench hs_bench_kernel = {
+    "kernel", "event kernel hold model: events per second (target >= 10M/s)", run,
+};

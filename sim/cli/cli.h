@@ -1,0 +1,52 @@
+/*
+ * cli.h - what every hetero-sim command shares: the command table entry,
+ * option parsing without exit(), output formats, and SoC/model lookup.
+ *
+ * A command is one file cmd-<name>.c exporting one HsCommand.  It parses
+ * its own options, writes results to stdout and returns FALSE with a GError
+ * on failure; main() prints "hetero-sim: <message>" and picks the exit
+ * status (2 for HS_USAGE_ERROR, 1 otherwise).  Nothing below main() calls
+ * exit().
+ */
+#ifndef HS_CLI_H
+#define HS_CLI_H
+
+#include <glib.h>
+
+typedef struct HsCommand {
+    const char *name;       /* "soc" */
+    const char *args;       /* "show NAME|FILE" for the usage line */
+    const char *summary;    /* one line for `hetero-sim --help` */
+    gboolean (*run)(int argc, char **argv, GError **error);
+} HsCommand;
+
+typedef enum {
+    HS_FORMAT_TEXT,
+    HS_FORMAT_JSON,
+    HS_FORMAT_CSV,
+} HsFormat;
+
+/*
+ * Parse @argv with @entries.  --help is handled here (printed to stdout,
+ * *help_shown set, TRUE returned) so GLib never exits behind our back.
+ * Bad options become HS_USAGE_ERROR.  @argc/@argv are updated to the
+ * positional arguments (argv[0] is the command name).
+ */
+gboolean hs_cli_parse(const char *command, const char *params,
+                      const char *summary, GOptionEntry *entries,
+                      int *argc, char ***argv, gboolean *help_shown,
+                      GError **error);
+
+/* "text" / "json" / "csv" -> HsFormat; @allowed is a mask of 1 << format. */
+gboolean hs_cli_format(const char *name, unsigned allowed, HsFormat *out,
+                       GError **error);
+#define HS_FORMATS_TEXT_JSON ((1u << HS_FORMAT_TEXT) | (1u << HS_FORMAT_JSON))
+#define HS_FORMATS_ALL (HS_FORMATS_TEXT_JSON | (1u << HS_FORMAT_CSV))
+
+/* Where shipped data lives: $HS_DATA_DIR, else the source tree. */
+const char *hs_cli_data_dir(void);
+
+/* Reject leftover positional arguments after the first @max. */
+gboolean hs_cli_no_extra_args(int argc, char **argv, int max, GError **error);
+
+#endif /* HS_CLI_H */

@@ -1,0 +1,84 @@
+/*
+ * cmd-bench.c - `hetero-sim bench TARGET [--quick] [--format text|json]`.
+ */
+#include "sim/cli/bench.h"
+#include "sim/util/error.h"
+
+#include <string.h>
+#include <time.h>
+
+extern const HsBench hs_bench_kernel;
+
+static const HsBench *const benches[] = {
+    &hs_bench_kernel,
+};
+
+double
+hs_bench_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static gboolean
+run(int argc, char **argv, GError **error)
+{
+    gboolean quick = FALSE, help = FALSE;
+    g_autofree char *format_name = NULL;
+    GOptionEntry entries[] = {
+        { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
+          "Smaller problem sizes (a smoke test, figures not meaningful)", NULL },
+        { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
+          "Output format: text or json (default text)", "FMT" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    g_autoptr(GString) summary = g_string_new("Targets:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(benches); i++) {
+        g_string_append_printf(summary, "  %-10s %s\n", benches[i]->name,
+                               benches[i]->summary);
+    }
+    g_string_append(summary, "  all        every target above, one after another");
+
+    if (!hs_cli_parse("bench", "TARGET", summary->str, entries, &argc, &argv,
+                      &help, error)) {
+        return FALSE;
+    }
+    if (help) {
+        return TRUE;
+    }
+    HsFormat format;
+    if (!hs_cli_format(format_name, HS_FORMATS_TEXT_JSON, &format, error)) {
+        return FALSE;
+    }
+    if (argc < 2) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "bench: missing TARGET (see 'hetero-sim bench --help')");
+        return FALSE;
+    }
+    if (!hs_cli_no_extra_args(argc, argv, 1, error)) {
+        return FALSE;
+    }
+    gboolean all = strcmp(argv[1], "all") == 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(benches); i++) {
+        if (all || strcmp(argv[1], benches[i]->name) == 0) {
+            if (!benches[i]->run(quick, format, error)) {
+                return FALSE;
+            }
+            if (!all) {
+                return TRUE;
+            }
+        }
+    }
+    if (all) {
+        return TRUE;
+    }
+    g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                "bench: unknown target \"%s\" (see 'hetero-sim bench --help')",
+                argv[1]);
+    return FALSE;
+}
+
+const HsCommand hs_cmd_bench = {
+    "bench", "TARGET", "print speed figures (events/s, GFLOPS, queries/s)", run,
+};

@@ -1,0 +1,76 @@
+/*
+ * cmd-soc.c - `hetero-sim soc show NAME|FILE` and `hetero-sim soc describe`.
+ */
+#include "sim/cli/cli.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+#include "hw/soc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static gboolean
+run(int argc, char **argv, GError **error)
+{
+    gboolean help = FALSE;
+    g_autofree char *format_name = NULL;
+    GOptionEntry entries[] = {
+        { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
+          "Output format: text or json (default text)", "FMT" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    if (!hs_cli_parse("soc", "show NAME|FILE | describe",
+                      "show: the parsed SoC config with defaults filled in, units "
+                      "and sources.\ndescribe: every key a SoC config accepts.",
+                      entries, &argc, &argv, &help, error)) {
+        return FALSE;
+    }
+    if (help) {
+        return TRUE;
+    }
+    HsFormat format;
+    if (!hs_cli_format(format_name, HS_FORMATS_TEXT_JSON, &format, error)) {
+        return FALSE;
+    }
+    if (argc >= 2 && strcmp(argv[1], "describe") == 0) {
+        if (!hs_cli_no_extra_args(argc, argv, 1, error)) {
+            return FALSE;
+        }
+        g_autoptr(GString) out = g_string_new(NULL);
+        hw_soc_describe(out);
+        fputs(out->str, stdout);
+        return TRUE;
+    }
+    if (argc < 2 || strcmp(argv[1], "show") != 0) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "soc: expected 'show NAME|FILE' or 'describe' (see 'hetero-sim soc --help')");
+        return FALSE;
+    }
+    if (argc < 3) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "soc show: missing NAME|FILE (see 'hetero-sim list socs')");
+        return FALSE;
+    }
+    if (!hs_cli_no_extra_args(argc, argv, 2, error)) {
+        return FALSE;
+    }
+    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
+    g_autoptr(HwSoc) soc = hw_soc_load(argv[2], configs, error);
+    if (soc == NULL) {
+        return FALSE;
+    }
+    if (format == HS_FORMAT_JSON) {
+        g_autoptr(cJSON) json = hw_soc_to_json(soc);
+        g_autofree char *text = hs_json_print(json, TRUE);
+        printf("%s\n", text);
+    } else {
+        g_autoptr(GString) out = g_string_new(NULL);
+        hw_soc_dump_text(soc, out);
+        fputs(out->str, stdout);
+    }
+    return TRUE;
+}
+
+const HsCommand hs_cmd_soc = {
+    "soc", "show NAME|FILE | describe", "show a SoC config as parsed, or every key it accepts", run,
+};

@@ -1,0 +1,105 @@
+/*
+ * main.c - the hetero-sim command line: `hetero-sim <command> [options]`.
+ *
+ * One table of commands, each in its own cmd-<name>.c.  Errors are
+ * reported here and only here: "hetero-sim: <message>" on stderr, exit 2
+ * for usage errors and 1 for bad input or a failed simulation.
+ */
+#include "sim/cli/cli.h"
+#include "sim/util/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+extern const HsCommand hs_cmd_list;
+extern const HsCommand hs_cmd_soc;
+extern const HsCommand hs_cmd_bench;
+
+static const HsCommand *const commands[] = {
+    &hs_cmd_list,
+    &hs_cmd_soc,
+    &hs_cmd_bench,
+};
+
+/* What runs when no command is given (the embedded defaults). */
+static const char *const default_argv[] = { "soc", "show", "sd8gen3", NULL };
+
+static void
+usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: hetero-sim <command> [options]\n"
+            "\n"
+            "Discrete-event, cycle-approximate simulator of a mobile SoC\n"
+            "(CPU, GPU, NPU, shared DRAM) running LLM inference.\n"
+            "\n"
+            "Commands:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        g_autofree char *head = g_strdup_printf("%s %s", commands[i]->name,
+                                                commands[i]->args);
+        fprintf(out, "  %-30s %s\n", head, commands[i]->summary);
+    }
+    fprintf(out,
+            "\n"
+            "Run 'hetero-sim <command> --help' for a command's options.\n"
+            "With no command, hetero-sim runs: hetero-sim");
+    for (size_t i = 0; default_argv[i]; i++) {
+        fprintf(out, " %s", default_argv[i]);
+    }
+    fprintf(out, "\n");
+}
+
+int
+main(int argc, char **argv)
+{
+    g_autoptr(GError) error = NULL;
+    g_auto(GStrv) args = NULL;
+
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+                      strcmp(argv[1], "help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+        printf("hetero-sim %s\n", HS_VERSION);
+        return 0;
+    }
+    if (argc < 2) {
+        args = g_strdupv((char **) default_argv);
+    } else {
+        args = g_strdupv(argv + 1);
+    }
+
+    int cargc = (int) g_strv_length(args);
+    const HsCommand *cmd = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        if (strcmp(commands[i]->name, args[0]) == 0) {
+            cmd = commands[i];
+        }
+    }
+    if (cmd == NULL) {
+        if (args[0][0] == '-') {
+            fprintf(stderr, "hetero-sim: unknown option \"%s\" (see 'hetero-sim --help')\n",
+                    args[0]);
+        } else {
+            fprintf(stderr, "hetero-sim: unknown command \"%s\" (see 'hetero-sim --help')\n",
+                    args[0]);
+        }
+        return 2;
+    }
+
+    /* GOption may permute and shorten the vector; keep the owner intact. */
+    g_autofree char **view = g_memdup2(args, sizeof(char *) * (cargc + 1));
+    if (!cmd->run(cargc, view, &error)) {
+        g_assert(error != NULL);
+        fflush(stdout);
+        fprintf(stderr, "hetero-sim: %s\n", error->message);
+        return error->domain == HS_USAGE_ERROR ? 2 : 1;
+    }
+    g_assert(error == NULL);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "hetero-sim: cannot write to standard output\n");
+        return 1;
+    }
+    return 0;
+}

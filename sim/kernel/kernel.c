@@ -1,0 +1,384 @@
+/*
+ * kernel.c - see kernel.h.
+ */
+#include "sim/kernel/kernel.h"
+#include "sim/util/error.h"
+
+#include <string.h>
+
+#define HEAP_ARITY 4
+#define SLOT_BITS 32              /* SimEventId = generation << 32 | slot + 1 */
+
+typedef struct HeapEntry {
+    SimTime when_ps;
+    uint64_t order;               /* prio << 56 | sequence */
+    uint32_t slot;
+} HeapEntry;
+
+typedef struct Slot {
+    SimEventFn fn;
+    void *opaque;
+    uint32_t heap_pos;            /* index in heap, or UINT32_MAX if free */
+    uint32_t gen;                 /* bumped on each reuse: stale ids fail */
+    uint32_t next_free;
+} Slot;
+
+typedef struct Component {
+    char *name;
+    SimPendingFn pending;
+    SimDumpFn dump;
+    void *opaque;
+} Component;
+
+struct SimKernel {
+    SimTime now_ps;
+    uint64_t seq;                 /* insertion sequence, 56 bits used */
+    uint64_t events_run;
+    gboolean stop;
+
+    HeapEntry *heap;
+    uint32_t heap_len, heap_cap;
+
+    Slot *slots;
+    uint32_t slots_len, slots_cap;
+    uint32_t free_head;           /* UINT32_MAX when empty */
+
+    GArray *components;           /* of Component */
+};
+
+#define NO_SLOT UINT32_MAX
+#define SEQ_MASK ((UINT64_C(1) << 56) - 1)
+
+SimKernel *
+sim_kernel_new(void)
+{
+    SimKernel *k = g_new0(SimKernel, 1);
+    k->free_head = NO_SLOT;
+    k->heap_cap = 1024;
+    k->heap = g_new(HeapEntry, k->heap_cap);
+    k->slots_cap = 1024;
+    k->slots = g_new(Slot, k->slots_cap);
+    k->components = g_array_new(FALSE, TRUE, sizeof(Component));
+    return k;
+}
+
+void
+sim_kernel_free(SimKernel *k)
+{
+    if (k == NULL) {
+        return;
+    }
+    for (guint i = 0; i < k->components->len; i++) {
+        g_free(g_array_index(k->components, Component, i).name);
+    }
+    g_array_free(k->components, TRUE);
+    g_free(k->heap);
+    g_free(k->slots);
+    g_free(k);
+}
+
+SimTime
+sim_kernel_now(const SimKernel *k)
+{
+    return k->now_ps;
+}
+
+static inline gboolean
+before(const HeapEntry *a, const HeapEntry *b)
+{
+    return a->when_ps < b->when_ps ||
+           (a->when_ps == b->when_ps && a->order < b->order);
+}
+
+static inline void
+place(SimKernel *k, uint32_t pos, HeapEntry e)
+{
+    k->heap[pos] = e;
+    k->slots[e.slot].heap_pos = pos;
+}
+
+static void
+sift_up(SimKernel *k, uint32_t pos)
+{
+    HeapEntry e = k->heap[pos];
+    while (pos > 0) {
+        uint32_t parent = (pos - 1) / HEAP_ARITY;
+        if (!before(&e, &k->heap[parent])) {
+            break;
+        }
+        place(k, pos, k->heap[parent]);
+        pos = parent;
+    }
+    place(k, pos, e);
+}
+
+static void
+sift_down(SimKernel *k, uint32_t pos)
+{
+    HeapEntry e = k->heap[pos];
+    for (;;) {
+        uint32_t first = pos * HEAP_ARITY + 1;
+        if (first >= k->heap_len) {
+            break;
+        }
+        uint32_t last = MIN(first + HEAP_ARITY, k->heap_len);
+        uint32_t best = first;
+        for (uint32_t c = first + 1; c < last; c++) {
+            if (before(&k->heap[c], &k->heap[best])) {
+                best = c;
+            }
+        }
+        if (!before(&k->heap[best], &e)) {
+            break;
+        }
+        place(k, pos, k->heap[best]);
+        pos = best;
+    }
+    place(k, pos, e);
+}
+
+static uint32_t
+slot_alloc(SimKernel *k)
+{
+    uint32_t s;
+    if (k->free_head != NO_SLOT) {
+        s = k->free_head;
+        k->free_head = k->slots[s].next_free;
+    } else {
+        if (k->slots_len == k->slots_cap) {
+            g_assert(k->slots_cap < (UINT32_MAX >> 1));
+            k->slots_cap *= 2;
+            k->slots = g_renew(Slot, k->slots, k->slots_cap);
+        }
+        s = k->slots_len++;
+        k->slots[s].gen = 0;
+    }
+    k->slots[s].gen++;
+    return s;
+}
+
+static void
+slot_release(SimKernel *k, uint32_t s)
+{
+    k->slots[s].heap_pos = NO_SLOT;
+    k->slots[s].next_free = k->free_head;
+    k->free_head = s;
+}
+
+static inline SimEventId
+make_id(const SimKernel *k, uint32_t s)
+{
+    return ((uint64_t) k->slots[s].gen << SLOT_BITS) | ((uint64_t) s + 1);
+}
+
+/* The slot of a still-pending @id, or NO_SLOT. */
+static uint32_t
+lookup(const SimKernel *k, SimEventId id)
+{
+    uint64_t s1 = id & ((UINT64_C(1) << SLOT_BITS) - 1);
+    if (s1 == 0 || s1 > k->slots_len) {
+        return NO_SLOT;
+    }
+    uint32_t s = (uint32_t) (s1 - 1);
+    if (k->slots[s].gen != (uint32_t) (id >> SLOT_BITS) ||
+        k->slots[s].heap_pos == NO_SLOT) {
+        return NO_SLOT;
+    }
+    return s;
+}
+
+static inline uint64_t
+next_order(SimKernel *k, SimPrio prio)
+{
+    g_assert(k->seq < SEQ_MASK);
+    return ((uint64_t) prio << 56) | k->seq++;
+}
+
+SimEventId
+sim_kernel_schedule_at(SimKernel *k, SimTime when_ps, SimPrio prio,
+                       SimEventFn fn, void *opaque)
+{
+    g_assert(fn != NULL);
+    g_assert(when_ps >= k->now_ps);          /* never into the past */
+
+    uint32_t s = slot_alloc(k);
+    k->slots[s].fn = fn;
+    k->slots[s].opaque = opaque;
+    if (k->heap_len == k->heap_cap) {
+        k->heap_cap *= 2;
+        k->heap = g_renew(HeapEntry, k->heap, k->heap_cap);
+    }
+    HeapEntry e = { when_ps, next_order(k, prio), s };
+    uint32_t pos = k->heap_len++;
+    place(k, pos, e);
+    sift_up(k, pos);
+    return make_id(k, s);
+}
+
+SimEventId
+sim_kernel_schedule(SimKernel *k, SimTime delay_ps, SimPrio prio,
+                    SimEventFn fn, void *opaque)
+{
+    g_assert(delay_ps <= SIM_TIME_MAX - k->now_ps);
+    return sim_kernel_schedule_at(k, k->now_ps + delay_ps, prio, fn, opaque);
+}
+
+static void
+heap_remove(SimKernel *k, uint32_t pos)
+{
+    uint32_t last = --k->heap_len;
+    if (pos != last) {
+        HeapEntry moved = k->heap[last];
+        place(k, pos, moved);
+        if (pos > 0 && before(&moved, &k->heap[(pos - 1) / HEAP_ARITY])) {
+            sift_up(k, pos);
+        } else {
+            sift_down(k, pos);
+        }
+    }
+}
+
+gboolean
+sim_kernel_cancel(SimKernel *k, SimEventId id)
+{
+    uint32_t s = lookup(k, id);
+    if (s == NO_SLOT) {
+        return FALSE;
+    }
+    heap_remove(k, k->slots[s].heap_pos);
+    slot_release(k, s);
+    return TRUE;
+}
+
+gboolean
+sim_kernel_move(SimKernel *k, SimEventId id, SimTime when_ps)
+{
+    uint32_t s = lookup(k, id);
+    if (s == NO_SLOT) {
+        return FALSE;
+    }
+    g_assert(when_ps >= k->now_ps);
+    uint32_t pos = k->slots[s].heap_pos;
+    HeapEntry e = k->heap[pos];
+    SimPrio prio = (SimPrio) (e.order >> 56);
+    e.when_ps = when_ps;
+    e.order = next_order(k, prio);
+    place(k, pos, e);
+    if (pos > 0 && before(&e, &k->heap[(pos - 1) / HEAP_ARITY])) {
+        sift_up(k, pos);
+    } else {
+        sift_down(k, pos);
+    }
+    return TRUE;
+}
+
+gboolean
+sim_kernel_is_pending(const SimKernel *k, SimEventId id)
+{
+    return lookup(k, id) != NO_SLOT;
+}
+
+SimTime
+sim_kernel_next_time(const SimKernel *k)
+{
+    return k->heap_len ? k->heap[0].when_ps : SIM_TIME_MAX;
+}
+
+uint64_t
+sim_kernel_queued(const SimKernel *k)
+{
+    return k->heap_len;
+}
+
+uint64_t
+sim_kernel_events_run(const SimKernel *k)
+{
+    return k->events_run;
+}
+
+void
+sim_kernel_stop(SimKernel *k)
+{
+    k->stop = TRUE;
+}
+
+uint64_t
+sim_kernel_run_until(SimKernel *k, SimTime until_ps)
+{
+    uint64_t n = 0;
+
+    k->stop = FALSE;
+    while (k->heap_len > 0 && !k->stop) {
+        HeapEntry top = k->heap[0];
+        if (top.when_ps > until_ps) {
+            break;
+        }
+        g_assert(top.when_ps >= k->now_ps);  /* time never runs backwards */
+        heap_remove(k, 0);
+        Slot *slot = &k->slots[top.slot];
+        SimEventFn fn = slot->fn;
+        void *opaque = slot->opaque;
+        slot_release(k, top.slot);
+        k->now_ps = top.when_ps;
+        k->events_run++;
+        n++;
+        fn(k, opaque);
+    }
+    if (!k->stop && until_ps != SIM_TIME_MAX && k->heap_len > 0 &&
+        until_ps > k->now_ps) {
+        k->now_ps = until_ps;
+    }
+    return n;
+}
+
+void
+sim_kernel_register(SimKernel *k, const char *name, SimPendingFn pending,
+                    SimDumpFn dump, void *opaque)
+{
+    Component c = { g_strdup(name), pending, dump, opaque };
+    g_array_append_val(k->components, c);
+}
+
+gboolean
+sim_kernel_run_all(SimKernel *k, GError **error)
+{
+    sim_kernel_run_until(k, SIM_TIME_MAX);
+    if (k->stop || k->heap_len > 0) {
+        return TRUE;
+    }
+    g_autoptr(GString) report = NULL;
+    for (guint i = 0; i < k->components->len; i++) {
+        Component *c = &g_array_index(k->components, Component, i);
+        uint64_t n = c->pending(c->opaque);
+        if (n == 0) {
+            continue;
+        }
+        if (report == NULL) {
+            report = g_string_new(NULL);
+        }
+        g_string_append_printf(report, "%s%s has %" G_GUINT64_FORMAT
+                               " pending item%s", report->len ? "; " : "",
+                               c->name, n, n == 1 ? "" : "s");
+        if (c->dump) {
+            g_autoptr(GString) d = g_string_new(NULL);
+            c->dump(c->opaque, d);
+            /* one-line message: fold the dump's lines */
+            g_strchomp(d->str);
+            for (gsize j = 0; j < strlen(d->str); j++) {
+                if (d->str[j] == '\n') {
+                    d->str[j] = ';';
+                }
+            }
+            if (d->str[0]) {
+                g_string_append_printf(report, " (%s)", d->str);
+            }
+        }
+    }
+    if (report) {
+        g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_DEADLOCK,
+                    "deadlock at t=%.6f us: event queue empty but %s",
+                    sim_time_to_us(k->now_ps), report->str);
+        return FALSE;
+    }
+    return TRUE;
+}

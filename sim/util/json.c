@@ -1,0 +1,169 @@
+/*
+ * json.c - see json.h.
+ */
+#include "sim/util/json.h"
+#include "sim/util/error.h"
+
+#include <math.h>
+#include <string.h>
+
+cJSON *
+hs_json_parse(const char *text, gsize len, const char *what, GQuark domain,
+              GError **error)
+{
+    if (domain == 0) {
+        domain = HS_CONFIG_ERROR;
+    }
+    gsize i = 0;
+    while (i < len && g_ascii_isspace(text[i])) {
+        i++;
+    }
+    if (i == len) {
+        g_set_error(error, domain, 0, "%s: empty file", what);
+        return NULL;
+    }
+    if (memchr(text, '\0', len) != NULL) {
+        g_set_error(error, domain, 0, "%s: invalid JSON (contains a NUL byte)",
+                    what);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, TRUE);
+    if (root == NULL) {
+        /* cJSON points at the first byte it could not use. */
+        const char *at = end ? end : text;
+        int line = 1, col = 1;
+        for (const char *p = text; p < at && *p; p++) {
+            if (*p == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        if ((gsize) (at - text) >= len) {
+            g_set_error(error, domain, 0,
+                        "%s: invalid JSON: unexpected end of file at line %d, column %d",
+                        what, line, col);
+        } else {
+            g_set_error(error, domain, 0,
+                        "%s: invalid JSON at line %d, column %d", what, line, col);
+        }
+        return NULL;
+    }
+    return root;
+}
+
+cJSON *
+hs_json_load_file(const char *filename, GQuark domain, GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    g_autoptr(GError) local = NULL;
+
+    if (domain == 0) {
+        domain = HS_CONFIG_ERROR;
+    }
+    if (g_file_test(filename, G_FILE_TEST_IS_DIR)) {
+        g_set_error(error, domain, 0, "%s: is a directory, expected a JSON file",
+                    filename);
+        return NULL;
+    }
+    if (!g_file_get_contents(filename, &text, &len, &local)) {
+        g_set_error(error, domain, 0, "%s", local->message);
+        return NULL;
+    }
+    return hs_json_parse(text, len, filename, domain, error);
+}
+
+const char *
+hs_json_kind(const cJSON *item)
+{
+    if (item == NULL) {
+        return "nothing";
+    }
+    if (cJSON_IsString(item)) {
+        return "a string";
+    }
+    if (cJSON_IsBool(item)) {
+        return "a boolean";
+    }
+    if (cJSON_IsNull(item)) {
+        return "null";
+    }
+    if (cJSON_IsArray(item)) {
+        return "an array";
+    }
+    if (cJSON_IsObject(item)) {
+        return "an object";
+    }
+    if (cJSON_IsNumber(item)) {
+        double v = item->valuedouble;
+        return (isfinite(v) && v == floor(v)) ? "an integer" : "a number";
+    }
+    return "an unknown value";
+}
+
+char *
+hs_json_describe(const cJSON *item)
+{
+    if (item != NULL && cJSON_IsNumber(item)) {
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        double v = item->valuedouble;
+        if (!isfinite(v)) {
+            return g_strdup(v > 0 ? "inf" : "-inf");
+        }
+        if (v == floor(v) && fabs(v) < 1e15) {
+            return g_strdup_printf("%.0f", v);
+        }
+        return g_strdup(g_ascii_formatd(buf, sizeof(buf), "%.6g", v));
+    }
+    if (item != NULL && cJSON_IsString(item)) {
+        return g_strdup_printf("\"%s\"", item->valuestring);
+    }
+    if (item != NULL && cJSON_IsBool(item)) {
+        return g_strdup(cJSON_IsTrue(item) ? "true" : "false");
+    }
+    return g_strdup(hs_json_kind(item));
+}
+
+char *
+hs_json_path_key(const char *path, const char *key)
+{
+    return g_strdup_printf("%s.%s", path, key);
+}
+
+char *
+hs_json_path_index(const char *path, int index)
+{
+    return g_strdup_printf("%s[%d]", path, index);
+}
+
+gboolean
+hs_json_check_unique_keys(const cJSON *obj, const char *path, GQuark domain,
+                          GError **error)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    const cJSON *it = NULL;
+
+    cJSON_ArrayForEach(it, obj) {
+        if (it->string == NULL) {
+            continue;
+        }
+        if (!g_hash_table_add(seen, it->string)) {
+            g_set_error(error, domain ? domain : HS_CONFIG_ERROR, 0,
+                        "%s: duplicate key \"%s\"", path, it->string);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+char *
+hs_json_print(const cJSON *item, gboolean pretty)
+{
+    char *s = pretty ? cJSON_Print(item) : cJSON_PrintUnformatted(item);
+    char *out = g_strdup(s);
+    cJSON_free(s);
+    return out;
+}

@@ -1,0 +1,44 @@
+/*
+ * json.h - cJSON helpers: the one autoptr definition, file loading with
+ * line:column parse errors, and JSON-path strings for error messages.
+ *
+ * Paths follow JSONPath spelling: "$", "$.memory.peak_gbps",
+ * "$.processors[2].tile_rows".
+ */
+#ifndef HS_JSON_H
+#define HS_JSON_H
+
+#include <glib.h>
+#include <cjson/cJSON.h>
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cJSON, cJSON_Delete)
+
+/*
+ * Read and parse a JSON file.  (transfer full) on success.  Errors
+ * (HS_CONFIG_ERROR, or @domain if non-zero) are prefixed with @filename:
+ * "x.json: empty file", "x.json: invalid JSON at line 3, column 7".
+ */
+cJSON *hs_json_load_file(const char *filename, GQuark domain, GError **error);
+
+/* Parse JSON text held in memory; @what names it in errors. */
+cJSON *hs_json_parse(const char *text, gsize len, const char *what,
+                     GQuark domain, GError **error);
+
+/* "a string", "an integer", "an array" ...: what a value is, for messages. */
+const char *hs_json_kind(const cJSON *item);
+
+/* Describe a value for "(got ...)": numbers printed, others by kind. */
+char *hs_json_describe(const cJSON *item);   /* (transfer full) */
+
+/* Child paths: "$.a" + "b" -> "$.a.b"; "$.a" + 3 -> "$.a[3]". */
+char *hs_json_path_key(const char *path, const char *key);   /* (transfer full) */
+char *hs_json_path_index(const char *path, int index);       /* (transfer full) */
+
+/* Fail with "PATH: duplicate key "k"" if an object repeats a key. */
+gboolean hs_json_check_unique_keys(const cJSON *obj, const char *path,
+                                   GQuark domain, GError **error);
+
+/* Print @item to @out (compact when @pretty is FALSE).  (transfer full) */
+char *hs_json_print(const cJSON *item, gboolean pretty);
+
+#endif /* HS_JSON_H */

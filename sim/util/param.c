@@ -1,0 +1,405 @@
+/*
+ * param.c - see param.h.
+ */
+#include "sim/util/param.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static gboolean
+is_required(const HsParam *p)
+{
+    return p->type == HS_PARAM_T_STR ? p->def_str == NULL : isnan(p->def);
+}
+
+static void *
+field(void *out, const HsParam *p)
+{
+    return (char *) out + p->offset;
+}
+
+static const void *
+cfield(const void *out, const HsParam *p)
+{
+    return (const char *) out + p->offset;
+}
+
+static void
+store_number(void *out, const HsParam *p, double v)
+{
+    switch (p->type) {
+    case HS_PARAM_T_U32:
+        *(uint32_t *) field(out, p) = (uint32_t) v;
+        break;
+    case HS_PARAM_T_U64:
+        *(uint64_t *) field(out, p) = (uint64_t) v;
+        break;
+    case HS_PARAM_T_F64:
+        *(double *) field(out, p) = v;
+        break;
+    case HS_PARAM_T_BOOL:
+        *(gboolean *) field(out, p) = v != 0;
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+void
+hs_param_set_defaults(const HsParam *table, void *out)
+{
+    for (const HsParam *p = table; p->name; p++) {
+        if (p->type == HS_PARAM_T_STR) {
+            char **s = field(out, p);
+            *s = g_strdup(p->def_str);
+        } else {
+            store_number(out, p, isnan(p->def) ? 0 : p->def);
+        }
+    }
+}
+
+void
+hs_param_clear(const HsParam *table, void *out)
+{
+    for (const HsParam *p = table; p->name; p++) {
+        if (p->type == HS_PARAM_T_STR) {
+            char **s = field(out, p);
+            g_clear_pointer(s, g_free);
+        }
+    }
+}
+
+static char *
+format_number(double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    if (v == floor(v) && fabs(v) < 1e15) {
+        return g_strdup_printf("%.0f", v);
+    }
+    return g_strdup(g_ascii_formatd(buf, sizeof(buf), "%.6g", v));
+}
+
+static char *
+expected_text(const HsParam *p)
+{
+    g_autofree char *lo = format_number(p->min);
+    g_autofree char *hi = format_number(p->max);
+
+    switch (p->type) {
+    case HS_PARAM_T_U32:
+    case HS_PARAM_T_U64:
+        return g_strdup_printf("an integer in [%s, %s]", lo, hi);
+    case HS_PARAM_T_F64:
+        return g_strdup_printf("a number in [%s, %s]", lo, hi);
+    case HS_PARAM_T_BOOL:
+        return g_strdup("true or false");
+    case HS_PARAM_T_STR:
+        if (p->choices) {
+            g_autofree char *list = g_strjoinv(", ", (char **) p->choices);
+            return g_strdup_printf("one of %s", list);
+        }
+        return g_strdup("a string");
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static gboolean
+bad_value(const HsParam *p, const char *path, const cJSON *v, GError **error)
+{
+    g_autofree char *want = expected_text(p);
+    g_autofree char *got = hs_json_describe(v);
+    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                "%s: expected %s (got %s)", path, want, got);
+    return FALSE;
+}
+
+static gboolean
+in_list(const char *const *list, const char *s)
+{
+    for (; list && *list; list++) {
+        if (strcmp(*list, s) == 0) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+static const HsParam *
+lookup(const HsParam *table, const char *name)
+{
+    for (const HsParam *p = table; p->name; p++) {
+        if (strcmp(p->name, name) == 0) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* Unwrap {"value": v, "source": "..."}; sets *source (borrowed) if given. */
+static gboolean
+unwrap(const cJSON *item, const char *path, const cJSON **value,
+       const char **source, GError **error)
+{
+    *value = item;
+    *source = NULL;
+    if (!cJSON_IsObject(item)) {
+        return TRUE;
+    }
+    const cJSON *it = NULL;
+    cJSON_ArrayForEach(it, item) {
+        if (strcmp(it->string, "value") != 0 && strcmp(it->string, "source") != 0) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
+                        "%s: unknown key \"%s\" (a sourced value has only "
+                        "\"value\" and \"source\")", path, it->string);
+            return FALSE;
+        }
+    }
+    if (!hs_json_check_unique_keys(item, path, HS_CONFIG_ERROR, error)) {
+        return FALSE;
+    }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, "value");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(item, "source");
+    if (v == NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "%s: missing key \"value\"", path);
+        return FALSE;
+    }
+    if (s != NULL && (!cJSON_IsString(s) || s->valuestring[0] == '\0')) {
+        g_autofree char *got = hs_json_describe(s);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s.source: expected a non-empty string (got %s)", path, got);
+        return FALSE;
+    }
+    *value = v;
+    *source = s ? s->valuestring : NULL;
+    return TRUE;
+}
+
+static gboolean
+apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
+          GError **error)
+{
+    switch (p->type) {
+    case HS_PARAM_T_BOOL:
+        if (!cJSON_IsBool(item)) {
+            return bad_value(p, path, item, error);
+        }
+        store_number(out, p, cJSON_IsTrue(item));
+        return TRUE;
+    case HS_PARAM_T_STR:
+        if (!cJSON_IsString(item) ||
+            (p->choices && !in_list(p->choices, item->valuestring))) {
+            return bad_value(p, path, item, error);
+        }
+        g_free(*(char **) field(out, p));
+        *(char **) field(out, p) = g_strdup(item->valuestring);
+        return TRUE;
+    case HS_PARAM_T_U32:
+    case HS_PARAM_T_U64:
+    case HS_PARAM_T_F64: {
+        if (!cJSON_IsNumber(item)) {
+            return bad_value(p, path, item, error);
+        }
+        double v = item->valuedouble;
+        gboolean integral = p->type != HS_PARAM_T_F64;
+        if (!isfinite(v) || v < p->min || v > p->max ||
+            (integral && v != floor(v))) {
+            return bad_value(p, path, item, error);
+        }
+        store_number(out, p, v);
+        return TRUE;
+    }
+    default:
+        g_assert_not_reached();
+    }
+}
+
+gboolean
+hs_param_apply(const cJSON *obj, const char *path, const HsParam *table,
+               void *out, const char *const *extra_keys, GHashTable *sources,
+               GError **error)
+{
+    if (!cJSON_IsObject(obj)) {
+        g_autofree char *got = hs_json_describe(obj);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: expected an object (got %s)", path, got);
+        return FALSE;
+    }
+    if (!hs_json_check_unique_keys(obj, path, HS_CONFIG_ERROR, error)) {
+        return FALSE;
+    }
+
+    /* Unknown keys first: a typo should not hide behind a missing key. */
+    const cJSON *it = NULL;
+    cJSON_ArrayForEach(it, obj) {
+        if (lookup(table, it->string) || in_list(extra_keys, it->string)) {
+            continue;
+        }
+        g_autoptr(GString) known = g_string_new(NULL);
+        for (const HsParam *p = table; p->name; p++) {
+            g_string_append_printf(known, "%s%s", known->len ? ", " : "", p->name);
+        }
+        for (const char *const *e = extra_keys; e && *e; e++) {
+            g_string_append_printf(known, "%s%s", known->len ? ", " : "", *e);
+        }
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
+                    "%s: unknown key \"%s\" (known keys: %s)", path, it->string,
+                    known->str);
+        return FALSE;
+    }
+
+    for (const HsParam *p = table; p->name; p++) {
+        g_autofree char *kpath = hs_json_path_key(path, p->name);
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, p->name);
+        if (item == NULL) {
+            if (is_required(p)) {
+                g_autofree char *want = expected_text(p);
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                            "%s: missing required key \"%s\" (%s, %s)", path,
+                            p->name, want, p->desc);
+                return FALSE;
+            }
+            if (p->type == HS_PARAM_T_STR) {
+                g_free(*(char **) field(out, p));
+                *(char **) field(out, p) = g_strdup(p->def_str);
+            } else {
+                store_number(out, p, p->def);
+            }
+            continue;
+        }
+        const cJSON *value = NULL;
+        const char *source = NULL;
+        if (p->type != HS_PARAM_T_STR &&
+            !unwrap(item, kpath, &value, &source, error)) {
+            return FALSE;
+        }
+        if (p->type == HS_PARAM_T_STR) {
+            value = item;
+        }
+        if (!apply_one(p, value, kpath, out, error)) {
+            return FALSE;
+        }
+        if (sources && source) {
+            g_hash_table_replace(sources, g_steal_pointer(&kpath),
+                                 g_strdup(source));
+        }
+    }
+    return TRUE;
+}
+
+static const struct {
+    const char *suffix;
+    const char *unit;
+} units[] = {
+    { "_ms_per_mib", "ms/MiB" }, { "_pj_per_byte", "pJ/B" },
+    { "_gbps", "GB/s" },   { "_gflops", "GFLOP/s" }, { "_tflops", "TFLOP/s" },
+    { "_mhz", "MHz" },     { "_ghz", "GHz" },        { "_us", "us" },
+    { "_ns", "ns" },       { "_ms", "ms" },          { "_ps", "ps" },
+    { "_kib", "KiB" },     { "_mib", "MiB" },        { "_gib", "GiB" },
+    { "_bytes", "B" },     { "_mw", "mW" },          { "_w", "W" },
+    { "_pct", "%" },     { "_cycles", "cycles" },
+};
+
+const char *
+hs_param_unit(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
+        if (g_str_has_suffix(name, units[i].suffix)) {
+            return units[i].unit;
+        }
+    }
+    return "";
+}
+
+static char *
+value_text(const HsParam *p, const void *out)
+{
+    switch (p->type) {
+    case HS_PARAM_T_U32:
+        return g_strdup_printf("%" PRIu32, *(const uint32_t *) cfield(out, p));
+    case HS_PARAM_T_U64:
+        return g_strdup_printf("%" PRIu64, *(const uint64_t *) cfield(out, p));
+    case HS_PARAM_T_F64:
+        return format_number(*(const double *) cfield(out, p));
+    case HS_PARAM_T_BOOL:
+        return g_strdup(*(const gboolean *) cfield(out, p) ? "true" : "false");
+    case HS_PARAM_T_STR: {
+        const char *s = *(char *const *) cfield(out, p);
+        return g_strdup(s ? s : "");
+    }
+    default:
+        g_assert_not_reached();
+    }
+}
+
+void
+hs_param_dump_json(const HsParam *table, const void *out, cJSON *json)
+{
+    for (const HsParam *p = table; p->name; p++) {
+        switch (p->type) {
+        case HS_PARAM_T_U32:
+            cJSON_AddNumberToObject(json, p->name, *(const uint32_t *) cfield(out, p));
+            break;
+        case HS_PARAM_T_U64:
+            cJSON_AddNumberToObject(json, p->name,
+                                    (double) *(const uint64_t *) cfield(out, p));
+            break;
+        case HS_PARAM_T_F64:
+            cJSON_AddNumberToObject(json, p->name, *(const double *) cfield(out, p));
+            break;
+        case HS_PARAM_T_BOOL:
+            cJSON_AddBoolToObject(json, p->name, *(const gboolean *) cfield(out, p));
+            break;
+        case HS_PARAM_T_STR: {
+            const char *s = *(char *const *) cfield(out, p);
+            if (s) {
+                cJSON_AddStringToObject(json, p->name, s);
+            } else {
+                cJSON_AddNullToObject(json, p->name);
+            }
+            break;
+        }
+        default:
+            g_assert_not_reached();
+        }
+    }
+}
+
+void
+hs_param_dump_text(const HsParam *table, const void *out, GString *text,
+                   int indent, GHashTable *sources, const char *path)
+{
+    for (const HsParam *p = table; p->name; p++) {
+        g_autofree char *v = value_text(p, out);
+        g_autofree char *kpath = path ? hs_json_path_key(path, p->name) : NULL;
+        const char *src = (sources && kpath) ? g_hash_table_lookup(sources, kpath) : NULL;
+        g_autofree char *vu = g_strdup_printf("%s %s", v, hs_param_unit(p->name));
+        g_string_append_printf(text, "%*s%-26s %-16s %s%s%s\n", indent, "",
+                                p->name, vu, src ? "[" : "", src ? src : "",
+                                src ? "]" : (sources ? "[default]" : ""));
+    }
+}
+
+void
+hs_param_describe(const HsParam *table, GString *text)
+{
+    for (const HsParam *p = table; p->name; p++) {
+        g_autofree char *want = expected_text(p);
+        g_autofree char *def = NULL;
+        if (is_required(p)) {
+            def = g_strdup("required");
+        } else if (p->type == HS_PARAM_T_STR) {
+            def = g_strdup_printf("default \"%s\"", p->def_str);
+        } else if (p->type == HS_PARAM_T_BOOL) {
+            def = g_strdup_printf("default %s", p->def != 0 ? "true" : "false");
+        } else {
+            g_autofree char *d = format_number(p->def);
+            def = g_strdup_printf("default %s", d);
+        }
+        g_string_append_printf(text, "  %-26s %s; %s\n      %s\n", p->name, want,
+                               def, p->desc);
+    }
+}

@@ -1,0 +1,340 @@
+/*
+ * test-hw-config.c - SoC configs: the shipped ones load and carry a source
+ * for every number; broken ones fail with their exact message (the messages
+ * are part of the user interface).
+ *
+ * Most broken configs are made by mutating configs/tiny.json at one JSON
+ * path, so each case reads as "what is wrong" -> "what the user sees".
+ * Files that cannot be expressed that way live in tests/data/bad-configs/.
+ */
+#include "hw/soc.h"
+#include "hw/npu.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+static char *
+src_path(const char *rel)
+{
+    const char *root = g_getenv("HS_SOURCE_ROOT");
+    return g_build_filename(root ? root : HS_SOURCE_ROOT, rel, NULL);
+}
+
+static char *
+configs_dir(void)
+{
+    return src_path("configs");
+}
+
+/* ---- shipped configs ---------------------------------------------------- */
+
+static void
+check_sources(const cJSON *node, const char *path)
+{
+    const cJSON *it = NULL;
+    if (cJSON_IsNumber(node) || cJSON_IsBool(node)) {
+        g_error("%s: a shipped config gives every number with a \"source\"", path);
+    }
+    if (cJSON_IsObject(node) && cJSON_GetObjectItem(node, "value")) {
+        const cJSON *s = cJSON_GetObjectItem(node, "source");
+        g_assert_true(cJSON_IsString(s));
+        g_assert_cmpuint(strlen(s->valuestring), >, 5);
+        return;
+    }
+    int i = 0;
+    cJSON_ArrayForEach(it, node) {
+        g_autofree char *child = it->string ? hs_json_path_key(path, it->string)
+                                            : hs_json_path_index(path, i);
+        check_sources(it, child);
+        i++;
+    }
+}
+
+static void
+test_shipped(gconstpointer data)
+{
+    const char *name = data;
+    g_autofree char *dir = configs_dir();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = hw_soc_load(name, dir, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(soc->name, ==, name);
+    g_assert_nonnull(hw_soc_find_kind(soc, HW_KIND_CPU));
+    g_assert_nonnull(hw_soc_find_kind(soc, HW_KIND_GPU));
+    g_assert_nonnull(hw_soc_find_kind(soc, HW_KIND_NPU));
+
+    g_autofree char *file = g_strdup_printf("%s.json", name);
+    g_autofree char *path = g_build_filename(dir, file, NULL);
+    g_autoptr(cJSON) root = hs_json_load_file(path, 0, &error);
+    g_assert_no_error(error);
+    check_sources(root, "$");
+}
+
+static void
+test_sd8gen3_values(void)
+{
+    g_autofree char *dir = configs_dir();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = hw_soc_load("sd8gen3", dir, &error);
+    g_assert_no_error(error);
+    /* FACTS.md §1 */
+    g_assert_cmpfloat(soc->mem.peak_gbps, ==, 68);
+    g_assert_cmpfloat_with_epsilon(soc->mem.ceiling_gbps, 60, 1.5);
+    const HwNpu *npu = (const HwNpu *) hw_soc_find_kind(soc, HW_KIND_NPU);
+    g_assert_cmpuint(npu->tile_rows, ==, 32);
+    g_assert_cmpuint(npu->tile_cols, ==, 32);
+    g_assert_cmpfloat(npu->sram_kib, ==, 8192);
+    g_assert_false(npu->w4a16_decode);
+    const char *src = g_hash_table_lookup(soc->sources, "$.memory.peak_gbps");
+    g_assert_nonnull(src);
+    g_assert_nonnull(strstr(src, "HeteroLLM"));
+}
+
+static void
+test_by_path(void)
+{
+    g_autofree char *dir = configs_dir();
+    g_autofree char *path = g_build_filename(dir, "tiny.json", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = hw_soc_load(path, "/nonexistent", &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(soc->path, ==, path);
+}
+
+static void
+test_unknown_name(void)
+{
+    g_autofree char *dir = configs_dir();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = hw_soc_load("sd9gen9", dir, &error);
+    g_assert_null(soc);
+    g_assert_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND);
+    g_assert_true(g_str_has_prefix(error->message, "unknown SoC \"sd9gen9\" (known: "));
+    g_assert_nonnull(strstr(error->message, "sd8gen3"));
+    g_assert_nonnull(strstr(error->message, "tiny"));
+}
+
+/* Defaults are filled in when a key is left out. */
+static void
+test_defaults(void)
+{
+    g_autofree char *dir = configs_dir();
+    g_autofree char *path = g_build_filename(dir, "tiny.json", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cJSON) root = hs_json_load_file(path, 0, &error);
+    cJSON *npu = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "processors"), 2);
+    cJSON_DeleteItemFromObject(npu, "arrays");
+    cJSON_DeleteItemFromObject(npu, "fill_drain_cycles");
+    g_autoptr(HwSoc) soc = hw_soc_from_json(root, "x.json", &error);
+    g_assert_no_error(error);
+    const HwNpu *n = (const HwNpu *) hw_soc_find_kind(soc, HW_KIND_NPU);
+    g_assert_cmpuint(n->arrays, ==, 1);
+    g_assert_cmpuint(n->fill_drain_cycles, ==, 64);
+    g_assert_null(g_hash_table_lookup(soc->sources, "$.processors[2].arrays"));
+}
+
+/* ---- broken configs ------------------------------------------------------ */
+
+typedef struct Mutation {
+    const char *name;       /* test path component */
+    const char *target;     /* "memory", "processors/2", "sync/fast", "" = root */
+    const char *key;        /* key to set or delete in target */
+    const char *value;      /* JSON text to set; NULL deletes the key */
+    const char *message;    /* expected message after "FILE: " */
+} Mutation;
+
+static const Mutation mutations[] = {
+    { "out-of-range", "processors/2", "tile_rows", "0",
+      "$.processors[2].tile_rows: expected an integer in [1, 1024] (got 0)" },
+    { "not-an-integer", "processors/2", "tile_cols", "8.5",
+      "$.processors[2].tile_cols: expected an integer in [1, 1024] (got 8.5)" },
+    { "wrong-type-string", "memory", "peak_gbps", "\"fast\"",
+      "$.memory.peak_gbps: expected a number in [0.001, 100000] (got \"fast\")" },
+    { "negative-size", "processors/2", "sram_kib", "-256",
+      "$.processors[2].sram_kib: expected a number in [1, 1048576] (got -256)" },
+    { "huge-number", "processors/0", "cores", "1e300",
+      "$.processors[0].cores: expected an integer in [1, 64] (got 1e+300)" },
+    { "missing-required", "processors/1", "peak_fp16_tflops", NULL,
+      "$.processors[1]: missing required key \"peak_fp16_tflops\" "
+      "(a number in [0.001, 1000], theoretical FP16 throughput)" },
+    { "unknown-key", "processors/2", "sram_kb", "256",
+      "$.processors[2]: unknown key \"sram_kb\" (known keys: dram_cap_gbps, active_w, "
+      "idle_w, tile_rows, tile_cols, arrays, freq_mhz, fp16_macs_per_pe_cycle, "
+      "int8_macs_per_pe_cycle, int4_macs_per_pe_cycle, fill_drain_cycles, sram_kib, "
+      "dma_gbps, prepare_base_ms, prepare_ms_per_mib, w4a16_decode, name, model)" },
+    { "unknown-top-key", "", "memroy", "{}",
+      "$: unknown key \"memroy\" (known keys: name, description, memory, processors, sync)" },
+    { "missing-section", "", "memory", NULL,
+      "$: missing required key \"memory\"" },
+    { "bool-as-number", "processors/2", "w4a16_decode", "1",
+      "$.processors[2].w4a16_decode: expected true or false (got 1)" },
+    { "unknown-model", "processors/1", "model", "\"gpu-mali\"",
+      "$.processors[1].model: expected one of cpu, gpu, npu-systolic (got \"gpu-mali\")" },
+    { "duplicate-processor-name", "processors/2", "name", "\"gpu\"",
+      "$.processors[2].name: duplicate processor name \"gpu\"" },
+    { "bad-processor-name", "processors/0", "name", "\"big core\"",
+      "$.processors[0].name: expected a name of 1-32 letters, digits, '_' or '-' "
+      "starting with a letter (got \"big core\")" },
+    { "processors-not-array", "", "processors", "{}",
+      "$.processors: expected a non-empty array of processors (got an object)" },
+    { "processors-empty", "", "processors", "[]",
+      "$.processors: expected a non-empty array of processors (got an empty array)" },
+    { "sourced-value-missing-value", "memory", "peak_gbps", "{\"source\": \"x\"}",
+      "$.memory.peak_gbps: missing key \"value\"" },
+    { "sourced-value-extra-key", "memory", "peak_gbps",
+      "{\"value\": 1, \"source\": \"x\", \"unit\": \"GB/s\"}",
+      "$.memory.peak_gbps: unknown key \"unit\" (a sourced value has only \"value\" "
+      "and \"source\")" },
+    { "empty-source", "memory", "ceiling_gbps", "{\"value\": 10, \"source\": \"\"}",
+      "$.memory.ceiling_gbps.source: expected a non-empty string (got \"\")" },
+    { "ceiling-above-peak", "memory", "ceiling_gbps", "25",
+      "$.memory.ceiling_gbps: expected at most peak_gbps (20) (got 25)" },
+    { "achieved-above-peak", "processors/1", "achieved_fp16_tflops", "0.6",
+      "$.processors[1].achieved_fp16_tflops: expected at most peak_fp16_tflops (0.5) "
+      "(got 0.6)" },
+    { "missing-sync-mechanism", "sync", "fast", NULL,
+      "$.sync: missing required key \"fast\"" },
+    { "name-wrong-type", "", "name", "42",
+      "$.name: expected a string (got 42)" },
+    { "processor-not-object", "processors", NULL, "\"npu\"",
+      "$.processors[3]: expected an object (got \"npu\")" },
+    { "no-npu", "processors", "-2", NULL,
+      "$.processors: expected at least one npu processor (found none)" },
+};
+
+static cJSON *
+walk(cJSON *root, const char *target)
+{
+    cJSON *node = root;
+    if (target[0] == '\0') {
+        return node;
+    }
+    g_auto(GStrv) parts = g_strsplit(target, "/", -1);
+    for (char **p = parts; *p; p++) {
+        if (g_ascii_isdigit(**p)) {
+            node = cJSON_GetArrayItem(node, atoi(*p));
+        } else {
+            node = cJSON_GetObjectItem(node, *p);
+        }
+        g_assert_nonnull(node);
+    }
+    return node;
+}
+
+static void
+test_mutation(gconstpointer data)
+{
+    const Mutation *m = data;
+    g_autofree char *dir = configs_dir();
+    g_autofree char *tiny = g_build_filename(dir, "tiny.json", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cJSON) root = hs_json_load_file(tiny, 0, &error);
+    g_assert_no_error(error);
+
+    cJSON *target = walk(root, m->target);
+    if (cJSON_IsArray(target) && m->key == NULL) {
+        cJSON_AddItemToArray(target, cJSON_Parse(m->value));
+    } else if (cJSON_IsArray(target) && m->key[0] == '-') {
+        cJSON_DeleteItemFromArray(target, cJSON_GetArraySize(target) + atoi(m->key) + 1);
+    } else if (m->value == NULL) {
+        g_assert_nonnull(cJSON_GetObjectItem(target, m->key));
+        cJSON_DeleteItemFromObject(target, m->key);
+    } else {
+        cJSON *v = cJSON_Parse(m->value);
+        g_assert_nonnull(v);
+        if (cJSON_GetObjectItem(target, m->key)) {
+            cJSON_ReplaceItemInObject(target, m->key, v);
+        } else {
+            cJSON_AddItemToObject(target, m->key, v);
+        }
+    }
+
+    /* Through a real file, as a user would meet it. */
+    g_autofree char *text = cJSON_Print(root);
+    g_autofree char *tmpdir = g_dir_make_tmp("hs-config-XXXXXX", &error);
+    g_assert_no_error(error);
+    g_autofree char *file = g_build_filename(tmpdir, "broken.json", NULL);
+    g_assert_true(g_file_set_contents(file, text, -1, NULL));
+
+    g_autoptr(HwSoc) soc = hw_soc_load(file, dir, &error);
+    g_assert_null(soc);
+    g_assert_error(error, HS_CONFIG_ERROR, error->code);
+    g_autofree char *want = g_strdup_printf("%s: %s", file, m->message);
+    g_assert_cmpstr(error->message, ==, want);
+    g_unlink(file);
+    g_rmdir(tmpdir);
+}
+
+typedef struct BadFile {
+    const char *file;       /* in tests/data/bad-configs */
+    const char *message;    /* after "PATH: " */
+} BadFile;
+
+static const BadFile bad_files[] = {
+    { "empty.json", "empty file" },
+    { "whitespace.json", "empty file" },
+    { "truncated.json", "invalid JSON: unexpected end of file at line 17, column 5" },
+    { "trailing-comma.json", "invalid JSON at line 3, column 33" },
+    { "array-root.json", "$: expected an object (got an array)" },
+};
+
+static void
+test_bad_file(gconstpointer data)
+{
+    const BadFile *b = data;
+    g_autofree char *rel = g_build_filename("tests/data/bad-configs", b->file, NULL);
+    g_autofree char *path = src_path(rel);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = hw_soc_load(path, "/nonexistent", &error);
+    g_assert_null(soc);
+    g_assert_nonnull(error);
+    g_autofree char *want = g_strdup_printf("%s: %s", path, b->message);
+    g_assert_cmpstr(error->message, ==, want);
+}
+
+static void
+test_missing_file(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = hw_soc_load("/nonexistent/x.json", "/nonexistent", &error);
+    g_assert_null(soc);
+    g_assert_error(error, HS_CONFIG_ERROR, 0);
+    g_assert_cmpstr(error->message, ==,
+                    "Failed to open file “/nonexistent/x.json”: No such file or directory");
+}
+
+static void
+test_directory(void)
+{
+    g_autofree char *dir = configs_dir();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = hw_soc_load(dir, dir, &error);
+    g_assert_null(soc);
+    g_autofree char *want = g_strdup_printf("%s: is a directory, expected a JSON file", dir);
+    g_assert_cmpstr(error->message, ==, want);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_data_func("/hw/config/shipped/sd8gen3", "sd8gen3", test_shipped);
+    g_test_add_data_func("/hw/config/shipped/tiny", "tiny", test_shipped);
+    g_test_add_func("/hw/config/sd8gen3-values", test_sd8gen3_values);
+    g_test_add_func("/hw/config/by-path", test_by_path);
+    g_test_add_func("/hw/config/unknown-name", test_unknown_name);
+    g_test_add_func("/hw/config/defaults", test_defaults);
+    g_test_add_func("/hw/config/bad/missing-file", test_missing_file);
+    g_test_add_func("/hw/config/bad/directory", test_directory);
+    for (size_t i = 0; i < G_N_ELEMENTS(mutations); i++) {
+        g_autofree char *p = g_strdup_printf("/hw/config/bad/%s", mutations[i].name);
+        g_test_add_data_func(p, &mutations[i], test_mutation);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(bad_files); i++) {
+        g_autofree char *p = g_strdup_printf("/hw/config/bad/file/%s", bad_files[i].file);
+        g_test_add_data_func(p, &bad_files[i], test_bad_file);
+    }
+    return g_test_run();
+}
