@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Print 'N passed, N failed' from meson's testlog.json files.
+
+Counts TAP subtests (the assertions a reader cares about) when a test
+reported them, else the test itself.  Usage: count-tests.py LOG [LOG...]
+"""
+import json
+import re
+import sys
+
+passed = failed = skipped = 0
+for path in sys.argv[1:]:
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError as e:
+        print(f"count-tests: {e}", file=sys.stderr)
+        failed += 1
+        continue
+    for line in lines:
+        if not line.strip():
+            continue
+        t = json.loads(line)
+        result = t.get("result", "")
+        out = t.get("stdout", "") or ""
+        oks = len(re.findall(r"^ok \d+", out, re.M))
+        oks_skip = len(re.findall(r"^ok \d+.*# SKIP", out, re.M))
+        nots = len(re.findall(r"^not ok \d+", out, re.M))
+        if result in ("OK", "EXPECTEDFAIL"):
+            if oks:
+                passed += oks - oks_skip
+                skipped += oks_skip
+            else:
+                passed += 1
+        elif result == "SKIP":
+            skipped += 1
+        else:
+            # a crash or timeout may leave no 'not ok' line: count the test
+            passed += oks - oks_skip
+            failed += max(nots, 1)
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install the Debian packages hetero-sim needs, only if some are missing.
+# Used by tools/run.sh, tools/test.sh and .ci/run.  Needs root (or sudo).
+set -euo pipefail
+
+PKGS=(gcc pkg-config meson ninja-build python3
+      libglib2.0-dev libcjson-dev libopenblas-dev libgomp1)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+        || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    SUDO="sudo"
+fi
+echo "installing: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${missing[@]}"
