@@ -1,0 +1,166 @@
+/*
+ * plan.c - see plan.h.
+ */
+#include "sim/plan.h"
+#include "sim/util/error.h"
+
+const char *const sim_task_kind_name[SIM_TASK_KIND_COUNT] = {
+    "kernel", "sync", "prepare",
+};
+const char *const sim_sync_name[SIM_SYNC_COUNT] = { "driver", "fast" };
+const char *const sim_phase_name[SIM_PHASE_COUNT] = { "prefill", "decode" };
+
+static void
+task_clear(gpointer p)
+{
+    SimTask *t = p;
+    g_free(t->deps);
+    g_free(t->name);
+}
+
+SimPlan *
+sim_plan_new(void)
+{
+    SimPlan *plan = g_new0(SimPlan, 1);
+    plan->tasks = g_array_new(FALSE, TRUE, sizeof(SimTask));
+    g_array_set_clear_func(plan->tasks, task_clear);
+    return plan;
+}
+
+void
+sim_plan_free(SimPlan *plan)
+{
+    if (plan == NULL) {
+        return;
+    }
+    g_array_unref(plan->tasks);
+    g_free(plan);
+}
+
+uint32_t
+sim_plan_add(SimPlan *plan, const SimTask *t)
+{
+    SimTask copy = *t;
+    copy.deps = t->n_deps ? g_memdup2(t->deps, sizeof(uint32_t) * t->n_deps) : NULL;
+    copy.name = g_strdup(t->name ? t->name : "");
+    g_array_append_val(plan->tasks, copy);
+    return plan->tasks->len - 1;
+}
+
+void
+sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep)
+{
+    SimTask *t = sim_plan_task(plan, id);
+    for (uint32_t i = 0; i < t->n_deps; i++) {
+        if (t->deps[i] == dep) {
+            return;
+        }
+    }
+    t->deps = g_renew(uint32_t, t->deps, t->n_deps + 1);
+    t->deps[t->n_deps++] = dep;
+}
+
+uint32_t *
+sim_plan_topo_order(const SimPlan *plan, GError **error)
+{
+    uint32_t n = sim_plan_len(plan);
+    g_autofree uint32_t *indeg = g_new0(uint32_t, n);
+    g_autofree uint32_t *first = g_new0(uint32_t, n + 1);   /* CSR of users */
+    g_autofree uint32_t *users = NULL;
+    uint32_t edges = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        indeg[i] = t->n_deps;
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            first[t->deps[d] + 1]++;
+            edges++;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        first[i + 1] += first[i];
+    }
+    users = g_new(uint32_t, edges ? edges : 1);
+    g_autofree uint32_t *fill = g_memdup2(first, sizeof(uint32_t) * (n + 1));
+    for (uint32_t i = 0; i < n; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            users[fill[t->deps[d]]++] = i;
+        }
+    }
+
+    /* Kahn with a min-heap on ids would be exact "ties by id"; a FIFO seeded
+     * in id order is enough for a deterministic order. */
+    uint32_t *order = g_new(uint32_t, n ? n : 1);
+    uint32_t head = 0, tail = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (indeg[i] == 0) {
+            order[tail++] = i;
+        }
+    }
+    while (head < tail) {
+        uint32_t v = order[head++];
+        for (uint32_t e = first[v]; e < first[v + 1]; e++) {
+            if (--indeg[users[e]] == 0) {
+                order[tail++] = users[e];
+            }
+        }
+    }
+    if (tail < n) {
+        uint32_t stuck = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (indeg[i] > 0) {
+                stuck = i;
+                break;
+            }
+        }
+        g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                    "task %u (%s): dependency cycle (%u tasks can never start)",
+                    stuck, sim_plan_task(plan, stuck)->name, n - tail);
+        g_free(order);
+        return NULL;
+    }
+    return order;
+}
+
+gboolean
+sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error)
+{
+    uint32_t n = sim_plan_len(plan);
+
+    for (uint32_t i = 0; i < n; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->proc >= n_procs) {
+            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                        "task %u (%s): proc: expected a processor index below %u (got %u)",
+                        i, t->name, n_procs, t->proc);
+            return FALSE;
+        }
+        if (t->kind == SIM_TASK_SYNC &&
+            (t->sync_from >= n_procs || t->sync_to >= n_procs)) {
+            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                        "task %u (%s): sync: processor index out of range", i, t->name);
+            return FALSE;
+        }
+        if (t->kind == SIM_TASK_KERNEL &&
+            (t->slice.tok0 >= t->slice.tok1 || t->slice.row0 >= t->slice.row1 ||
+             (t->slice.pad_tokens && t->slice.pad_tokens < t->slice.tok1 - t->slice.tok0))) {
+            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                        "task %u (%s): slice: expected tok0 < tok1, row0 < row1 and "
+                        "pad_tokens 0 or >= tok1 - tok0 (got tokens [%u, %u), rows "
+                        "[%u, %u), pad %u)", i, t->name, t->slice.tok0, t->slice.tok1,
+                        t->slice.row0, t->slice.row1, t->slice.pad_tokens);
+            return FALSE;
+        }
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            if (t->deps[d] >= n || t->deps[d] == i) {
+                g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                            "task %u (%s): deps[%u]: expected a task id below %u other "
+                            "than the task itself (got %u)", i, t->name, d, n, t->deps[d]);
+                return FALSE;
+            }
+        }
+    }
+    g_autofree uint32_t *order = sim_plan_topo_order(plan, error);
+    return order != NULL;
+}

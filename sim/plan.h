@@ -1,0 +1,124 @@
+/*
+ * plan.h - what a policy produces and the executor runs: a DAG of tasks.
+ *
+ * A task is one kernel on one processor working on one slice of one graph
+ * node's output (weight rows [row0,row1), tokens [tok0,tok1), optionally
+ * padded to a prepared static NPU shape and cropped afterwards), or an
+ * explicit sync task between processors, or an NPU graph preparation.
+ *
+ * The plan carries everything timing needs (processor, dims after padding,
+ * dtypes, flops, bytes) so a recorded plan can be re-timed on another SoC
+ * without the policy that made it, and the graph node + slice that values
+ * need, so the executor can compute each task's slice and a plan that
+ * forgets a dependency produces wrong numbers.
+ *
+ * Tasks are stored in an array; a task's id is its index.  Dependencies
+ * name earlier or later ids freely; sim_plan_check() rejects cycles,
+ * dangling ids and slices that overlap or leave holes.
+ */
+#ifndef SIM_PLAN_H
+#define SIM_PLAN_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef enum {
+    SIM_TASK_KERNEL,          /* computes a slice of a graph node */
+    SIM_TASK_SYNC,            /* hands data from one processor to another */
+    SIM_TASK_PREPARE,         /* builds a static NPU graph for a shape */
+    SIM_TASK_KIND_COUNT
+} SimTaskKind;
+
+extern const char *const sim_task_kind_name[SIM_TASK_KIND_COUNT];
+
+typedef enum {
+    SIM_SYNC_DRIVER,          /* blocking finish, copy, queue restart */
+    SIM_SYNC_FAST,            /* unified buffers, predicted sleep, flag poll */
+    SIM_SYNC_COUNT
+} SimSyncMech;
+
+extern const char *const sim_sync_name[SIM_SYNC_COUNT];
+
+typedef enum {
+    SIM_PHASE_PREFILL,
+    SIM_PHASE_DECODE,
+    SIM_PHASE_COUNT
+} SimPhase;
+
+extern const char *const sim_phase_name[SIM_PHASE_COUNT];
+
+/* The part of a node's output [tokens, features] a kernel task computes. */
+typedef struct SimSlice {
+    uint32_t tok0, tok1;      /* token rows [tok0, tok1) of the output */
+    uint32_t row0, row1;      /* output features [row0, row1) (weight rows) */
+    uint32_t pad_tokens;      /* computed as this many tokens (>= tok1-tok0), 0 = no padding */
+} SimSlice;
+
+/* What the timing model needs (an hw op descriptor, in plain terms). */
+typedef struct SimWork {
+    uint32_t op;              /* HwOpKind value */
+    uint64_t m, k, n;         /* GEMM-like dims after padding: [m,k] x [k,n] */
+    uint32_t a_dtype, b_dtype;/* HwDtype values of the two operands */
+    uint64_t flops;
+    uint64_t read_bytes;      /* DRAM bytes read */
+    uint64_t write_bytes;     /* DRAM bytes written */
+} SimWork;
+
+typedef struct SimTask {
+    SimTaskKind kind;
+    SimPhase phase;
+    uint32_t step;            /* decode step (0 for prefill) */
+    uint32_t proc;            /* processor index in the SoC */
+    int32_t node;             /* graph node of this phase/step, -1 if none */
+    SimSlice slice;           /* KERNEL only */
+    SimWork work;             /* KERNEL and PREPARE */
+    SimSyncMech sync;         /* SYNC only */
+    uint32_t sync_from;       /* SYNC: producer processor */
+    uint32_t sync_to;         /* SYNC: consumer processor */
+    uint32_t n_deps;
+    uint32_t *deps;           /* task ids that must end before this starts */
+    char *name;               /* "L3.ffn_down[rows 0:8960]" */
+} SimTask;
+
+typedef struct SimPlan {
+    GArray *tasks;            /* of SimTask */
+} SimPlan;
+
+SimPlan *sim_plan_new(void);                     /* (transfer full) */
+void sim_plan_free(SimPlan *plan);               /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimPlan, sim_plan_free)
+
+static inline uint32_t
+sim_plan_len(const SimPlan *plan)
+{
+    return plan->tasks->len;
+}
+
+static inline SimTask *
+sim_plan_task(const SimPlan *plan, uint32_t id)
+{
+    g_assert(id < plan->tasks->len);
+    return &g_array_index(plan->tasks, SimTask, id);
+}
+
+/* Append a copy of @t (its deps array and name are copied); returns its id. */
+uint32_t sim_plan_add(SimPlan *plan, const SimTask *t);
+
+/* Add dependency @dep to task @id (no-op if already there). */
+void sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep);
+
+/*
+ * Structural checks every plan must pass before it runs, each failing with
+ * HS_TRACE_ERROR_BAD_PLAN naming the task id and field:
+ * dependency ids in range and not self, no cycles, processor indices below
+ * @n_procs.  (Slice coverage needs the graph: see sim_plan_check_slices.)
+ */
+gboolean sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error);
+
+/*
+ * Topological order of the tasks (ties broken by id), or NULL with an
+ * error naming a task on a cycle.  (transfer full) array of n ids.
+ */
+uint32_t *sim_plan_topo_order(const SimPlan *plan, GError **error);
+
+#endif /* SIM_PLAN_H */

@@ -1,0 +1,53 @@
+/*
+ * perfetto.h - Chrome / Perfetto trace JSON of an executed plan.
+ *
+ * One process (pid) per processor plus one for sync hand-offs and one for
+ * DRAM counters; within a process, tasks are packed onto as few threads
+ * (tids, "lanes") as keep slices from overlapping, so every track nests
+ * perfectly as Perfetto's JSON importer requires.  Counter tracks show DRAM
+ * bandwidth per initiator and in total; flow arrows join a sync's producer
+ * to the sync and the sync to its consumers.  Timestamps are microseconds
+ * printed exactly from picoseconds (never through a double).  Events are
+ * written one per line, sorted by (ts, sequence).  Open the file at
+ * ui.perfetto.dev.
+ */
+#ifndef TRC_PERFETTO_H
+#define TRC_PERFETTO_H
+
+#include <glib.h>
+
+#include "sim/kernel/clock.h"
+#include "sim/plan.h"
+
+/* When one task ran. */
+typedef struct TrcTaskTime {
+    SimTime start_ps;
+    SimTime end_ps;
+} TrcTaskTime;
+
+/* DRAM bandwidth of one initiator from @when_ps until its next sample. */
+typedef struct TrcBwSample {
+    SimTime when_ps;
+    uint32_t initiator;        /* processor index */
+    double gbps;
+} TrcBwSample;
+
+typedef struct TrcInput {
+    const SimPlan *plan;
+    const TrcTaskTime *times;  /* one per task */
+    const char *const *proc_names;   /* one per processor */
+    uint32_t n_procs;
+    const TrcBwSample *bw;     /* sorted by time */
+    uint32_t n_bw;
+    /* extra "otherData" members: soc, model, policy ... (may be NULL) */
+    const char *const *meta_keys;
+    const char *const *meta_values;
+} TrcInput;
+
+/* Write the trace to @path atomically.  FALSE with an I/O error. */
+gboolean trc_perfetto_write(const char *path, const TrcInput *in, GError **error);
+
+/* The same into a string.  (transfer full) */
+char *trc_perfetto_to_string(const TrcInput *in);
+
+#endif /* TRC_PERFETTO_H */
