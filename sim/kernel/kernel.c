@@ -13,14 +13,18 @@ typedef struct HeapEntry {
     SimTime when_ps;
     uint64_t order;               /* prio << 56 | sequence */
     uint32_t slot;
+    uint32_t version;             /* must equal the slot's, else stale */
 } HeapEntry;
 
 typedef struct Slot {
     SimEventFn fn;
     void *opaque;
-    uint32_t heap_pos;            /* index in heap, or UINT32_MAX if free */
+    SimTime when_ps;              /* where the live entry is, for move() */
+    uint64_t order;
     uint32_t gen;                 /* bumped on each reuse: stale ids fail */
+    uint32_t version;             /* bumped on cancel / move / reuse */
     uint32_t next_free;
+    gboolean live;                /* scheduled and not yet run or cancelled */
 } Slot;
 
 typedef struct Component {
@@ -36,8 +40,9 @@ struct SimKernel {
     uint64_t events_run;
     gboolean stop;
 
-    HeapEntry *heap;
+    HeapEntry *heap;              /* may hold stale entries (lazy deletion) */
     uint32_t heap_len, heap_cap;
+    uint64_t live;                /* events really pending */
 
     Slot *slots;
     uint32_t slots_len, slots_cap;
@@ -90,13 +95,6 @@ before(const HeapEntry *a, const HeapEntry *b)
            (a->when_ps == b->when_ps && a->order < b->order);
 }
 
-static inline void
-place(SimKernel *k, uint32_t pos, HeapEntry e)
-{
-    k->heap[pos] = e;
-    k->slots[e.slot].heap_pos = pos;
-}
-
 static void
 sift_up(SimKernel *k, uint32_t pos)
 {
@@ -106,10 +104,10 @@ sift_up(SimKernel *k, uint32_t pos)
         if (!before(&e, &k->heap[parent])) {
             break;
         }
-        place(k, pos, k->heap[parent]);
+        k->heap[pos] = k->heap[parent];
         pos = parent;
     }
-    place(k, pos, e);
+    k->heap[pos] = e;
 }
 
 static void
@@ -131,10 +129,55 @@ sift_down(SimKernel *k, uint32_t pos)
         if (!before(&k->heap[best], &e)) {
             break;
         }
-        place(k, pos, k->heap[best]);
+        k->heap[pos] = k->heap[best];
         pos = best;
     }
-    place(k, pos, e);
+    k->heap[pos] = e;
+}
+
+static inline gboolean entry_live(const SimKernel *k, const HeapEntry *e);
+
+static void
+heap_push(SimKernel *k, HeapEntry e)
+{
+    /* The event that just ran is still at the top, stale: replace it and
+     * sift once instead of pop + push (the common "hold" pattern of a
+     * handler scheduling its successor). */
+    if (k->heap_len > 0 && !entry_live(k, &k->heap[0])) {
+        k->heap[0] = e;
+        sift_down(k, 0);
+        return;
+    }
+    if (k->heap_len == k->heap_cap) {
+        k->heap_cap *= 2;
+        k->heap = g_renew(HeapEntry, k->heap, k->heap_cap);
+    }
+    k->heap[k->heap_len++] = e;
+    sift_up(k, k->heap_len - 1);
+}
+
+static void
+heap_pop(SimKernel *k)
+{
+    k->heap[0] = k->heap[--k->heap_len];
+    if (k->heap_len > 0) {
+        sift_down(k, 0);
+    }
+}
+
+static inline gboolean
+entry_live(const SimKernel *k, const HeapEntry *e)
+{
+    return k->slots[e->slot].version == e->version;
+}
+
+/* Drop stale entries from the top so heap[0] (if any) is live. */
+static void
+skip_stale(SimKernel *k)
+{
+    while (k->heap_len > 0 && !entry_live(k, &k->heap[0])) {
+        heap_pop(k);
+    }
 }
 
 static uint32_t
@@ -152,17 +195,24 @@ slot_alloc(SimKernel *k)
         }
         s = k->slots_len++;
         k->slots[s].gen = 0;
+        k->slots[s].version = 0;
     }
     k->slots[s].gen++;
+    k->slots[s].version++;
+    k->slots[s].live = TRUE;
+    k->live++;
     return s;
 }
 
+/* The slot stops being live; its heap entry (if any) becomes stale. */
 static void
 slot_release(SimKernel *k, uint32_t s)
 {
-    k->slots[s].heap_pos = NO_SLOT;
+    k->slots[s].live = FALSE;
+    k->slots[s].version++;
     k->slots[s].next_free = k->free_head;
     k->free_head = s;
+    k->live--;
 }
 
 static inline SimEventId
@@ -180,8 +230,7 @@ lookup(const SimKernel *k, SimEventId id)
         return NO_SLOT;
     }
     uint32_t s = (uint32_t) (s1 - 1);
-    if (k->slots[s].gen != (uint32_t) (id >> SLOT_BITS) ||
-        k->slots[s].heap_pos == NO_SLOT) {
+    if (k->slots[s].gen != (uint32_t) (id >> SLOT_BITS) || !k->slots[s].live) {
         return NO_SLOT;
     }
     return s;
@@ -202,16 +251,12 @@ sim_kernel_schedule_at(SimKernel *k, SimTime when_ps, SimPrio prio,
     g_assert(when_ps >= k->now_ps);          /* never into the past */
 
     uint32_t s = slot_alloc(k);
-    k->slots[s].fn = fn;
-    k->slots[s].opaque = opaque;
-    if (k->heap_len == k->heap_cap) {
-        k->heap_cap *= 2;
-        k->heap = g_renew(HeapEntry, k->heap, k->heap_cap);
-    }
-    HeapEntry e = { when_ps, next_order(k, prio), s };
-    uint32_t pos = k->heap_len++;
-    place(k, pos, e);
-    sift_up(k, pos);
+    Slot *slot = &k->slots[s];
+    slot->fn = fn;
+    slot->opaque = opaque;
+    slot->when_ps = when_ps;
+    slot->order = next_order(k, prio);
+    heap_push(k, (HeapEntry) { when_ps, slot->order, s, slot->version });
     return make_id(k, s);
 }
 
@@ -223,21 +268,6 @@ sim_kernel_schedule(SimKernel *k, SimTime delay_ps, SimPrio prio,
     return sim_kernel_schedule_at(k, k->now_ps + delay_ps, prio, fn, opaque);
 }
 
-static void
-heap_remove(SimKernel *k, uint32_t pos)
-{
-    uint32_t last = --k->heap_len;
-    if (pos != last) {
-        HeapEntry moved = k->heap[last];
-        place(k, pos, moved);
-        if (pos > 0 && before(&moved, &k->heap[(pos - 1) / HEAP_ARITY])) {
-            sift_up(k, pos);
-        } else {
-            sift_down(k, pos);
-        }
-    }
-}
-
 gboolean
 sim_kernel_cancel(SimKernel *k, SimEventId id)
 {
@@ -245,7 +275,6 @@ sim_kernel_cancel(SimKernel *k, SimEventId id)
     if (s == NO_SLOT) {
         return FALSE;
     }
-    heap_remove(k, k->slots[s].heap_pos);
     slot_release(k, s);
     return TRUE;
 }
@@ -258,17 +287,12 @@ sim_kernel_move(SimKernel *k, SimEventId id, SimTime when_ps)
         return FALSE;
     }
     g_assert(when_ps >= k->now_ps);
-    uint32_t pos = k->slots[s].heap_pos;
-    HeapEntry e = k->heap[pos];
-    SimPrio prio = (SimPrio) (e.order >> 56);
-    e.when_ps = when_ps;
-    e.order = next_order(k, prio);
-    place(k, pos, e);
-    if (pos > 0 && before(&e, &k->heap[(pos - 1) / HEAP_ARITY])) {
-        sift_up(k, pos);
-    } else {
-        sift_down(k, pos);
-    }
+    Slot *slot = &k->slots[s];
+    SimPrio prio = (SimPrio) (slot->order >> 56);
+    slot->version++;                      /* the old entry goes stale */
+    slot->when_ps = when_ps;
+    slot->order = next_order(k, prio);
+    heap_push(k, (HeapEntry) { when_ps, slot->order, s, slot->version });
     return TRUE;
 }
 
@@ -281,13 +305,14 @@ sim_kernel_is_pending(const SimKernel *k, SimEventId id)
 SimTime
 sim_kernel_next_time(const SimKernel *k)
 {
+    skip_stale((SimKernel *) k);
     return k->heap_len ? k->heap[0].when_ps : SIM_TIME_MAX;
 }
 
 uint64_t
 sim_kernel_queued(const SimKernel *k)
 {
-    return k->heap_len;
+    return k->live;
 }
 
 uint64_t
@@ -308,13 +333,18 @@ sim_kernel_run_until(SimKernel *k, SimTime until_ps)
     uint64_t n = 0;
 
     k->stop = FALSE;
-    while (k->heap_len > 0 && !k->stop) {
+    while (!k->stop) {
+        skip_stale(k);
+        if (k->heap_len == 0) {
+            break;
+        }
         HeapEntry top = k->heap[0];
         if (top.when_ps > until_ps) {
             break;
         }
         g_assert(top.when_ps >= k->now_ps);  /* time never runs backwards */
-        heap_remove(k, 0);
+        /* Leave the entry at the top: releasing the slot makes it stale, and
+         * the next push replaces it or skip_stale() pops it. */
         Slot *slot = &k->slots[top.slot];
         SimEventFn fn = slot->fn;
         void *opaque = slot->opaque;
@@ -324,7 +354,7 @@ sim_kernel_run_until(SimKernel *k, SimTime until_ps)
         n++;
         fn(k, opaque);
     }
-    if (!k->stop && until_ps != SIM_TIME_MAX && k->heap_len > 0 &&
+    if (!k->stop && until_ps != SIM_TIME_MAX && k->live > 0 &&
         until_ps > k->now_ps) {
         k->now_ps = until_ps;
     }
@@ -343,7 +373,7 @@ gboolean
 sim_kernel_run_all(SimKernel *k, GError **error)
 {
     sim_kernel_run_until(k, SIM_TIME_MAX);
-    if (k->stop || k->heap_len > 0) {
+    if (k->stop || k->live > 0) {
         return TRUE;
     }
     g_autoptr(GString) report = NULL;

@@ -15,9 +15,12 @@
  * sim_kernel_run_all() fails with a deadlock report built from the dumps
  * (ChampSim's print_deadlock).
  *
- * Storage: a 4-ary min-heap of (time, order, slot) entries over a pool of
- * event slots with a free list; slots know their heap position so cancel
- * and move are O(log n).  No allocation in steady state.
+ * Storage: a 4-ary min-heap of (time, order, slot, version) entries over a
+ * pool of event slots with a free list.  Cancel and move are lazy: they bump
+ * the slot's version, so the old heap entry goes stale and is dropped when
+ * it reaches the top (move pushes a fresh entry).  Sifting therefore never
+ * writes back-pointers into the slot pool, which is what makes the hot path
+ * fast.  No allocation in steady state.
  */
 #ifndef SIM_KERNEL_H
 #define SIM_KERNEL_H
