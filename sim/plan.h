@@ -22,6 +22,8 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "models/graph.h"
+
 typedef enum {
     SIM_TASK_KERNEL,          /* computes a slice of a graph node */
     SIM_TASK_SYNC,            /* hands data from one processor to another */
@@ -54,11 +56,15 @@ typedef struct SimSlice {
     uint32_t pad_tokens;      /* computed as this many tokens (>= tok1-tok0), 0 = no padding */
 } SimSlice;
 
-/* What the timing model needs (an hw op descriptor, in plain terms). */
+/* What the timing model needs (turned into an hw op by sim/cost.c). */
 typedef struct SimWork {
-    uint32_t op;              /* HwOpKind value */
-    uint64_t m, k, n;         /* GEMM-like dims after padding: [m,k] x [k,n] */
-    uint32_t a_dtype, b_dtype;/* HwDtype values of the two operands */
+    MdlOp op;                 /* what kind of kernel */
+    MdlPrecision prec;        /* storage precision of weights / activations */
+    uint64_t m, k, n;         /* GEMM-like dims after padding: [m,k] x [k,n];
+                               * attention: q tokens, head_dim, kv tokens */
+    gboolean weight_lhs;      /* run as W . X^T (weights on the left: the
+                               * NPU then holds the small operand stationary,
+                               * HeteroLLM's order-aware permutation) */
     uint64_t flops;
     uint64_t read_bytes;      /* DRAM bytes read */
     uint64_t write_bytes;     /* DRAM bytes written */

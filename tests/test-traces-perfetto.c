@@ -28,14 +28,14 @@ test_structure(void)
                   .deps = (uint32_t[]) { c }, .name = "L0.rope" };
     sim_plan_add(plan, &g);
 
-    TrcTaskTime times[] = {
+    SimTaskTime times[] = {
         { 1000000, 3500001 },          /* 1.000000 .. 3.500001 us */
         { 2000000, 4000000 },
         { 4000000, 4003000 },
         { 4003000, 5123457 },
     };
     const char *procs[] = { "gpu", "npu", "cpu" };
-    TrcBwSample bw[] = { { 1000000, 1, 30.5 }, { 2000000, 1, 40.0 }, { 4000000, 1, 0 } };
+    SimBwSample bw[] = { { 1000000, 1, 30.5 }, { 2000000, 1, 40.0 }, { 4000000, 1, 0 } };
     const char *keys[] = { "soc", NULL };
     const char *vals[] = { "tiny" };
     TrcInput in = { plan, times, procs, 3, bw, 3, keys, vals };

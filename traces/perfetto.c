@@ -80,7 +80,7 @@ static int
 start_cmp(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
-    const TrcTaskTime *tx = &sort_in->times[x], *ty = &sort_in->times[y];
+    const SimTaskTime *tx = &sort_in->times[x], *ty = &sort_in->times[y];
     if (tx->start_ps != ty->start_ps) {
         return tx->start_ps < ty->start_ps ? -1 : 1;
     }
@@ -156,7 +156,7 @@ trc_perfetto_to_string(const TrcInput *in)
     /* slices */
     for (uint32_t id = 0; id < n; id++) {
         const SimTask *t = sim_plan_task(in->plan, id);
-        const TrcTaskTime *tt = &in->times[id];
+        const SimTaskTime *tt = &in->times[id];
         g_autofree char *ts = us(tt->start_ps);
         g_autofree char *dur = us(tt->end_ps - tt->start_ps);
         g_autofree char *name = json_str(t->name);

@@ -17,27 +17,16 @@
 #include <glib.h>
 
 #include "sim/kernel/clock.h"
+#include "sim/exec.h"
 #include "sim/plan.h"
 
-/* When one task ran. */
-typedef struct TrcTaskTime {
-    SimTime start_ps;
-    SimTime end_ps;
-} TrcTaskTime;
-
-/* DRAM bandwidth of one initiator from @when_ps until its next sample. */
-typedef struct TrcBwSample {
-    SimTime when_ps;
-    uint32_t initiator;        /* processor index */
-    double gbps;
-} TrcBwSample;
 
 typedef struct TrcInput {
     const SimPlan *plan;
-    const TrcTaskTime *times;  /* one per task */
+    const SimTaskTime *times;  /* one per task */
     const char *const *proc_names;   /* one per processor */
     uint32_t n_procs;
-    const TrcBwSample *bw;     /* sorted by time */
+    const SimBwSample *bw;     /* sorted by time */
     uint32_t n_bw;
     /* extra "otherData" members: soc, model, policy ... (may be NULL) */
     const char *const *meta_keys;

@@ -1,0 +1,276 @@
+/*
+ * spec.c - reads a Hugging Face style config.json into an MdlSpec.
+ *
+ * Only the keys the simulator needs are read; the many others a HF config
+ * holds (token ids, dtype, transformers version) are ignored.  Keys are
+ * checked for type and range, and every error names the file and the JSON
+ * path.  Family differences come from "model_type".
+ */
+#include "models/spec.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <math.h>
+#include <string.h>
+
+void
+mdl_spec_free(MdlSpec *spec)
+{
+    if (spec == NULL) {
+        return;
+    }
+    g_free(spec->name);
+    g_free(spec->path);
+    g_free(spec->model_type);
+    g_free(spec->description);
+    g_free(spec);
+}
+
+/* A positive integer key; @def 0 means required. */
+static gboolean
+get_uint(const cJSON *root, const char *key, uint32_t def, uint32_t *out,
+         GError **error)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (v == NULL || cJSON_IsNull(v)) {
+        if (def == 0) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                        "$: missing required key \"%s\"", key);
+            return FALSE;
+        }
+        *out = def;
+        return TRUE;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e9 ||
+        v->valuedouble != floor(v->valuedouble)) {
+        g_autofree char *got = hs_json_describe(v);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.%s: expected a positive integer (got %s)", key, got);
+        return FALSE;
+    }
+    *out = (uint32_t) v->valuedouble;
+    return TRUE;
+}
+
+static gboolean
+get_double(const cJSON *root, const char *key, double def, double *out,
+           GError **error)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (v == NULL || cJSON_IsNull(v)) {
+        *out = def;
+        return TRUE;
+    }
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) {
+        g_autofree char *got = hs_json_describe(v);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.%s: expected a positive number (got %s)", key, got);
+        return FALSE;
+    }
+    *out = v->valuedouble;
+    return TRUE;
+}
+
+static gboolean
+get_bool(const cJSON *root, const char *key, gboolean def, gboolean *out,
+         GError **error)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (v == NULL || cJSON_IsNull(v)) {
+        *out = def;
+        return TRUE;
+    }
+    if (!cJSON_IsBool(v)) {
+        g_autofree char *got = hs_json_describe(v);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.%s: expected true or false (got %s)", key, got);
+        return FALSE;
+    }
+    *out = cJSON_IsTrue(v);
+    return TRUE;
+}
+
+static const char *
+get_string(const cJSON *root, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static MdlSpec *
+spec_from_json(const cJSON *root, GError **error)
+{
+    g_autoptr(MdlSpec) s = g_new0(MdlSpec, 1);
+
+    if (!cJSON_IsObject(root)) {
+        g_autofree char *got = hs_json_describe(root);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$: expected an object (got %s)", got);
+        return NULL;
+    }
+    const char *type = get_string(root, "model_type");
+    if (type == NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "$: missing required key \"model_type\"");
+        return NULL;
+    }
+    static const char *const known[] = {
+        "llama", "mistral", "qwen2", "internlm2", "gemma", NULL,
+    };
+    if (!g_strv_contains(known, type)) {
+        g_autofree char *list = g_strjoinv(", ", (char **) known);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.model_type: expected one of %s (got \"%s\")", list, type);
+        return NULL;
+    }
+    s->model_type = g_strdup(type);
+    const char *desc = get_string(root, "_hetero_sim_description");
+    s->description = g_strdup(desc ? desc : "");
+
+    if (!get_uint(root, "hidden_size", 0, &s->hidden_size, error) ||
+        !get_uint(root, "intermediate_size", 0, &s->intermediate_size, error) ||
+        !get_uint(root, "num_hidden_layers", 0, &s->num_hidden_layers, error) ||
+        !get_uint(root, "num_attention_heads", 0, &s->num_attention_heads, error) ||
+        !get_uint(root, "vocab_size", 0, &s->vocab_size, error) ||
+        !get_uint(root, "num_key_value_heads", s->num_attention_heads,
+                  &s->num_key_value_heads, error) ||
+        !get_uint(root, "max_position_embeddings", 2048,
+                  &s->max_position_embeddings, error) ||
+        !get_double(root, "rope_theta", 10000.0, &s->rope_theta, error) ||
+        !get_double(root, "rms_norm_eps", 1e-6, &s->rms_norm_eps, error)) {
+        return NULL;
+    }
+    gboolean gemma = strcmp(type, "gemma") == 0;
+    gboolean qwen2 = strcmp(type, "qwen2") == 0;
+    /* Gemma and the small Llama 3.2 / Qwen2.5 models tie the LM head */
+    if (!get_bool(root, "tie_word_embeddings", gemma, &s->tie_word_embeddings, error)) {
+        return NULL;
+    }
+    /* Qwen2 puts biases on Q/K/V without saying so in config.json */
+    if (!get_bool(root, "attention_bias", qwen2, &s->attention_bias, error) ||
+        !get_bool(root, "bias", s->attention_bias, &s->attention_bias, error)) {
+        return NULL;
+    }
+    if (s->hidden_size % s->num_attention_heads != 0 &&
+        cJSON_GetObjectItemCaseSensitive(root, "head_dim") == NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.num_attention_heads: expected a divisor of hidden_size %u "
+                    "when head_dim is absent (got %u)", s->hidden_size,
+                    s->num_attention_heads);
+        return NULL;
+    }
+    if (!get_uint(root, "head_dim", s->hidden_size / s->num_attention_heads,
+                  &s->head_dim, error)) {
+        return NULL;
+    }
+    if (s->num_attention_heads % s->num_key_value_heads != 0) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.num_key_value_heads: expected a divisor of "
+                    "num_attention_heads %u (got %u)", s->num_attention_heads,
+                    s->num_key_value_heads);
+        return NULL;
+    }
+    const char *act = get_string(root, "hidden_activation");
+    if (act == NULL) {
+        act = get_string(root, "hidden_act");
+    }
+    if (act == NULL || strcmp(act, "silu") == 0) {
+        s->act = MDL_ACT_SILU;
+    } else if (g_str_has_prefix(act, "gelu")) {
+        /* Gemma's reference uses the tanh approximation whatever it says */
+        s->act = MDL_ACT_GELU_TANH;
+    } else {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.hidden_act: expected silu or gelu (got \"%s\")", act);
+        return NULL;
+    }
+    s->embed_scale = gemma;
+    s->norm_plus_one = gemma;
+    return g_steal_pointer(&s);
+}
+
+MdlSpec *
+mdl_spec_load(const char *name_or_path, const char *models_dir, GError **error)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *name = NULL;
+
+    if (g_file_test(name_or_path, G_FILE_TEST_IS_DIR)) {
+        path = g_build_filename(name_or_path, "config.json", NULL);
+        g_autofree char *clean = g_strdup(name_or_path);
+        while (strlen(clean) > 1 && g_str_has_suffix(clean, "/")) {
+            clean[strlen(clean) - 1] = '\0';
+        }
+        name = g_path_get_basename(clean);
+    } else if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
+        path = g_strdup(name_or_path);
+        g_autofree char *base = g_path_get_basename(name_or_path);
+        name = g_str_has_suffix(base, ".json") ? g_strndup(base, strlen(base) - 5)
+                                               : g_strdup(base);
+    } else {
+        g_autofree char *file = g_strdup_printf("%s.json", name_or_path);
+        path = g_build_filename(models_dir, file, NULL);
+        name = g_strdup(name_or_path);
+        if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+            g_auto(GStrv) names = mdl_spec_list(models_dir, NULL);
+            g_autofree char *list = names ? g_strjoinv(", ", names) : g_strdup("none");
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
+                        "unknown model \"%s\" (known: %s; or give a config.json "
+                        "or a model directory)", name_or_path, list);
+            return NULL;
+        }
+    }
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    MdlSpec *spec = spec_from_json(root, error);
+    if (spec == NULL) {
+        g_prefix_error(error, "%s: ", path);
+        return NULL;
+    }
+    spec->name = g_steal_pointer(&name);
+    spec->path = g_steal_pointer(&path);
+    return spec;
+}
+
+static gint
+cmp_str(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+GStrv
+mdl_spec_list(const char *models_dir, GError **error)
+{
+    g_autoptr(GDir) dir = g_dir_open(models_dir, 0, error);
+    if (dir == NULL) {
+        return NULL;
+    }
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    const char *entry;
+    while ((entry = g_dir_read_name(dir)) != NULL) {
+        if (g_str_has_suffix(entry, ".json")) {
+            g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 5));
+        }
+    }
+    g_ptr_array_sort(names, cmp_str);
+    g_ptr_array_add(names, NULL);
+    return (GStrv) g_ptr_array_free(g_steal_pointer(&names), FALSE);
+}
+
+uint64_t
+mdl_spec_param_count(const MdlSpec *s)
+{
+    uint64_t h = s->hidden_size, f = s->intermediate_size;
+    uint64_t q = (uint64_t) s->num_attention_heads * s->head_dim;
+    uint64_t kv = (uint64_t) s->num_key_value_heads * s->head_dim;
+    uint64_t attn = h * q + 2 * h * kv + q * h;
+    if (s->attention_bias) {
+        attn += q + 2 * kv;
+    }
+    uint64_t layer = attn + 3 * h * f + 2 * h;      /* two RMSNorm weights */
+    uint64_t embed = (uint64_t) s->vocab_size * h;
+    return embed + s->num_hidden_layers * layer + h +
+           (s->tie_word_embeddings ? 0 : embed);
+}

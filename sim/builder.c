@@ -1,0 +1,409 @@
+/*
+ * builder.c - see builder.h.
+ */
+#include "sim/builder.h"
+#include "sim/cost.h"
+#include "sim/util/error.h"
+
+#include <string.h>
+
+typedef struct Produced {
+    uint32_t task;
+    uint32_t proc;
+    SimSlice slice;
+} Produced;
+
+struct SimBuilder {
+    SimPlan *plan;                 /* (transfer none) */
+    const MdlNode *nodes;
+    uint32_t n_nodes;
+    SimPhaseInfo info;
+    const SimCostModel *cost;
+    GArray *entry;                 /* of uint32_t */
+    GArray **produced;             /* per node: GArray of Produced */
+    GHashTable *syncs;             /* (node, from, to) key -> task id + 1 */
+    GHashTable *offline;           /* prepared NPU shapes (tokens) */
+    GHashTable *prepare;           /* in-plan NPU shapes -> prepare task id + 1 */
+    gboolean drop_syncs;
+};
+
+void
+sim_policy_options_init(SimPolicyOptions *o)
+{
+    *o = (SimPolicyOptions) {
+        .chunk_tokens = 256,       /* mllm-NPU default chunk */
+        .row_align = 256,          /* HeteroLLM §4.1 partition alignment */
+        .tok_align = 32,
+        .min_npu_shape = 32,       /* HeteroLLM: standard shapes 32..1024 */
+        .max_npu_shape = 1024,
+    };
+}
+
+SimBuilder *
+sim_builder_new(SimPlan *plan, const MdlGraph *graph, const SimPhaseInfo *info, const SimCostModel *cost,
+                const uint32_t *entry, uint32_t n_entry)
+{
+    SimBuilder *b = g_new0(SimBuilder, 1);
+    b->plan = plan;
+    b->nodes = graph->nodes;
+    b->n_nodes = graph->n_nodes;
+    b->info = *info;
+    b->cost = cost;
+    b->entry = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    if (n_entry) {
+        g_array_append_vals(b->entry, entry, n_entry);
+    }
+    b->produced = g_new0(GArray *, b->n_nodes);
+    for (uint32_t i = 0; i < b->n_nodes; i++) {
+        b->produced[i] = g_array_new(FALSE, FALSE, sizeof(Produced));
+    }
+    b->syncs = g_hash_table_new(g_int64_hash, g_int64_equal);
+    b->offline = g_hash_table_new(g_direct_hash, g_direct_equal);
+    b->prepare = g_hash_table_new(g_direct_hash, g_direct_equal);
+    return b;
+}
+
+static void
+free_key(gpointer key, gpointer value, gpointer data)
+{
+    g_free(key);
+}
+
+void
+sim_builder_free(SimBuilder *b)
+{
+    if (b == NULL) {
+        return;
+    }
+    for (uint32_t i = 0; i < b->n_nodes; i++) {
+        g_array_free(b->produced[i], TRUE);
+    }
+    g_free(b->produced);
+    g_array_free(b->entry, TRUE);
+    g_hash_table_foreach(b->syncs, free_key, NULL);
+    g_hash_table_destroy(b->syncs);
+    g_hash_table_destroy(b->offline);
+    g_hash_table_destroy(b->prepare);
+    g_free(b);
+}
+
+const SimPhaseInfo *
+sim_builder_info(const SimBuilder *b)
+{
+    return &b->info;
+}
+
+uint32_t
+sim_builder_n_nodes(const SimBuilder *b)
+{
+    return b->n_nodes;
+}
+
+const MdlNode *
+sim_builder_node(const SimBuilder *b, uint32_t i)
+{
+    g_assert(i < b->n_nodes);
+    return &b->nodes[i];
+}
+
+SimSlice
+sim_builder_full(const SimBuilder *b, uint32_t node)
+{
+    const MdlNode *n = sim_builder_node(b, node);
+    return (SimSlice) { 0, n->tokens, 0, n->features, 0 };
+}
+
+void
+sim_builder_set_drop_syncs(SimBuilder *b, gboolean drop)
+{
+    b->drop_syncs = drop;
+}
+
+uint32_t
+sim_builder_std_shape(const SimBuilder *b, uint32_t tokens)
+{
+    for (uint32_t s = b->info.opts->min_npu_shape; s <= b->info.opts->max_npu_shape;
+         s *= 2) {
+        if (s >= tokens) {
+            return s;
+        }
+    }
+    return 0;
+}
+
+void
+sim_builder_npu_offline(SimBuilder *b, uint32_t tokens)
+{
+    g_hash_table_add(b->offline, GUINT_TO_POINTER(tokens));
+}
+
+uint32_t
+sim_builder_prepare(SimBuilder *b, uint32_t tokens)
+{
+    gpointer have = g_hash_table_lookup(b->prepare, GUINT_TO_POINTER(tokens));
+    if (have) {
+        return GPOINTER_TO_UINT(have) - 1;
+    }
+    g_autofree char *name = g_strdup_printf("npu.prepare[tokens %u]", tokens);
+    SimTask t = {
+        .kind = SIM_TASK_PREPARE, .phase = b->info.phase, .step = b->info.step,
+        .proc = b->info.proc_npu, .node = -1, .name = name,
+        .n_deps = b->entry->len, .deps = (uint32_t *) b->entry->data,
+        .work = { .op = MDL_OP_MATMUL, .m = tokens },
+    };
+    uint32_t id = sim_plan_add(b->plan, &t);
+    g_hash_table_insert(b->prepare, GUINT_TO_POINTER(tokens), GUINT_TO_POINTER(id + 1));
+    return id;
+}
+
+static uint32_t
+sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to)
+{
+    gint64 key = ((gint64) src << 16) | ((gint64) from << 8) | to;
+    gpointer have = g_hash_table_lookup(b->syncs, &key);
+    if (have) {
+        return GPOINTER_TO_UINT(have) - 1;
+    }
+    /* one hand-off covers everything @from wrote of @src so far */
+    GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray *prod = b->produced[src];
+    for (guint i = 0; i < prod->len; i++) {
+        const Produced *p = &g_array_index(prod, Produced, i);
+        if (p->proc == from) {
+            g_array_append_val(deps, p->task);
+        }
+    }
+    g_autofree char *name = g_strdup_printf("sync %s %s", b->nodes[src].name,
+                                            sim_sync_name[b->info.sync]);
+    SimTask t = {
+        .kind = SIM_TASK_SYNC, .phase = b->info.phase, .step = b->info.step,
+        .proc = b->info.proc_cpu, .node = (int32_t) src, .sync = b->info.sync,
+        .sync_from = from, .sync_to = to, .n_deps = deps->len,
+        .deps = (uint32_t *) deps->data, .name = name,
+    };
+    uint32_t id = sim_plan_add(b->plan, &t);
+    g_array_free(deps, TRUE);
+    gint64 *k = g_new(gint64, 1);
+    *k = key;
+    g_hash_table_insert(b->syncs, k, GUINT_TO_POINTER(id + 1));
+    return id;
+}
+
+static void
+work_of(const SimBuilder *b, const MdlNode *n, uint32_t proc, const SimSlice *s,
+        MdlPrecision prec, SimWork *w)
+{
+    MdlWork mw;
+    mdl_node_work(n, s->tok0, s->tok1, s->row0, s->row1, s->pad_tokens, prec, &mw);
+    *w = (SimWork) {
+        .op = n->op, .prec = prec, .m = mw.m, .k = mw.k, .n = mw.n,
+        .flops = mw.flops, .read_bytes = mw.read_bytes, .write_bytes = mw.write_bytes,
+        /* HeteroLLM's order-aware permutation: on the NPU compute W . X^T
+         * so the small activation operand is the stationary one */
+        .weight_lhs = proc == b->info.proc_npu && n->op == MDL_OP_MATMUL,
+    };
+}
+
+static gboolean
+overlap(uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1)
+{
+    return a0 < b1 && b0 < a1;
+}
+
+static char *
+task_name(const MdlNode *n, const SimSlice *s)
+{
+    GString *name = g_string_new(n->name);
+    gboolean rows = s->row0 != 0 || s->row1 != n->features;
+    gboolean toks = s->tok0 != 0 || s->tok1 != n->tokens;
+    if (rows || toks || s->pad_tokens) {
+        g_string_append_c(name, '[');
+        if (rows) {
+            g_string_append_printf(name, "rows %u:%u", s->row0, s->row1);
+        }
+        if (toks) {
+            g_string_append_printf(name, "%stokens %u:%u", rows ? " " : "", s->tok0, s->tok1);
+        }
+        if (s->pad_tokens) {
+            g_string_append_printf(name, "%spad %u", rows || toks ? " " : "", s->pad_tokens);
+        }
+        g_string_append_c(name, ']');
+    }
+    return g_string_free(name, FALSE);
+}
+
+uint32_t
+sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
+                   MdlPrecision prec, GError **error)
+{
+    const MdlNode *n = sim_builder_node(b, node);
+    g_assert(proc < b->info.n_procs);
+    g_assert(slice.tok0 < slice.tok1 && slice.tok1 <= n->tokens);
+    g_assert(slice.row0 < slice.row1 && slice.row1 <= n->features);
+    g_assert(slice.pad_tokens == 0 || slice.pad_tokens >= slice.tok1 - slice.tok0);
+
+    GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t shape = slice.pad_tokens ? slice.pad_tokens : slice.tok1 - slice.tok0;
+    if (proc == b->info.proc_npu && n->op == MDL_OP_MATMUL) {
+        gpointer prep = g_hash_table_lookup(b->prepare, GUINT_TO_POINTER(shape));
+        if (prep) {
+            uint32_t id = GPOINTER_TO_UINT(prep) - 1;
+            g_array_append_val(deps, id);
+        } else if (!g_hash_table_contains(b->offline, GUINT_TO_POINTER(shape))) {
+            g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
+                        "%s: no NPU graph prepared for %u tokens (static shapes "
+                        "must be prepared offline or in the plan)", n->name, shape);
+            g_array_free(deps, TRUE);
+            return UINT32_MAX;
+        }
+    }
+
+    for (uint32_t i = 0; i < n->n_src; i++) {
+        uint32_t s = n->src[i];
+        /* attention reads K and V (src 1, 2) of every earlier token; the
+         * prefill LM head reads the last token only */
+        uint32_t r0 = slice.tok0 + n->src_tok_offset;
+        uint32_t r1 = slice.tok1 + n->src_tok_offset;
+        if (n->op == MDL_OP_ATTENTION && i >= 1) {
+            r0 = 0;
+        }
+        GArray *prod = b->produced[s];
+        for (guint j = 0; j < prod->len; j++) {
+            const Produced *p = &g_array_index(prod, Produced, j);
+            if (!overlap(r0, r1, p->slice.tok0, p->slice.tok1)) {
+                continue;
+            }
+            /* act and add are feature-local: a row slice reads the same rows */
+            if ((n->op == MDL_OP_ACT || n->op == MDL_OP_ADD) &&
+                b->nodes[s].features == n->features &&
+                !overlap(slice.row0, slice.row1, p->slice.row0, p->slice.row1)) {
+                continue;
+            }
+            uint32_t dep = p->task;
+            if (p->proc != proc) {
+                if (b->drop_syncs) {
+                    continue;
+                }
+                dep = sync_task(b, s, p->proc, proc);
+            }
+            g_array_append_val(deps, dep);
+        }
+    }
+    if (n->n_src == 0) {
+        g_array_append_vals(deps, b->entry->data, b->entry->len);
+    }
+
+    SimTask t = {
+        .kind = SIM_TASK_KERNEL, .phase = b->info.phase, .step = b->info.step,
+        .proc = proc, .node = (int32_t) node, .slice = slice,
+    };
+    work_of(b, n, proc, &slice, prec, &t.work);
+    g_autofree char *name = task_name(n, &slice);
+    t.name = name;
+    /* de-duplicate deps, keep first-seen order (deterministic) */
+    GArray *uniq = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (guint i = 0; i < deps->len; i++) {
+        uint32_t d = g_array_index(deps, uint32_t, i);
+        gboolean seen = FALSE;
+        for (guint j = 0; j < uniq->len && !seen; j++) {
+            seen = g_array_index(uniq, uint32_t, j) == d;
+        }
+        if (!seen) {
+            g_array_append_val(uniq, d);
+        }
+    }
+    t.n_deps = uniq->len;
+    t.deps = (uint32_t *) uniq->data;
+    uint32_t id = sim_plan_add(b->plan, &t);
+    g_array_free(uniq, TRUE);
+    g_array_free(deps, TRUE);
+
+    Produced p = { id, proc, slice };
+    g_array_append_val(b->produced[node], p);
+    return id;
+}
+
+uint64_t
+sim_builder_cost_ps(const SimBuilder *b, uint32_t node, uint32_t proc,
+                    SimSlice slice, MdlPrecision prec)
+{
+    SimWork w;
+    work_of(b, sim_builder_node(b, node), proc, &slice, prec, &w);
+    return sim_cost_work_ps(b->cost, proc, &w);
+}
+
+gboolean
+sim_builder_npu_w4a16_decode(const SimBuilder *b)
+{
+    return b->cost ? sim_cost_npu_w4a16_decode(b->cost) : FALSE;
+}
+
+uint64_t
+sim_builder_sync_cost_ps(const SimBuilder *b, uint32_t from, uint32_t to)
+{
+    return sim_cost_sync_ps(b->cost, b->info.sync, from, to);
+}
+
+gboolean
+sim_builder_finish(SimBuilder *b, uint32_t **exit, uint32_t *n_exit, GError **error)
+{
+    /* every node covered exactly once */
+    for (uint32_t i = 0; i < b->n_nodes; i++) {
+        const MdlNode *n = &b->nodes[i];
+        GArray *prod = b->produced[i];
+        uint64_t area = 0;
+        for (guint j = 0; j < prod->len; j++) {
+            const SimSlice *s = &g_array_index(prod, Produced, j).slice;
+            area += (uint64_t) (s->tok1 - s->tok0) * (s->row1 - s->row0);
+            for (guint k = j + 1; k < prod->len; k++) {
+                const SimSlice *o = &g_array_index(prod, Produced, k).slice;
+                if (overlap(s->tok0, s->tok1, o->tok0, o->tok1) &&
+                    overlap(s->row0, s->row1, o->row0, o->row1)) {
+                    g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                                "%s: tasks %u and %u write overlapping slices", n->name,
+                                g_array_index(prod, Produced, j).task,
+                                g_array_index(prod, Produced, k).task);
+                    return FALSE;
+                }
+            }
+        }
+        if (area != (uint64_t) n->tokens * n->features) {
+            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                        "%s: slices cover %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                        " output elements (a hole)", n->name, area,
+                        (uint64_t) n->tokens * n->features);
+            return FALSE;
+        }
+    }
+
+    /* prepare tasks cost what the NPU tensors of their shape weigh */
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, b->prepare);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        SimTask *prep = sim_plan_task(b->plan, GPOINTER_TO_UINT(value) - 1);
+        uint64_t bytes = 0, flops = 0;
+        for (uint32_t id = GPOINTER_TO_UINT(value); id < sim_plan_len(b->plan); id++) {
+            const SimTask *t = sim_plan_task(b->plan, id);
+            uint32_t shape = t->slice.pad_tokens ? t->slice.pad_tokens
+                                                 : t->slice.tok1 - t->slice.tok0;
+            if (t->kind == SIM_TASK_KERNEL && t->proc == b->info.proc_npu &&
+                t->work.op == MDL_OP_MATMUL && shape == GPOINTER_TO_UINT(key)) {
+                bytes += t->work.read_bytes + t->work.write_bytes;
+                flops += t->work.flops;
+            }
+        }
+        prep->work.read_bytes = bytes;
+        prep->work.flops = flops;
+    }
+
+    /* the phase ends with the writers of the last node */
+    g_assert(b->n_nodes > 0);
+    GArray *last = b->produced[b->n_nodes - 1];
+    *n_exit = last->len;
+    *exit = g_new(uint32_t, MAX(1, last->len));
+    for (guint j = 0; j < last->len; j++) {
+        (*exit)[j] = g_array_index(last, Produced, j).task;
+    }
+    return TRUE;
+}

@@ -1,0 +1,116 @@
+/*
+ * builder.h - builds one phase of a plan from a policy's placement
+ * decisions, deriving dependencies and syncs from the data flow.
+ *
+ * The policy says *where* each slice of each node runs
+ * (sim_builder_kernel); the builder works out *what waits on what*: a task
+ * that reads node S waits on the tasks that wrote the part of S it reads;
+ * when such a producer ran on another processor, the wait goes through a
+ * sync task of the run's mechanism (driver or fast), one per (node, from,
+ * to) hand-off.  Because dependencies come from the data flow and not from
+ * the policy, a policy cannot forget one — and a test that deliberately
+ * drops one (sim_builder_set_drop_syncs) shows the executor computing wrong
+ * numbers.
+ *
+ */
+#ifndef SIM_BUILDER_H
+#define SIM_BUILDER_H
+
+#include <glib.h>
+
+#include "models/graph.h"
+#include "sim/plan.h"
+
+typedef struct SimBuilder SimBuilder;
+typedef struct SimCostModel SimCostModel;
+
+/* Options every policy may read (parsed from the command line). */
+typedef struct SimPolicyOptions {
+    uint32_t chunk_tokens;       /* chunked prefill: chunk size (default 256) */
+    uint32_t row_align;          /* tensor partitions: rows aligned to (256) */
+    uint32_t tok_align;          /* tensor partitions: tokens aligned to (32) */
+    uint32_t min_npu_shape;      /* standard NPU shapes: powers of two ... */
+    uint32_t max_npu_shape;      /* ... from min to max (32..1024) */
+} SimPolicyOptions;
+
+void sim_policy_options_init(SimPolicyOptions *o);
+
+/* Everything a policy sees of the phase it plans. */
+typedef struct SimPhaseInfo {
+    SimPhase phase;
+    uint32_t step;               /* decode step index */
+    uint32_t tokens;             /* S (prefill) or batch B (decode) */
+    uint32_t context;            /* tokens already in the KV cache */
+    SimSyncMech sync;
+    uint32_t proc_cpu, proc_gpu, proc_npu;   /* processor indices */
+    uint32_t n_procs;
+    const SimPolicyOptions *opts;
+} SimPhaseInfo;
+
+/*
+ * Start a phase.  @graph (borrowed) is the phase's operator graph; tasks are appended to @plan.  Every task without a
+ * data dependency waits on the tasks in @entry (the end of the previous
+ * phase).  @cost answers "how long would this take" (may be NULL for
+ * policies that do not ask).
+ */
+SimBuilder *sim_builder_new(SimPlan *plan, const MdlGraph *graph,
+                            const SimPhaseInfo *info, const SimCostModel *cost,
+                            const uint32_t *entry, uint32_t n_entry);
+void sim_builder_free(SimBuilder *b);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimBuilder, sim_builder_free)
+
+const SimPhaseInfo *sim_builder_info(const SimBuilder *b);
+uint32_t sim_builder_n_nodes(const SimBuilder *b);
+const MdlNode *sim_builder_node(const SimBuilder *b, uint32_t i);
+
+/* The whole output of a node as a slice. */
+SimSlice sim_builder_full(const SimBuilder *b, uint32_t node);
+
+/*
+ * Run @slice of @node on processor @proc with storage precision @prec.
+ * slice.pad_tokens > 0 computes that many tokens and crops (NPU static
+ * shapes).  On the NPU, the padded shape must have been prepared
+ * (offline: sim_builder_npu_offline; or in-plan: sim_builder_prepare).
+ * Returns the task id.
+ */
+uint32_t sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc,
+                            SimSlice slice, MdlPrecision prec, GError **error);
+
+/* Mark NPU static shape @tokens as prepared before the run (no cost). */
+void sim_builder_npu_offline(SimBuilder *b, uint32_t tokens);
+
+/* Prepare the NPU graph of static shape @tokens inside the plan: a task on
+ * the NPU whose cost grows with the tensors of all NPU matmuls at that
+ * shape.  Kernels of that shape wait on it.  Returns the task id. */
+uint32_t sim_builder_prepare(SimBuilder *b, uint32_t tokens);
+
+/* The standard static shape for @tokens: the smallest power of two in
+ * [min_npu_shape, max_npu_shape] >= tokens, or 0 if above the largest. */
+uint32_t sim_builder_std_shape(const SimBuilder *b, uint32_t tokens);
+
+/* Testing only: leave out every cross-processor dependency (and its sync)
+ * so consumers may start before producers end. */
+void sim_builder_set_drop_syncs(SimBuilder *b, gboolean drop);
+
+/*
+ * Cost of a would-be task (alone on its processor, no contention), in ps:
+ * the profiler policies consult.  Uses the same work description the task
+ * would get.
+ */
+uint64_t sim_builder_cost_ps(const SimBuilder *b, uint32_t node, uint32_t proc,
+                             SimSlice slice, MdlPrecision prec);
+/* Does the NPU's vendor stack run W4A16 matmuls in decode? */
+gboolean sim_builder_npu_w4a16_decode(const SimBuilder *b);
+
+/* Cost of one sync hand-off of the run's mechanism, in ps. */
+uint64_t sim_builder_sync_cost_ps(const SimBuilder *b, uint32_t from, uint32_t to);
+
+/*
+ * Finish the phase: every node must have been fully covered.  The ids of
+ * the tasks that end the phase (writers of the last node) go to @exit
+ * (transfer full, *n_exit long).
+ */
+gboolean sim_builder_finish(SimBuilder *b, uint32_t **exit, uint32_t *n_exit,
+                            GError **error);
+
+#endif /* SIM_BUILDER_H */

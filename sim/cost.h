@@ -1,0 +1,32 @@
+/*
+ * cost.h - the profiler policies consult: how long would this work take
+ * on that processor, alone (no contention), according to the SoC's own
+ * timing models.  Also converts plan work into hw op descriptors, the one
+ * place where sim/ speaks hw/'s op vocabulary.
+ */
+#ifndef SIM_COST_H
+#define SIM_COST_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "sim/plan.h"
+
+typedef struct HwSoc HwSoc;
+typedef struct SimCostModel SimCostModel;
+
+SimCostModel *sim_cost_new(const HwSoc *soc);        /* (transfer full) */
+void sim_cost_free(SimCostModel *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimCostModel, sim_cost_free)
+
+/* Time of @w alone on processor @proc, launch overheads included, in ps. */
+uint64_t sim_cost_work_ps(const SimCostModel *c, uint32_t proc, const SimWork *w);
+
+/* Time of one hand-off @from -> @to with mechanism @mech, in ps. */
+uint64_t sim_cost_sync_ps(const SimCostModel *c, SimSyncMech mech, uint32_t from,
+                          uint32_t to);
+
+/* Does the NPU's vendor stack run W4A16 matmuls in decode? */
+gboolean sim_cost_npu_w4a16_decode(const SimCostModel *c);
+
+#endif /* SIM_COST_H */

@@ -1,0 +1,73 @@
+/*
+ * exec.h - runs a plan: timing through the hw models, values through the
+ * functional engine, in one pass of the event kernel.
+ *
+ * A task is submitted to its processor's queue as soon as every task it
+ * depends on has ended (ties in id order, so the run is deterministic).
+ * When the processor actually *starts* it, the values hook computes the
+ * task's slice from the buffers as they are at that simulated moment; when
+ * it *ends*, the hook publishes the slice to the shared buffers.  A plan
+ * with a missing dependency therefore reads stale data and the functional
+ * check reports the mismatch.
+ */
+#ifndef SIM_EXEC_H
+#define SIM_EXEC_H
+
+#include <glib.h>
+
+#include "sim/kernel/clock.h"
+#include "sim/plan.h"
+
+typedef struct HwSoc HwSoc;
+
+/* When one task ran. */
+typedef struct SimTaskTime {
+    SimTime start_ps;
+    SimTime end_ps;
+} SimTaskTime;
+
+/* DRAM bandwidth of one initiator from @when_ps until its next sample. */
+typedef struct SimBwSample {
+    SimTime when_ps;
+    uint32_t initiator;          /* processor index */
+    double gbps;
+} SimBwSample;
+
+/* Functional hooks (may be NULL: timing only). */
+typedef struct SimValuesOps {
+    void (*task_start)(void *opaque, uint32_t id, const SimTask *t);
+    void (*task_end)(void *opaque, uint32_t id, const SimTask *t);
+} SimValuesOps;
+
+/* Per-processor totals of one run. */
+typedef struct SimProcStats {
+    SimTime busy_ps;             /* time executing tasks */
+    uint64_t dram_bytes;         /* bytes moved as initiator */
+    double energy_j;             /* active + idle energy */
+} SimProcStats;
+
+typedef struct SimExecResult {
+    uint32_t n_tasks;
+    SimTaskTime *times;          /* one per task (transfer full) */
+    GArray *bw;                  /* of SimBwSample, sorted by time */
+    uint32_t n_procs;
+    SimProcStats *procs;         /* one per processor (transfer full) */
+    SimTime end_ps;              /* when the last task ended */
+    double dram_energy_j;
+    uint64_t events;             /* event-kernel events run */
+} SimExecResult;
+
+void sim_exec_result_clear(SimExecResult *r);
+
+/*
+ * Execute @plan on @soc.  FALSE with an error if the plan cannot run
+ * (HS_SIM_ERROR: deadlock, a task a processor cannot run).
+ */
+gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc,
+                      const SimValuesOps *values, void *values_opaque,
+                      SimExecResult *out, GError **error);
+
+/* DRAM bytes moved and energy between @t0_ps and @t1_ps (a phase). */
+double sim_exec_dram_gbps(const SimExecResult *r, SimTime t0_ps, SimTime t1_ps);
+
+#endif /* SIM_EXEC_H */
