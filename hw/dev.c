@@ -18,6 +18,22 @@ static const HwDevClass *const classes[] = {
     NULL,
 };
 
+const char *const hw_op_name[HW_OP_COUNT] = {
+    "matmul", "attention", "elemwise", "prepare", "sync",
+};
+const char *const hw_dtype_name[HW_DTYPE_COUNT] = { "fp16", "int8", "int4" };
+
+void
+hw_dev_estimate(const HwDev *dev, const HwOp *op, HwCost *cost)
+{
+    *cost = (HwCost) { 0 };
+    dev->cls->estimate(dev, op, cost);
+    /* bytes at the cap: GB/s == bytes per ns */
+    uint64_t mem_ps = (uint64_t) ((double) cost->dram_bytes * 1000.0 /
+                                  dev->dram_cap_gbps + 0.5);
+    cost->alone_ps = cost->overhead_ps + MAX(cost->compute_ps, mem_ps);
+}
+
 const HwDevClass *
 hw_dev_class_find(const char *model)
 {

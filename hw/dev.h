@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "sim/util/param.h"
+#include "hw/op.h"
 
 typedef enum {
     HW_KIND_CPU,
@@ -44,6 +45,13 @@ typedef struct HwDevClass {
     gboolean (*realize)(HwDev *dev, GError **error);
     /* Release what realize() allocated (may be NULL). */
     void (*finalize)(HwDev *dev);
+    /*
+     * What @op costs on this processor alone: overhead, compute time and
+     * DRAM bytes (model extras included).  Pure: no allocation, no events;
+     * the tensor-partition solver calls it thousands of times per plan.
+     * hw_dev_estimate() fills alone_ps from these.
+     */
+    void (*estimate)(const HwDev *dev, const HwOp *op, HwCost *cost);
 } HwDevClass;
 
 /* Keys every processor has (offsets into HwDev via the instance type T). */
@@ -64,6 +72,10 @@ struct HwDev {
                  "power while executing"),                                    \
     HS_PARAM_F64("idle_w", T, parent.idle_w, 0, 100, 0,                     \
                  "power while idle (powered, not executing)")
+
+/* Cost of @op alone on @dev: the class estimate plus alone_ps, the time
+ * with the device's own DRAM cap as the only bandwidth limit. */
+void hw_dev_estimate(const HwDev *dev, const HwOp *op, HwCost *cost);
 
 /* Look up a model by name; NULL if unknown. */
 const HwDevClass *hw_dev_class_find(const char *model);

@@ -1,6 +1,14 @@
 /*
- * gpu.c - GPU model (parameters; timing lands with the hardware models
- * issue).
+ * gpu.c - a mobile GPU (Adreno-class) behind an OpenCL-like in-order queue.
+ *
+ * Roofline: an op takes max(flops at the achieved rate, bytes at the DRAM
+ * share it gets).  That alone gives HeteroLLM's "linear performance": a
+ * W4A16 matmul's intensity grows with the token count, so achieved FLOPS
+ * grow linearly with size while memory-bound and plateau at the achieved
+ * FP16 rate (~1 TFLOPS of 2.8 peak on 8 Gen 3) once compute-bound.  Every
+ * kernel pays its submission into a busy queue (10-20 us); a kernel
+ * submitted after the queue was drained by a blocking sync pays the
+ * restart (+50-100 us) — the runtime decides which (HeteroLLM §3.1).
  */
 #include "hw/gpu.h"
 #include "sim/util/error.h"
@@ -34,6 +42,17 @@ hw_gpu_realize(HwDev *dev, GError **error)
     return TRUE;
 }
 
+static void
+hw_gpu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
+{
+    const HwGpu *gpu = (const HwGpu *) dev;
+    /* TFLOPS == flops per ps */
+    double rate = gpu->achieved_fp16_tflops;
+    c->overhead_ps = (uint64_t) (gpu->launch_busy_us * 1e6);
+    c->compute_ps = (uint64_t) ((double) op->flops / rate + 0.5);
+    c->dram_bytes = op->read_bytes + op->write_bytes;
+}
+
 const HwDevClass hw_gpu_class = {
     .model = "gpu",
     .kind = HW_KIND_GPU,
@@ -41,4 +60,5 @@ const HwDevClass hw_gpu_class = {
     .instance_size = sizeof(HwGpu),
     .params = hw_gpu_params,
     .realize = hw_gpu_realize,
+    .estimate = hw_gpu_estimate,
 };

@@ -19,8 +19,12 @@ typedef struct HwNpu {
     uint32_t fill_drain_cycles;      /* pipeline fill + drain per weight tile */
     double sram_kib;                 /* on-chip TCM, software managed */
     double dma_gbps;                 /* DDR -> TCM DMA for large regular blocks */
-    double prepare_base_ms;          /* graph preparation: fixed part */
-    double prepare_ms_per_mib;       /* graph preparation: per MiB of tensors */
+    double tile_load_gbps;           /* TCM -> array, loading stationary tiles */
+    double vector_gflops;            /* vector unit (HVX) for non-matmul ops */
+    double launch_us;                /* graph execute call overhead */
+    uint32_t graphs_per_model;       /* static graphs a model is split into */
+    double prepare_base_ms;          /* graph preparation: fixed part per graph */
+    double prepare_ms_per_mib;       /* graph preparation: per MiB of activations */
     gboolean w4a16_decode;           /* vendor stack runs W4A16 in decode */
 } HwNpu;
 

@@ -24,8 +24,6 @@ static const HsParam hw_sync_driver_params[] = {
                  "blocking finish call returns after the device is idle"),
     HS_PARAM_F64("copy_us", HwSyncDriverParams, copy_us, 0, 1e6, HS_REQUIRED,
                  "host<->device copy of the hand-off buffer"),
-    HS_PARAM_F64("restart_us", HwSyncDriverParams, restart_us, 0, 1e6, HS_REQUIRED,
-                 "queue restart after it ran empty"),
     HS_PARAM_END
 };
 
@@ -334,7 +332,7 @@ hw_soc_dump_text(const HwSoc *soc, GString *out)
                                hw_kind_name[d->cls->kind], d->cls->model);
         hs_param_dump_text(d->cls->params, d, out, 2, soc->sources, path);
     }
-    g_string_append(out, "\nsync driver (blocking finish, copy, queue restart)\n");
+    g_string_append(out, "\nsync driver (blocking finish, copy; the consumer queue restarts)\n");
     hs_param_dump_text(hw_sync_driver_params, &soc->sync_driver, out, 2,
                        soc->sources, "$.sync.driver");
     g_string_append(out, "\nsync fast (unified buffers, sleep, poll a flag)\n");

@@ -31,11 +31,12 @@ typedef struct HwMemParams {
     double idle_w;                   /* DRAM + interconnect background power */
 } HwMemParams;
 
-/* Conventional sync: blocking finish, copy, restart the queue. */
+/* Conventional sync: blocking finish, then copy the hand-off buffer; the
+ * consumer's queue was drained, so its next kernel pays the GPU's
+ * launch_idle_us restart (charged by the runtime, not here). */
 typedef struct HwSyncDriverParams {
     double finish_us;                /* blocking clFinish-style wait returns */
     double copy_us;                  /* host<->device copy of the hand-off buffer */
-    double restart_us;               /* queue restart after it ran empty */
 } HwSyncDriverParams;
 
 /* Fast sync: unified buffers, sleep for the predicted time, poll a flag. */

@@ -135,6 +135,7 @@ void
 sim_builder_npu_offline(SimBuilder *b, uint32_t tokens)
 {
     g_hash_table_add(b->offline, GUINT_TO_POINTER(tokens));
+    sim_plan_npu_offline(b->plan, tokens);
 }
 
 uint32_t
@@ -389,7 +390,8 @@ sim_builder_finish(SimBuilder *b, uint32_t **exit, uint32_t *n_exit, GError **er
                                                  : t->slice.tok1 - t->slice.tok0;
             if (t->kind == SIM_TASK_KERNEL && t->proc == b->info.proc_npu &&
                 t->work.op == MDL_OP_MATMUL && shape == GPOINTER_TO_UINT(key)) {
-                bytes += t->work.read_bytes + t->work.write_bytes;
+                /* activations in and out, FP16: what the graph handles */
+                bytes += t->work.m * (t->work.k + t->work.n) * 2;
                 flops += t->work.flops;
             }
         }

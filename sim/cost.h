@@ -12,8 +12,14 @@
 
 #include "sim/plan.h"
 
+#include "hw/op.h"
+
 typedef struct HwSoc HwSoc;
 typedef struct SimCostModel SimCostModel;
+
+/* The hw op a task's work becomes (NPU matmuls marked weight_lhs are
+ * turned around: W . X^T). */
+void sim_work_to_hw_op(const SimWork *w, SimTaskKind kind, gboolean decode, HwOp *op);
 
 SimCostModel *sim_cost_new(const HwSoc *soc);        /* (transfer full) */
 void sim_cost_free(SimCostModel *c);

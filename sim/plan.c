@@ -24,6 +24,7 @@ sim_plan_new(void)
     SimPlan *plan = g_new0(SimPlan, 1);
     plan->tasks = g_array_new(FALSE, TRUE, sizeof(SimTask));
     g_array_set_clear_func(plan->tasks, task_clear);
+    plan->npu_offline = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     return plan;
 }
 
@@ -34,6 +35,7 @@ sim_plan_free(SimPlan *plan)
         return;
     }
     g_array_unref(plan->tasks);
+    g_array_unref(plan->npu_offline);
     g_free(plan);
 }
 
@@ -45,6 +47,17 @@ sim_plan_add(SimPlan *plan, const SimTask *t)
     copy.name = g_strdup(t->name ? t->name : "");
     g_array_append_val(plan->tasks, copy);
     return plan->tasks->len - 1;
+}
+
+void
+sim_plan_npu_offline(SimPlan *plan, uint32_t tokens)
+{
+    for (guint i = 0; i < plan->npu_offline->len; i++) {
+        if (g_array_index(plan->npu_offline, uint32_t, i) == tokens) {
+            return;
+        }
+    }
+    g_array_append_val(plan->npu_offline, tokens);
 }
 
 void

@@ -88,7 +88,11 @@ typedef struct SimTask {
 
 typedef struct SimPlan {
     GArray *tasks;            /* of SimTask */
+    GArray *npu_offline;      /* of uint32_t: NPU shapes prepared before the run */
 } SimPlan;
+
+/* Record that NPU static shape @tokens is prepared offline (idempotent). */
+void sim_plan_npu_offline(SimPlan *plan, uint32_t tokens);
 
 SimPlan *sim_plan_new(void);                     /* (transfer full) */
 void sim_plan_free(SimPlan *plan);               /* NULL is a no-op */

@@ -163,7 +163,8 @@ static const Mutation mutations[] = {
       "$.processors[2]: unknown key \"sram_kb\" (known keys: dram_cap_gbps, active_w, "
       "idle_w, tile_rows, tile_cols, arrays, freq_mhz, fp16_macs_per_pe_cycle, "
       "int8_macs_per_pe_cycle, int4_macs_per_pe_cycle, fill_drain_cycles, sram_kib, "
-      "dma_gbps, prepare_base_ms, prepare_ms_per_mib, w4a16_decode, name, model)" },
+      "dma_gbps, tile_load_gbps, vector_gflops, launch_us, graphs_per_model, "
+      "prepare_base_ms, prepare_ms_per_mib, w4a16_decode, name, model)" },
     { "unknown-top-key", "", "memroy", "{}",
       "$: unknown key \"memroy\" (known keys: name, description, memory, processors, sync)" },
     { "missing-section", "", "memory", NULL,

@@ -1,0 +1,233 @@
+/*
+ * memory.c - see memory.h.
+ */
+#include "hw/memory.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+struct HwFlow {
+    HwMem *mem;
+    uint32_t initiator;
+    double remaining;            /* bytes */
+    double demand;               /* GB/s; INFINITY if unbounded */
+    double rate;                 /* GB/s now */
+    SimEventId done_ev;
+    HwFlowDoneFn done;
+    void *opaque;
+};
+
+struct HwMem {
+    SimKernel *k;
+    double ceiling;
+    double *caps;
+    uint32_t n_init;
+    GPtrArray *flows;            /* active HwFlow*, in start order */
+    SimTime last_ps;             /* progress brought up to date at */
+    double *init_rate;           /* GB/s per initiator */
+    double *init_bytes;          /* bytes moved per initiator */
+    HwMemObserverFn observer;
+    void *observer_opaque;
+};
+
+HwMem *
+hw_mem_new(SimKernel *k, double ceiling_gbps, const double *caps_gbps, uint32_t n)
+{
+    HwMem *m = g_new0(HwMem, 1);
+    m->k = k;
+    m->ceiling = ceiling_gbps;
+    m->caps = g_memdup2(caps_gbps, sizeof(double) * n);
+    m->n_init = n;
+    m->flows = g_ptr_array_new();
+    m->init_rate = g_new0(double, n);
+    m->init_bytes = g_new0(double, n);
+    return m;
+}
+
+void
+hw_mem_free(HwMem *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    for (guint i = 0; i < m->flows->len; i++) {
+        g_free(g_ptr_array_index(m->flows, i));
+    }
+    g_ptr_array_unref(m->flows);
+    g_free(m->caps);
+    g_free(m->init_rate);
+    g_free(m->init_bytes);
+    g_free(m);
+}
+
+void
+hw_mem_set_observer(HwMem *m, HwMemObserverFn fn, void *opaque)
+{
+    m->observer = fn;
+    m->observer_opaque = opaque;
+}
+
+static int
+cmp_double_idx(const void *a, const void *b, void *d)
+{
+    const double *dem = d;
+    double x = dem[*(const uint32_t *) a], y = dem[*(const uint32_t *) b];
+    if (x != y) {
+        return x < y ? -1 : 1;
+    }
+    return (int) *(const uint32_t *) a - (int) *(const uint32_t *) b;
+}
+
+void
+hw_mem_waterfill(const double *demand, uint32_t n, double cap, double *alloc)
+{
+    if (n == 0) {
+        return;
+    }
+    /* satisfy the smallest demands first; the rest share what is left */
+    g_autofree uint32_t *idx = g_new(uint32_t, n);
+    for (uint32_t i = 0; i < n; i++) {
+        idx[i] = i;
+    }
+    g_qsort_with_data(idx, (gint) n, sizeof(uint32_t), cmp_double_idx, (void *) demand);
+    double left = cap;
+    for (uint32_t j = 0; j < n; j++) {
+        double share = left / (double) (n - j);
+        double d = demand[idx[j]];
+        double a = d < share ? d : share;
+        alloc[idx[j]] = a;
+        left -= a;
+    }
+}
+
+/* Bring every flow's remaining bytes up to now. */
+static void
+advance(HwMem *m)
+{
+    SimTime now = sim_kernel_now(m->k);
+    double dt_ns = (double) (now - m->last_ps) / 1000.0;
+    if (dt_ns > 0) {
+        for (guint i = 0; i < m->flows->len; i++) {
+            HwFlow *f = g_ptr_array_index(m->flows, i);
+            double moved = MIN(f->remaining, f->rate * dt_ns);   /* GB/s = B/ns */
+            f->remaining -= moved;
+            m->init_bytes[f->initiator] += moved;
+        }
+    }
+    m->last_ps = now;
+}
+
+static void flow_done(SimKernel *k, void *opaque);
+
+static void
+reschedule(HwMem *m)
+{
+    uint32_t nf = m->flows->len;
+    g_autofree double *init_dem = g_new0(double, m->n_init);
+    g_autofree double *init_alloc = g_new0(double, m->n_init);
+
+    for (uint32_t i = 0; i < nf; i++) {
+        HwFlow *f = g_ptr_array_index(m->flows, i);
+        init_dem[f->initiator] += f->demand;
+    }
+    for (uint32_t i = 0; i < m->n_init; i++) {
+        init_dem[i] = MIN(init_dem[i], m->caps[i]);
+    }
+    hw_mem_waterfill(init_dem, m->n_init, m->ceiling, init_alloc);
+
+    for (uint32_t ini = 0; ini < m->n_init; ini++) {
+        GPtrArray *mine = g_ptr_array_new();
+        for (uint32_t i = 0; i < nf; i++) {
+            HwFlow *f = g_ptr_array_index(m->flows, i);
+            if (f->initiator == ini) {
+                g_ptr_array_add(mine, f);
+            }
+        }
+        if (mine->len > 0) {
+            g_autofree double *dem = g_new(double, mine->len);
+            g_autofree double *alloc = g_new(double, mine->len);
+            for (guint j = 0; j < mine->len; j++) {
+                dem[j] = ((HwFlow *) g_ptr_array_index(mine, j))->demand;
+            }
+            hw_mem_waterfill(dem, mine->len, init_alloc[ini], alloc);
+            for (guint j = 0; j < mine->len; j++) {
+                ((HwFlow *) g_ptr_array_index(mine, j))->rate = alloc[j];
+            }
+        }
+        g_ptr_array_unref(mine);
+        if (init_alloc[ini] != m->init_rate[ini]) {
+            m->init_rate[ini] = init_alloc[ini];
+            if (m->observer) {
+                m->observer(m->observer_opaque, sim_kernel_now(m->k), ini, init_alloc[ini]);
+            }
+        }
+    }
+
+    SimTime now = sim_kernel_now(m->k);
+    for (uint32_t i = 0; i < nf; i++) {
+        HwFlow *f = g_ptr_array_index(m->flows, i);
+        g_assert(f->rate > 0);                 /* every flow gets a share */
+        SimTime when = now + (SimTime) ceil(f->remaining / f->rate * 1000.0);
+        if (f->done_ev == 0 || !sim_kernel_move(m->k, f->done_ev, when)) {
+            f->done_ev = sim_kernel_schedule_at(m->k, when, SIM_PRIO_DONE, flow_done, f);
+        }
+    }
+}
+
+static void
+flow_done(SimKernel *k, void *opaque)
+{
+    HwFlow *f = opaque;
+    HwMem *m = f->mem;
+    advance(m);
+    m->init_bytes[f->initiator] += f->remaining;   /* rounding crumbs */
+    g_ptr_array_remove(m->flows, f);
+    HwFlowDoneFn done = f->done;
+    void *done_opaque = f->opaque;
+    g_free(f);
+    reschedule(m);
+    done(done_opaque);
+}
+
+HwFlow *
+hw_mem_start(HwMem *m, uint32_t initiator, uint64_t bytes, double demand_gbps,
+             HwFlowDoneFn done, void *opaque)
+{
+    g_assert(initiator < m->n_init);
+    g_assert(bytes > 0);
+    advance(m);
+    HwFlow *f = g_new0(HwFlow, 1);
+    f->mem = m;
+    f->initiator = initiator;
+    f->remaining = (double) bytes;
+    f->demand = demand_gbps > 0 ? demand_gbps : INFINITY;
+    f->done = done;
+    f->opaque = opaque;
+    g_ptr_array_add(m->flows, f);
+    reschedule(m);
+    return f;
+}
+
+double
+hw_mem_flow_gbps(const HwFlow *f)
+{
+    return f->rate;
+}
+
+double
+hw_mem_initiator_gbps(const HwMem *m, uint32_t initiator)
+{
+    return m->init_rate[initiator];
+}
+
+double
+hw_mem_initiator_bytes(const HwMem *m, uint32_t initiator)
+{
+    return m->init_bytes[initiator];
+}
+
+uint32_t
+hw_mem_active(const HwMem *m)
+{
+    return m->flows->len;
+}

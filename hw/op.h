@@ -1,0 +1,63 @@
+/*
+ * op.h - what the simulator hands a processor model: one kernel described
+ * by its kind, its GEMM-like shape, the storage type of each operand, its
+ * operations and its compulsory DRAM traffic.  Never tensor values, never
+ * model names.
+ *
+ * Shapes: a matmul is [m, k] x [k, n].  A weight-stationary NPU keeps the
+ * right operand (k x n) in its array and streams the m rows of the left
+ * one, so which matrix sits on the right is what HeteroLLM calls the
+ * *order* of a matmul.  Attention: m query tokens, k head_dim, n keys.
+ */
+#ifndef HW_OP_H
+#define HW_OP_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef enum {
+    HW_OP_MATMUL,
+    HW_OP_ATTENTION,
+    HW_OP_ELEMWISE,          /* norms, RoPE, activations, adds, embedding */
+    HW_OP_PREPARE,           /* build a static NPU graph (read_bytes: its tensors) */
+    HW_OP_SYNC,              /* a hand-off between processors (see sync.h) */
+    HW_OP_COUNT
+} HwOpKind;
+
+extern const char *const hw_op_name[HW_OP_COUNT];
+
+typedef enum {
+    HW_DTYPE_FP16,
+    HW_DTYPE_INT8,
+    HW_DTYPE_INT4,           /* grouped weights, dequantised on the fly */
+    HW_DTYPE_COUNT
+} HwDtype;
+
+extern const char *const hw_dtype_name[HW_DTYPE_COUNT];
+
+typedef struct HwOp {
+    HwOpKind kind;
+    uint64_t m, k, n;        /* [m, k] x [k, n] */
+    HwDtype a_dtype;         /* left operand (streamed on the NPU) */
+    HwDtype b_dtype;         /* right operand (stationary on the NPU) */
+    HwDtype compute;         /* datapath: FP16 or INT8 */
+    gboolean decode;         /* part of a decode step (vendor stack flags) */
+    uint64_t flops;
+    uint64_t read_bytes;     /* compulsory DRAM reads */
+    uint64_t write_bytes;    /* DRAM writes */
+} HwOp;
+
+/* What an op costs on one processor, alone.  Breakdown fields are filled
+ * by the models that have them (NPU: tiles). */
+typedef struct HwCost {
+    uint64_t overhead_ps;    /* launch / submission before it runs */
+    uint64_t compute_ps;     /* time if memory were infinitely fast */
+    uint64_t dram_bytes;     /* DRAM traffic, the model's own extras included */
+    uint64_t alone_ps;       /* overhead + max(compute, bytes at the cap) */
+    uint64_t cycles;         /* NPU: total cycles (compute or DMA bound) */
+    uint64_t compute_cycles; /* NPU: array cycles */
+    uint64_t weight_loads;   /* NPU: stationary tiles loaded into the array */
+    uint64_t passes;         /* NPU: passes over the streamed operand */
+} HwCost;
+
+#endif /* HW_OP_H */

@@ -1,0 +1,223 @@
+/*
+ * runtime.c - see runtime.h.
+ */
+#include "hw/runtime.h"
+#include "hw/gpu.h"
+#include "hw/sync.h"
+#include "sim/util/error.h"
+
+typedef struct Job {
+    HwRuntime *rt;
+    HwSubmit s;
+    HwCost cost;
+    gboolean compute_done, bytes_done;
+} Job;
+
+typedef struct Queue {
+    GQueue waiting;              /* of Job*, in submission order */
+    Job *running;
+    SimTime busy_ps;
+    SimTime started_ps;
+} Queue;
+
+struct HwRuntime {
+    const HwSoc *soc;
+    SimKernel *k;
+    HwMem *mem;
+    Queue *queues;
+    uint32_t n;
+    GHashTable *npu_shapes;      /* prepared NPU token counts */
+    uint64_t in_flight;          /* jobs submitted and not done */
+};
+
+HwRuntime *
+hw_runtime_new(const HwSoc *soc, SimKernel *k)
+{
+    HwRuntime *rt = g_new0(HwRuntime, 1);
+    rt->soc = soc;
+    rt->k = k;
+    rt->n = soc->devs->len;
+    rt->queues = g_new0(Queue, rt->n);
+    g_autofree double *caps = g_new(double, rt->n);
+    for (uint32_t i = 0; i < rt->n; i++) {
+        g_queue_init(&rt->queues[i].waiting);
+        caps[i] = ((HwDev *) g_ptr_array_index(soc->devs, i))->dram_cap_gbps;
+    }
+    rt->mem = hw_mem_new(k, soc->mem.ceiling_gbps, caps, rt->n);
+    rt->npu_shapes = g_hash_table_new(g_int64_hash, g_int64_equal);
+    return rt;
+}
+
+static void
+free_key(gpointer key, gpointer value, gpointer data)
+{
+    g_free(key);
+}
+
+void
+hw_runtime_free(HwRuntime *rt)
+{
+    if (rt == NULL) {
+        return;
+    }
+    for (uint32_t i = 0; i < rt->n; i++) {
+        g_queue_clear_full(&rt->queues[i].waiting, g_free);
+        g_free(rt->queues[i].running);
+    }
+    g_free(rt->queues);
+    hw_mem_free(rt->mem);
+    g_hash_table_foreach(rt->npu_shapes, free_key, NULL);
+    g_hash_table_destroy(rt->npu_shapes);
+    g_free(rt);
+}
+
+void
+hw_runtime_npu_prepared(HwRuntime *rt, uint64_t tokens)
+{
+    if (!g_hash_table_contains(rt->npu_shapes, &tokens)) {
+        gint64 *key = g_new(gint64, 1);
+        *key = (gint64) tokens;
+        g_hash_table_add(rt->npu_shapes, key);
+    }
+}
+
+HwMem *
+hw_runtime_mem(HwRuntime *rt)
+{
+    return rt->mem;
+}
+
+SimTime
+hw_runtime_busy_ps(const HwRuntime *rt, uint32_t dev)
+{
+    return rt->queues[dev].busy_ps;
+}
+
+uint64_t
+hw_runtime_pending(const HwRuntime *rt)
+{
+    return rt->in_flight;
+}
+
+static void start_next(HwRuntime *rt, uint32_t dev);
+
+static void
+job_finish(Job *j)
+{
+    HwRuntime *rt = j->rt;
+    if (j->s.op.kind != HW_OP_SYNC) {
+        Queue *q = &rt->queues[j->s.dev];
+        q->busy_ps += sim_kernel_now(rt->k) - q->started_ps;
+        q->running = NULL;
+    }
+    rt->in_flight--;
+    HwOpFn done = j->s.on_done;
+    void *opaque = j->s.opaque;
+    uint32_t dev = j->s.dev;
+    gboolean queued = j->s.op.kind != HW_OP_SYNC;
+    g_free(j);
+    done(opaque);
+    if (queued) {
+        start_next(rt, dev);
+    }
+}
+
+static void
+maybe_finish(Job *j)
+{
+    if (j->compute_done && j->bytes_done) {
+        job_finish(j);
+    }
+}
+
+static void
+compute_done(SimKernel *k, void *opaque)
+{
+    Job *j = opaque;
+    j->compute_done = TRUE;
+    maybe_finish(j);
+}
+
+static void
+bytes_done(void *opaque)
+{
+    Job *j = opaque;
+    j->bytes_done = TRUE;
+    maybe_finish(j);
+}
+
+/* After the launch overhead: the op starts. */
+static void
+job_start(SimKernel *k, void *opaque)
+{
+    Job *j = opaque;
+    HwRuntime *rt = j->rt;
+    if (j->s.op.kind != HW_OP_SYNC) {
+        rt->queues[j->s.dev].started_ps = sim_kernel_now(k);
+    }
+    if (j->s.on_start) {
+        j->s.on_start(j->s.opaque);
+    }
+    uint64_t bytes = j->cost.dram_bytes;
+    uint64_t compute = j->cost.compute_ps;
+    j->bytes_done = bytes == 0;
+    j->compute_done = FALSE;
+    if (bytes > 0) {
+        /* demand: the rate at which the op would eat its bytes if memory
+         * were free (GB/s == bytes/ns) */
+        double demand = compute > 0 ? (double) bytes / ((double) compute / 1000.0) : 0;
+        hw_mem_start(rt->mem, j->s.dev, bytes, demand, bytes_done, j);
+    }
+    /* the compute floor runs alongside: the op ends when both are done */
+    sim_kernel_schedule(k, compute, SIM_PRIO_DONE, compute_done, j);
+}
+
+static void
+start_next(HwRuntime *rt, uint32_t dev)
+{
+    Queue *q = &rt->queues[dev];
+    if (q->running || g_queue_is_empty(&q->waiting)) {
+        return;
+    }
+    Job *j = g_queue_pop_head(&q->waiting);
+    q->running = j;
+    SimTime overhead = j->cost.overhead_ps;
+    const HwDev *d = g_ptr_array_index(rt->soc->devs, dev);
+    if (j->s.after_drain && d->cls->kind == HW_KIND_GPU) {
+        overhead += sim_time_from_us(((const HwGpu *) d)->launch_idle_us);
+    }
+    q->started_ps = sim_kernel_now(rt->k);
+    sim_kernel_schedule(rt->k, overhead, SIM_PRIO_NORMAL, job_start, j);
+}
+
+gboolean
+hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
+{
+    g_assert(s->dev < rt->n);
+    const HwDev *d = g_ptr_array_index(rt->soc->devs, s->dev);
+    Job *j = g_new0(Job, 1);
+    j->rt = rt;
+    j->s = *s;
+
+    if (s->op.kind == HW_OP_SYNC) {
+        j->cost.compute_ps = hw_sync_cost_ps(rt->soc, s->sync);
+        rt->in_flight++;
+        sim_kernel_schedule(rt->k, 0, SIM_PRIO_NORMAL, job_start, j);
+        return TRUE;
+    }
+    if (d->cls->kind == HW_KIND_NPU && s->op.kind == HW_OP_MATMUL) {
+        gint64 shape = (gint64) s->npu_tokens;
+        if (!g_hash_table_contains(rt->npu_shapes, &shape)) {
+            g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
+                        "%s: no static graph prepared for a %" G_GUINT64_FORMAT
+                        "-token matmul", d->name, (uint64_t) shape);
+            g_free(j);
+            return FALSE;
+        }
+    }
+    hw_dev_estimate(d, &s->op, &j->cost);
+    rt->in_flight++;
+    g_queue_push_tail(&rt->queues[s->dev].waiting, j);
+    start_next(rt, s->dev);
+    return TRUE;
+}

@@ -1,0 +1,68 @@
+/*
+ * runtime.h - the processors of a SoC running ops on the event kernel.
+ *
+ * Each processor has one in-order queue: an op submitted to a busy
+ * processor waits; when it reaches the head it pays its launch overhead,
+ * then *starts* (the start callback fires: the executor computes values
+ * then), then runs for max(compute time, its bytes at the DRAM share it
+ * gets) — its bytes are a flow in the shared memory model, whose demand is
+ * bytes / compute time so a compute-bound op takes only what it needs —
+ * and *ends* (the done callback fires).  Sync hand-offs (HW_OP_SYNC) are
+ * timed by hw/sync.c and do not occupy a processor queue: the sync threads
+ * sleep and poll on small cores.  NPU matmuls must use a prepared static
+ * shape (hw_runtime_npu_prepared); anything else is refused.
+ */
+#ifndef HW_RUNTIME_H
+#define HW_RUNTIME_H
+
+#include <glib.h>
+
+#include "hw/memory.h"
+#include "hw/op.h"
+#include "hw/soc.h"
+#include "sim/kernel/kernel.h"
+
+typedef struct HwRuntime HwRuntime;
+typedef void (*HwOpFn)(void *opaque);
+
+typedef enum {
+    HW_SYNC_DRIVER,
+    HW_SYNC_FAST,
+} HwSyncMech;
+
+/* How a submitted op should be run. */
+typedef struct HwSubmit {
+    uint32_t dev;                /* processor index in the SoC */
+    HwOp op;
+    uint64_t npu_tokens;         /* NPU matmul: its static shape (tokens) */
+    gboolean after_drain;        /* a blocking sync drained this queue: pay
+                                  * the GPU's restart (launch_idle_us) */
+    HwSyncMech sync;             /* HW_OP_SYNC only */
+    uint32_t sync_from, sync_to; /* HW_OP_SYNC only */
+    HwOpFn on_start;             /* may be NULL */
+    HwOpFn on_done;
+    void *opaque;
+} HwSubmit;
+
+HwRuntime *hw_runtime_new(const HwSoc *soc, SimKernel *k);  /* (transfer full) */
+void hw_runtime_free(HwRuntime *rt);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwRuntime, hw_runtime_free)
+
+/* Queue an op.  FALSE (HS_SIM_ERROR_UNSUPPORTED) if the processor cannot
+ * run it: an unprepared NPU shape, a kind it has no model for. */
+gboolean hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error);
+
+/* Mark static NPU shape @tokens as prepared: NPU matmuls submitted with
+ * that npu_tokens may run. */
+void hw_runtime_npu_prepared(HwRuntime *rt, uint64_t tokens);
+
+/* The memory model (for observers and byte counts).  (transfer none) */
+HwMem *hw_runtime_mem(HwRuntime *rt);
+
+/* Time processor @dev spent running ops so far, in ps. */
+SimTime hw_runtime_busy_ps(const HwRuntime *rt, uint32_t dev);
+
+/* Ops queued or running on any processor (for deadlock reports). */
+uint64_t hw_runtime_pending(const HwRuntime *rt);
+
+#endif /* HW_RUNTIME_H */

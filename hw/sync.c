@@ -1,0 +1,13 @@
+/*
+ * sync.c - see sync.h.
+ */
+#include "hw/sync.h"
+
+SimTime
+hw_sync_cost_ps(const HwSoc *soc, HwSyncMech mech)
+{
+    if (mech == HW_SYNC_DRIVER) {
+        return sim_time_from_us(soc->sync_driver.finish_us + soc->sync_driver.copy_us);
+    }
+    return sim_time_from_us(soc->sync_fast.poll_us);
+}

@@ -1,0 +1,25 @@
+/*
+ * sync.h - the cost of handing data from one processor to another
+ * (HeteroLLM §3.1, §4.2).
+ *
+ * driver: the CPU blocks in a finish call until the producer's queue is
+ *         idle, then copies the hand-off buffer through the conventional
+ *         API (~400 us, whatever the size); the consumer's queue ran empty,
+ *         so its next kernel also pays the queue restart (charged by the
+ *         runtime as the GPU's launch_idle_us).
+ * fast:   buffers are mapped once into every processor (no copy); a sync
+ *         thread sleeps for the producer's predicted time — usleep wakes
+ *         at multiples of its granularity (80-100 us), so it sleeps the
+ *         prediction rounded *down* and never oversleeps — then polls a
+ *         flag the producer writes after its output: the hand-off costs
+ *         one poll (a few us).
+ */
+#ifndef HW_SYNC_H
+#define HW_SYNC_H
+
+#include "hw/runtime.h"
+
+/* Time from the producer's end to the consumer being free to start, ps. */
+SimTime hw_sync_cost_ps(const HwSoc *soc, HwSyncMech mech);
+
+#endif /* HW_SYNC_H */

@@ -1,0 +1,109 @@
+/*
+ * cost.c - see cost.h.
+ */
+#include "sim/cost.h"
+#include "hw/gpu.h"
+#include "hw/npu.h"
+#include "hw/soc.h"
+#include "hw/sync.h"
+
+struct SimCostModel {
+    const HwSoc *soc;
+};
+
+SimCostModel *
+sim_cost_new(const HwSoc *soc)
+{
+    SimCostModel *c = g_new0(SimCostModel, 1);
+    c->soc = soc;
+    return c;
+}
+
+void
+sim_cost_free(SimCostModel *c)
+{
+    g_free(c);
+}
+
+static HwDtype
+weight_dtype(MdlPrecision p)
+{
+    switch (p) {
+    case MDL_PREC_W4A16:
+    case MDL_PREC_W4A8:
+        return HW_DTYPE_INT4;
+    case MDL_PREC_W8A16:
+    case MDL_PREC_W8A8:
+        return HW_DTYPE_INT8;
+    default:
+        return HW_DTYPE_FP16;
+    }
+}
+
+static HwDtype
+act_dtype(MdlPrecision p)
+{
+    return (p == MDL_PREC_W8A8 || p == MDL_PREC_W4A8) ? HW_DTYPE_INT8 : HW_DTYPE_FP16;
+}
+
+void
+sim_work_to_hw_op(const SimWork *w, SimTaskKind kind, gboolean decode, HwOp *op)
+{
+    *op = (HwOp) {
+        .flops = w->flops, .read_bytes = w->read_bytes, .write_bytes = w->write_bytes,
+        .compute = act_dtype(w->prec), .decode = decode,
+        .m = w->m, .k = w->k, .n = w->n,
+        .a_dtype = act_dtype(w->prec), .b_dtype = weight_dtype(w->prec),
+    };
+    if (kind == SIM_TASK_PREPARE) {
+        op->kind = HW_OP_PREPARE;
+        return;
+    }
+    switch (w->op) {
+    case MDL_OP_MATMUL:
+        op->kind = HW_OP_MATMUL;
+        if (w->weight_lhs) {
+            /* W [rows, k] . X^T [k, tokens]: the tokens are stationary */
+            op->m = w->n;
+            op->n = w->m;
+            op->a_dtype = weight_dtype(w->prec);
+            op->b_dtype = act_dtype(w->prec);
+        }
+        break;
+    case MDL_OP_ATTENTION:
+        op->kind = HW_OP_ATTENTION;
+        break;
+    default:
+        op->kind = HW_OP_ELEMWISE;
+        break;
+    }
+}
+
+uint64_t
+sim_cost_work_ps(const SimCostModel *c, uint32_t proc, const SimWork *w)
+{
+    HwOp op;
+    HwCost cost;
+    sim_work_to_hw_op(w, SIM_TASK_KERNEL, FALSE, &op);
+    hw_dev_estimate(g_ptr_array_index(c->soc->devs, proc), &op, &cost);
+    return cost.alone_ps;
+}
+
+uint64_t
+sim_cost_sync_ps(const SimCostModel *c, SimSyncMech mech, uint32_t from, uint32_t to)
+{
+    HwSyncMech m = mech == SIM_SYNC_DRIVER ? HW_SYNC_DRIVER : HW_SYNC_FAST;
+    uint64_t t = hw_sync_cost_ps(c->soc, m);
+    const HwDev *d = g_ptr_array_index(c->soc->devs, to);
+    if (m == HW_SYNC_DRIVER && d->cls->kind == HW_KIND_GPU) {
+        t += sim_time_from_us(((const HwGpu *) d)->launch_idle_us);
+    }
+    return t;
+}
+
+gboolean
+sim_cost_npu_w4a16_decode(const SimCostModel *c)
+{
+    const HwNpu *npu = (const HwNpu *) hw_soc_find_kind(c->soc, HW_KIND_NPU);
+    return npu && npu->w4a16_decode;
+}

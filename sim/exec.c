@@ -1,0 +1,282 @@
+/*
+ * exec.c - see exec.h.
+ */
+#include "sim/exec.h"
+#include "hw/runtime.h"
+#include "sim/cost.h"
+#include "sim/kernel/kernel.h"
+#include "sim/util/error.h"
+
+#include <stdlib.h>
+
+typedef struct Exec Exec;
+
+typedef struct TaskRun {
+    Exec *ex;
+    uint32_t id;
+} TaskRun;
+
+struct Exec {
+    const SimPlan *plan;
+    const HwSoc *soc;
+    SimKernel *k;
+    HwRuntime *rt;
+    const SimValuesOps *values;
+    void *values_opaque;
+    uint32_t n;
+    uint32_t *remaining;         /* unfinished deps per task */
+    uint32_t *first, *users;     /* CSR: tasks waiting on each task */
+    gboolean *started, *done;
+    TaskRun *runs;
+    SimTaskTime *times;
+    GArray *bw;
+    uint32_t n_done;
+    GError *error;               /* first submission failure */
+};
+
+void
+sim_exec_result_clear(SimExecResult *r)
+{
+    g_clear_pointer(&r->times, g_free);
+    g_clear_pointer(&r->procs, g_free);
+    if (r->bw) {
+        g_array_unref(r->bw);
+        r->bw = NULL;
+    }
+}
+
+static void
+on_bw(void *opaque, SimTime when_ps, uint32_t initiator, double gbps)
+{
+    Exec *ex = opaque;
+    SimBwSample s = { when_ps, initiator, gbps };
+    g_array_append_val(ex->bw, s);
+}
+
+static void submit(Exec *ex, uint32_t id);
+
+static void
+task_start(void *opaque)
+{
+    TaskRun *r = opaque;
+    Exec *ex = r->ex;
+    ex->times[r->id].start_ps = sim_kernel_now(ex->k);
+    ex->started[r->id] = TRUE;
+    if (ex->values && ex->values->task_start) {
+        ex->values->task_start(ex->values_opaque, r->id, sim_plan_task(ex->plan, r->id));
+    }
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+    return x < y ? -1 : (x > y);
+}
+
+static void
+task_done(void *opaque)
+{
+    TaskRun *r = opaque;
+    Exec *ex = r->ex;
+    const SimTask *t = sim_plan_task(ex->plan, r->id);
+    ex->times[r->id].end_ps = sim_kernel_now(ex->k);
+    ex->done[r->id] = TRUE;
+    ex->n_done++;
+    if (ex->values && ex->values->task_end) {
+        ex->values->task_end(ex->values_opaque, r->id, t);
+    }
+    if (t->kind == SIM_TASK_PREPARE) {
+        hw_runtime_npu_prepared(ex->rt, t->work.m);
+    }
+    /* users that became ready go in id order: deterministic queues */
+    uint32_t cnt = ex->first[r->id + 1] - ex->first[r->id];
+    g_autofree uint32_t *ready = g_new(uint32_t, MAX(1, cnt));
+    uint32_t nr = 0;
+    for (uint32_t e = ex->first[r->id]; e < ex->first[r->id + 1]; e++) {
+        uint32_t u = ex->users[e];
+        if (--ex->remaining[u] == 0) {
+            ready[nr++] = u;
+        }
+    }
+    qsort(ready, nr, sizeof(uint32_t), cmp_u32);
+    for (uint32_t i = 0; i < nr; i++) {
+        submit(ex, ready[i]);
+    }
+}
+
+static void
+submit(Exec *ex, uint32_t id)
+{
+    if (ex->error) {
+        return;
+    }
+    const SimTask *t = sim_plan_task(ex->plan, id);
+    HwSubmit s = {
+        .dev = t->proc, .on_start = task_start, .on_done = task_done,
+        .opaque = &ex->runs[id],
+    };
+    if (t->kind == SIM_TASK_SYNC) {
+        s.op.kind = HW_OP_SYNC;
+        s.sync = t->sync == SIM_SYNC_DRIVER ? HW_SYNC_DRIVER : HW_SYNC_FAST;
+        s.sync_from = t->sync_from;
+        s.sync_to = t->sync_to;
+    } else {
+        sim_work_to_hw_op(&t->work, t->kind, t->phase == SIM_PHASE_DECODE, &s.op);
+        s.npu_tokens = t->slice.pad_tokens ? t->slice.pad_tokens
+                                           : t->slice.tok1 - t->slice.tok0;
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            const SimTask *dt = sim_plan_task(ex->plan, t->deps[d]);
+            if (dt->kind == SIM_TASK_SYNC && dt->sync == SIM_SYNC_DRIVER) {
+                s.after_drain = TRUE;
+            }
+        }
+    }
+    if (!hw_runtime_submit(ex->rt, &s, &ex->error)) {
+        g_prefix_error(&ex->error, "task %u (%s): ", id, t->name);
+        sim_kernel_stop(ex->k);
+    }
+}
+
+static uint64_t
+exec_pending(void *opaque)
+{
+    Exec *ex = opaque;
+    return ex->n - ex->n_done;
+}
+
+static void
+exec_dump(void *opaque, GString *out)
+{
+    Exec *ex = opaque;
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < ex->n && shown < 5; i++) {
+        if (ex->done[i] || ex->started[i]) {
+            continue;
+        }
+        const SimTask *t = sim_plan_task(ex->plan, i);
+        for (uint32_t d = 0; d < t->n_deps && shown < 5; d++) {
+            if (!ex->done[t->deps[d]]) {
+                g_string_append_printf(out, "task %u %s waits on task %u %s\n", i,
+                                       t->name, t->deps[d],
+                                       sim_plan_task(ex->plan, t->deps[d])->name);
+                shown++;
+                break;
+            }
+        }
+    }
+}
+
+gboolean
+sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimValuesOps *values,
+             void *values_opaque, SimExecResult *out, GError **error)
+{
+    uint32_t n = sim_plan_len(plan);
+    if (!sim_plan_check(plan, soc->devs->len, error)) {
+        return FALSE;
+    }
+    g_autoptr(SimKernel) k = sim_kernel_new();
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
+    Exec ex = {
+        .plan = plan, .soc = soc, .k = k, .rt = rt, .values = values,
+        .values_opaque = values_opaque, .n = n,
+        .remaining = g_new0(uint32_t, MAX(1, n)), .first = g_new0(uint32_t, n + 1),
+        .started = g_new0(gboolean, MAX(1, n)), .done = g_new0(gboolean, MAX(1, n)),
+        .runs = g_new0(TaskRun, MAX(1, n)), .times = g_new0(SimTaskTime, MAX(1, n)),
+        .bw = g_array_new(FALSE, FALSE, sizeof(SimBwSample)),
+    };
+    uint32_t edges = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        ex.remaining[i] = t->n_deps;
+        ex.runs[i] = (TaskRun) { &ex, i };
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            ex.first[t->deps[d] + 1]++;
+            edges++;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        ex.first[i + 1] += ex.first[i];
+    }
+    ex.users = g_new(uint32_t, MAX(1, edges));
+    g_autofree uint32_t *fill = g_memdup2(ex.first, sizeof(uint32_t) * (n + 1));
+    for (uint32_t i = 0; i < n; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            ex.users[fill[t->deps[d]]++] = i;
+        }
+    }
+    for (guint i = 0; i < plan->npu_offline->len; i++) {
+        hw_runtime_npu_prepared(rt, g_array_index(plan->npu_offline, uint32_t, i));
+    }
+    hw_mem_set_observer(hw_runtime_mem(rt), on_bw, &ex);
+    sim_kernel_register(k, "executor", exec_pending, exec_dump, &ex);
+
+    for (uint32_t i = 0; i < n; i++) {
+        if (ex.remaining[i] == 0) {
+            submit(&ex, i);
+        }
+    }
+    gboolean ok = ex.error == NULL;
+    if (ok) {
+        ok = sim_kernel_run_all(k, error);
+    }
+    if (ex.error) {
+        g_propagate_error(error, g_steal_pointer(&ex.error));
+        ok = FALSE;
+    }
+    if (ok) {
+        *out = (SimExecResult) {
+            .n_tasks = n, .times = g_steal_pointer(&ex.times), .bw = g_steal_pointer(&ex.bw),
+            .n_procs = soc->devs->len, .end_ps = sim_kernel_now(k),
+            .events = sim_kernel_events_run(k),
+        };
+        out->procs = g_new0(SimProcStats, out->n_procs);
+        for (uint32_t p = 0; p < out->n_procs; p++) {
+            out->procs[p].busy_ps = hw_runtime_busy_ps(rt, p);
+            out->procs[p].dram_bytes =
+                (uint64_t) hw_mem_initiator_bytes(hw_runtime_mem(rt), p);
+        }
+    }
+    g_free(ex.remaining);
+    g_free(ex.first);
+    g_free(ex.users);
+    g_free(ex.started);
+    g_free(ex.done);
+    g_free(ex.runs);
+    g_free(ex.times);
+    if (ex.bw) {
+        g_array_unref(ex.bw);
+    }
+    return ok;
+}
+
+double
+sim_exec_dram_gbps(const SimExecResult *r, SimTime t0_ps, SimTime t1_ps)
+{
+    /* integrate the piecewise-constant per-initiator rates over [t0, t1) */
+    if (t1_ps <= t0_ps) {
+        return 0;
+    }
+    g_autofree double *rate = g_new0(double, r->n_procs);
+    double bytes = 0;
+    SimTime prev = 0;
+    for (guint i = 0; i <= r->bw->len; i++) {
+        SimTime when = i < r->bw->len ? g_array_index(r->bw, SimBwSample, i).when_ps
+                                      : t1_ps;
+        SimTime a = MAX(prev, t0_ps), b = MIN(when, t1_ps);
+        if (b > a) {
+            double total = 0;
+            for (uint32_t p = 0; p < r->n_procs; p++) {
+                total += rate[p];
+            }
+            bytes += total * (double) (b - a) / 1000.0;    /* GB/s x ns */
+        }
+        if (i < r->bw->len) {
+            const SimBwSample *s = &g_array_index(r->bw, SimBwSample, i);
+            rate[s->initiator] = s->gbps;
+            prev = when;
+        }
+    }
+    return bytes / ((double) (t1_ps - t0_ps) / 1000.0);
+}
