@@ -102,7 +102,8 @@ uint64_t sim_builder_cost_ps(const SimBuilder *b, uint32_t node, uint32_t proc,
 /* Does the NPU's vendor stack run W4A16 matmuls in decode? */
 gboolean sim_builder_npu_w4a16_decode(const SimBuilder *b);
 
-/* Cost of one sync hand-off of the run's mechanism, in ps. */
+/* Cost of one sync hand-off as policies plan for it (the fast mechanism:
+ * the same plan then runs under --sync driver as an ablation), in ps. */
 uint64_t sim_builder_sync_cost_ps(const SimBuilder *b, uint32_t from, uint32_t to);
 
 /*

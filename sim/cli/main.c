@@ -11,18 +11,22 @@
 #include <stdio.h>
 #include <string.h>
 
+extern const HsCommand hs_cmd_run;
+extern const HsCommand hs_cmd_compare;
 extern const HsCommand hs_cmd_list;
 extern const HsCommand hs_cmd_soc;
 extern const HsCommand hs_cmd_bench;
 
 static const HsCommand *const commands[] = {
+    &hs_cmd_run,
+    &hs_cmd_compare,
     &hs_cmd_list,
     &hs_cmd_soc,
     &hs_cmd_bench,
 };
 
 /* What runs when no command is given (the embedded defaults). */
-static const char *const default_argv[] = { "soc", "show", "sd8gen3", NULL };
+static const char *const default_argv[] = { "compare", NULL };
 
 static void
 usage(FILE *out)

@@ -67,6 +67,7 @@ static gboolean
 exact_matmul(SimBuilder *b, uint32_t node, GError **error)
 {
     uint32_t n = sim_builder_node(b, node)->tokens;
+    sim_builder_prepare(b, n);          /* once per distinct length */
     return policy_npu_tokens(b, node, 0, n, 0, MDL_PREC_W4A16, error);
 }
 
@@ -77,9 +78,7 @@ plan_with(SimBuilder *b, PolicyMatmulFn matmul, gboolean online, GError **error)
     if (info->phase == SIM_PHASE_DECODE) {
         return policy_all_on(b, info->proc_gpu, error);
     }
-    if (online) {
-        sim_builder_prepare(b, info->tokens);
-    } else {
+    if (!online) {
         offline_standard_shapes(b);
     }
     return policy_prefill(b, matmul, info->proc_gpu, error);

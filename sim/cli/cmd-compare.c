@@ -1,0 +1,164 @@
+/*
+ * cmd-compare.c - `hetero-sim compare`: the same request under several
+ * policies, side by side.
+ */
+#include "sim/cli/run-opts.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void hs_run_print_csv(const SimRunReport *r, gboolean header);
+
+static void
+print_table(const HwSoc *soc, const SimRunReport *r, guint n)
+{
+    const SimWorkload *w = &r[0].workload;
+    double best_pre = 0, best_dec = 0, best_j = 1e300;
+    for (guint i = 0; i < n; i++) {
+        best_pre = MAX(best_pre, r[i].prefill.tokens_per_s);
+        best_dec = MAX(best_dec, r[i].decode.tokens_per_s);
+        best_j = MIN(best_j, r[i].prefill.energy_j + r[i].decode.energy_j);
+    }
+    printf("%s on %s, sync %s: prompt %u, decode %u x batch %u   (* = best)\n",
+           r[0].model, r[0].soc, sim_sync_name[w->sync], w->prompt, w->decode, w->batch);
+    printf("  %-15s %12s %10s %12s %9s %9s %9s\n", "policy", "prefill tok/s", "TTFT ms",
+           "decode tok/s", "pre GB/s", "dec GB/s", "energy J");
+    for (guint i = 0; i < n; i++) {
+        double j = r[i].prefill.energy_j + r[i].decode.energy_j;
+        printf("  %-15s %11.2f%s %10.1f %11.2f%s %9.1f %9.1f %8.3f%s\n", r[i].policy,
+               r[i].prefill.tokens_per_s, r[i].prefill.tokens_per_s == best_pre ? "*" : " ",
+               r[i].ttft_ms, r[i].decode.tokens_per_s,
+               w->decode && r[i].decode.tokens_per_s == best_dec ? "*" : " ",
+               r[i].prefill.dram_gbps, r[i].decode.dram_gbps, j, j == best_j ? "*" : " ");
+    }
+    /* where the winner gains: against the GPU-only baseline when present */
+    const SimRunReport *gpu = NULL, *win_pre = NULL, *win_dec = NULL;
+    for (guint i = 0; i < n; i++) {
+        if (strcmp(r[i].policy, "gpu-only") == 0) {
+            gpu = &r[i];
+        }
+        if (r[i].prefill.tokens_per_s == best_pre && !win_pre) {
+            win_pre = &r[i];
+        }
+        if (r[i].decode.tokens_per_s == best_dec && !win_dec) {
+            win_dec = &r[i];
+        }
+    }
+    if (gpu && win_pre && gpu->prefill.tokens_per_s > 0) {
+        printf("  prefill: %s is %.2fx gpu-only\n", win_pre->policy,
+               win_pre->prefill.tokens_per_s / gpu->prefill.tokens_per_s);
+    }
+    if (gpu && win_dec && w->decode && gpu->decode.tokens_per_s > 0) {
+        printf("  decode: %s is %.2fx gpu-only, using %.1f GB/s of %.0f (gpu-only %.1f)\n",
+               win_dec->policy, win_dec->decode.tokens_per_s / gpu->decode.tokens_per_s,
+               win_dec->decode.dram_gbps, soc->mem.peak_gbps, gpu->decode.dram_gbps);
+    }
+}
+
+static gboolean
+run(int argc, char **argv, GError **error)
+{
+    HsRunOpts o;
+    g_autofree GOptionEntry *common = hs_run_opts_entries(&o);
+    g_autofree char *policies = NULL;
+    gboolean help = FALSE;
+    guint nc = 0;
+    while (common[nc].long_name) {
+        nc++;
+    }
+    g_autofree GOptionEntry *all = g_new0(GOptionEntry, nc + 2);
+    all[0] = (GOptionEntry) { "policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
+                              "Comma-separated policies (default: all built-in)", "A,B,.." };
+    memcpy(all + 1, common, sizeof(GOptionEntry) * nc);
+
+    gboolean ok = hs_cli_parse("compare", NULL,
+                               "Simulate the same request under several policies and "
+                               "print them side by side.", all, &argc, &argv, &help, error);
+    if (ok && !help) {
+        ok = hs_cli_no_extra_args(argc, argv, 0, error);
+    }
+    if (!ok || help) {
+        hs_run_opts_clear(&o);
+        return ok;
+    }
+    HsFormat format;
+    g_autoptr(HwSoc) soc = NULL;
+    g_autoptr(MdlSpec) spec = NULL;
+    SimWorkload w;
+    if (!hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error)) {
+        hs_run_opts_clear(&o);
+        return FALSE;
+    }
+    g_autoptr(GPtrArray) list = g_ptr_array_new();
+    if (policies) {
+        g_auto(GStrv) names = g_strsplit(policies, ",", -1);
+        for (char **n = names; *n; n++) {
+            const SimPolicy *p = hs_run_opts_policy(&o, g_strstrip(*n), error);
+            if (p == NULL) {
+                hs_run_opts_clear(&o);
+                return FALSE;
+            }
+            g_ptr_array_add(list, (gpointer) p);
+        }
+    } else {
+        for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
+            g_ptr_array_add(list, (gpointer) *p);
+        }
+        if (o.plugin) {
+            const SimPolicy *p = sim_policy_load_plugin(o.plugin, error);
+            if (p == NULL) {
+                hs_run_opts_clear(&o);
+                return FALSE;
+            }
+            g_ptr_array_add(list, (gpointer) p);
+        }
+    }
+    g_autofree SimRunReport *r = g_new0(SimRunReport, list->len);
+    gboolean tty = isatty(fileno(stderr));
+    for (guint i = 0; i < list->len && ok; i++) {
+        if (tty) {
+            fprintf(stderr, "\r[%u/%u] %-16s", i + 1, list->len,
+                    ((const SimPolicy *) list->pdata[i])->name);
+        }
+        ok = sim_run(soc, spec, list->pdata[i], &w, NULL, NULL, &r[i], NULL, NULL, error);
+    }
+    if (tty) {
+        fprintf(stderr, "\r%40s\r", "");
+    }
+    if (ok) {
+        if (format == HS_FORMAT_JSON) {
+            g_autoptr(cJSON) root = cJSON_CreateObject();
+            cJSON *wl = cJSON_AddObjectToObject(root, "workload");
+            cJSON_AddStringToObject(wl, "soc", soc->name);
+            cJSON_AddStringToObject(wl, "model", spec->name);
+            cJSON_AddStringToObject(wl, "sync", sim_sync_name[w.sync]);
+            cJSON_AddNumberToObject(wl, "prompt_tokens", w.prompt);
+            cJSON_AddNumberToObject(wl, "decode_tokens", w.decode);
+            cJSON_AddNumberToObject(wl, "batch", w.batch);
+            cJSON *res = cJSON_AddArrayToObject(root, "results");
+            for (guint i = 0; i < list->len; i++) {
+                cJSON_AddItemToArray(res, hs_run_report_json(soc, &r[i]));
+            }
+            g_autofree char *s = hs_json_print(root, FALSE);
+            printf("%s\n", s);
+        } else if (format == HS_FORMAT_CSV) {
+            for (guint i = 0; i < list->len; i++) {
+                hs_run_print_csv(&r[i], i == 0);
+            }
+        } else {
+            print_table(soc, r, list->len);
+        }
+    }
+    for (guint i = 0; i < list->len; i++) {
+        sim_run_report_clear(&r[i]);
+    }
+    hs_run_opts_clear(&o);
+    return ok;
+}
+
+const HsCommand hs_cmd_compare = {
+    "compare", "[--policies a,b,..] [options]", "the same request under several policies, side by side", run,
+};

@@ -1,0 +1,174 @@
+/*
+ * run-opts.c - see run-opts.h.
+ */
+#include "sim/cli/run-opts.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <string.h>
+
+GOptionEntry *
+hs_run_opts_entries(HsRunOpts *o)
+{
+    *o = (HsRunOpts) { .prompt = 256, .decode = 32, .batch = 1, .chunk = 256 };
+    GOptionEntry e[] = {
+        { "soc", 's', 0, G_OPTION_ARG_STRING, &o->soc,
+          "SoC config: a name from 'list socs' or a JSON file (default sd8gen3)", "SOC" },
+        { "model", 'm', 0, G_OPTION_ARG_STRING, &o->model,
+          "Model: a name from 'list models', a config.json or a model directory "
+          "(default llama-3-8b)", "MODEL" },
+        { "sync", 0, 0, G_OPTION_ARG_STRING, &o->sync,
+          "Sync mechanism between processors: driver or fast (default fast)", "MECH" },
+        { "prompt", 'p', 0, G_OPTION_ARG_INT, &o->prompt,
+          "Prompt tokens (prefill length, default 256)", "N" },
+        { "decode", 'd', 0, G_OPTION_ARG_INT, &o->decode,
+          "Decode steps (default 32)", "N" },
+        { "batch", 'b', 0, G_OPTION_ARG_INT, &o->batch,
+          "Sequences decoded together (test-time scaling, default 1)", "B" },
+        { "chunk", 0, 0, G_OPTION_ARG_INT, &o->chunk,
+          "Chunk size of the chunked policy (default 256)", "N" },
+        { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &o->plugin,
+          "Load a policy from a shared module (see README)", "FILE.so" },
+        { "format", 'f', 0, G_OPTION_ARG_STRING, &o->format,
+          "Output: text, json or csv (default text)", "FMT" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    return g_memdup2(e, sizeof(e));
+}
+
+void
+hs_run_opts_clear(HsRunOpts *o)
+{
+    g_free(o->soc);
+    g_free(o->model);
+    g_free(o->sync);
+    g_free(o->format);
+    g_free(o->trace);
+    g_free(o->plugin);
+}
+
+static gboolean
+check_range(const char *name, int v, int lo, int hi, GError **error)
+{
+    if (v < lo || v > hi) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--%s: expected an integer in [%d, %d] (got %d)", name, lo, hi, v);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
+                    HwSoc **soc, MdlSpec **spec, SimWorkload *w, GError **error)
+{
+    if (!hs_cli_format(o->format, formats, format, error) ||
+        !check_range("prompt", o->prompt, 1, 32768, error) ||
+        !check_range("decode", o->decode, 0, 4096, error) ||
+        !check_range("batch", o->batch, 1, 256, error) ||
+        !check_range("chunk", o->chunk, 1, 4096, error)) {
+        return FALSE;
+    }
+    sim_workload_init(w);
+    w->prompt = (uint32_t) o->prompt;
+    w->decode = (uint32_t) o->decode;
+    w->batch = (uint32_t) o->batch;
+    w->opts.chunk_tokens = (uint32_t) o->chunk;
+    if (o->sync == NULL || strcmp(o->sync, "fast") == 0) {
+        w->sync = SIM_SYNC_FAST;
+    } else if (strcmp(o->sync, "driver") == 0) {
+        w->sync = SIM_SYNC_DRIVER;
+    } else {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--sync: expected driver or fast (got \"%s\")", o->sync);
+        return FALSE;
+    }
+    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
+    g_autofree char *models = g_build_filename(hs_cli_data_dir(), "models", NULL);
+    *soc = hw_soc_load(o->soc ? o->soc : "sd8gen3", configs, error);
+    if (*soc == NULL) {
+        return FALSE;
+    }
+    *spec = mdl_spec_load(o->model ? o->model : "llama-3-8b", models, error);
+    if (*spec == NULL) {
+        g_clear_pointer(soc, hw_soc_free);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+const SimPolicy *
+hs_run_opts_policy(const HsRunOpts *o, const char *name, GError **error)
+{
+    if (o->plugin) {
+        const SimPolicy *p = sim_policy_load_plugin(o->plugin, error);
+        if (p == NULL) {
+            return NULL;
+        }
+        if (name == NULL || strcmp(name, p->name) == 0) {
+            return p;
+        }
+    }
+    const SimPolicy *p = sim_policy_find(name);
+    if (p == NULL) {
+        g_autoptr(GString) list = g_string_new(NULL);
+        for (const SimPolicy *const *q = sim_policy_list(); *q; q++) {
+            g_string_append_printf(list, "%s%s", list->len ? ", " : "", (*q)->name);
+        }
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "unknown policy \"%s\" (known: %s)", name, list->str);
+    }
+    return p;
+}
+
+static cJSON *
+phase_json(const SimPhaseStats *p, gboolean decode, double tpot_ms)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "time_ms", p->time_ms);
+    cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
+    if (decode) {
+        cJSON_AddNumberToObject(o, "tpot_ms", tpot_ms);
+    }
+    return o;
+}
+
+cJSON *
+hs_run_report_json(const HwSoc *soc, const SimRunReport *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "soc", r->soc);
+    cJSON_AddStringToObject(o, "model", r->model);
+    cJSON_AddStringToObject(o, "policy", r->policy);
+    cJSON_AddStringToObject(o, "sync", sim_sync_name[r->workload.sync]);
+    cJSON_AddNumberToObject(o, "prompt_tokens", r->workload.prompt);
+    cJSON_AddNumberToObject(o, "decode_tokens", r->workload.decode);
+    cJSON_AddNumberToObject(o, "batch", r->workload.batch);
+    cJSON_AddItemToObject(o, "prefill", phase_json(&r->prefill, FALSE, 0));
+    cJSON_AddItemToObject(o, "decode", phase_json(&r->decode, TRUE, r->tpot_ms));
+    cJSON_AddNumberToObject(o, "ttft_ms", r->ttft_ms);
+    cJSON *d = cJSON_AddObjectToObject(o, "dram");
+    cJSON_AddNumberToObject(d, "prefill_avg_gbps", r->prefill.dram_gbps);
+    cJSON_AddNumberToObject(d, "decode_avg_gbps", r->decode.dram_gbps);
+    cJSON_AddNumberToObject(d, "peak_gbps", r->peak_gbps);
+    cJSON *e = cJSON_AddObjectToObject(o, "energy");
+    cJSON_AddNumberToObject(e, "prefill_j", r->prefill.energy_j);
+    cJSON_AddNumberToObject(e, "decode_j", r->decode.energy_j);
+    cJSON_AddNumberToObject(e, "prefill_avg_w", r->prefill.avg_w);
+    cJSON_AddNumberToObject(e, "decode_avg_w", r->decode.avg_w);
+    cJSON *devs = cJSON_AddObjectToObject(o, "devices");
+    for (uint32_t p = 0; p < r->n_procs; p++) {
+        const HwDev *dev = g_ptr_array_index(soc->devs, p);
+        cJSON *x = cJSON_AddObjectToObject(devs, dev->name);
+        cJSON_AddNumberToObject(x, "busy_ms", r->busy_ms[p]);
+        cJSON_AddNumberToObject(x, "util", r->util[p]);
+    }
+    cJSON *f = cJSON_AddObjectToObject(o, "functional");
+    cJSON_AddStringToObject(f, "mode", "off");
+    cJSON_AddBoolToObject(f, "checked", FALSE);
+    cJSON *s = cJSON_AddObjectToObject(o, "sim");
+    cJSON_AddNumberToObject(s, "tasks", (double) r->tasks);
+    cJSON_AddNumberToObject(s, "events", (double) r->events);
+    cJSON_AddNumberToObject(s, "wall_s", r->wall_s);
+    return o;
+}

@@ -1,0 +1,39 @@
+/*
+ * run-opts.h - the options `run` and `compare` share: what to simulate
+ * (SoC, model, workload, sync mechanism) and how to print it.
+ */
+#ifndef HS_RUN_OPTS_H
+#define HS_RUN_OPTS_H
+
+#include "hw/soc.h"
+#include "models/spec.h"
+#include "sim/cli/cli.h"
+#include "sim/run.h"
+
+typedef struct HsRunOpts {
+    char *soc;                   /* name or path (default sd8gen3) */
+    char *model;                 /* name or path (default llama-3-8b) */
+    char *sync;                  /* driver | fast */
+    char *format;
+    char *trace;                 /* run only */
+    char *plugin;                /* --policy-plugin FILE.so */
+    int prompt, decode, batch, chunk;
+} HsRunOpts;
+
+/* Option entries bound to @o (defaults filled in).  (transfer full) */
+GOptionEntry *hs_run_opts_entries(HsRunOpts *o);
+void hs_run_opts_clear(HsRunOpts *o);
+
+/* Check values, load SoC and model, fill @w.  Errors: usage or config. */
+gboolean hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
+                             HwSoc **soc, MdlSpec **spec, SimWorkload *w,
+                             GError **error);
+
+/* A policy by name, or the plug-in's when @name matches it. */
+const SimPolicy *hs_run_opts_policy(const HsRunOpts *o, const char *name,
+                                    GError **error);
+
+/* One run as JSON (the stable schema documented in README.md). */
+cJSON *hs_run_report_json(const HwSoc *soc, const SimRunReport *r);
+
+#endif /* HS_RUN_OPTS_H */

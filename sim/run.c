@@ -1,0 +1,193 @@
+/*
+ * run.c - see run.h.
+ */
+#include "sim/run.h"
+#include "sim/cost.h"
+#include "sim/util/error.h"
+
+#include <time.h>
+
+void
+sim_workload_init(SimWorkload *w)
+{
+    *w = (SimWorkload) { .prompt = 256, .decode = 32, .batch = 1, .sync = SIM_SYNC_FAST };
+    sim_policy_options_init(&w->opts);
+}
+
+void
+sim_run_report_clear(SimRunReport *r)
+{
+    g_clear_pointer(&r->busy_ms, g_free);
+    g_clear_pointer(&r->util, g_free);
+}
+
+static gboolean
+plan_phase(SimPlan *plan, const HwSoc *soc, const SimCostModel *cost,
+           const MdlGraph *g, const SimPolicy *policy, const SimWorkload *w,
+           SimPhase phase, uint32_t step, uint32_t **entry, uint32_t *n_entry,
+           GError **error)
+{
+    SimPhaseInfo info = {
+        .phase = phase, .step = step, .tokens = g->tokens, .context = g->pos0,
+        .sync = w->sync, .n_procs = soc->devs->len, .opts = &w->opts,
+        .proc_cpu = hw_soc_find_kind(soc, HW_KIND_CPU)->index,
+        .proc_gpu = hw_soc_find_kind(soc, HW_KIND_GPU)->index,
+        .proc_npu = hw_soc_find_kind(soc, HW_KIND_NPU)->index,
+    };
+    g_autoptr(SimBuilder) b = sim_builder_new(plan, g, &info, cost, *entry, *n_entry);
+    if (!policy->plan_phase(b, error)) {
+        g_prefix_error(error, "policy %s, %s: ", policy->name, sim_phase_name[phase]);
+        return FALSE;
+    }
+    g_free(*entry);
+    if (!sim_builder_finish(b, entry, n_entry, error)) {
+        g_prefix_error(error, "policy %s, %s: ", policy->name, sim_phase_name[phase]);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+SimPlan *
+sim_run_plan(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
+             const SimWorkload *w, GError **error)
+{
+    g_autoptr(SimPlan) plan = sim_plan_new();
+    g_autoptr(SimCostModel) cost = sim_cost_new(soc);
+    g_autofree uint32_t *entry = NULL;
+    uint32_t n_entry = 0;
+
+    g_assert(w->prompt > 0 && w->batch > 0);
+    g_autoptr(MdlGraph) pre = mdl_graph_new_prefill(spec, w->prompt, 0);
+    if (!plan_phase(plan, soc, cost, pre, policy, w, SIM_PHASE_PREFILL, 0, &entry,
+                    &n_entry, error)) {
+        return NULL;
+    }
+    for (uint32_t s = 0; s < w->decode; s++) {
+        g_autoptr(MdlGraph) dec = mdl_graph_new_decode(spec, w->prompt + s, w->batch);
+        if (!plan_phase(plan, soc, cost, dec, policy, w, SIM_PHASE_DECODE, s, &entry,
+                        &n_entry, error)) {
+            return NULL;
+        }
+    }
+    return g_steal_pointer(&plan);
+}
+
+/* Busy time of @proc's kernel tasks inside [t0, t1). */
+static SimTime
+busy_in(const SimPlan *plan, const SimExecResult *r, uint32_t proc, SimTime t0, SimTime t1)
+{
+    SimTime busy = 0;
+    for (uint32_t i = 0; i < r->n_tasks; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->proc != proc || t->kind == SIM_TASK_SYNC) {
+            continue;
+        }
+        SimTime a = MAX(t0, r->times[i].start_ps), b = MIN(t1, r->times[i].end_ps);
+        if (b > a) {
+            busy += b - a;
+        }
+    }
+    return busy;
+}
+
+static void
+phase_energy(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
+             SimTime t0, SimTime t1, SimPhaseStats *ps)
+{
+    double secs = sim_time_to_s(t1 - t0);
+    double j = soc->mem.idle_w * secs;
+    for (uint32_t p = 0; p < r->n_procs; p++) {
+        const HwDev *d = g_ptr_array_index(soc->devs, p);
+        double busy = sim_time_to_s(busy_in(plan, r, p, t0, t1));
+        j += d->active_w * busy + d->idle_w * (secs - busy);
+    }
+    double bytes = ps->dram_gbps * 1e9 * secs;
+    j += bytes * soc->mem.energy_pj_per_byte * 1e-12;
+    ps->energy_j = j;
+    ps->avg_w = secs > 0 ? j / secs : 0;
+}
+
+void
+sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
+                const SimWorkload *w, SimRunReport *rep)
+{
+    SimTime prefill_end = 0, decode_end = 0;
+    for (uint32_t i = 0; i < r->n_tasks; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->phase == SIM_PHASE_PREFILL) {
+            prefill_end = MAX(prefill_end, r->times[i].end_ps);
+        } else {
+            decode_end = MAX(decode_end, r->times[i].end_ps);
+        }
+    }
+    rep->workload = *w;
+    rep->prefill.time_ms = sim_time_to_ms(prefill_end);
+    rep->prefill.tokens_per_s = prefill_end ? w->prompt / sim_time_to_s(prefill_end) : 0;
+    rep->prefill.dram_gbps = sim_exec_dram_gbps(r, 0, prefill_end);
+    phase_energy(soc, plan, r, 0, prefill_end, &rep->prefill);
+    rep->ttft_ms = rep->prefill.time_ms;
+    if (w->decode > 0 && decode_end > prefill_end) {
+        SimTime d = decode_end - prefill_end;
+        rep->decode.time_ms = sim_time_to_ms(d);
+        rep->decode.tokens_per_s = (double) w->decode * w->batch / sim_time_to_s(d);
+        rep->decode.dram_gbps = sim_exec_dram_gbps(r, prefill_end, decode_end);
+        phase_energy(soc, plan, r, prefill_end, decode_end, &rep->decode);
+        rep->tpot_ms = rep->decode.time_ms / w->decode;
+    }
+    /* peak: the largest total of the piecewise-constant rates */
+    g_autofree double *rate = g_new0(double, r->n_procs);
+    rep->peak_gbps = 0;
+    for (guint i = 0; i < r->bw->len; i++) {
+        const SimBwSample *s = &g_array_index(r->bw, SimBwSample, i);
+        rate[s->initiator] = s->gbps;
+        if (i + 1 < r->bw->len &&
+            g_array_index(r->bw, SimBwSample, i + 1).when_ps == s->when_ps) {
+            continue;
+        }
+        double total = 0;
+        for (uint32_t p = 0; p < r->n_procs; p++) {
+            total += rate[p];
+        }
+        rep->peak_gbps = MAX(rep->peak_gbps, total);
+    }
+    rep->n_procs = r->n_procs;
+    rep->busy_ms = g_new0(double, r->n_procs);
+    rep->util = g_new0(double, r->n_procs);
+    for (uint32_t p = 0; p < r->n_procs; p++) {
+        rep->busy_ms[p] = sim_time_to_ms(r->procs[p].busy_ps);
+        rep->util[p] = r->end_ps ? (double) r->procs[p].busy_ps / (double) r->end_ps : 0;
+    }
+    rep->tasks = r->n_tasks;
+    rep->events = r->events;
+}
+
+gboolean
+sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
+        const SimWorkload *w, const SimValuesOps *values, void *values_opaque,
+        SimRunReport *report, SimExecResult *exec, SimPlan **plan_out, GError **error)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, error);
+    if (plan == NULL) {
+        return FALSE;
+    }
+    SimExecResult r = { 0 };
+    if (!sim_exec_run(plan, soc, values, values_opaque, &r, error)) {
+        g_prefix_error(error, "policy %s: ", policy->name);
+        return FALSE;
+    }
+    *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy->name };
+    sim_run_measure(soc, plan, &r, w, report);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    report->wall_s = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
+    if (exec) {
+        *exec = r;
+    } else {
+        sim_exec_result_clear(&r);
+    }
+    if (plan_out) {
+        *plan_out = g_steal_pointer(&plan);
+    }
+    return TRUE;
+}
