@@ -181,7 +181,7 @@ start_next(HwRuntime *rt, uint32_t dev)
     }
     Job *j = g_queue_pop_head(&q->waiting);
     q->running = j;
-    SimTime overhead = j->cost.overhead_ps;
+    SimTime overhead = j->s.presubmitted ? 0 : j->cost.overhead_ps;
     const HwDev *d = g_ptr_array_index(rt->soc->devs, dev);
     if (j->s.after_drain && d->cls->kind == HW_KIND_GPU) {
         overhead += sim_time_from_us(((const HwGpu *) d)->launch_idle_us);

@@ -35,6 +35,9 @@ typedef struct HwSubmit {
     uint32_t dev;                /* processor index in the SoC */
     HwOp op;
     uint64_t npu_tokens;         /* NPU matmul: its static shape (tokens) */
+    gboolean presubmitted;       /* enqueued ahead behind work of the same
+                                  * queue: no submission gap (the host paid
+                                  * it while the queue was busy) */
     gboolean after_drain;        /* a blocking sync drained this queue: pay
                                   * the GPU's restart (launch_idle_us) */
     HwSyncMech sync;             /* HW_OP_SYNC only */

@@ -125,10 +125,17 @@ submit(Exec *ex, uint32_t id)
         sim_work_to_hw_op(&t->work, t->kind, t->phase == SIM_PHASE_DECODE, &s.op);
         s.npu_tokens = t->slice.pad_tokens ? t->slice.pad_tokens
                                            : t->slice.tok1 - t->slice.tok0;
+        /* a kernel waiting only on its own queue was enqueued ahead; one
+         * waiting on another processor is submitted when that one hands
+         * over (and after a blocking driver sync, into a drained queue) */
+        s.presubmitted = t->n_deps > 0;
         for (uint32_t d = 0; d < t->n_deps; d++) {
             const SimTask *dt = sim_plan_task(ex->plan, t->deps[d]);
             if (dt->kind == SIM_TASK_SYNC && dt->sync == SIM_SYNC_DRIVER) {
                 s.after_drain = TRUE;
+            }
+            if (dt->proc != t->proc || dt->kind == SIM_TASK_SYNC) {
+                s.presubmitted = FALSE;
             }
         }
     }

@@ -1,0 +1,233 @@
+/*
+ * test-sim-run.c - plans and their execution on the tiny SoC with the tiny
+ * model, for every policy: plans pass their checks, tasks never start
+ * before what they depend on, bandwidth stays within every cap, runs are
+ * deterministic; and the calibration points the model already meets on
+ * sd8gen3 + Llama-3-8B (FACTS.md §4), with explicit tolerances.
+ */
+#include "sim/run.h"
+#include "sim/util/error.h"
+
+#include <math.h>
+#include <string.h>
+
+static char *
+data_dir(const char *sub)
+{
+    const char *root = g_getenv("HS_SOURCE_ROOT");
+    return g_build_filename(root ? root : HS_SOURCE_ROOT, sub, NULL);
+}
+
+static HwSoc *
+load_soc(const char *name)
+{
+    g_autofree char *dir = data_dir("configs");
+    g_autoptr(GError) error = NULL;
+    HwSoc *soc = hw_soc_load(name, dir, &error);
+    g_assert_no_error(error);
+    return soc;
+}
+
+static MdlSpec *
+load_model(const char *name)
+{
+    g_autofree char *dir = data_dir("models");
+    g_autoptr(GError) error = NULL;
+    MdlSpec *spec = mdl_spec_load(name, dir, &error);
+    g_assert_no_error(error);
+    return spec;
+}
+
+typedef struct Case {
+    SimPlan *plan;
+    SimExecResult x;
+    SimRunReport r;
+} Case;
+
+static void
+run_case(const char *soc_name, const char *model, const char *policy,
+         const SimWorkload *w, Case *c)
+{
+    g_autoptr(HwSoc) soc = load_soc(soc_name);
+    g_autoptr(MdlSpec) spec = load_model(model);
+    g_autoptr(GError) error = NULL;
+    const SimPolicy *p = sim_policy_find(policy);
+    g_assert_nonnull(p);
+    memset(c, 0, sizeof(*c));
+    g_assert_true(sim_run(soc, spec, p, w, NULL, NULL, &c->r, &c->x, &c->plan, &error));
+    g_assert_no_error(error);
+}
+
+static void
+case_clear(Case *c)
+{
+    sim_plan_free(c->plan);
+    sim_exec_result_clear(&c->x);
+    sim_run_report_clear(&c->r);
+}
+
+static void
+tiny_workload(SimWorkload *w)
+{
+    sim_workload_init(w);
+    w->prompt = 40;
+    w->decode = 3;
+    w->batch = 2;
+    w->opts.chunk_tokens = 16;
+}
+
+static void
+test_policy_runs(gconstpointer data)
+{
+    const char *policy = data;
+    SimWorkload w;
+    tiny_workload(&w);
+    Case a, b;
+    run_case("tiny", "tiny", policy, &w, &a);
+    run_case("tiny", "tiny", policy, &w, &b);
+
+    g_assert_cmpfloat(a.r.prefill.time_ms, >, 0);
+    g_assert_cmpfloat(a.r.decode.time_ms, >, 0);
+    g_assert_cmpfloat(a.r.prefill.energy_j, >, 0);
+    /* deterministic: the same plan and the same times */
+    g_assert_cmpuint(sim_plan_len(a.plan), ==, sim_plan_len(b.plan));
+    g_assert_cmpint(memcmp(a.x.times, b.x.times, sizeof(SimTaskTime) * a.x.n_tasks), ==, 0);
+
+    /* nothing starts before what it depends on has ended */
+    for (uint32_t i = 0; i < sim_plan_len(a.plan); i++) {
+        const SimTask *t = sim_plan_task(a.plan, i);
+        g_assert_cmpuint(a.x.times[i].end_ps, >=, a.x.times[i].start_ps);
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            g_assert_cmpuint(a.x.times[i].start_ps, >=, a.x.times[t->deps[d]].end_ps);
+        }
+    }
+
+    /* bandwidth within the caps and the ceiling at every moment */
+    g_autoptr(HwSoc) soc = load_soc("tiny");
+    double rate[8] = { 0 };
+    for (guint i = 0; i < a.x.bw->len; i++) {
+        const SimBwSample *s = &g_array_index(a.x.bw, SimBwSample, i);
+        const HwDev *d = g_ptr_array_index(soc->devs, s->initiator);
+        g_assert_cmpfloat(s->gbps, <=, d->dram_cap_gbps + 1e-9);
+        rate[s->initiator] = s->gbps;
+        double total = rate[0] + rate[1] + rate[2];
+        g_assert_cmpfloat(total, <=, soc->mem.ceiling_gbps + 1e-9);
+    }
+    case_clear(&a);
+    case_clear(&b);
+}
+
+/* A plan built without its cross-processor dependencies lets a consumer
+ * start before its producer ends: the executor does what the plan says. */
+static void
+test_dropped_syncs_break_order(void)
+{
+    g_autoptr(HwSoc) soc = load_soc("tiny");
+    g_autoptr(MdlSpec) spec = load_model("tiny");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MdlGraph) g = mdl_graph_new_prefill(spec, 64, 0);
+    SimPolicyOptions opts;
+    sim_policy_options_init(&opts);
+    SimPhaseInfo info = {
+        .phase = SIM_PHASE_PREFILL, .tokens = 64, .sync = SIM_SYNC_FAST, .n_procs = 3,
+        .proc_cpu = 0, .proc_gpu = 1, .proc_npu = 2, .opts = &opts,
+    };
+    g_autoptr(SimPlan) plan = sim_plan_new();
+    g_autoptr(SimBuilder) b = sim_builder_new(plan, g, &info, NULL, NULL, 0);
+    sim_builder_set_drop_syncs(b, TRUE);
+    sim_builder_npu_offline(b, 64);
+    const SimPolicy *p = sim_policy_find("hetero-layer");
+    g_assert_true(p->plan_phase(b, &error));
+    g_autofree uint32_t *exit = NULL;
+    uint32_t n_exit = 0;
+    g_assert_true(sim_builder_finish(b, &exit, &n_exit, &error));
+
+    SimExecResult x = { 0 };
+    g_assert_true(sim_exec_run(plan, soc, NULL, NULL, &x, &error));
+    g_assert_no_error(error);
+    /* find a GPU task reading an NPU output that started before it ended */
+    gboolean early = FALSE;
+    for (uint32_t i = 0; i < sim_plan_len(plan) && !early; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind != SIM_TASK_KERNEL || t->proc != 1) {
+            continue;
+        }
+        const MdlNode *n = &g->nodes[t->node];
+        for (uint32_t s = 0; s < n->n_src && !early; s++) {
+            for (uint32_t j = 0; j < sim_plan_len(plan); j++) {
+                const SimTask *u = sim_plan_task(plan, j);
+                if (u->kind == SIM_TASK_KERNEL && u->proc == 2 &&
+                    (uint32_t) u->node == n->src[s] &&
+                    x.times[i].start_ps < x.times[j].end_ps) {
+                    early = TRUE;
+                    break;
+                }
+            }
+        }
+    }
+    g_assert_true(early);
+    sim_exec_result_clear(&x);
+}
+
+static void
+test_unprepared_npu_shape(void)
+{
+    g_autoptr(MdlSpec) spec = load_model("tiny");
+    g_autoptr(MdlGraph) g = mdl_graph_new_prefill(spec, 48, 0);
+    g_autoptr(GError) error = NULL;
+    SimPolicyOptions opts;
+    sim_policy_options_init(&opts);
+    SimPhaseInfo info = {
+        .phase = SIM_PHASE_PREFILL, .tokens = 48, .n_procs = 3,
+        .proc_cpu = 0, .proc_gpu = 1, .proc_npu = 2, .opts = &opts,
+    };
+    g_autoptr(SimPlan) plan = sim_plan_new();
+    g_autoptr(SimBuilder) b = sim_builder_new(plan, g, &info, NULL, NULL, 0);
+    /* node 2 is L0.wq */
+    g_assert_cmpstr(g->nodes[2].name, ==, "L0.wq");
+    uint32_t id = sim_builder_kernel(b, 2, 2, sim_builder_full(b, 2), MDL_PREC_W4A16,
+                                     &error);
+    g_assert_cmpuint(id, ==, UINT32_MAX);
+    g_assert_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED);
+    g_assert_cmpstr(error->message, ==,
+                    "L0.wq: no NPU graph prepared for 48 tokens (static shapes must be "
+                    "prepared offline or in the plan)");
+}
+
+/* ---- calibration points already met (FACTS.md §4) ---------------------- */
+
+static void
+test_decode_hetero_tensor(void)
+{
+    SimWorkload w;
+    sim_workload_init(&w);           /* prompt 256, decode 32, fast sync */
+    Case t, g;
+    run_case("sd8gen3", "llama-3-8b", "hetero-tensor", &w, &t);
+    run_case("sd8gen3", "llama-3-8b", "gpu-only", &w, &g);
+    /* HeteroLLM §5.3: 14.01 tokens/s, within 15 % */
+    g_assert_cmpfloat(fabs(t.r.decode.tokens_per_s / 14.01 - 1), <, 0.15);
+    /* +23.4 % over the GPU-only engine: the issue asks for 15-32 % */
+    double gain = t.r.decode.tokens_per_s / g.r.decode.tokens_per_s - 1;
+    g_assert_cmpfloat(gain, >=, 0.15);
+    g_assert_cmpfloat(gain, <=, 0.32);
+    /* GPU alone draws ~43.3 GB/s in decode, GPU+NPU ~59.1 (HeteroLLM §5.3),
+     * within 10 % */
+    g_assert_cmpfloat(fabs(g.r.decode.dram_gbps / 43.3 - 1), <, 0.10);
+    g_assert_cmpfloat(fabs(t.r.decode.dram_gbps / 59.1 - 1), <, 0.10);
+    case_clear(&t);
+    case_clear(&g);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
+        g_autofree char *path = g_strdup_printf("/sim/run/policy=%s/runs", (*p)->name);
+        g_test_add_data_func(path, (*p)->name, test_policy_runs);
+    }
+    g_test_add_func("/sim/run/dropped-syncs-break-order", test_dropped_syncs_break_order);
+    g_test_add_func("/sim/run/unprepared-npu-shape", test_unprepared_npu_shape);
+    g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
+    return g_test_run();
+}
