@@ -10,7 +10,8 @@
 void
 sim_workload_init(SimWorkload *w)
 {
-    *w = (SimWorkload) { .prompt = 256, .decode = 32, .batch = 1, .sync = SIM_SYNC_FAST };
+    *w = (SimWorkload) { .prompt = 256, .decode = 32, .batch = 1, .sync = SIM_SYNC_FAST,
+                         .check_layers = -1, .seed = 1 };
     sim_policy_options_init(&w->opts);
 }
 
@@ -49,25 +50,31 @@ plan_phase(SimPlan *plan, const HwSoc *soc, const SimCostModel *cost,
 
 SimPlan *
 sim_run_plan(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
-             const SimWorkload *w, GError **error)
+             const SimWorkload *w, GPtrArray **graphs, GError **error)
 {
     g_autoptr(SimPlan) plan = sim_plan_new();
+    g_autoptr(GPtrArray) gs = g_ptr_array_new_with_free_func((GDestroyNotify) mdl_graph_free);
     g_autoptr(SimCostModel) cost = sim_cost_new(soc);
     g_autofree uint32_t *entry = NULL;
     uint32_t n_entry = 0;
 
     g_assert(w->prompt > 0 && w->batch > 0);
-    g_autoptr(MdlGraph) pre = mdl_graph_new_prefill(spec, w->prompt, 0);
+    MdlGraph *pre = mdl_graph_new_prefill(spec, w->prompt, 0);
+    g_ptr_array_add(gs, pre);
     if (!plan_phase(plan, soc, cost, pre, policy, w, SIM_PHASE_PREFILL, 0, &entry,
                     &n_entry, error)) {
         return NULL;
     }
     for (uint32_t s = 0; s < w->decode; s++) {
-        g_autoptr(MdlGraph) dec = mdl_graph_new_decode(spec, w->prompt + s, w->batch);
+        MdlGraph *dec = mdl_graph_new_decode(spec, w->prompt + s, w->batch);
+        g_ptr_array_add(gs, dec);
         if (!plan_phase(plan, soc, cost, dec, policy, w, SIM_PHASE_DECODE, s, &entry,
                         &n_entry, error)) {
             return NULL;
         }
+    }
+    if (graphs) {
+        *graphs = g_steal_pointer(&gs);
     }
     return g_steal_pointer(&plan);
 }
@@ -161,24 +168,66 @@ sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
     rep->events = r->events;
 }
 
+void
+sim_run_engine_config(const MdlSpec *s, uint64_t seed, EngConfig *cfg)
+{
+    *cfg = (EngConfig) {
+        .hidden = s->hidden_size, .intermediate = s->intermediate_size,
+        .layers = s->num_hidden_layers, .heads = s->num_attention_heads,
+        .kv_heads = s->num_key_value_heads, .head_dim = s->head_dim,
+        .vocab = s->vocab_size, .rope_theta = s->rope_theta, .rms_eps = s->rms_norm_eps,
+        .tie_embeddings = s->tie_word_embeddings, .gelu = s->act == MDL_ACT_GELU_TANH,
+        .embed_scale = s->embed_scale, .norm_plus_one = s->norm_plus_one, .seed = seed,
+    };
+}
+
+SimChecker *
+sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w)
+{
+    if (w->check_layers < 0) {
+        return NULL;
+    }
+    /* the graphs of a workload do not depend on the policy */
+    g_autoptr(GPtrArray) gs = g_ptr_array_new_with_free_func((GDestroyNotify) mdl_graph_free);
+    g_ptr_array_add(gs, mdl_graph_new_prefill(spec, w->prompt, 0));
+    for (uint32_t s = 0; s < w->decode; s++) {
+        g_ptr_array_add(gs, mdl_graph_new_decode(spec, w->prompt + s, w->batch));
+    }
+    EngConfig cfg;
+    sim_run_engine_config(spec, w->seed, &cfg);
+    return sim_checker_new(eng_model_new(&cfg), gs, (uint32_t) w->check_layers, w->batch);
+}
+
 gboolean
 sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
-        const SimWorkload *w, const SimValuesOps *values, void *values_opaque,
-        SimRunReport *report, SimExecResult *exec, SimPlan **plan_out, GError **error)
+        const SimWorkload *w, SimChecker *checker, SimRunReport *report,
+        SimExecResult *exec, SimPlan **plan_out, GError **error)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, error);
+    g_autoptr(GPtrArray) graphs = NULL;
+    g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, &graphs, error);
     if (plan == NULL) {
         return FALSE;
     }
+    g_autoptr(SimChecker) own = NULL;
+    g_autoptr(SimValues) values = NULL;
+    if (w->check_layers >= 0) {
+        if (checker == NULL) {
+            checker = own = sim_run_checker_new(spec, w);
+        }
+        values = sim_values_new(checker);
+    }
     SimExecResult r = { 0 };
-    if (!sim_exec_run(plan, soc, values, values_opaque, &r, error)) {
+    if (!sim_exec_run(plan, soc, values ? &sim_values_ops : NULL, values, &r, error)) {
         g_prefix_error(error, "policy %s: ", policy->name);
         return FALSE;
     }
     *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy->name };
     sim_run_measure(soc, plan, &r, w, report);
+    if (values) {
+        sim_values_check(values, &report->check);
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     report->wall_s = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
     if (exec) {

@@ -12,6 +12,7 @@
 #include "models/spec.h"
 #include "sim/exec.h"
 #include "sim/policies/policy.h"
+#include "sim/values.h"
 
 typedef struct SimWorkload {
     uint32_t prompt;             /* prompt tokens (prefill) */
@@ -19,6 +20,8 @@ typedef struct SimWorkload {
     uint32_t batch;              /* sequences decoded together */
     SimSyncMech sync;
     SimPolicyOptions opts;
+    int32_t check_layers;        /* functional check: -1 off, 0 full, N layers */
+    uint64_t seed;               /* synthetic weights */
 } SimWorkload;
 
 void sim_workload_init(SimWorkload *w);
@@ -44,23 +47,32 @@ typedef struct SimRunReport {
     double *util;                /* busy / run time */
     uint64_t tasks, events;
     double wall_s;
+    SimCheck check;              /* functional check (checked FALSE if off) */
 } SimRunReport;
 
 void sim_run_report_clear(SimRunReport *r);
 
-/* Build the whole plan of a request.  (transfer full) */
+/* Build the whole plan of a request.  (transfer full)  @graphs (may be
+ * NULL) receives the phase graphs: prefill, then one per decode step. */
 SimPlan *sim_run_plan(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
-                      const SimWorkload *w, GError **error);
+                      const SimWorkload *w, GPtrArray **graphs, GError **error);
+
+/* The engine configuration of a model spec. */
+void sim_run_engine_config(const MdlSpec *spec, uint64_t seed, EngConfig *cfg);
 
 /*
- * Plan, execute and measure.  @exec (may be NULL) receives the raw
- * execution result (task times, bandwidth samples) for traces; @plan_out
- * (may be NULL) the plan.
+ * Plan, execute (with the functional check the workload asks for, against
+ * @checker's reference, or one built here if @checker is NULL) and
+ * measure.  @exec (may be NULL) receives the raw execution result (task
+ * times, bandwidth samples) for traces; @plan_out (may be NULL) the plan.
  */
 gboolean sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
-                 const SimWorkload *w, const SimValuesOps *values, void *values_opaque,
-                 SimRunReport *report, SimExecResult *exec, SimPlan **plan_out,
-                 GError **error);
+                 const SimWorkload *w, SimChecker *checker, SimRunReport *report,
+                 SimExecResult *exec, SimPlan **plan_out, GError **error);
+
+/* The functional reference of a workload (NULL if its check is off), to
+ * share among the policies run on it.  (transfer full) */
+SimChecker *sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w);
 
 /* Measure an executed plan (used by run and replay). */
 void sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,

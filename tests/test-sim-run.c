@@ -54,7 +54,7 @@ run_case(const char *soc_name, const char *model, const char *policy,
     const SimPolicy *p = sim_policy_find(policy);
     g_assert_nonnull(p);
     memset(c, 0, sizeof(*c));
-    g_assert_true(sim_run(soc, spec, p, w, NULL, NULL, &c->r, &c->x, &c->plan, &error));
+    g_assert_true(sim_run(soc, spec, p, w, NULL, &c->r, &c->x, &c->plan, &error));
     g_assert_no_error(error);
 }
 
@@ -74,6 +74,7 @@ tiny_workload(SimWorkload *w)
     w->decode = 3;
     w->batch = 2;
     w->opts.chunk_tokens = 16;
+    w->check_layers = 0;             /* the whole model, logits included */
 }
 
 static void
@@ -89,6 +90,13 @@ test_policy_runs(gconstpointer data)
     g_assert_cmpfloat(a.r.prefill.time_ms, >, 0);
     g_assert_cmpfloat(a.r.decode.time_ms, >, 0);
     g_assert_cmpfloat(a.r.prefill.energy_j, >, 0);
+    /* values: every policy's partitioned run computes what the model does */
+    g_assert_true(a.r.check.checked);
+    g_assert_true(a.r.check.full);
+    g_assert_cmpfloat(a.r.check.max_abs_ref, >, 0.1);
+    if (!a.r.check.precision_changed) {
+        g_assert_true(a.r.check.match);
+    }
     /* deterministic: the same plan and the same times */
     g_assert_cmpuint(sim_plan_len(a.plan), ==, sim_plan_len(b.plan));
     g_assert_cmpint(memcmp(a.x.times, b.x.times, sizeof(SimTaskTime) * a.x.n_tasks), ==, 0);
@@ -118,7 +126,10 @@ test_policy_runs(gconstpointer data)
 }
 
 /* A plan built without its cross-processor dependencies lets a consumer
- * start before its producer ends: the executor does what the plan says. */
+ * start before its producer ends — the executor does what the plan says —
+ * and the consumer then computes from stale buffers: the functional check
+ * reports wrong numbers.  (The same plan with its syncs matches: see the
+ * policy runs above.) */
 static void
 test_dropped_syncs_break_order(void)
 {
@@ -142,9 +153,22 @@ test_dropped_syncs_break_order(void)
     uint32_t n_exit = 0;
     g_assert_true(sim_builder_finish(b, &exit, &n_exit, &error));
 
+    /* values of the broken plan, against the unpartitioned reference */
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 64;
+    w.decode = 0;
+    w.check_layers = 0;
+    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w);
+    g_autoptr(SimValues) values = sim_values_new(checker);
     SimExecResult x = { 0 };
-    g_assert_true(sim_exec_run(plan, soc, NULL, NULL, &x, &error));
+    g_assert_true(sim_exec_run(plan, soc, &sim_values_ops, values, &x, &error));
     g_assert_no_error(error);
+    SimCheck check;
+    sim_values_check(values, &check);
+    g_assert_false(check.precision_changed);
+    g_assert_false(check.match);                   /* wrong numbers, reported */
+    g_assert_cmpfloat(check.max_abs_err, >, 1e-3 * check.max_abs_ref);
     /* find a GPU task reading an NPU output that started before it ended */
     gboolean early = FALSE;
     for (uint32_t i = 0; i < sim_plan_len(plan) && !early; i++) {

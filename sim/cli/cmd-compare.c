@@ -24,15 +24,19 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
     }
     printf("%s on %s, sync %s: prompt %u, decode %u x batch %u   (* = best)\n",
            r[0].model, r[0].soc, sim_sync_name[w->sync], w->prompt, w->decode, w->batch);
-    printf("  %-15s %12s %10s %12s %9s %9s %9s\n", "policy", "prefill tok/s", "TTFT ms",
-           "decode tok/s", "pre GB/s", "dec GB/s", "energy J");
+    printf("  %-15s %12s %10s %12s %9s %9s %9s  %s\n", "policy", "prefill tok/s", "TTFT ms",
+           "decode tok/s", "pre GB/s", "dec GB/s", "energy J", "values");
     for (guint i = 0; i < n; i++) {
         double j = r[i].prefill.energy_j + r[i].decode.energy_j;
-        printf("  %-15s %11.2f%s %10.1f %11.2f%s %9.1f %9.1f %8.3f%s\n", r[i].policy,
+        const char *values = !r[i].check.checked ? "-"
+                             : r[i].check.match ? "match"
+                             : r[i].check.precision_changed ? "precision" : "WRONG";
+        printf("  %-15s %11.2f%s %10.1f %11.2f%s %9.1f %9.1f %8.3f%s  %s\n", r[i].policy,
                r[i].prefill.tokens_per_s, r[i].prefill.tokens_per_s == best_pre ? "*" : " ",
                r[i].ttft_ms, r[i].decode.tokens_per_s,
                w->decode && r[i].decode.tokens_per_s == best_dec ? "*" : " ",
-               r[i].prefill.dram_gbps, r[i].decode.dram_gbps, j, j == best_j ? "*" : " ");
+               r[i].prefill.dram_gbps, r[i].decode.dram_gbps, j, j == best_j ? "*" : " ",
+               values);
     }
     /* where the winner gains: against the GPU-only baseline when present */
     const SimRunReport *gpu = NULL, *win_pre = NULL, *win_dec = NULL;
@@ -118,12 +122,17 @@ run(int argc, char **argv, GError **error)
     }
     g_autofree SimRunReport *r = g_new0(SimRunReport, list->len);
     gboolean tty = isatty(fileno(stderr));
+    if (tty && w.check_layers >= 0) {
+        fprintf(stderr, "computing the reference...");
+    }
+    /* one reference for every policy: the workload is the same */
+    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w);
     for (guint i = 0; i < list->len && ok; i++) {
         if (tty) {
             fprintf(stderr, "\r[%u/%u] %-16s", i + 1, list->len,
                     ((const SimPolicy *) list->pdata[i])->name);
         }
-        ok = sim_run(soc, spec, list->pdata[i], &w, NULL, NULL, &r[i], NULL, NULL, error);
+        ok = sim_run(soc, spec, list->pdata[i], &w, checker, &r[i], NULL, NULL, error);
     }
     if (tty) {
         fprintf(stderr, "\r%40s\r", "");

@@ -30,6 +30,16 @@ print_text(const HwSoc *soc, const SimRunReport *r)
         printf("  %-6s busy %10.2f ms  (%5.1f %%)\n", d->name, r->busy_ms[p],
                100.0 * r->util[p]);
     }
+    if (r->check.checked) {
+        printf("  values: %s %s the unpartitioned reference (%s%u layer%s; max abs err %.3g of %.3g)%s\n",
+               r->check.full ? "logits" : "hidden states",
+               r->check.match ? "match" : "DIFFER FROM", r->check.full ? "all " : "first ",
+               r->check.layers, r->check.layers == 1 ? "" : "s", r->check.max_abs_err,
+               r->check.max_abs_ref,
+               r->check.precision_changed ? "; some tasks ran at another precision" : "");
+    } else {
+        printf("  values: not checked (--functional off)\n");
+    }
     printf("  simulated %" G_GUINT64_FORMAT " tasks, %" G_GUINT64_FORMAT
            " events in %.2f s\n", r->tasks, r->events, r->wall_s);
 }
@@ -121,7 +131,7 @@ run(int argc, char **argv, GError **error)
     ok = hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error) &&
          (policy = hs_run_opts_policy(&o, policy_name ? policy_name : "hetero-tensor",
                                       error)) != NULL &&
-         sim_run(soc, spec, policy, &w, NULL, NULL, &r, &x, &plan, error);
+         sim_run(soc, spec, policy, &w, NULL, &r, &x, &plan, error);
     if (ok && o.trace) {
         ok = write_trace(o.trace, soc, plan, &x, &r, error);
     }

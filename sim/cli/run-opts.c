@@ -5,12 +5,13 @@
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 GOptionEntry *
 hs_run_opts_entries(HsRunOpts *o)
 {
-    *o = (HsRunOpts) { .prompt = 256, .decode = 32, .batch = 1, .chunk = 256 };
+    *o = (HsRunOpts) { .prompt = 256, .decode = 32, .batch = 1, .chunk = 256, .seed = 1 };
     GOptionEntry e[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &o->soc,
           "SoC config: a name from 'list socs' or a JSON file (default sd8gen3)", "SOC" },
@@ -27,6 +28,11 @@ hs_run_opts_entries(HsRunOpts *o)
           "Sequences decoded together (test-time scaling, default 1)", "B" },
         { "chunk", 0, 0, G_OPTION_ARG_INT, &o->chunk,
           "Chunk size of the chunked policy (default 256)", "N" },
+        { "functional", 0, 0, G_OPTION_ARG_STRING, &o->functional,
+          "Check values against the unpartitioned reference: off, layers=N (the "
+          "first N layers at full width) or full (default layers=1)", "MODE" },
+        { "seed", 0, 0, G_OPTION_ARG_INT64, &o->seed,
+          "Seed of the synthetic weights (default 1)", "S" },
         { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &o->plugin,
           "Load a policy from a shared module (see README)", "FILE.so" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &o->format,
@@ -45,6 +51,7 @@ hs_run_opts_clear(HsRunOpts *o)
     g_free(o->format);
     g_free(o->trace);
     g_free(o->plugin);
+    g_free(o->functional);
 }
 
 static gboolean
@@ -83,6 +90,29 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
                     "--sync: expected driver or fast (got \"%s\")", o->sync);
         return FALSE;
     }
+    const char *f = o->functional ? o->functional : "layers=1";
+    if (strcmp(f, "off") == 0) {
+        w->check_layers = -1;
+    } else if (strcmp(f, "full") == 0) {
+        w->check_layers = 0;
+    } else {
+        char *end = NULL;
+        long n = g_str_has_prefix(f, "layers=") ? strtol(f + 7, &end, 10) : 0;
+        if (end == NULL || *end != '\0' || n < 1 || n > 1000) {
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "--functional: expected off, full or layers=N with N in [1, 1000] "
+                        "(got \"%s\")", f);
+            return FALSE;
+        }
+        w->check_layers = (int32_t) n;
+    }
+    if (o->seed < 0) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--seed: expected a non-negative integer (got %" G_GINT64_FORMAT ")",
+                    o->seed);
+        return FALSE;
+    }
+    w->seed = (uint64_t) o->seed;
     g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
     g_autofree char *models = g_build_filename(hs_cli_data_dir(), "models", NULL);
     *soc = hw_soc_load(o->soc ? o->soc : "sd8gen3", configs, error);
@@ -164,8 +194,18 @@ hs_run_report_json(const HwSoc *soc, const SimRunReport *r)
         cJSON_AddNumberToObject(x, "util", r->util[p]);
     }
     cJSON *f = cJSON_AddObjectToObject(o, "functional");
-    cJSON_AddStringToObject(f, "mode", "off");
-    cJSON_AddBoolToObject(f, "checked", FALSE);
+    int32_t cl = r->workload.check_layers;
+    g_autofree char *mode = cl < 0 ? g_strdup("off") : cl == 0 ? g_strdup("full")
+                                   : g_strdup_printf("layers=%d", cl);
+    cJSON_AddStringToObject(f, "mode", mode);
+    cJSON_AddBoolToObject(f, "checked", r->check.checked);
+    if (r->check.checked) {
+        cJSON_AddNumberToObject(f, "layers", r->check.layers);
+        cJSON_AddBoolToObject(f, "match", r->check.match);
+        cJSON_AddBoolToObject(f, "precision_changed", r->check.precision_changed);
+        cJSON_AddNumberToObject(f, "max_abs_err", r->check.max_abs_err);
+        cJSON_AddNumberToObject(f, "max_abs_ref", r->check.max_abs_ref);
+    }
     cJSON *s = cJSON_AddObjectToObject(o, "sim");
     cJSON_AddNumberToObject(s, "tasks", (double) r->tasks);
     cJSON_AddNumberToObject(s, "events", (double) r->events);

@@ -17,6 +17,8 @@ typedef struct HsRunOpts {
     char *format;
     char *trace;                 /* run only */
     char *plugin;                /* --policy-plugin FILE.so */
+    char *functional;            /* off | layers=N | full */
+    gint64 seed;
     int prompt, decode, batch, chunk;
 } HsRunOpts;
 

@@ -1,0 +1,394 @@
+/*
+ * values.c - see values.h.
+ */
+#include "sim/values.h"
+#include "engine/kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct State {
+    float ***buf;                /* [phase][node] -> tokens x features, lazily */
+    float **k_cache, **v_cache;  /* [layer * batch + b] -> max_pos x kv_dim */
+} State;
+
+/* The shared part: model, graphs, tokens and the reference's buffers. */
+struct SimChecker {
+    EngModel *model;
+    GPtrArray *graphs;           /* of MdlGraph* */
+    uint32_t layers;             /* layers computed */
+    gboolean full;
+    uint32_t batch;
+    uint32_t max_pos;
+    GArray *tokens;              /* of uint32_t: every position's token */
+    State ref;
+};
+
+/* One checked run: its own buffers, and what it has in flight. */
+struct SimValues {
+    SimChecker *c;
+    State run;
+    GHashTable *staging;         /* task id -> float* */
+    gboolean precision_changed;
+};
+
+static gboolean
+computed(const SimChecker *v, const MdlNode *n)
+{
+    if (n->layer >= 0) {
+        return (uint32_t) n->layer < v->layers;
+    }
+    return n->op == MDL_OP_EMBED || v->full;
+}
+
+static float *
+buffer(SimChecker *v, State *s, uint32_t phase, uint32_t node)
+{
+    const MdlGraph *g = g_ptr_array_index(v->graphs, phase);
+    if (s->buf[phase][node] == NULL) {
+        const MdlNode *n = &g->nodes[node];
+        s->buf[phase][node] = g_new0(float, (size_t) n->tokens * n->features);
+    }
+    return s->buf[phase][node];
+}
+
+static void
+state_init(SimChecker *v, State *s)
+{
+    s->buf = g_new0(float **, v->graphs->len);
+    for (guint p = 0; p < v->graphs->len; p++) {
+        s->buf[p] = g_new0(float *, ((MdlGraph *) g_ptr_array_index(v->graphs, p))->n_nodes);
+    }
+    const EngConfig *c = eng_model_config(v->model);
+    size_t n = (size_t) c->layers * v->batch;
+    s->k_cache = g_new0(float *, n);
+    s->v_cache = g_new0(float *, n);
+    for (size_t i = 0; i < n; i++) {
+        if (i / v->batch < v->layers) {
+            s->k_cache[i] = g_new0(float, (size_t) v->max_pos * c->kv_heads * c->head_dim);
+            s->v_cache[i] = g_new0(float, (size_t) v->max_pos * c->kv_heads * c->head_dim);
+        }
+    }
+}
+
+static void
+state_clear(SimChecker *v, State *s)
+{
+    if (s->buf == NULL) {
+        return;
+    }
+    for (guint p = 0; p < v->graphs->len; p++) {
+        const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            g_free(s->buf[p][i]);
+        }
+        g_free(s->buf[p]);
+    }
+    g_free(s->buf);
+    size_t n = (size_t) eng_model_config(v->model)->layers * v->batch;
+    for (size_t i = 0; i < n; i++) {
+        g_free(s->k_cache[i]);
+        g_free(s->v_cache[i]);
+    }
+    g_free(s->k_cache);
+    g_free(s->v_cache);
+}
+
+static EngWeight
+eng_weight(MdlWeight w)
+{
+    switch (w) {
+    case MDL_W_Q: return ENG_W_Q;
+    case MDL_W_K: return ENG_W_K;
+    case MDL_W_V: return ENG_W_V;
+    case MDL_W_O: return ENG_W_O;
+    case MDL_W_GATE: return ENG_W_GATE;
+    case MDL_W_UP: return ENG_W_UP;
+    case MDL_W_DOWN: return ENG_W_DOWN;
+    default: g_assert_not_reached();
+    }
+}
+
+/* Compute tokens [t0, t1) x features [r0, r1) of node @ni of phase @p
+ * from @s's buffers into @out (a full-size node buffer). */
+static void
+compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
+        MdlPrecision prec, gboolean *precision_changed, float *out)
+{
+    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlNode *n = &g->nodes[ni];
+    const EngConfig *c = eng_model_config(v->model);
+    const size_t d = n->features, t0 = sl->tok0, t1 = sl->tok1;
+    const float *src0 = n->n_src > 0 ? buffer(v, s, p, n->src[0]) : NULL;
+    const size_t src_d = n->n_src > 0 ? g->nodes[n->src[0]].features : 0;
+    const size_t off = n->src_tok_offset;
+
+    switch (n->op) {
+    case MDL_OP_EMBED:
+        for (size_t t = t0; t < t1; t++) {
+            g_autofree float *row = g_new(float, d);
+            uint32_t pos = g->decode ? g->pos0 : (uint32_t) t;
+            eng_model_embed(v->model, g_array_index(v->tokens, uint32_t, pos), row);
+            memcpy(out + t * d + sl->row0, row + sl->row0,
+                   sizeof(float) * (sl->row1 - sl->row0));
+        }
+        break;
+    case MDL_OP_RMSNORM:
+        eng_rmsnorm_rows(src0 + off * src_d - 0, eng_model_norm(v->model, 0, 0), out, d,
+                         c->rms_eps, c->norm_plus_one, t0, t1);
+        break;
+    case MDL_OP_MATMUL: {
+        const float *w = n->weight == MDL_W_LM_HEAD
+                         ? eng_model_lm_head(v->model)
+                         : eng_model_weight(v->model, (uint32_t) n->layer, eng_weight(n->weight));
+        const float *x = src0 + off * src_d;
+        g_autofree float *xq = NULL;
+        if (prec == MDL_PREC_W4A8 || prec == MDL_PREC_W8A8) {
+            /* INT8 per-tensor activations of the slice's rows */
+            xq = g_new0(float, (size_t) n->tokens * n->k);
+            eng_quant_act_int8(x, xq, n->k, t0, t1);
+            x = xq;
+            *precision_changed = TRUE;
+        }
+        /* padded rows are zeros whose outputs are cropped: computing the
+         * real rows gives exactly the cropped result */
+        eng_matmul_slice(x, w, out, n->k, d, t0, t1, sl->row0, sl->row1);
+        break;
+    }
+    case MDL_OP_ROPE: {
+        size_t heads = d / n->head_dim;
+        if (!g->decode) {
+            eng_rope_rows(src0, out, heads, n->head_dim, c->rope_theta, n->pos0, t0, t1);
+        } else {
+            /* every row (sequence) sits at the same position */
+            for (size_t t = t0; t < t1; t++) {
+                eng_rope_rows(src0 + t * d, out + t * d, heads, n->head_dim,
+                              c->rope_theta, n->pos0, 0, 1);
+            }
+        }
+        break;
+    }
+    case MDL_OP_ATTENTION: {
+        const float *q = src0;
+        const float *k = buffer(v, s, p, n->src[1]);
+        const float *vv = buffer(v, s, p, n->src[2]);
+        size_t h0 = sl->row0 / n->head_dim, h1 = (sl->row1 + n->head_dim - 1) / n->head_dim;
+        size_t kvd = (size_t) n->kv_heads * n->head_dim;
+        uint32_t layer = (uint32_t) n->layer;
+        if (!g->decode) {
+            eng_attention_rows(q, k, vv, s->k_cache[layer * v->batch],
+                               s->v_cache[layer * v->batch], out, n->heads, n->kv_heads,
+                               n->head_dim, n->pos0, t0, t1, h0, h1);
+        } else {
+            /* each row is its own sequence at position pos0 */
+            for (size_t t = t0; t < t1; t++) {
+                eng_attention_rows(q + t * d, k + t * kvd, vv + t * kvd,
+                                   s->k_cache[layer * v->batch + t],
+                                   s->v_cache[layer * v->batch + t], out + t * d,
+                                   n->heads, n->kv_heads, n->head_dim, n->pos0, 0, 1, h0, h1);
+            }
+        }
+        break;
+    }
+    case MDL_OP_ACT:
+        eng_act_rows(src0, buffer(v, s, p, n->src[1]), out, d, c->gelu, t0, t1,
+                     sl->row0, sl->row1);
+        break;
+    case MDL_OP_ADD:
+        eng_add_rows(src0, buffer(v, s, p, n->src[1]), out, d, t0, t1, sl->row0, sl->row1);
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/* Publish a finished slice; attention also files its K/V rows in the cache. */
+static void
+publish(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
+        const float *staged)
+{
+    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlNode *n = &g->nodes[ni];
+    float *dst = buffer(v, s, p, ni);
+    size_t d = n->features;
+    for (size_t t = sl->tok0; t < sl->tok1; t++) {
+        memcpy(dst + t * d + sl->row0, staged + t * d + sl->row0,
+               sizeof(float) * (sl->row1 - sl->row0));
+    }
+    if (n->op == MDL_OP_ATTENTION) {
+        const float *k = buffer(v, s, p, n->src[1]);
+        const float *vv = buffer(v, s, p, n->src[2]);
+        size_t kvd = (size_t) n->kv_heads * n->head_dim;
+        uint32_t layer = (uint32_t) n->layer;
+        for (size_t t = sl->tok0; t < sl->tok1; t++) {
+            for (uint32_t b = 0; b < v->batch; b++) {
+                /* prefill rows are positions shared by every sequence;
+                 * decode row b is sequence b's next position */
+                if (g->decode && b != t) {
+                    continue;
+                }
+                size_t pos = g->decode ? n->pos0 : n->pos0 + t;
+                memcpy(s->k_cache[layer * v->batch + b] + pos * kvd, k + t * kvd,
+                       sizeof(float) * kvd);
+                memcpy(s->v_cache[layer * v->batch + b] + pos * kvd, vv + t * kvd,
+                       sizeof(float) * kvd);
+            }
+        }
+    }
+}
+
+static uint32_t
+argmax(const float *x, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (x[i] > x[best]) {
+            best = i;
+        }
+    }
+    return (uint32_t) best;
+}
+
+SimChecker *
+sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t batch)
+{
+    const EngConfig *c = eng_model_config(model);
+    SimChecker *v = g_new0(SimChecker, 1);
+    v->model = model;
+    v->graphs = g_ptr_array_ref(graphs);
+    v->full = layers == 0 || layers >= c->layers;
+    v->layers = v->full ? c->layers : layers;
+    v->batch = batch;
+    const MdlGraph *pre = g_ptr_array_index(graphs, 0);
+    v->max_pos = pre->tokens + graphs->len;
+    v->tokens = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (uint32_t i = 0; i < pre->tokens; i++) {
+        uint32_t tok = (uint32_t) ((i * 7919u + 13u) % c->vocab);   /* a fixed prompt */
+        g_array_append_val(v->tokens, tok);
+    }
+    state_init(v, &v->ref);
+    gboolean unused = FALSE;
+
+    /* the reference: every node whole, in order; its greedy tokens drive
+     * the decode steps of both runs */
+    for (guint p = 0; p < graphs->len; p++) {
+        const MdlGraph *g = g_ptr_array_index(graphs, p);
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            const MdlNode *n = &g->nodes[i];
+            if (!computed(v, n)) {
+                continue;
+            }
+            SimSlice all = { 0, n->tokens, 0, n->features, 0 };
+            g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
+            compute(v, &v->ref, p, i, &all, MDL_PREC_W4A16, &unused, out);
+            publish(v, &v->ref, p, i, &all, out);
+        }
+        if (p + 1 < graphs->len) {
+            uint32_t next;
+            if (v->full) {
+                const MdlNode *head = &g->nodes[g->n_nodes - 1];
+                next = argmax(buffer(v, &v->ref, p, g->n_nodes - 1), head->features);
+            } else {
+                next = (g_array_index(v->tokens, uint32_t, v->tokens->len - 1) + 1) % c->vocab;
+            }
+            g_array_append_val(v->tokens, next);
+        }
+    }
+    return v;
+}
+
+void
+sim_checker_free(SimChecker *v)
+{
+    if (v == NULL) {
+        return;
+    }
+    state_clear(v, &v->ref);
+    g_array_free(v->tokens, TRUE);
+    g_ptr_array_unref(v->graphs);
+    eng_model_free(v->model);
+    g_free(v);
+}
+
+SimValues *
+sim_values_new(SimChecker *checker)
+{
+    SimValues *v = g_new0(SimValues, 1);
+    v->c = checker;
+    state_init(checker, &v->run);
+    v->staging = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    return v;
+}
+
+void
+sim_values_free(SimValues *v)
+{
+    if (v == NULL) {
+        return;
+    }
+    state_clear(v->c, &v->run);
+    g_hash_table_destroy(v->staging);
+    g_free(v);
+}
+
+static void
+values_start(void *opaque, uint32_t id, const SimTask *t)
+{
+    SimValues *v = opaque;
+    if (t->kind != SIM_TASK_KERNEL) {
+        return;
+    }
+    uint32_t p = sim_values_phase_index(t);
+    const MdlGraph *g = g_ptr_array_index(v->c->graphs, p);
+    const MdlNode *n = &g->nodes[t->node];
+    if (!computed(v->c, n)) {
+        return;
+    }
+    float *out = g_new0(float, (size_t) n->tokens * n->features);
+    compute(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec,
+            &v->precision_changed, out);
+    g_hash_table_insert(v->staging, GUINT_TO_POINTER(id), out);
+}
+
+static void
+values_end(void *opaque, uint32_t id, const SimTask *t)
+{
+    SimValues *v = opaque;
+    float *out = g_hash_table_lookup(v->staging, GUINT_TO_POINTER(id));
+    if (out == NULL) {
+        return;
+    }
+    publish(v->c, &v->run, sim_values_phase_index(t), (uint32_t) t->node, &t->slice, out);
+    g_hash_table_remove(v->staging, GUINT_TO_POINTER(id));
+}
+
+const SimValuesOps sim_values_ops = { values_start, values_end };
+
+void
+sim_values_check(SimValues *run, SimCheck *out)
+{
+    SimChecker *v = run->c;
+    *out = (SimCheck) { .checked = TRUE, .layers = v->layers, .full = v->full,
+                        .precision_changed = run->precision_changed };
+    for (guint p = 0; p < v->graphs->len; p++) {
+        const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+        /* the phase's last computed node: logits, or layer N-1's output */
+        uint32_t last = 0;
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            if (computed(v, &g->nodes[i])) {
+                last = i;
+            }
+        }
+        const MdlNode *n = &g->nodes[last];
+        const float *a = buffer(v, &run->run, p, last), *b = buffer(v, &v->ref, p, last);
+        for (size_t i = 0; i < (size_t) n->tokens * n->features; i++) {
+            double e = fabs((double) a[i] - b[i]);
+            if (!(e <= out->max_abs_err)) {          /* NaN counts as worst */
+                out->max_abs_err = isnan(e) ? INFINITY : e;
+            }
+            out->max_abs_ref = MAX(out->max_abs_ref, fabs((double) b[i]));
+        }
+    }
+    /* BLAS slices may differ from the whole product in the last bits */
+    out->match = out->max_abs_err <= 1e-4 * MAX(1.0, out->max_abs_ref);
+}

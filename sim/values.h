@@ -1,0 +1,67 @@
+/*
+ * values.h - the functional side of a simulated run: every kernel task
+ * computes its slice with the engine when it *starts* in simulated time,
+ * from the shared buffers as they are at that moment, into a staging
+ * buffer that becomes visible to others when the task *ends*.  A plan
+ * whose dependencies are wrong reads stale (zero) data and produces wrong
+ * numbers, which the comparison with an unpartitioned reference reports.
+ *
+ * What is checked is selectable: the first N layers at full width (layers
+ * are alike, so this checks partitioning and syncs at real shapes) or the
+ * whole model including the logits.  Decode steps feed the reference's
+ * greedy tokens (or, when only layers are checked, a fixed token sequence)
+ * to both runs, so the two stay comparable step by step.
+ */
+#ifndef SIM_VALUES_H
+#define SIM_VALUES_H
+
+#include <glib.h>
+
+#include "engine/model.h"
+#include "models/graph.h"
+#include "sim/exec.h"
+
+typedef struct SimValues SimValues;
+typedef struct SimChecker SimChecker;
+
+typedef struct SimCheck {
+    gboolean checked;
+    uint32_t layers;             /* layers computed (all for full) */
+    gboolean full;               /* logits compared too */
+    gboolean match;
+    gboolean precision_changed;  /* some task ran at another precision */
+    double max_abs_err;          /* over every compared phase output */
+    double max_abs_ref;
+} SimCheck;
+
+/*
+ * The reference of one workload, shared by every policy run on it.
+ * @graphs: the phase graphs (prefill, then one per decode step; every
+ * policy's plan of the workload has the same).  @layers: how many layers
+ * to compute (0 or >= all: the full model).  Runs the unpartitioned
+ * reference at once.  (transfer full; takes @model over)
+ */
+SimChecker *sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers,
+                            uint32_t batch);
+void sim_checker_free(SimChecker *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimChecker, sim_checker_free)
+
+/* Buffers of one checked run.  (transfer full; @checker borrowed) */
+SimValues *sim_values_new(SimChecker *checker);
+void sim_values_free(SimValues *v);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimValues, sim_values_free)
+
+/* Hooks for sim_exec_run (opaque: the SimValues). */
+extern const SimValuesOps sim_values_ops;
+
+/* After the run: compare with the reference. */
+void sim_values_check(SimValues *v, SimCheck *out);
+
+/* Graph index of a task: 0 for prefill, 1 + step for decode. */
+static inline uint32_t
+sim_values_phase_index(const SimTask *t)
+{
+    return t->phase == SIM_PHASE_PREFILL ? 0 : 1 + t->step;
+}
+
+#endif /* SIM_VALUES_H */
