@@ -1,0 +1,219 @@
+/*
+ * test-models-spec.c - shipped model configs: parameter counts against the
+ * published sizes, prefill FLOPs ~ 2 x parameters per token, decode bytes
+ * ~ weights + KV cache; and the loader's error messages.
+ */
+#include "models/graph.h"
+#include "models/spec.h"
+#include "sim/util/error.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+static char *
+models_dir(void)
+{
+    const char *root = g_getenv("HS_SOURCE_ROOT");
+    return g_build_filename(root ? root : HS_SOURCE_ROOT, "models", NULL);
+}
+
+static MdlSpec *
+load(const char *name)
+{
+    g_autofree char *dir = models_dir();
+    g_autoptr(GError) error = NULL;
+    MdlSpec *s = mdl_spec_load(name, dir, &error);
+    g_assert_no_error(error);
+    return s;
+}
+
+typedef struct Size {
+    const char *name;
+    double billions;        /* published parameter count */
+} Size;
+
+/* Published sizes (model cards / Hugging Face "Model size"). */
+static const Size sizes[] = {
+    { "llama-3-8b", 8.03 },     { "llama-2-7b", 6.74 },   { "llama-3.2-1b", 1.24 },
+    { "llama-3.2-3b", 3.21 },   { "qwen2.5-1.5b", 1.54 }, { "qwen2.5-3b", 3.09 },
+    { "gemma-2b", 2.51 },       { "mistral-7b", 7.24 },   { "qwen1.5-1.8b", 1.84 },
+    { "internlm2-1.8b", 1.89 },
+};
+
+static void
+test_param_count(gconstpointer data)
+{
+    const Size *sz = data;
+    g_autoptr(MdlSpec) s = load(sz->name);
+    double b = (double) mdl_spec_param_count(s) / 1e9;
+    if (fabs(b / sz->billions - 1) > 0.01) {
+        g_error("%s: %.4f B parameters, published %.2f B (more than 1 %% off)",
+                sz->name, b, sz->billions);
+    }
+}
+
+static void
+test_list(void)
+{
+    g_autofree char *dir = models_dir();
+    g_auto(GStrv) names = mdl_spec_list(dir, NULL);
+    g_assert_nonnull(names);
+    g_assert_true(g_strv_contains((const char *const *) names, "llama-3-8b"));
+    g_assert_true(g_strv_contains((const char *const *) names, "tiny"));
+    for (char **n = names; *n; n++) {
+        g_autoptr(MdlSpec) s = load(*n);
+        g_assert_cmpuint(strlen(s->description), >, 10);
+    }
+}
+
+/* Prefill: FLOPs per token ~ 2 x (parameters used per token); attention
+ * adds a little at short sequences. */
+static void
+test_prefill_flops(void)
+{
+    g_autoptr(MdlSpec) s = load("llama-3-8b");
+    const uint32_t S = 64;
+    g_autoptr(MdlGraph) g = mdl_graph_new_prefill(s, S, 0);
+    MdlWork w;
+    mdl_graph_total(g, MDL_PREC_W4A16, &w);
+    /* per token the layers' matmul weights; the LM head once per prefill */
+    uint64_t embed = (uint64_t) s->vocab_size * s->hidden_size;
+    double layer_params = (double) (mdl_spec_param_count(s) - 2 * embed);
+    double want = 2.0 * layer_params * S + 2.0 * (double) embed;
+    double ratio = (double) w.flops / want;
+    g_assert_cmpfloat(ratio, >, 1.0);
+    g_assert_cmpfloat(ratio, <, 1.02);      /* attention + elementwise < 2 % at S=64 */
+}
+
+/* Decode: bytes per step ~ W4A16 weight bytes + KV cache read. */
+static void
+test_decode_bytes(void)
+{
+    g_autoptr(MdlSpec) s = load("llama-3-8b");
+    const uint32_t ctx = 1024;
+    g_autoptr(MdlGraph) g = mdl_graph_new_decode(s, ctx, 1);
+    MdlWork w;
+    mdl_graph_total(g, MDL_PREC_W4A16, &w);
+    uint64_t embed = (uint64_t) s->vocab_size * s->hidden_size;
+    double weights = (double) (mdl_spec_param_count(s) - embed) *
+                     mdl_prec_weight_bytes(MDL_PREC_W4A16);
+    double kv = 2.0 * s->num_hidden_layers * s->num_key_value_heads * s->head_dim *
+                (ctx + 1) * 2.0;
+    double ratio = (double) (w.read_bytes + w.write_bytes) / (weights + kv);
+    g_assert_cmpfloat(fabs(ratio - 1), <, 0.02);
+}
+
+static void
+test_graph_structure(void)
+{
+    g_autoptr(MdlSpec) s = load("tiny");
+    g_autoptr(MdlGraph) g = mdl_graph_new_prefill(s, 10, 0);
+    /* embed + 15 per layer + final norm + head */
+    g_assert_cmpuint(g->n_nodes, ==, 1 + 15 * s->num_hidden_layers + 2);
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        for (uint32_t j = 0; j < g->nodes[i].n_src; j++) {
+            g_assert_cmpuint(g->nodes[i].src[j], <, i);        /* topological */
+        }
+    }
+    const MdlNode *head = &g->nodes[g->n_nodes - 1];
+    g_assert_cmpstr(head->name, ==, "lm_head");
+    g_assert_cmpuint(head->tokens, ==, 1);       /* prefill: last token only */
+    g_assert_cmpuint(head->features, ==, s->vocab_size);
+    g_autoptr(MdlGraph) d = mdl_graph_new_decode(s, 10, 3);
+    g_assert_cmpuint(d->nodes[d->n_nodes - 1].tokens, ==, 3);
+}
+
+typedef struct BadSpec {
+    const char *name;
+    const char *json;
+    const char *message;       /* after "FILE: " */
+} BadSpec;
+
+static const BadSpec bad[] = {
+    { "wrong-type", "{\"model_type\":\"llama\",\"hidden_size\":\"big\"}",
+      "$.hidden_size: expected a positive integer (got \"big\")" },
+    { "missing-key", "{\"model_type\":\"llama\",\"hidden_size\":64}",
+      "$: missing required key \"intermediate_size\"" },
+    { "unknown-type", "{\"model_type\":\"chatglm\"}",
+      "$.model_type: expected one of llama, mistral, qwen2, internlm2, gemma (got \"chatglm\")" },
+    { "heads-not-divisor",
+      "{\"model_type\":\"llama\",\"hidden_size\":64,\"intermediate_size\":8,"
+      "\"num_hidden_layers\":1,\"num_attention_heads\":6,\"vocab_size\":8}",
+      "$.num_attention_heads: expected a divisor of hidden_size 64 when head_dim is "
+      "absent (got 6)" },
+    { "kv-heads",
+      "{\"model_type\":\"llama\",\"hidden_size\":64,\"intermediate_size\":8,"
+      "\"num_hidden_layers\":1,\"num_attention_heads\":4,\"num_key_value_heads\":3,"
+      "\"vocab_size\":8}",
+      "$.num_key_value_heads: expected a divisor of num_attention_heads 4 (got 3)" },
+    { "not-json", "{\"model_type\": llama}", "invalid JSON at line 1, column 16" },
+};
+
+static void
+test_bad(gconstpointer data)
+{
+    const BadSpec *b = data;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-model-XXXXXX", &error);
+    g_autofree char *file = g_build_filename(dir, "config.json", NULL);
+    g_assert_true(g_file_set_contents(file, b->json, -1, NULL));
+    /* through the directory form, as a Hugging Face model directory */
+    g_autoptr(MdlSpec) s = mdl_spec_load(dir, "/nonexistent", &error);
+    g_assert_null(s);
+    g_autofree char *want = g_strdup_printf("%s: %s", file, b->message);
+    g_assert_cmpstr(error->message, ==, want);
+    g_unlink(file);
+    g_rmdir(dir);
+}
+
+static void
+test_unknown_name(void)
+{
+    g_autofree char *dir = models_dir();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MdlSpec) s = mdl_spec_load("llama-9", dir, &error);
+    g_assert_null(s);
+    g_assert_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND);
+    g_assert_true(g_str_has_prefix(error->message, "unknown model \"llama-9\" (known: "));
+}
+
+static void
+test_directory_form(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-model-XXXXXX", &error);
+    g_autofree char *file = g_build_filename(dir, "config.json", NULL);
+    g_autofree char *src = g_build_filename(HS_SOURCE_ROOT, "models", "qwen2.5-1.5b.json", NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(src, &text, NULL, NULL));
+    g_assert_true(g_file_set_contents(file, text, -1, NULL));
+    g_autoptr(MdlSpec) s = mdl_spec_load(dir, "/nonexistent", &error);
+    g_assert_no_error(error);
+    g_assert_true(s->attention_bias);           /* Qwen2: implied QKV bias */
+    g_assert_true(s->tie_word_embeddings);
+    g_assert_cmpuint(s->head_dim, ==, 128);
+    g_unlink(file);
+    g_rmdir(dir);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        g_autofree char *p = g_strdup_printf("/models/spec/param-count/%s", sizes[i].name);
+        g_test_add_data_func(p, &sizes[i], test_param_count);
+    }
+    g_test_add_func("/models/spec/list", test_list);
+    g_test_add_func("/models/spec/unknown-name", test_unknown_name);
+    g_test_add_func("/models/spec/directory-form", test_directory_form);
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *p = g_strdup_printf("/models/spec/bad/%s", bad[i].name);
+        g_test_add_data_func(p, &bad[i], test_bad);
+    }
+    g_test_add_func("/models/graph/prefill-flops", test_prefill_flops);
+    g_test_add_func("/models/graph/decode-bytes", test_decode_bytes);
+    g_test_add_func("/models/graph/structure", test_graph_structure);
+    return g_test_run();
+}
