@@ -7,6 +7,10 @@
  */
 #include "sim/run.h"
 #include "sim/util/error.h"
+#include "sim/util/json.h"
+#include "traces/perfetto.h"
+
+#include <inttypes.h>
 
 #include <math.h>
 #include <string.h>
@@ -242,6 +246,56 @@ test_decode_hetero_tensor(void)
     case_clear(&g);
 }
 
+/* The trace of a run: valid JSON, one slice per task at exactly the task's
+ * simulated times, and slices on one track never overlap. */
+static void
+test_trace_matches_times(void)
+{
+    SimWorkload w;
+    tiny_workload(&w);
+    w.check_layers = -1;
+    Case c;
+    run_case("tiny", "tiny", "hetero-tensor", &w, &c);
+    const char *names[] = { "cpu", "gpu", "npu" };
+    TrcInput in = { c.plan, c.x.times, names, 3, (const SimBwSample *) c.x.bw->data,
+                    c.x.bw->len, NULL, NULL };
+    g_autofree char *text = trc_perfetto_to_string(&in);
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    for (uint32_t i = 0; i < c.x.n_tasks; i++) {
+        SimTime a = c.x.times[i].start_ps, d = c.x.times[i].end_ps - a;
+        g_autofree char *want = g_strdup_printf(
+            "\"ts\":%" PRIu64 ".%06" PRIu64 ",\"dur\":%" PRIu64 ".%06" PRIu64 ",\"args\":{\"task\":%u,",
+            a / 1000000, a % 1000000, d / 1000000, d % 1000000, i);
+        g_assert_nonnull(strstr(text, want));
+    }
+    /* per (pid, tid): slices sorted by start never overlap */
+    g_autoptr(GHashTable) last_end = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    int slices = 0;
+    const cJSON *e = NULL;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0) {
+            continue;
+        }
+        slices++;
+        g_autofree char *key = g_strdup_printf("%d/%d", cJSON_GetObjectItem(e, "pid")->valueint,
+                                               cJSON_GetObjectItem(e, "tid")->valueint);
+        double ts = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        double end = ts + cJSON_GetObjectItem(e, "dur")->valuedouble;
+        double *prev = g_hash_table_lookup(last_end, key);
+        if (prev) {
+            g_assert_cmpfloat(ts, >=, *prev - 1e-9);
+            *prev = end;
+        } else {
+            double *v = g_new(double, 1);
+            *v = end;
+            g_hash_table_insert(last_end, g_steal_pointer(&key), v);
+        }
+    }
+    g_assert_cmpint(slices, ==, (int) c.x.n_tasks);
+    case_clear(&c);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -252,6 +306,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/sim/run/dropped-syncs-break-order", test_dropped_syncs_break_order);
     g_test_add_func("/sim/run/unprepared-npu-shape", test_unprepared_npu_shape);
+    g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
     return g_test_run();
 }

@@ -5,6 +5,8 @@
 #include "sim/cli/cli.h"
 #include "sim/util/error.h"
 #include "hw/soc.h"
+#include "models/spec.h"
+#include "sim/policies/policy.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +32,36 @@ list_socs(GError **error)
     return TRUE;
 }
 
+static gboolean
+list_models(GError **error)
+{
+    g_autofree char *dir = g_build_filename(hs_cli_data_dir(), "models", NULL);
+    g_auto(GStrv) names = mdl_spec_list(dir, error);
+    if (names == NULL) {
+        return FALSE;
+    }
+    for (char **n = names; *n; n++) {
+        g_autoptr(GError) local = NULL;
+        g_autoptr(MdlSpec) spec = mdl_spec_load(*n, dir, &local);
+        if (spec == NULL) {
+            printf("%-16s (cannot load: %s)\n", *n, local->message);
+            continue;
+        }
+        printf("%-16s %6.2f B params  %s\n", *n,
+               (double) mdl_spec_param_count(spec) / 1e9, spec->description);
+    }
+    return TRUE;
+}
+
+static gboolean
+list_policies(GError **error)
+{
+    for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
+        printf("%-16s %s\n", (*p)->name, (*p)->desc);
+    }
+    return TRUE;
+}
+
 typedef struct ListWhat {
     const char *name;
     gboolean (*fn)(GError **error);
@@ -37,6 +69,8 @@ typedef struct ListWhat {
 
 static const ListWhat lists[] = {
     { "socs", list_socs },
+    { "models", list_models },
+    { "policies", list_policies },
 };
 
 static gboolean

@@ -24,28 +24,51 @@ run_free(Run *r)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
 
-/* Run hetero-sim with NULL-terminated arguments. */
 static Run *
-hs(const char *first, ...)
+hs_v(const char *threads, const char *first, va_list ap)
 {
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    va_list ap;
     g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
-    va_start(ap, first);
     for (const char *a = first; a; a = va_arg(ap, const char *)) {
         g_ptr_array_add(argv, (char *) a);
     }
-    va_end(ap);
     g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) envp = g_get_environ();
+    if (threads) {
+        envp = g_environ_setenv(envp, "OMP_NUM_THREADS", threads, TRUE);
+        envp = g_environ_setenv(envp, "OPENBLAS_NUM_THREADS", threads, TRUE);
+    }
 
     Run *r = g_new0(Run, 1);
     int wait = 0;
     g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(NULL, (char **) argv->pdata, NULL, 0, NULL, NULL,
+    g_assert_true(g_spawn_sync(NULL, (char **) argv->pdata, envp, 0, NULL, NULL,
                                &r->out, &r->err, &wait, &error));
     g_assert_no_error(error);
     g_assert_true(WIFEXITED(wait));        /* never a crash */
     r->status = WEXITSTATUS(wait);
+    return r;
+}
+
+/* Run hetero-sim with NULL-terminated arguments. */
+static Run *
+hs(const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    Run *r = hs_v(NULL, first, ap);
+    va_end(ap);
+    return r;
+}
+
+/* The same with OMP_NUM_THREADS (and OpenBLAS's) set to @threads. */
+static Run *
+hs_threads(const char *threads, const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    Run *r = hs_v(threads, first, ap);
+    va_end(ap);
     return r;
 }
 
@@ -173,6 +196,131 @@ test_bench_kernel_quick(void)
     }
 }
 
+static void
+test_run_json_schema(void)
+{
+    g_autoptr(Run) r = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "40",
+                          "--decode", "3", "--functional", "full", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    g_assert_nonnull(j);
+    static const char *const keys[] = {
+        "soc", "model", "policy", "sync", "prompt_tokens", "decode_tokens", "batch",
+        "prefill", "decode", "ttft_ms", "dram", "energy", "devices", "functional", "sim",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        g_assert_nonnull(cJSON_GetObjectItem(j, keys[i]));
+    }
+    g_assert_cmpstr(cJSON_GetObjectItem(j, "policy")->valuestring, ==, "hetero-tensor");
+    const cJSON *f = cJSON_GetObjectItem(j, "functional");
+    g_assert_cmpstr(cJSON_GetObjectItem(f, "mode")->valuestring, ==, "full");
+    g_assert_true(cJSON_IsTrue(cJSON_GetObjectItem(f, "match")));
+    const cJSON *dec = cJSON_GetObjectItem(j, "decode");
+    g_assert_cmpfloat(cJSON_GetObjectItem(dec, "tokens_per_s")->valuedouble, >, 0);
+    g_assert_nonnull(cJSON_GetObjectItem(dec, "tpot_ms"));
+    const cJSON *gpu = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "devices"), "gpu");
+    g_assert_cmpfloat(cJSON_GetObjectItem(gpu, "util")->valuedouble, >, 0);
+}
+
+/* Same inputs, 1 or 4 host threads: byte-identical results and traces. */
+static void
+test_determinism_threads(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *t1 = g_build_filename(dir, "t1.json", NULL);
+    g_autofree char *t4 = g_build_filename(dir, "t4.json", NULL);
+    g_autoptr(Run) a = hs_threads("1", "run", "--soc", "tiny", "--model", "tiny",
+                                  "--prompt", "70", "--decode", "4", "--batch", "2",
+                                  "--functional", "full", "--format", "json",
+                                  "--trace", t1, NULL);
+    g_autoptr(Run) b = hs_threads("4", "run", "--soc", "tiny", "--model", "tiny",
+                                  "--prompt", "70", "--decode", "4", "--batch", "2",
+                                  "--functional", "full", "--format", "json",
+                                  "--trace", t4, NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_assert_cmpint(b->status, ==, 0);
+    g_autoptr(cJSON) ja = cJSON_Parse(a->out), jb = cJSON_Parse(b->out);
+    /* everything but the host's wall time */
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(ja, "sim"), "wall_s");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(jb, "sim"), "wall_s");
+    g_autofree char *sa = cJSON_PrintUnformatted(ja), *sb = cJSON_PrintUnformatted(jb);
+    g_assert_cmpstr(sa, ==, sb);
+    g_autofree char *ca = NULL, *cb = NULL;
+    g_assert_true(g_file_get_contents(t1, &ca, NULL, NULL));
+    g_assert_true(g_file_get_contents(t4, &cb, NULL, NULL));
+    g_assert_cmpstr(ca, ==, cb);
+    g_unlink(t1);
+    g_unlink(t4);
+    g_rmdir(dir);
+}
+
+static void
+test_run_errors(void)
+{
+    g_autoptr(Run) a = hs("run", "--prompt", "0", NULL);
+    g_assert_cmpint(a->status, ==, 2);
+    assert_one_error_line(a, "--prompt: expected an integer in [1, 32768] (got 0)");
+
+    g_autoptr(Run) b = hs("run", "--policy", "fastest", "--soc", "tiny", "--model", "tiny", NULL);
+    g_assert_cmpint(b->status, ==, 2);
+    g_assert_true(g_str_has_prefix(b->err, "hetero-sim: unknown policy \"fastest\" (known: "));
+
+    g_autoptr(Run) c = hs("run", "--sync", "slow", NULL);
+    g_assert_cmpint(c->status, ==, 2);
+    assert_one_error_line(c, "--sync: expected driver or fast (got \"slow\")");
+
+    g_autoptr(Run) d = hs("run", "--functional", "layers=0", NULL);
+    g_assert_cmpint(d->status, ==, 2);
+    assert_one_error_line(d, "--functional: expected off, full or layers=N with N in "
+                             "[1, 1000] (got \"layers=0\")");
+
+    /* an unwritable trace: exit 1, and nothing left behind */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *missing = g_build_filename(dir, "no", "such", "dir", "t.json", NULL);
+    g_autoptr(Run) e = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "8",
+                          "--decode", "0", "--trace", missing, NULL);
+    g_assert_cmpint(e->status, ==, 1);
+    g_assert_true(g_str_has_prefix(e->err, "hetero-sim: "));
+    g_assert_nonnull(strstr(e->err, "cannot create file"));
+    g_assert_cmpstr(e->out, ==, "");
+    g_autoptr(GDir) dh = g_dir_open(dir, 0, NULL);
+    g_assert_null(g_dir_read_name(dh));
+    g_rmdir(dir);
+
+    g_autoptr(Run) f = hs("run", "--model", "nosuchmodel", NULL);
+    g_assert_cmpint(f->status, ==, 1);
+    g_assert_true(g_str_has_prefix(f->err, "hetero-sim: unknown model \"nosuchmodel\""));
+}
+
+static void
+test_compare_csv(void)
+{
+    g_autoptr(Run) r = hs("compare", "--soc", "tiny", "--model", "tiny", "--prompt", "33",
+                          "--decode", "2", "--policies", "gpu-only,hetero-tensor",
+                          "--format", "csv", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(g_strchomp(r->out), "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 3);
+    g_assert_true(g_str_has_prefix(lines[0], "soc,model,policy,sync,"));
+    g_assert_true(g_str_has_prefix(lines[1], "tiny,tiny,gpu-only,fast,33,2,1,"));
+    g_assert_true(g_str_has_prefix(lines[2], "tiny,tiny,hetero-tensor,fast,33,2,1,"));
+}
+
+static void
+test_lists(void)
+{
+    g_autoptr(Run) m = hs("list", "models", NULL);
+    g_assert_cmpint(m->status, ==, 0);
+    g_assert_nonnull(strstr(m->out, "llama-3-8b"));
+    g_assert_nonnull(strstr(m->out, "8.03 B params"));
+    g_autoptr(Run) p = hs("list", "policies", NULL);
+    g_assert_cmpint(p->status, ==, 0);
+    g_assert_nonnull(strstr(p->out, "hetero-tensor"));
+    g_assert_nonnull(strstr(p->out, "\nchunked "));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -186,5 +334,10 @@ main(int argc, char **argv)
     g_test_add_func("/cli/default-run", test_default_run);
     g_test_add_func("/cli/list-socs", test_list_socs);
     g_test_add_func("/cli/bench-kernel-quick", test_bench_kernel_quick);
+    g_test_add_func("/cli/run-json-schema", test_run_json_schema);
+    g_test_add_func("/cli/determinism-threads", test_determinism_threads);
+    g_test_add_func("/cli/run-errors", test_run_errors);
+    g_test_add_func("/cli/compare-csv", test_compare_csv);
+    g_test_add_func("/cli/lists", test_lists);
     return g_test_run();
 }
