@@ -31,12 +31,14 @@ print_text(const HwSoc *soc, const SimRunReport *r)
                100.0 * r->util[p]);
     }
     if (r->check.checked) {
-        printf("  values: %s %s the unpartitioned reference (%s%u layer%s; max abs err %.3g of %.3g)%s\n",
-               r->check.full ? "logits" : "hidden states",
-               r->check.match ? "match" : "DIFFER FROM", r->check.full ? "all " : "first ",
-               r->check.layers, r->check.layers == 1 ? "" : "s", r->check.max_abs_err,
-               r->check.max_abs_ref,
-               r->check.precision_changed ? "; some tasks ran at another precision" : "");
+        const char *verdict = r->check.match ? "match"
+                              : r->check.precision_changed ? "differ (expected: some tasks ran "
+                                                             "at another precision) from"
+                              : "DIFFER FROM (wrong numbers)";
+        printf("  values: %s %s the unpartitioned reference (%s%u layer%s; max abs err %.3g "
+               "of %.3g)\n", r->check.full ? "logits" : "hidden states", verdict,
+               r->check.full ? "all " : "first ", r->check.layers,
+               r->check.layers == 1 ? "" : "s", r->check.max_abs_err, r->check.max_abs_ref);
     } else {
         printf("  values: not checked (--functional off)\n");
     }
