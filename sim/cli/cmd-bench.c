@@ -8,9 +8,11 @@
 #include <time.h>
 
 extern const HsBench hs_bench_kernel;
+extern const HsBench hs_bench_cost;
 
 static const HsBench *const benches[] = {
     &hs_bench_kernel,
+    &hs_bench_cost,
 };
 
 double

@@ -321,6 +321,28 @@ test_lists(void)
     g_assert_nonnull(strstr(p->out, "\nchunked "));
 }
 
+static void
+test_policy_plugin(void)
+{
+    const char *so = g_getenv("HS_PLUGIN");
+    g_assert_nonnull(so);
+    g_autoptr(Run) r = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "64",
+                          "--decode", "2", "--functional", "full", "--policy-plugin", so,
+                          "--policy", "gpu-npu-alternate", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(j, "policy")->valuestring, ==, "gpu-npu-alternate");
+    const cJSON *f = cJSON_GetObjectItem(j, "functional");
+    g_assert_true(cJSON_IsTrue(cJSON_GetObjectItem(f, "match")));
+    const cJSON *npu = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "devices"), "npu");
+    g_assert_cmpfloat(cJSON_GetObjectItem(npu, "busy_ms")->valuedouble, >, 0);
+
+    g_autoptr(Run) bad = hs("run", "--policy-plugin", "/nonexistent/p.so", NULL);
+    g_assert_cmpint(bad->status, ==, 1);
+    g_assert_true(g_str_has_prefix(bad->err,
+                  "hetero-sim: /nonexistent/p.so: cannot load policy plug-in: "));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -339,5 +361,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/run-errors", test_run_errors);
     g_test_add_func("/cli/compare-csv", test_compare_csv);
     g_test_add_func("/cli/lists", test_lists);
+    g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     return g_test_run();
 }
