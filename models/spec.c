@@ -100,14 +100,14 @@ get_string(const cJSON *root, const char *key)
 static MdlSpec *
 spec_from_json(const cJSON *root, GError **error)
 {
-    g_autoptr(MdlSpec) s = g_new0(MdlSpec, 1);
-
     if (!cJSON_IsObject(root)) {
         g_autofree char *got = hs_json_describe(root);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
                     "$: expected an object (got %s)", got);
         return NULL;
     }
+    g_autoptr(MdlSpec) s = g_new0(MdlSpec, 1);
+
     const char *type = get_string(root, "model_type");
     if (type == NULL) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
@@ -257,6 +257,37 @@ mdl_spec_list(const char *models_dir, GError **error)
     g_ptr_array_sort(names, cmp_str);
     g_ptr_array_add(names, NULL);
     return (GStrv) g_ptr_array_free(g_steal_pointer(&names), FALSE);
+}
+
+MdlSpec *
+mdl_spec_from_json(const cJSON *root, const char *name, GError **error)
+{
+    MdlSpec *spec = spec_from_json(root, error);
+    if (spec) {
+        spec->name = g_strdup(name);
+    }
+    return spec;
+}
+
+cJSON *
+mdl_spec_to_json(const MdlSpec *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "model_type", s->model_type);
+    cJSON_AddNumberToObject(o, "hidden_size", s->hidden_size);
+    cJSON_AddNumberToObject(o, "intermediate_size", s->intermediate_size);
+    cJSON_AddNumberToObject(o, "num_hidden_layers", s->num_hidden_layers);
+    cJSON_AddNumberToObject(o, "num_attention_heads", s->num_attention_heads);
+    cJSON_AddNumberToObject(o, "num_key_value_heads", s->num_key_value_heads);
+    cJSON_AddNumberToObject(o, "head_dim", s->head_dim);
+    cJSON_AddNumberToObject(o, "vocab_size", s->vocab_size);
+    cJSON_AddNumberToObject(o, "max_position_embeddings", s->max_position_embeddings);
+    cJSON_AddNumberToObject(o, "rope_theta", s->rope_theta);
+    cJSON_AddNumberToObject(o, "rms_norm_eps", s->rms_norm_eps);
+    cJSON_AddBoolToObject(o, "tie_word_embeddings", s->tie_word_embeddings);
+    cJSON_AddBoolToObject(o, "attention_bias", s->attention_bias);
+    cJSON_AddStringToObject(o, "hidden_act", s->act == MDL_ACT_SILU ? "silu" : "gelu");
+    return o;
 }
 
 uint64_t

@@ -13,6 +13,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <cjson/cJSON.h>
 
 typedef enum {
     MDL_ACT_SILU,          /* SwiGLU: silu(gate) * up  (Llama, Qwen, Mistral) */
@@ -53,6 +54,13 @@ MdlSpec *mdl_spec_load(const char *name_or_path, const char *models_dir,
                        GError **error);
 void mdl_spec_free(MdlSpec *spec);            /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MdlSpec, mdl_spec_free)
+
+/* A spec from a parsed config.json object; @name names it.  Errors carry
+ * the JSON path without a file name.  (transfer full) */
+MdlSpec *mdl_spec_from_json(const cJSON *root, const char *name, GError **error);
+
+/* The fields hetero-sim uses, as a config.json object (for recordings). */
+cJSON *mdl_spec_to_json(const MdlSpec *spec);        /* (transfer full) */
 
 /* Short names of the models shipped in @models_dir, sorted.  (transfer full) */
 GStrv mdl_spec_list(const char *models_dir, GError **error);

@@ -199,17 +199,12 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w)
 }
 
 gboolean
-sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
-        const SimWorkload *w, SimChecker *checker, SimRunReport *report,
-        SimExecResult *exec, SimPlan **plan_out, GError **error)
+sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
+                const SimPlan *plan, const SimWorkload *w, SimChecker *checker,
+                SimRunReport *report, SimExecResult *exec, GError **error)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    g_autoptr(GPtrArray) graphs = NULL;
-    g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, &graphs, error);
-    if (plan == NULL) {
-        return FALSE;
-    }
     g_autoptr(SimChecker) own = NULL;
     g_autoptr(SimValues) values = NULL;
     if (w->check_layers >= 0) {
@@ -220,10 +215,10 @@ sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     }
     SimExecResult r = { 0 };
     if (!sim_exec_run(plan, soc, values ? &sim_values_ops : NULL, values, &r, error)) {
-        g_prefix_error(error, "policy %s: ", policy->name);
+        g_prefix_error(error, "policy %s: ", policy);
         return FALSE;
     }
-    *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy->name };
+    *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy };
     sim_run_measure(soc, plan, &r, w, report);
     if (values) {
         sim_values_check(values, &report->check);
@@ -234,6 +229,21 @@ sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         *exec = r;
     } else {
         sim_exec_result_clear(&r);
+    }
+    return TRUE;
+}
+
+gboolean
+sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
+        const SimWorkload *w, SimChecker *checker, SimRunReport *report,
+        SimExecResult *exec, SimPlan **plan_out, GError **error)
+{
+    g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, NULL, error);
+    if (plan == NULL) {
+        return FALSE;
+    }
+    if (!sim_run_execute(soc, spec, policy->name, plan, w, checker, report, exec, error)) {
+        return FALSE;
     }
     if (plan_out) {
         *plan_out = g_steal_pointer(&plan);

@@ -70,6 +70,12 @@ gboolean sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
                  const SimWorkload *w, SimChecker *checker, SimRunReport *report,
                  SimExecResult *exec, SimPlan **plan_out, GError **error);
 
+/* Execute an already built @plan of @w (from a policy named @policy, or a
+ * recording) and measure it, as sim_run does after planning. */
+gboolean sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
+                         const SimPlan *plan, const SimWorkload *w, SimChecker *checker,
+                         SimRunReport *report, SimExecResult *exec, GError **error);
+
 /* The functional reference of a workload (NULL if its check is off), to
  * share among the policies run on it.  (transfer full) */
 SimChecker *sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w);

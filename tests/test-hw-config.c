@@ -323,6 +323,8 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_data_func("/hw/config/shipped/sd8gen3", "sd8gen3", test_shipped);
     g_test_add_data_func("/hw/config/shipped/tiny", "tiny", test_shipped);
+    g_test_add_data_func("/hw/config/shipped/dimensity9300", "dimensity9300", test_shipped);
+    g_test_add_data_func("/hw/config/shipped/sd8gen2", "sd8gen2", test_shipped);
     g_test_add_func("/hw/config/sd8gen3-values", test_sd8gen3_values);
     g_test_add_func("/hw/config/by-path", test_by_path);
     g_test_add_func("/hw/config/unknown-name", test_unknown_name);

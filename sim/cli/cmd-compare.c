@@ -10,8 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-void hs_run_print_csv(const SimRunReport *r, gboolean header);
-
 static void
 print_table(const HwSoc *soc, const SimRunReport *r, guint n)
 {

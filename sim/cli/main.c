@@ -13,6 +13,7 @@
 
 extern const HsCommand hs_cmd_run;
 extern const HsCommand hs_cmd_compare;
+extern const HsCommand hs_cmd_replay;
 extern const HsCommand hs_cmd_probe;
 extern const HsCommand hs_cmd_list;
 extern const HsCommand hs_cmd_soc;
@@ -21,6 +22,7 @@ extern const HsCommand hs_cmd_bench;
 static const HsCommand *const commands[] = {
     &hs_cmd_run,
     &hs_cmd_compare,
+    &hs_cmd_replay,
     &hs_cmd_probe,
     &hs_cmd_list,
     &hs_cmd_soc,

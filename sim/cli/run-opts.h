@@ -35,6 +35,15 @@ gboolean hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *for
 const SimPolicy *hs_run_opts_policy(const HsRunOpts *o, const char *name,
                                     GError **error);
 
+/* Print a run as text, JSON or CSV (report.c). */
+void hs_run_print(const HwSoc *soc, const SimRunReport *r, HsFormat format);
+void hs_run_print_csv(const SimRunReport *r, gboolean header);
+void hs_run_print_text(const HwSoc *soc, const SimRunReport *r);
+
+/* Write the Perfetto trace of an executed plan (report.c). */
+gboolean hs_run_write_trace(const char *path, const HwSoc *soc, const SimPlan *plan,
+                            const SimExecResult *x, const SimRunReport *r, GError **error);
+
 /* One run as JSON (the stable schema documented in README.md). */
 cJSON *hs_run_report_json(const HwSoc *soc, const SimRunReport *r);
 

@@ -1,0 +1,686 @@
+/*
+ * record.c - see record.h.
+ */
+#include "traces/record.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+#include "sim/util/outfile.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- writing ------------------------------------------------------------- */
+
+char *
+trc_functional_name(int32_t check_layers)
+{
+    if (check_layers < 0) {
+        return g_strdup("off");
+    }
+    return check_layers == 0 ? g_strdup("full") : g_strdup_printf("layers=%d", check_layers);
+}
+
+static cJSON *
+task_json(const SimTask *t, uint32_t id, const HwSoc *soc)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", id);
+    cJSON_AddStringToObject(o, "name", t->name);
+    cJSON_AddStringToObject(o, "kind", sim_task_kind_name[t->kind]);
+    cJSON_AddStringToObject(o, "phase", sim_phase_name[t->phase]);
+    cJSON_AddNumberToObject(o, "step", t->step);
+    cJSON_AddStringToObject(o, "proc", ((HwDev *) g_ptr_array_index(soc->devs, t->proc))->name);
+    cJSON_AddNumberToObject(o, "node", t->node);
+    if (t->kind == SIM_TASK_SYNC) {
+        cJSON_AddStringToObject(o, "sync", sim_sync_name[t->sync]);
+        cJSON_AddStringToObject(o, "from",
+                                ((HwDev *) g_ptr_array_index(soc->devs, t->sync_from))->name);
+        cJSON_AddStringToObject(o, "to",
+                                ((HwDev *) g_ptr_array_index(soc->devs, t->sync_to))->name);
+    } else {
+        if (t->kind == SIM_TASK_KERNEL) {
+            cJSON *tok = cJSON_AddArrayToObject(o, "tokens");
+            cJSON_AddItemToArray(tok, cJSON_CreateNumber(t->slice.tok0));
+            cJSON_AddItemToArray(tok, cJSON_CreateNumber(t->slice.tok1));
+            cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+            cJSON_AddItemToArray(rows, cJSON_CreateNumber(t->slice.row0));
+            cJSON_AddItemToArray(rows, cJSON_CreateNumber(t->slice.row1));
+            cJSON_AddNumberToObject(o, "pad", t->slice.pad_tokens);
+        }
+        cJSON_AddStringToObject(o, "op", mdl_op_name[t->work.op]);
+        cJSON_AddStringToObject(o, "prec", mdl_precision_name[t->work.prec]);
+        cJSON_AddNumberToObject(o, "m", (double) t->work.m);
+        cJSON_AddNumberToObject(o, "k", (double) t->work.k);
+        cJSON_AddNumberToObject(o, "n", (double) t->work.n);
+        cJSON_AddBoolToObject(o, "weight_lhs", t->work.weight_lhs);
+        cJSON_AddNumberToObject(o, "flops", (double) t->work.flops);
+        cJSON_AddNumberToObject(o, "read_bytes", (double) t->work.read_bytes);
+        cJSON_AddNumberToObject(o, "write_bytes", (double) t->work.write_bytes);
+    }
+    cJSON *deps = cJSON_AddArrayToObject(o, "deps");
+    for (uint32_t d = 0; d < t->n_deps; d++) {
+        cJSON_AddItemToArray(deps, cJSON_CreateNumber(t->deps[d]));
+    }
+    return o;
+}
+
+gboolean
+trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spec,
+                 const char *policy, const SimWorkload *w, const SimPlan *plan,
+                 GError **error)
+{
+    g_autoptr(cJSON) head = cJSON_CreateObject();
+    cJSON_AddNumberToObject(head, "hs_record_version", TRC_RECORD_VERSION);
+    cJSON_AddStringToObject(head, "soc", soc->name);
+    cJSON_AddStringToObject(head, "policy", policy);
+    cJSON *model = cJSON_AddObjectToObject(head, "model");
+    cJSON_AddStringToObject(model, "name", spec->name);
+    cJSON_AddItemToObject(model, "config", mdl_spec_to_json(spec));
+    cJSON *wl = cJSON_AddObjectToObject(head, "workload");
+    cJSON_AddNumberToObject(wl, "prompt", w->prompt);
+    cJSON_AddNumberToObject(wl, "decode", w->decode);
+    cJSON_AddNumberToObject(wl, "batch", w->batch);
+    cJSON_AddStringToObject(wl, "sync", sim_sync_name[w->sync]);
+    g_autofree char *fn = trc_functional_name(w->check_layers);
+    cJSON_AddStringToObject(wl, "functional", fn);
+    cJSON_AddNumberToObject(wl, "seed", (double) w->seed);
+    cJSON *opts = cJSON_AddObjectToObject(wl, "options");
+    cJSON_AddNumberToObject(opts, "chunk_tokens", w->opts.chunk_tokens);
+    cJSON_AddNumberToObject(opts, "row_align", w->opts.row_align);
+    cJSON_AddNumberToObject(opts, "tok_align", w->opts.tok_align);
+    cJSON_AddNumberToObject(opts, "min_npu_shape", w->opts.min_npu_shape);
+    cJSON_AddNumberToObject(opts, "max_npu_shape", w->opts.max_npu_shape);
+    cJSON *procs = cJSON_AddArrayToObject(head, "processors");
+    for (guint i = 0; i < soc->devs->len; i++) {
+        const HwDev *d = g_ptr_array_index(soc->devs, i);
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "name", d->name);
+        cJSON_AddStringToObject(p, "kind", hw_kind_name[d->cls->kind]);
+        cJSON_AddItemToArray(procs, p);
+    }
+    cJSON *off = cJSON_AddArrayToObject(head, "npu_offline");
+    for (guint i = 0; i < plan->npu_offline->len; i++) {
+        cJSON_AddItemToArray(off, cJSON_CreateNumber(g_array_index(plan->npu_offline, uint32_t, i)));
+    }
+
+    g_autoptr(HsOutFile) f = hs_outfile_open(path, error);
+    if (f == NULL) {
+        return FALSE;
+    }
+    FILE *fp = hs_outfile_stream(f);
+    /* the head without its closing brace, then the tasks one per line */
+    g_autofree char *h = hs_json_print(head, FALSE);
+    h[strlen(h) - 1] = '\0';
+    fprintf(fp, "%s,\"tasks\":[\n", h);
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        g_autoptr(cJSON) t = task_json(sim_plan_task(plan, i), i, soc);
+        g_autofree char *s = hs_json_print(t, FALSE);
+        fprintf(fp, "%s%s\n", s, i + 1 < sim_plan_len(plan) ? "," : "");
+    }
+    fprintf(fp, "]}\n");
+    return hs_outfile_commit(g_steal_pointer(&f), error);
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+void
+trc_recording_free(TrcRecording *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    g_free(r->soc);
+    g_free(r->policy);
+    mdl_spec_free(r->spec);
+    g_strfreev(r->proc_names);
+    g_free(r->proc_kinds);
+    sim_plan_free(r->plan);
+    g_free(r);
+}
+
+static gboolean G_GNUC_PRINTF(4, 5)
+bad(GError **error, const cJSON *got, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *want = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_autofree char *desc = hs_json_describe(got);
+    g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_VALUE,
+                "%s: expected %s (got %s)", path, want, desc);
+    return FALSE;
+}
+
+static const cJSON *
+member(const cJSON *obj, const char *path, const char *key, GError **error)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (v == NULL) {
+        g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_VALUE,
+                    "%s: missing key \"%s\"", path, key);
+    }
+    return v;
+}
+
+/* An integer member in [lo, hi]. */
+static gboolean
+get_int(const cJSON *obj, const char *path, const char *key, double lo, double hi,
+        uint64_t *out, GError **error)
+{
+    const cJSON *v = member(obj, path, key, error);
+    if (v == NULL) {
+        return FALSE;
+    }
+    g_autofree char *p = hs_json_path_key(path, key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
+        v->valuedouble < lo || v->valuedouble > hi) {
+        if (lo == hi) {
+            return bad(error, v, p, "%.0f", lo);
+        }
+        return bad(error, v, p, "an integer in [%.0f, %.0f]", lo, hi);
+    }
+    *out = (uint64_t) v->valuedouble;
+    return TRUE;
+}
+
+static const char *
+get_str(const cJSON *obj, const char *path, const char *key, GError **error)
+{
+    const cJSON *v = member(obj, path, key, error);
+    if (v == NULL) {
+        return NULL;
+    }
+    if (!cJSON_IsString(v)) {
+        g_autofree char *p = hs_json_path_key(path, key);
+        bad(error, v, p, "a string");
+        return NULL;
+    }
+    return v->valuestring;
+}
+
+/* One of @names (a table of @n); its index into *out. */
+static gboolean
+get_enum(const cJSON *obj, const char *path, const char *key, const char *const *names,
+         int n, int *out, GError **error)
+{
+    const char *s = get_str(obj, path, key, error);
+    if (s == NULL) {
+        return FALSE;
+    }
+    for (int i = 0; i < n; i++) {
+        if (names[i] && strcmp(s, names[i]) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    }
+    g_autofree char *p = hs_json_path_key(path, key);
+    g_autoptr(GString) list = g_string_new(NULL);
+    for (int i = 0; i < n; i++) {
+        g_string_append_printf(list, "%s%s", i ? ", " : "", names[i]);
+    }
+    return bad(error, cJSON_GetObjectItemCaseSensitive(obj, key), p, "one of %s", list->str);
+}
+
+/* [a, b] with lo <= a < b <= hi. */
+static gboolean
+get_range(const cJSON *obj, const char *path, const char *key, uint32_t hi, uint32_t *a,
+          uint32_t *b, GError **error)
+{
+    const cJSON *v = member(obj, path, key, error);
+    if (v == NULL) {
+        return FALSE;
+    }
+    g_autofree char *p = hs_json_path_key(path, key);
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 ||
+        !cJSON_IsNumber(cJSON_GetArrayItem(v, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(v, 1))) {
+        return bad(error, v, p, "a pair [start, end]");
+    }
+    double x = cJSON_GetArrayItem(v, 0)->valuedouble, y = cJSON_GetArrayItem(v, 1)->valuedouble;
+    if (x != floor(x) || y != floor(y) || x < 0 || y > hi || x >= y) {
+        g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_VALUE,
+                    "%s: expected a pair of integers 0 <= start < end <= %u (got [%.15g, %.15g])",
+                    p, hi, x, y);
+        return FALSE;
+    }
+    *a = (uint32_t) x;
+    *b = (uint32_t) y;
+    return TRUE;
+}
+
+static gboolean
+find_proc(const TrcRecording *r, const cJSON *obj, const char *path, const char *key,
+          uint32_t *out, GError **error)
+{
+    const char *s = get_str(obj, path, key, error);
+    if (s == NULL) {
+        return FALSE;
+    }
+    for (uint32_t i = 0; i < r->n_procs; i++) {
+        if (strcmp(r->proc_names[i], s) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    }
+    g_autofree char *p = hs_json_path_key(path, key);
+    g_autofree char *list = g_strjoinv(", ", r->proc_names);
+    return bad(error, cJSON_GetObjectItemCaseSensitive(obj, key), p,
+               "a processor of $.processors (%s)", list);
+}
+
+static gboolean
+read_workload(TrcRecording *r, const cJSON *root, GError **error)
+{
+    const cJSON *w = member(root, "$", "workload", error);
+    if (w == NULL) {
+        return FALSE;
+    }
+    if (!cJSON_IsObject(w)) {
+        return bad(error, w, "$.workload", "an object");
+    }
+    uint64_t prompt, decode, batch, seed;
+    int sync;
+    if (!get_int(w, "$.workload", "prompt", 1, 32768, &prompt, error) ||
+        !get_int(w, "$.workload", "decode", 0, 4096, &decode, error) ||
+        !get_int(w, "$.workload", "batch", 1, 256, &batch, error) ||
+        !get_int(w, "$.workload", "seed", 0, 9007199254740992.0, &seed, error) ||
+        !get_enum(w, "$.workload", "sync", sim_sync_name, SIM_SYNC_COUNT, &sync, error)) {
+        return FALSE;
+    }
+    sim_workload_init(&r->workload);
+    r->workload.prompt = (uint32_t) prompt;
+    r->workload.decode = (uint32_t) decode;
+    r->workload.batch = (uint32_t) batch;
+    r->workload.seed = seed;
+    r->workload.sync = (SimSyncMech) sync;
+    const char *fn = get_str(w, "$.workload", "functional", error);
+    if (fn == NULL) {
+        return FALSE;
+    }
+    char *end = NULL;
+    long layers = g_str_has_prefix(fn, "layers=") ? strtol(fn + 7, &end, 10) : 0;
+    if (strcmp(fn, "off") == 0) {
+        r->workload.check_layers = -1;
+    } else if (strcmp(fn, "full") == 0) {
+        r->workload.check_layers = 0;
+    } else if (end && *end == '\0' && layers >= 1 && layers <= 1000) {
+        r->workload.check_layers = (int32_t) layers;
+    } else {
+        return bad(error, cJSON_GetObjectItem(w, "functional"), "$.workload.functional",
+                   "off, full or layers=N");
+    }
+    const cJSON *o = member(w, "$.workload", "options", error);
+    if (o == NULL) {
+        return FALSE;
+    }
+    uint64_t v[5];
+    static const char *const keys[] = { "chunk_tokens", "row_align", "tok_align",
+                                        "min_npu_shape", "max_npu_shape" };
+    for (int i = 0; i < 5; i++) {
+        if (!get_int(o, "$.workload.options", keys[i], 1, 65536, &v[i], error)) {
+            return FALSE;
+        }
+    }
+    r->workload.opts = (SimPolicyOptions) { (uint32_t) v[0], (uint32_t) v[1], (uint32_t) v[2],
+                                            (uint32_t) v[3], (uint32_t) v[4] };
+    return TRUE;
+}
+
+static gboolean
+read_task(TrcRecording *r, const cJSON *t, uint32_t id, uint32_t n_tasks,
+          GPtrArray *graphs, GError **error)
+{
+    g_autofree char *path = hs_json_path_index("$.tasks", (int) id);
+    if (!cJSON_IsObject(t)) {
+        return bad(error, t, path, "an object");
+    }
+    SimTask task = { 0 };
+    uint64_t v;
+    int e;
+    if (!get_int(t, path, "id", id, id, &v, error)) {
+        return FALSE;
+    }
+    const char *name = get_str(t, path, "name", error);
+    if (name == NULL ||
+        !get_enum(t, path, "kind", sim_task_kind_name, SIM_TASK_KIND_COUNT, &e, error)) {
+        return FALSE;
+    }
+    task.kind = (SimTaskKind) e;
+    if (!get_enum(t, path, "phase", sim_phase_name, SIM_PHASE_COUNT, &e, error)) {
+        return FALSE;
+    }
+    task.phase = (SimPhase) e;
+    uint32_t max_step = task.phase == SIM_PHASE_PREFILL ? 0
+                        : (r->workload.decode ? r->workload.decode - 1 : 0);
+    if (task.phase == SIM_PHASE_DECODE && r->workload.decode == 0) {
+        return bad(error, cJSON_GetObjectItem(t, "phase"), path,
+                   "a prefill task (the workload has no decode steps)");
+    }
+    if (!get_int(t, path, "step", 0, max_step, &v, error)) {
+        return FALSE;
+    }
+    task.step = (uint32_t) v;
+    if (!find_proc(r, t, path, "proc", &task.proc, error)) {
+        return FALSE;
+    }
+    const MdlGraph *g = g_ptr_array_index(graphs, task.phase == SIM_PHASE_PREFILL
+                                                  ? 0 : 1 + task.step);
+    /* a prepare task belongs to no node (-1); others to one of the phase's */
+    const cJSON *nv = member(t, path, "node", error);
+    if (nv == NULL) {
+        return FALSE;
+    }
+    double lo = task.kind == SIM_TASK_PREPARE ? -1 : 0;
+    double hi = task.kind == SIM_TASK_PREPARE ? -1.0 : (double) g->n_nodes - 1;
+    if (!cJSON_IsNumber(nv) || nv->valuedouble != floor(nv->valuedouble) ||
+        nv->valuedouble < lo || nv->valuedouble > hi) {
+        g_autofree char *p = hs_json_path_key(path, "node");
+        return bad(error, nv, p, "an integer in [%.0f, %.0f]", lo, hi);
+    }
+    task.node = (int32_t) nv->valuedouble;
+    if (task.kind == SIM_TASK_SYNC) {
+        if (!get_enum(t, path, "sync", sim_sync_name, SIM_SYNC_COUNT, &e, error) ||
+            !find_proc(r, t, path, "from", &task.sync_from, error) ||
+            !find_proc(r, t, path, "to", &task.sync_to, error)) {
+            return FALSE;
+        }
+        task.sync = (SimSyncMech) e;
+    } else {
+        const MdlNode *node = task.node >= 0 ? &g->nodes[task.node] : NULL;
+        if (task.kind == SIM_TASK_KERNEL) {
+            if (!get_range(t, path, "tokens", node->tokens, &task.slice.tok0,
+                           &task.slice.tok1, error) ||
+                !get_range(t, path, "rows", node->features, &task.slice.row0,
+                           &task.slice.row1, error) ||
+                !get_int(t, path, "pad", 0, 65536, &v, error)) {
+                return FALSE;
+            }
+            task.slice.pad_tokens = (uint32_t) v;
+            if (v && v < task.slice.tok1 - task.slice.tok0) {
+                g_autofree char *p = hs_json_path_key(path, "pad");
+                return bad(error, cJSON_GetObjectItem(t, "pad"), p,
+                           "0 or at least the slice's %u tokens",
+                           task.slice.tok1 - task.slice.tok0);
+            }
+        }
+        if (!get_enum(t, path, "op", mdl_op_name, MDL_OP_COUNT, &e, error)) {
+            return FALSE;
+        }
+        task.work.op = (MdlOp) e;
+        if (node && node->op != task.work.op) {
+            g_autofree char *p = hs_json_path_key(path, "op");
+            return bad(error, cJSON_GetObjectItem(t, "op"), p, "\"%s\", the op of node %d (%s)",
+                       mdl_op_name[node->op], task.node, node->name);
+        }
+        if (!get_enum(t, path, "prec", mdl_precision_name, MDL_PREC_COUNT, &e, error)) {
+            return FALSE;
+        }
+        task.work.prec = (MdlPrecision) e;
+        const double big = 1e18;
+        if (!get_int(t, path, "m", 0, 1 << 30, &task.work.m, error) ||
+            !get_int(t, path, "k", 0, 1 << 30, &task.work.k, error) ||
+            !get_int(t, path, "n", 0, 1 << 30, &task.work.n, error) ||
+            !get_int(t, path, "flops", 0, big, &task.work.flops, error) ||
+            !get_int(t, path, "read_bytes", 0, big, &task.work.read_bytes, error) ||
+            !get_int(t, path, "write_bytes", 0, big, &task.work.write_bytes, error)) {
+            return FALSE;
+        }
+        const cJSON *wl = member(t, path, "weight_lhs", error);
+        if (wl == NULL) {
+            return FALSE;
+        }
+        if (!cJSON_IsBool(wl)) {
+            g_autofree char *p = hs_json_path_key(path, "weight_lhs");
+            return bad(error, wl, p, "true or false");
+        }
+        task.work.weight_lhs = cJSON_IsTrue(wl);
+    }
+    const cJSON *deps = member(t, path, "deps", error);
+    if (deps == NULL) {
+        return FALSE;
+    }
+    g_autofree char *dpath = hs_json_path_key(path, "deps");
+    if (!cJSON_IsArray(deps)) {
+        return bad(error, deps, dpath, "an array of task ids");
+    }
+    int nd = cJSON_GetArraySize(deps);
+    if ((uint32_t) nd > n_tasks) {
+        g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_VALUE,
+                    "%s: expected at most %u dependencies (got %d)", dpath, n_tasks, nd);
+        return FALSE;
+    }
+    g_autofree uint32_t *ids = g_new(uint32_t, MAX(1, nd));
+    int i = 0;
+    const cJSON *d = NULL;
+    cJSON_ArrayForEach(d, deps) {
+        g_autofree char *ip = hs_json_path_index(dpath, i);
+        if (!cJSON_IsNumber(d) || d->valuedouble != floor(d->valuedouble) ||
+            d->valuedouble < 0 || d->valuedouble >= n_tasks || d->valuedouble == id) {
+            return bad(error, d, ip, "a task id in [0, %u) other than %u", n_tasks, id);
+        }
+        ids[i++] = (uint32_t) d->valuedouble;
+    }
+    task.n_deps = (uint32_t) nd;
+    task.deps = ids;
+    task.name = (char *) name;
+    sim_plan_add(r->plan, &task);
+    return TRUE;
+}
+
+/* Every node of every phase written exactly once by its kernel slices. */
+static gboolean
+check_coverage(const TrcRecording *r, GPtrArray *graphs, GError **error)
+{
+    for (guint p = 0; p < graphs->len; p++) {
+        const MdlGraph *g = g_ptr_array_index(graphs, p);
+        g_autofree uint64_t *area = g_new0(uint64_t, g->n_nodes);
+        g_autoptr(GPtrArray) by_node = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            g_ptr_array_add(by_node, g_array_new(FALSE, FALSE, sizeof(uint32_t)));
+        }
+        for (uint32_t id = 0; id < sim_plan_len(r->plan); id++) {
+            const SimTask *t = sim_plan_task(r->plan, id);
+            uint32_t tp = t->phase == SIM_PHASE_PREFILL ? 0 : 1 + t->step;
+            if (t->kind != SIM_TASK_KERNEL || tp != p) {
+                continue;
+            }
+            GArray *mine = g_ptr_array_index(by_node, t->node);
+            for (guint j = 0; j < mine->len; j++) {
+                const SimTask *o = sim_plan_task(r->plan, g_array_index(mine, uint32_t, j));
+                if (t->slice.tok0 < o->slice.tok1 && o->slice.tok0 < t->slice.tok1 &&
+                    t->slice.row0 < o->slice.row1 && o->slice.row0 < t->slice.row1) {
+                    g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                                "$.tasks[%u]: slice overlaps task %u's (both write node %d, %s)",
+                                id, g_array_index(mine, uint32_t, j), t->node,
+                                g->nodes[t->node].name);
+                    return FALSE;
+                }
+            }
+            g_array_append_val(mine, id);
+            area[t->node] += (uint64_t) (t->slice.tok1 - t->slice.tok0) *
+                             (t->slice.row1 - t->slice.row0);
+        }
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            uint64_t want = (uint64_t) g->nodes[i].tokens * g->nodes[i].features;
+            if (area[i] != want) {
+                g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                            "$.tasks: node %u (%s) of %s%s%.0u: slices cover %" G_GUINT64_FORMAT
+                            " of its %" G_GUINT64_FORMAT " output elements (a hole)", i,
+                            g->nodes[i].name, p == 0 ? "prefill" : "decode step ",
+                            "", p == 0 ? 0 : p - 1, area[i], want);
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
+TrcRecording *
+trc_record_read(const char *path, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_TRACE_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    g_autoptr(TrcRecording) r = g_new0(TrcRecording, 1);
+    r->plan = sim_plan_new();
+    uint64_t ver;
+    gboolean ok = TRUE;
+    if (!cJSON_IsObject(root)) {
+        ok = bad(error, root, "$", "an object");
+    }
+    const cJSON *v = ok ? member(root, "$", "hs_record_version", error) : NULL;
+    ok = ok && v != NULL;
+    if (ok && (!cJSON_IsNumber(v) || v->valuedouble != TRC_RECORD_VERSION)) {
+        g_autofree char *got = hs_json_describe(v);
+        g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_VERSION,
+                    "$.hs_record_version: expected %d, the version this hetero-sim "
+                    "reads (got %s)", TRC_RECORD_VERSION, got);
+        ok = FALSE;
+    }
+    (void) ver;
+    const char *soc = ok ? get_str(root, "$", "soc", error) : NULL;
+    const char *policy = soc ? get_str(root, "$", "policy", error) : NULL;
+    ok = ok && policy != NULL;
+    if (ok) {
+        r->soc = g_strdup(soc);
+        r->policy = g_strdup(policy);
+        ok = read_workload(r, root, error);
+    }
+    const cJSON *model = ok ? member(root, "$", "model", error) : NULL;
+    if (ok && model) {
+        const char *mname = get_str(model, "$.model", "name", error);
+        const cJSON *cfg = mname ? member(model, "$.model", "config", error) : NULL;
+        if (cfg) {
+            r->spec = mdl_spec_from_json(cfg, mname, error);
+            if (r->spec == NULL) {
+                /* "$..." of the config object -> "$.model.config..." */
+                GError *e = *error;
+                g_autofree char *m = g_strdup_printf("$.model.config%s", e->message + 1);
+                g_free(e->message);
+                e->message = g_steal_pointer(&m);
+                e->domain = HS_TRACE_ERROR;
+                e->code = HS_TRACE_ERROR_BAD_VALUE;
+            }
+        }
+        ok = r->spec != NULL;
+    } else {
+        ok = FALSE;
+    }
+    const cJSON *procs = ok ? member(root, "$", "processors", error) : NULL;
+    if (ok && procs) {
+        if (!cJSON_IsArray(procs) || cJSON_GetArraySize(procs) == 0 ||
+            cJSON_GetArraySize(procs) > 64) {
+            ok = bad(error, procs, "$.processors", "an array of 1 to 64 processors");
+        } else {
+            r->n_procs = (uint32_t) cJSON_GetArraySize(procs);
+            r->proc_names = g_new0(char *, r->n_procs + 1);
+            r->proc_kinds = g_new0(HwKind, r->n_procs);
+            for (uint32_t i = 0; i < r->n_procs && ok; i++) {
+                g_autofree char *pp = hs_json_path_index("$.processors", (int) i);
+                const cJSON *p = cJSON_GetArrayItem(procs, (int) i);
+                const char *n = cJSON_IsObject(p) ? get_str(p, pp, "name", error) : NULL;
+                int kind;
+                if (!cJSON_IsObject(p)) {
+                    ok = bad(error, p, pp, "an object");
+                } else if (n == NULL ||
+                           !get_enum(p, pp, "kind", hw_kind_name, HW_KIND_COUNT, &kind, error)) {
+                    ok = FALSE;
+                } else {
+                    r->proc_names[i] = g_strdup(n);
+                    r->proc_kinds[i] = (HwKind) kind;
+                }
+            }
+        }
+    } else {
+        ok = FALSE;
+    }
+    const cJSON *off = ok ? member(root, "$", "npu_offline", error) : NULL;
+    if (ok && off) {
+        if (!cJSON_IsArray(off) || cJSON_GetArraySize(off) > 64) {
+            ok = bad(error, off, "$.npu_offline", "an array of at most 64 token counts");
+        }
+        int i = 0;
+        const cJSON *s = NULL;
+        cJSON_ArrayForEach(s, off) {
+            if (!ok) {
+                break;
+            }
+            g_autofree char *sp = hs_json_path_index("$.npu_offline", i++);
+            if (!cJSON_IsNumber(s) || s->valuedouble != floor(s->valuedouble) ||
+                s->valuedouble < 1 || s->valuedouble > 65536) {
+                ok = bad(error, s, sp, "an integer in [1, 65536]");
+            } else {
+                sim_plan_npu_offline(r->plan, (uint32_t) s->valuedouble);
+            }
+        }
+    } else {
+        ok = FALSE;
+    }
+    const cJSON *tasks = ok ? member(root, "$", "tasks", error) : NULL;
+    if (ok && tasks && !cJSON_IsArray(tasks)) {
+        ok = bad(error, tasks, "$.tasks", "an array of tasks");
+    }
+    ok = ok && tasks;
+    if (ok) {
+        /* the phase graphs the tasks refer to */
+        g_autoptr(GPtrArray) graphs =
+            g_ptr_array_new_with_free_func((GDestroyNotify) mdl_graph_free);
+        g_ptr_array_add(graphs, mdl_graph_new_prefill(r->spec, r->workload.prompt, 0));
+        for (uint32_t s = 0; s < r->workload.decode; s++) {
+            g_ptr_array_add(graphs, mdl_graph_new_decode(r->spec, r->workload.prompt + s,
+                                                         r->workload.batch));
+        }
+        uint32_t n = (uint32_t) cJSON_GetArraySize(tasks), id = 0;
+        const cJSON *t = NULL;
+        cJSON_ArrayForEach(t, tasks) {
+            if (!read_task(r, t, id++, n, graphs, error)) {
+                ok = FALSE;
+                break;
+            }
+        }
+        if (ok && n == 0) {
+            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                        "$.tasks: expected at least one task (got an empty array)");
+            ok = FALSE;
+        }
+        ok = ok && check_coverage(r, graphs, error);
+        if (ok && !sim_plan_check(r->plan, r->n_procs, error)) {
+            g_prefix_error(error, "$.tasks: ");
+            ok = FALSE;
+        }
+    }
+    if (!ok) {
+        g_prefix_error(error, "%s: ", path);
+        return NULL;
+    }
+    return g_steal_pointer(&r);
+}
+
+SimPlan *
+trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error)
+{
+    g_autofree uint32_t *map = g_new(uint32_t, r->n_procs);
+    for (uint32_t i = 0; i < r->n_procs; i++) {
+        const HwDev *d = hw_soc_find_name(soc, r->proc_names[i]);
+        if (d == NULL || d->cls->kind != r->proc_kinds[i]) {
+            d = hw_soc_find_kind(soc, r->proc_kinds[i]);
+        }
+        if (d == NULL) {
+            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                        "processor \"%s\" (%s) has no counterpart in SoC %s", r->proc_names[i],
+                        hw_kind_name[r->proc_kinds[i]], soc->name);
+            return NULL;
+        }
+        map[i] = d->index;
+    }
+    SimPlan *plan = sim_plan_new();
+    for (uint32_t i = 0; i < sim_plan_len(r->plan); i++) {
+        SimTask t = *sim_plan_task(r->plan, i);
+        t.proc = map[t.proc];
+        t.sync_from = map[t.sync_from];
+        t.sync_to = map[t.sync_to];
+        sim_plan_add(plan, &t);
+    }
+    g_array_append_vals(plan->npu_offline, r->plan->npu_offline->data, r->plan->npu_offline->len);
+    return plan;
+}

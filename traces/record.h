@@ -1,0 +1,77 @@
+/*
+ * record.h - recordings: a run's workload, model, policy and full plan in
+ * one JSON file that `hetero-sim replay` can re-execute — on the same SoC
+ * (identical results), on another SoC (the same plan re-timed), or re-plan
+ * with another policy.
+ *
+ * Format (version 1; README.md "Recordings" documents every key):
+ *
+ *   {"hs_record_version":1,
+ *    "soc":"sd8gen3", "policy":"hetero-tensor",
+ *    "model":{"name":"llama-3-8b","config":{...config.json fields...}},
+ *    "workload":{"prompt":256,"decode":32,"batch":1,"sync":"fast",
+ *                "functional":"layers=1","seed":1,
+ *                "options":{"chunk_tokens":256,...}},
+ *    "processors":[{"name":"cpu","kind":"cpu"},...],
+ *    "npu_offline":[32,64,...],
+ *    "tasks":[
+ *     {"id":0,"name":"embed","kind":"kernel","phase":"prefill","step":0,
+ *      "proc":"gpu","node":0,"tokens":[0,256],"rows":[0,4096],"pad":0,
+ *      "op":"embed","prec":"w4a16","m":256,"k":1,"n":4096,"weight_lhs":false,
+ *      "flops":0,"read_bytes":2097152,"write_bytes":2097152,"deps":[]},
+ *     {"id":7,"name":"sync L0.wq fast","kind":"sync","phase":"prefill","step":0,
+ *      "proc":"cpu","node":2,"sync":"fast","from":"npu","to":"gpu","deps":[3,4]},
+ *     ...]}
+ *
+ * One task per line.  Written to a temporary file and renamed into place.
+ */
+#ifndef TRC_RECORD_H
+#define TRC_RECORD_H
+
+#include <glib.h>
+
+#include "hw/soc.h"
+#include "models/spec.h"
+#include "sim/plan.h"
+#include "sim/run.h"
+
+#define TRC_RECORD_VERSION 1
+
+/* Everything a replay needs. */
+typedef struct TrcRecording {
+    char *soc;                   /* SoC it was recorded on */
+    char *policy;
+    MdlSpec *spec;
+    SimWorkload workload;
+    uint32_t n_procs;
+    char **proc_names;           /* NULL-terminated, n_procs long */
+    HwKind *proc_kinds;
+    SimPlan *plan;               /* proc indices in the recorded numbering */
+} TrcRecording;
+
+void trc_recording_free(TrcRecording *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TrcRecording, trc_recording_free)
+
+/* Write a recording of @plan atomically. */
+gboolean trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spec,
+                          const char *policy, const SimWorkload *w, const SimPlan *plan,
+                          GError **error);
+
+/*
+ * Read and check a recording: version, types and ranges of every field,
+ * known processors, dependency ids, cycles, and that the slices of every
+ * node tile its output exactly and fit the model's shapes.  Errors are
+ * HS_TRACE_ERROR "FILE: $.tasks[3].deps[0]: expected ... (got ...)".
+ */
+TrcRecording *trc_record_read(const char *path, GError **error);
+
+/*
+ * The recorded plan on @soc: processors matched by name, else by kind.
+ * (transfer full)
+ */
+SimPlan *trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error);
+
+/* "off", "full" or "layers=N" for @check_layers. (transfer full) */
+char *trc_functional_name(int32_t check_layers);
+
+#endif /* TRC_RECORD_H */
