@@ -107,16 +107,21 @@ curve_print(const Curve *c, HsFormat f, FILE *out)
         fprintf(out, "%s\n", c->title);
     }
     for (guint k = 0; k < nc; k++) {
-        fprintf(out, f == HS_FORMAT_CSV ? "%s%s" : "%s%14s", k && f == HS_FORMAT_CSV ? "," : "",
-                (char *) c->cols->pdata[k]);
+        int w = (int) MAX(12, strlen(c->cols->pdata[k]) + 2);
+        if (f == HS_FORMAT_CSV) {
+            fprintf(out, "%s%s", k ? "," : "", (char *) c->cols->pdata[k]);
+        } else {
+            fprintf(out, "%*s", w, (char *) c->cols->pdata[k]);
+        }
     }
     fprintf(out, "\n");
     for (guint r = 0; r < curve_rows(c); r++) {
         for (guint k = 0; k < nc; k++) {
+            int w = (int) MAX(12, strlen(c->cols->pdata[k]) + 2);
             if (f == HS_FORMAT_CSV) {
                 fprintf(out, "%s%.6g", k ? "," : "", curve_at(c, r, k));
             } else {
-                fprintf(out, "%14.6g", curve_at(c, r, k));
+                fprintf(out, "%*.6g", w, curve_at(c, r, k));
             }
         }
         fprintf(out, "\n");

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct HsOutFile {
@@ -34,6 +35,12 @@ hs_outfile_open(const char *path, GError **error)
         g_clear_pointer(&f->tmp_path, g_free);
         hs_outfile_abort(f);
         return NULL;
+    }
+    /* mkstemp makes the file 0600; give it what a plain create would */
+    mode_t um = umask(0);
+    umask(um);
+    if (fchmod(fd, 0666 & ~um) != 0) {
+        /* harmless: the file is still ours to write */
     }
     f->fp = fdopen(fd, "w");
     g_assert(f->fp != NULL);
