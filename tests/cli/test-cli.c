@@ -322,6 +322,44 @@ test_lists(void)
     g_assert_nonnull(strstr(p->out, "\nchunked "));
 }
 
+/* A recorded run replayed on the same SoC prints the same JSON (but the
+ * host's wall time). */
+static void
+test_record_replay(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *rec = g_build_filename(dir, "rec.json", NULL);
+    g_autoptr(Run) a = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "45",
+                          "--decode", "3", "--batch", "2", "--policy", "chunked",
+                          "--chunk", "16", "--functional", "full", "--format", "json",
+                          "--record", rec, NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_autoptr(Run) b = hs("replay", rec, "--format", "json", NULL);
+    g_assert_cmpint(b->status, ==, 0);
+    g_autoptr(cJSON) ja = cJSON_Parse(a->out), jb = cJSON_Parse(b->out);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(ja, "sim"), "wall_s");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(jb, "sim"), "wall_s");
+    g_autofree char *sa = cJSON_PrintUnformatted(ja), *sb = cJSON_PrintUnformatted(jb);
+    g_assert_cmpstr(sa, ==, sb);
+
+    /* re-planned by another policy, and re-timed on another SoC */
+    g_autoptr(Run) c = hs("replay", rec, "--policy", "gpu-only", "--format", "json", NULL);
+    g_assert_cmpint(c->status, ==, 0);
+    g_autoptr(cJSON) jc = cJSON_Parse(c->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(jc, "policy")->valuestring, ==, "gpu-only");
+    g_autoptr(Run) d = hs("replay", rec, "--soc", "sd8gen3", "--format", "json", NULL);
+    g_assert_cmpint(d->status, ==, 0);
+    g_autoptr(cJSON) jd = cJSON_Parse(d->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(jd, "soc")->valuestring, ==, "sd8gen3");
+
+    g_autoptr(Run) e = hs("replay", "/nonexistent.json", NULL);
+    g_assert_cmpint(e->status, ==, 1);
+    g_assert_true(g_str_has_prefix(e->err, "hetero-sim: Failed to open file"));
+    g_unlink(rec);
+    g_rmdir(dir);
+}
+
 static void
 test_policy_plugin(void)
 {
@@ -363,5 +401,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/compare-csv", test_compare_csv);
     g_test_add_func("/cli/lists", test_lists);
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
+    g_test_add_func("/cli/record-replay", test_record_replay);
     return g_test_run();
 }
