@@ -6,6 +6,7 @@
 #include "sim/util/json.h"
 
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 typedef struct Run {
@@ -360,6 +361,57 @@ test_record_replay(void)
     g_rmdir(dir);
 }
 
+/* validate: every published point simulated; the command fails only on a
+ * miss that is not declared (with its reason) in the points file. */
+static void
+test_validate(void)
+{
+    g_autoptr(Run) r = hs("validate", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    g_assert_nonnull(j);
+    const cJSON *rows = cJSON_GetObjectItem(j, "rows");
+    g_assert_cmpint(cJSON_GetArraySize(rows), >=, 16);     /* every row of FACTS.md §4 */
+    int ok = 0;
+    const cJSON *row = NULL;
+    cJSON_ArrayForEach(row, rows) {
+        gboolean row_ok = cJSON_IsTrue(cJSON_GetObjectItem(row, "ok"));
+        const cJSON *km = cJSON_GetObjectItem(row, "known_miss");
+        /* a row either meets its tolerance or says why not */
+        g_assert_true(row_ok || (cJSON_IsString(km) && strlen(km->valuestring) > 20));
+        /* and no row is excused while it passes */
+        g_assert_true(!row_ok || km == NULL);
+        ok += row_ok;
+        double e = cJSON_GetObjectItem(row, "error_pct")->valuedouble;
+        double pub = cJSON_GetObjectItem(row, "published")->valuedouble;
+        double sim = cJSON_GetObjectItem(row, "simulated")->valuedouble;
+        g_assert_cmpfloat(fabs(100 * (sim - pub) / pub - e), <, 1e-6);
+    }
+    g_assert_cmpint(ok, >=, 9);
+
+    /* a point the model misses without saying why fails the command */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *pts = g_build_filename(dir, "p.json", NULL);
+    g_assert_true(g_file_set_contents(pts,
+        "{\"points\":[{\"id\":\"x\",\"paper\":\"none\",\"soc\":\"sd8gen3\","
+        "\"model\":\"llama-3-8b\",\"metric\":\"decode_tokens_per_s\",\"policy\":\"gpu-only\","
+        "\"sync\":\"fast\",\"workload\":{\"prompt\":16,\"decode\":2,\"batch\":1},"
+        "\"published\":1000,\"tolerance_pct\":15}]}", -1, NULL));
+    g_autoptr(Run) m = hs("validate", "--points", pts, NULL);
+    g_assert_cmpint(m->status, ==, 1);
+    assert_one_error_line(m, "validate: some points are outside their tolerance");
+    g_assert_nonnull(strstr(m->out, "| x | none | decode_tokens_per_s | 1000 |"));
+
+    g_assert_true(g_file_set_contents(pts, "{\"points\":[{\"id\":\"x\"}]}", -1, NULL));
+    g_autoptr(Run) b = hs("validate", "--points", pts, NULL);
+    g_assert_cmpint(b->status, ==, 1);
+    g_autofree char *want = g_strdup_printf("%s: $.points[0].paper: expected a string (got nothing)", pts);
+    assert_one_error_line(b, want);
+    g_unlink(pts);
+    g_rmdir(dir);
+}
+
 static void
 test_policy_plugin(void)
 {
@@ -402,5 +454,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/lists", test_lists);
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     g_test_add_func("/cli/record-replay", test_record_replay);
+    g_test_add_func("/cli/validate", test_validate);
     return g_test_run();
 }
