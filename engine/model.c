@@ -3,6 +3,7 @@
  */
 #include "engine/model.h"
 #include "engine/kernels.h"
+#include "engine/safetensors.h"
 
 #include <math.h>
 #include <string.h>
@@ -13,6 +14,10 @@ struct EngModel {
     float **w;                   /* [layer * ENG_W_COUNT + which] */
     float *lm_head;
     float *ones;                 /* norm weights: all 1 */
+    /* loaded models only */
+    float *embed;                /* [vocab, hidden] */
+    float **norms;               /* [layer * 2 + which], [layers * 2] = final */
+    float **bias;                /* [layer * 3 + which] or NULL */
 };
 
 /* splitmix64: a counter-based generator, one value per (key, index). */
@@ -79,7 +84,22 @@ eng_model_free(EngModel *m)
         g_free(m->w[i]);
     }
     g_free(m->w);
-    g_free(m->lm_head);
+    if (m->lm_head != m->embed) {
+        g_free(m->lm_head);
+    }
+    g_free(m->embed);
+    if (m->norms) {
+        for (size_t i = 0; i <= (size_t) m->cfg.layers * 2; i++) {
+            g_free(m->norms[i]);
+        }
+        g_free(m->norms);
+    }
+    if (m->bias) {
+        for (size_t i = 0; i < (size_t) m->cfg.layers * 3; i++) {
+            g_free(m->bias[i]);
+        }
+        g_free(m->bias);
+    }
     g_free(m->ones);
     g_mutex_clear(&m->lock);
     g_free(m);
@@ -135,13 +155,101 @@ eng_model_lm_head(EngModel *m)
 const float *
 eng_model_norm(EngModel *m, uint32_t layer, int which)
 {
-    return m->ones;
+    if (m->norms == NULL) {
+        return m->ones;
+    }
+    return layer >= m->cfg.layers ? m->norms[(size_t) m->cfg.layers * 2]
+                                  : m->norms[(size_t) layer * 2 + which];
+}
+
+const float *
+eng_model_bias(const EngModel *m, uint32_t layer, int which)
+{
+    return m->bias ? m->bias[(size_t) layer * 3 + which] : NULL;
+}
+
+static float *
+read_tensor(const EngSafetensors *st, const char *name, uint64_t rows, uint64_t cols,
+            GError **error)
+{
+    uint64_t shape[2] = { rows, cols };
+    float *out = g_new(float, rows * (cols ? cols : 1));
+    if (!eng_safetensors_read_f32(st, name, shape, cols ? 2 : 1, out, error)) {
+        g_free(out);
+        return NULL;
+    }
+    return out;
+}
+
+EngModel *
+eng_model_load(const EngConfig *cfg, const char *dir, gboolean w4, GError **error)
+{
+    g_autoptr(EngSafetensors) st = eng_safetensors_open_dir(dir, error);
+    if (st == NULL) {
+        return NULL;
+    }
+    g_autoptr(EngModel) m = eng_model_new(cfg);
+    const uint64_t h = cfg->hidden, f = cfg->intermediate;
+    const uint64_t q = (uint64_t) cfg->heads * cfg->head_dim, kv = (uint64_t) cfg->kv_heads * cfg->head_dim;
+    static const char *const proj[ENG_W_COUNT] = {
+        "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+        "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
+    };
+    const uint64_t rows[ENG_W_COUNT] = { q, kv, kv, h, f, f, h };
+    const uint64_t cols[ENG_W_COUNT] = { h, h, h, q, h, h, f };
+    m->norms = g_new0(float *, (size_t) cfg->layers * 2 + 1);
+    m->bias = g_new0(float *, (size_t) cfg->layers * 3);
+    for (uint32_t l = 0; l < cfg->layers; l++) {
+        for (int w = 0; w < ENG_W_COUNT; w++) {
+            g_autofree char *name = g_strdup_printf("model.layers.%u.%s.weight", l, proj[w]);
+            float *t = read_tensor(st, name, rows[w], cols[w], error);
+            if (t == NULL) {
+                return NULL;
+            }
+            if (w4) {
+                eng_quant_w4_inplace(t, rows[w], cols[w], 128);
+            }
+            m->w[(size_t) l * ENG_W_COUNT + w] = t;
+            if (w <= ENG_W_V) {
+                g_autofree char *bn = g_strdup_printf("model.layers.%u.%s.bias", l, proj[w]);
+                if (eng_safetensors_has(st, bn) &&
+                    !(m->bias[(size_t) l * 3 + w] = read_tensor(st, bn, rows[w], 0, error))) {
+                    return NULL;
+                }
+            }
+        }
+        static const char *const norm[2] = { "input_layernorm", "post_attention_layernorm" };
+        for (int n = 0; n < 2; n++) {
+            g_autofree char *name = g_strdup_printf("model.layers.%u.%s.weight", l, norm[n]);
+            if (!(m->norms[(size_t) l * 2 + n] = read_tensor(st, name, h, 0, error))) {
+                return NULL;
+            }
+        }
+    }
+    if (!(m->norms[(size_t) cfg->layers * 2] = read_tensor(st, "model.norm.weight", h, 0, error)) ||
+        !(m->embed = read_tensor(st, "model.embed_tokens.weight", cfg->vocab, h, error))) {
+        return NULL;
+    }
+    if (cfg->tie_embeddings || !eng_safetensors_has(st, "lm_head.weight")) {
+        m->lm_head = m->embed;
+    } else if (!(m->lm_head = read_tensor(st, "lm_head.weight", cfg->vocab, h, error))) {
+        return NULL;
+    }
+    return g_steal_pointer(&m);
 }
 
 void
 eng_model_embed(const EngModel *m, uint32_t token, float *out)
 {
     const EngConfig *c = &m->cfg;
+    if (m->embed) {
+        /* Gemma scales the looked-up row by sqrt(hidden) */
+        float scale = c->embed_scale ? (float) sqrt((double) c->hidden) : 1.0f;
+        for (uint32_t i = 0; i < c->hidden; i++) {
+            out[i] = m->embed[(size_t) token * c->hidden + i] * scale;
+        }
+        return;
+    }
     uint64_t key = tensor_key(c, 1000, 0);
     /* unit-variance rows: the residual stream starts at rms ~1 (for Gemma
      * this is the table at 1/sqrt(hidden) times its sqrt(hidden) scale) */

@@ -33,6 +33,14 @@ typedef enum {
 typedef struct EngModel EngModel;
 
 EngModel *eng_model_new(const EngConfig *cfg);       /* (transfer full) */
+
+/*
+ * Real weights from a Hugging Face model directory (*.safetensors, HF
+ * Llama-family names: model.layers.N.self_attn.q_proj.weight, ...).  With
+ * @w4 the matmul weights are stored as W4A16 like the synthetic ones.
+ * Errors (HS_MODEL_ERROR) name the tensor and the file.  (transfer full)
+ */
+EngModel *eng_model_load(const EngConfig *cfg, const char *dir, gboolean w4, GError **error);
 void eng_model_free(EngModel *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(EngModel, eng_model_free)
 
@@ -44,6 +52,9 @@ const float *eng_model_weight(EngModel *m, uint32_t layer, EngWeight w);
 const float *eng_model_lm_head(EngModel *m);
 /* Norm weights [hidden]: attn (0), ffn (1) of @layer; final if layer == layers. */
 const float *eng_model_norm(EngModel *m, uint32_t layer, int which);
+
+/* Bias of Q (0), K (1) or V (2) of @layer, or NULL (no bias). */
+const float *eng_model_bias(const EngModel *m, uint32_t layer, int which);
 
 /* Embedding of @token into @out [hidden] (scaled for Gemma). */
 void eng_model_embed(const EngModel *m, uint32_t token, float *out);

@@ -133,10 +133,14 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
                    sizeof(float) * (sl->row1 - sl->row0));
         }
         break;
-    case MDL_OP_RMSNORM:
-        eng_rmsnorm_rows(src0 + off * src_d - 0, eng_model_norm(v->model, 0, 0), out, d,
+    case MDL_OP_RMSNORM: {
+        /* attn_norm, ffn_norm of a layer, or the final norm */
+        uint32_t layer = n->layer < 0 ? c->layers : (uint32_t) n->layer;
+        int which = strstr(n->name, "ffn_norm") ? 1 : 0;
+        eng_rmsnorm_rows(src0 + off * src_d, eng_model_norm(v->model, layer, which), out, d,
                          c->rms_eps, c->norm_plus_one, t0, t1);
         break;
+    }
     case MDL_OP_MATMUL: {
         const float *w = n->weight == MDL_W_LM_HEAD
                          ? eng_model_lm_head(v->model)

@@ -15,6 +15,7 @@ extern const HsCommand hs_cmd_run;
 extern const HsCommand hs_cmd_compare;
 extern const HsCommand hs_cmd_replay;
 extern const HsCommand hs_cmd_probe;
+extern const HsCommand hs_cmd_infer;
 extern const HsCommand hs_cmd_validate;
 extern const HsCommand hs_cmd_list;
 extern const HsCommand hs_cmd_soc;
@@ -26,6 +27,7 @@ static const HsCommand *const commands[] = {
     &hs_cmd_replay,
     &hs_cmd_probe,
     &hs_cmd_validate,
+    &hs_cmd_infer,
     &hs_cmd_list,
     &hs_cmd_soc,
     &hs_cmd_bench,

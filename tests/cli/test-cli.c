@@ -413,6 +413,48 @@ test_validate(void)
 }
 
 static void
+test_infer(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *dump = g_build_filename(dir, "logits.bin", NULL);
+    g_autoptr(Run) r = hs("infer", "--model", "tiny", "--tokens", "1,2,3,4,5", "--steps", "3",
+                          "--format", "json", "--dump-logits", dump, NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(j, "model")->valuestring, ==, "tiny");
+    g_assert_cmpint(cJSON_GetArraySize(cJSON_GetObjectItem(j, "tokens")), ==, 3);
+    g_assert_cmpint(cJSON_GetObjectItem(j, "steps")->valueint, ==, 3);
+    /* 5 prompt positions + 3 steps, 256 float32 logits each */
+    g_autofree char *bytes = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(dump, &bytes, &len, NULL));
+    g_assert_cmpuint(len, ==, 8 * 256 * 4);
+    /* the generated tokens are the argmax of the previous row */
+    const float *lg = (const float *) bytes;
+    for (int s = 0; s < 3; s++) {
+        const float *row = lg + (4 + s) * 256;
+        int best = 0;
+        for (int i = 1; i < 256; i++) {
+            best = row[i] > row[best] ? i : best;
+        }
+        g_assert_cmpint(best, ==,
+                        cJSON_GetArrayItem(cJSON_GetObjectItem(j, "tokens"), s)->valueint);
+    }
+    g_autoptr(Run) b = hs("infer", "--model", "tiny", "--tokens", "1,x", NULL);
+    g_assert_cmpint(b->status, ==, 2);
+    assert_one_error_line(b, "--tokens: expected comma-separated token ids in [0, 256) (got \"x\")");
+    g_autoptr(Run) c = hs("infer", "--model", "tiny", "--tokens", "999", NULL);
+    g_assert_cmpint(c->status, ==, 2);
+    g_autoptr(Run) d = hs("infer", "--model", dir, "--tokens", "1", NULL);
+    g_assert_cmpint(d->status, ==, 1);
+    g_autofree char *want = g_strdup_printf("Failed to open file “%s/config.json”: No such file or directory", dir);
+    assert_one_error_line(d, want);
+    g_unlink(dump);
+    g_rmdir(dir);
+}
+
+static void
 test_policy_plugin(void)
 {
     const char *so = g_getenv("HS_PLUGIN");
@@ -455,5 +497,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     g_test_add_func("/cli/record-replay", test_record_replay);
     g_test_add_func("/cli/validate", test_validate);
+    g_test_add_func("/cli/infer", test_infer);
     return g_test_run();
 }

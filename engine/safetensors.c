@@ -1,0 +1,308 @@
+/*
+ * safetensors.c - see safetensors.h.
+ */
+#include "engine/safetensors.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct Entry {
+    char *file;                  /* (borrowed from the file list) */
+    const uint8_t *data;         /* start of the tensor's bytes */
+    char dtype[8];
+    uint64_t shape[8];
+    int rank;
+    uint64_t nbytes;
+} Entry;
+
+struct EngSafetensors {
+    char *dir;
+    GPtrArray *maps;             /* of GMappedFile* */
+    GPtrArray *files;            /* of char* */
+    GHashTable *tensors;         /* name -> Entry* */
+};
+
+void
+eng_safetensors_free(EngSafetensors *st)
+{
+    if (st == NULL) {
+        return;
+    }
+    g_hash_table_destroy(st->tensors);
+    g_free(st->dir);
+    g_ptr_array_unref(st->maps);
+    g_ptr_array_unref(st->files);
+    g_free(st);
+}
+
+static uint64_t
+read_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) {
+        v = (v << 8) | p[i];
+    }
+    return v;
+}
+
+static int
+dtype_size(const char *d)
+{
+    if (strcmp(d, "F32") == 0) {
+        return 4;
+    }
+    if (strcmp(d, "F16") == 0 || strcmp(d, "BF16") == 0) {
+        return 2;
+    }
+    return 0;
+}
+
+static gboolean
+parse_file(EngSafetensors *st, const char *path, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    GMappedFile *map = g_mapped_file_new(path, FALSE, &local);
+    if (map == NULL) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_IO, "%s", local->message);
+        return FALSE;
+    }
+    g_ptr_array_add(st->maps, map);
+    const uint8_t *base = (const uint8_t *) g_mapped_file_get_contents(map);
+    uint64_t size = g_mapped_file_get_length(map);
+    if (size < 8) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                    "%s: truncated safetensors file (%" G_GUINT64_FORMAT " bytes, no header)",
+                    path, size);
+        return FALSE;
+    }
+    uint64_t hlen = read_le64(base);
+    if (hlen > size - 8) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                    "%s: truncated safetensors file (header of %" G_GUINT64_FORMAT
+                    " bytes, file of %" G_GUINT64_FORMAT ")", path, hlen, size);
+        return FALSE;
+    }
+    g_autoptr(GError) jerr = NULL;
+    g_autoptr(cJSON) head = hs_json_parse((const char *) base + 8, hlen, path, HS_MODEL_ERROR,
+                                          &jerr);
+    if (head == NULL) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT, "%s (safetensors header)",
+                    jerr->message);
+        return FALSE;
+    }
+    const uint8_t *data = base + 8 + hlen;
+    uint64_t data_len = size - 8 - hlen;
+    char *file = g_strdup(path);
+    g_ptr_array_add(st->files, file);
+    const cJSON *t = NULL;
+    cJSON_ArrayForEach(t, head) {
+        if (strcmp(t->string, "__metadata__") == 0) {
+            continue;
+        }
+        const cJSON *dt = cJSON_GetObjectItem(t, "dtype");
+        const cJSON *sh = cJSON_GetObjectItem(t, "shape");
+        const cJSON *off = cJSON_GetObjectItem(t, "data_offsets");
+        if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(off) ||
+            cJSON_GetArraySize(off) != 2 || cJSON_GetArraySize(sh) > 8) {
+            g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                        "%s: tensor %s: expected dtype, shape and data_offsets in the header",
+                        path, t->string);
+            return FALSE;
+        }
+        Entry *e = g_new0(Entry, 1);
+        e->file = file;
+        g_strlcpy(e->dtype, dt->valuestring, sizeof(e->dtype));
+        uint64_t count = 1;
+        const cJSON *d = NULL;
+        cJSON_ArrayForEach(d, sh) {
+            e->shape[e->rank++] = (uint64_t) d->valuedouble;
+            count *= (uint64_t) d->valuedouble;
+        }
+        double b = cJSON_GetArrayItem(off, 0)->valuedouble;
+        double en = cJSON_GetArrayItem(off, 1)->valuedouble;
+        int ds = dtype_size(e->dtype);
+        if (b < 0 || en < b || en > (double) data_len) {
+            g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                        "%s: tensor %s: data [%.0f, %.0f) lies outside the file's %" G_GUINT64_FORMAT
+                        " data bytes (truncated file?)", path, t->string, b, en, data_len);
+            g_free(e);
+            return FALSE;
+        }
+        if (ds && (uint64_t) (en - b) != count * (uint64_t) ds) {
+            g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                        "%s: tensor %s: %.0f bytes for %" G_GUINT64_FORMAT " %s values",
+                        path, t->string, en - b, count, e->dtype);
+            g_free(e);
+            return FALSE;
+        }
+        e->data = data + (uint64_t) b;
+        e->nbytes = (uint64_t) (en - b);
+        g_hash_table_replace(st->tensors, g_strdup(t->string), e);
+    }
+    return TRUE;
+}
+
+static gint
+cmp_str(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+EngSafetensors *
+eng_safetensors_open_dir(const char *dir, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    g_autoptr(GDir) d = g_dir_open(dir, 0, &local);
+    if (d == NULL) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_IO, "%s", local->message);
+        return NULL;
+    }
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    const char *n;
+    while ((n = g_dir_read_name(d)) != NULL) {
+        if (g_str_has_suffix(n, ".safetensors")) {
+            g_ptr_array_add(names, g_build_filename(dir, n, NULL));
+        }
+    }
+    if (names->len == 0) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_IO,
+                    "%s: no *.safetensors file in the model directory", dir);
+        return NULL;
+    }
+    g_ptr_array_sort(names, cmp_str);
+    EngSafetensors *st = g_new0(EngSafetensors, 1);
+    st->dir = g_strdup(dir);
+    st->maps = g_ptr_array_new_with_free_func((GDestroyNotify) g_mapped_file_unref);
+    st->files = g_ptr_array_new_with_free_func(g_free);
+    st->tensors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    for (guint i = 0; i < names->len; i++) {
+        if (!parse_file(st, names->pdata[i], error)) {
+            eng_safetensors_free(st);
+            return NULL;
+        }
+    }
+    return st;
+}
+
+gboolean
+eng_safetensors_has(const EngSafetensors *st, const char *name)
+{
+    return g_hash_table_contains(st->tensors, name);
+}
+
+static char *
+shape_text(const uint64_t *s, int rank)
+{
+    GString *o = g_string_new("[");
+    for (int i = 0; i < rank; i++) {
+        g_string_append_printf(o, "%s%" G_GUINT64_FORMAT, i ? ", " : "", s[i]);
+    }
+    g_string_append_c(o, ']');
+    return g_string_free(o, FALSE);
+}
+
+static float
+half_to_float(uint16_t h)
+{
+    uint32_t s = (uint32_t) (h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 0) {
+        float f = ldexpf((float) m, -24);           /* subnormal */
+        return s ? -f : f;
+    }
+    uint32_t bits = e == 31 ? (s | 0x7f800000u | (m << 13))
+                            : (s | ((e + 112) << 23) | (m << 13));
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+gboolean
+eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint64_t *shape,
+                         int rank, float *out, GError **error)
+{
+    const Entry *e = g_hash_table_lookup(st->tensors, name);
+    if (e == NULL) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_MISSING_TENSOR,
+                    "%s: tensor %s: not found in any of its %u *.safetensors files", st->dir,
+                    name, st->files->len);
+        return FALSE;
+    }
+    gboolean same = e->rank == rank;
+    for (int i = 0; same && i < rank; i++) {
+        same = e->shape[i] == shape[i];
+    }
+    if (!same) {
+        g_autofree char *want = shape_text(shape, rank), *got = shape_text(e->shape, e->rank);
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_SHAPE,
+                    "%s: tensor %s: expected shape %s (got %s)", e->file, name, want, got);
+        return FALSE;
+    }
+    uint64_t count = 1;
+    for (int i = 0; i < rank; i++) {
+        count *= shape[i];
+    }
+    if (strcmp(e->dtype, "F32") == 0) {
+        memcpy(out, e->data, count * 4);
+    } else if (strcmp(e->dtype, "F16") == 0) {
+        for (uint64_t i = 0; i < count; i++) {
+            uint16_t h;
+            memcpy(&h, e->data + 2 * i, 2);
+            out[i] = half_to_float(h);
+        }
+    } else if (strcmp(e->dtype, "BF16") == 0) {
+        for (uint64_t i = 0; i < count; i++) {
+            uint16_t h;
+            memcpy(&h, e->data + 2 * i, 2);
+            uint32_t bits = (uint32_t) h << 16;
+            memcpy(&out[i], &bits, 4);
+        }
+    } else {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_DTYPE,
+                    "%s: tensor %s: unsupported dtype %s (expected F32, F16 or BF16)", e->file,
+                    name, e->dtype);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+eng_safetensors_write_f32(const char *path, const char *const *names, const float *const *data,
+                          const uint64_t *const *shapes, const int *ranks, int n,
+                          GError **error)
+{
+    g_autoptr(cJSON) head = cJSON_CreateObject();
+    uint64_t off = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t count = 1;
+        cJSON *t = cJSON_AddObjectToObject(head, names[i]);
+        cJSON_AddStringToObject(t, "dtype", "F32");
+        cJSON *sh = cJSON_AddArrayToObject(t, "shape");
+        for (int d = 0; d < ranks[i]; d++) {
+            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double) shapes[i][d]));
+            count *= shapes[i][d];
+        }
+        cJSON *o = cJSON_AddArrayToObject(t, "data_offsets");
+        cJSON_AddItemToArray(o, cJSON_CreateNumber((double) off));
+        cJSON_AddItemToArray(o, cJSON_CreateNumber((double) (off + count * 4)));
+        off += count * 4;
+    }
+    g_autofree char *h = hs_json_print(head, FALSE);
+    uint64_t hlen = strlen(h);
+    GString *buf = g_string_sized_new(8 + hlen + off);
+    for (int i = 0; i < 8; i++) {
+        g_string_append_c(buf, (char) ((hlen >> (8 * i)) & 0xff));
+    }
+    g_string_append_len(buf, h, (gssize) hlen);
+    for (int i = 0; i < n; i++) {
+        uint64_t count = 1;
+        for (int d = 0; d < ranks[i]; d++) {
+            count *= shapes[i][d];
+        }
+        g_string_append_len(buf, (const char *) data[i], (gssize) (count * 4));
+    }
+    gboolean ok = g_file_set_contents(path, buf->str, (gssize) buf->len, error);
+    g_string_free(buf, TRUE);
+    return ok;
+}

@@ -1,0 +1,40 @@
+/*
+ * safetensors.h - reading Hugging Face *.safetensors files.
+ *
+ * Format: 8 bytes little-endian header length N, N bytes of JSON
+ * {"name": {"dtype": "F32"|"F16"|"BF16"|..., "shape": [..],
+ * "data_offsets": [begin, end]}, "__metadata__": {...}}, then the data.
+ * Files are memory-mapped; tensors are converted to FP32 on request.
+ * Every error names the file and, where there is one, the tensor.
+ */
+#ifndef ENG_SAFETENSORS_H
+#define ENG_SAFETENSORS_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef struct EngSafetensors EngSafetensors;
+
+/* Open every *.safetensors file of @dir (sorted by name).  (transfer full) */
+EngSafetensors *eng_safetensors_open_dir(const char *dir, GError **error);
+void eng_safetensors_free(EngSafetensors *st);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(EngSafetensors, eng_safetensors_free)
+
+/* Is there a tensor called @name? */
+gboolean eng_safetensors_has(const EngSafetensors *st, const char *name);
+
+/*
+ * Copy tensor @name, which must have exactly the shape @shape (@rank
+ * dims), into @out as FP32.  Errors (HS_MODEL_ERROR): missing tensor,
+ * wrong shape, unsupported dtype.
+ */
+gboolean eng_safetensors_read_f32(const EngSafetensors *st, const char *name,
+                                  const uint64_t *shape, int rank, float *out,
+                                  GError **error);
+
+/* Write a safetensors file of F32 tensors (tests make models with it). */
+gboolean eng_safetensors_write_f32(const char *path, const char *const *names,
+                                   const float *const *data, const uint64_t *const *shapes,
+                                   const int *ranks, int n, GError **error);
+
+#endif /* ENG_SAFETENSORS_H */
