@@ -290,29 +290,10 @@ hw_soc_find_name(const HwSoc *soc, const char *name)
     return NULL;
 }
 
-static gint
-cmp_str(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 GStrv
 hw_soc_list(const char *configs_dir, GError **error)
 {
-    g_autoptr(GDir) dir = g_dir_open(configs_dir, 0, error);
-    if (dir == NULL) {
-        return NULL;
-    }
-    g_autoptr(GPtrArray) names = g_ptr_array_new();
-    const char *entry;
-    while ((entry = g_dir_read_name(dir)) != NULL) {
-        if (g_str_has_suffix(entry, ".json")) {
-            g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 5));
-        }
-    }
-    g_ptr_array_sort(names, cmp_str);
-    g_ptr_array_add(names, NULL);
-    return (GStrv) g_ptr_array_free(g_steal_pointer(&names), FALSE);
+    return hs_json_list_stems(configs_dir, error);
 }
 
 void

@@ -5,6 +5,8 @@
 #include "sim/cost.h"
 #include "sim/util/error.h"
 
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void
@@ -13,6 +15,26 @@ sim_workload_init(SimWorkload *w)
     *w = (SimWorkload) { .prompt = 256, .decode = 32, .batch = 1, .sync = SIM_SYNC_FAST,
                          .check_layers = -1, .seed = 1 };
     sim_policy_options_init(&w->opts);
+}
+
+gboolean
+sim_functional_parse(const char *text, int32_t *check_layers)
+{
+    if (strcmp(text, "off") == 0) {
+        *check_layers = -1;
+        return TRUE;
+    }
+    if (strcmp(text, "full") == 0) {
+        *check_layers = 0;
+        return TRUE;
+    }
+    char *end = NULL;
+    long n = g_str_has_prefix(text, "layers=") ? strtol(text + 7, &end, 10) : 0;
+    if (end == NULL || end == text + 7 || *end != '\0' || n < 1 || n > 1000) {
+        return FALSE;
+    }
+    *check_layers = (int32_t) n;
+    return TRUE;
 }
 
 void

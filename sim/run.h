@@ -26,6 +26,9 @@ typedef struct SimWorkload {
 
 void sim_workload_init(SimWorkload *w);
 
+/* "off" -> -1, "full" -> 0, "layers=N" -> N (1..1000); FALSE otherwise. */
+gboolean sim_functional_parse(const char *text, int32_t *check_layers);
+
 typedef struct SimPhaseStats {
     double time_ms;
     double tokens_per_s;

@@ -296,15 +296,7 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
     if (fn == NULL) {
         return FALSE;
     }
-    char *end = NULL;
-    long layers = g_str_has_prefix(fn, "layers=") ? strtol(fn + 7, &end, 10) : 0;
-    if (strcmp(fn, "off") == 0) {
-        r->workload.check_layers = -1;
-    } else if (strcmp(fn, "full") == 0) {
-        r->workload.check_layers = 0;
-    } else if (end && *end == '\0' && layers >= 1 && layers <= 1000) {
-        r->workload.check_layers = (int32_t) layers;
-    } else {
+    if (!sim_functional_parse(fn, &r->workload.check_layers)) {
         return bad(error, cJSON_GetObjectItem(w, "functional"), "$.workload.functional",
                    "off, full or layers=N");
     }

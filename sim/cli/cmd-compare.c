@@ -64,24 +64,17 @@ static gboolean
 run(int argc, char **argv, GError **error)
 {
     HsRunOpts o;
-    g_autofree GOptionEntry *common = hs_run_opts_entries(&o);
     g_autofree char *policies = NULL;
     gboolean help = FALSE;
-    guint nc = 0;
-    while (common[nc].long_name) {
-        nc++;
-    }
-    g_autofree GOptionEntry *all = g_new0(GOptionEntry, nc + 2);
-    all[0] = (GOptionEntry) { "policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
-                              "Comma-separated policies (default: all built-in)", "A,B,.." };
-    memcpy(all + 1, common, sizeof(GOptionEntry) * nc);
-
-    gboolean ok = hs_cli_parse("compare", NULL,
-                               "Simulate the same request under several policies and "
-                               "print them side by side.", all, &argc, &argv, &help, error);
-    if (ok && !help) {
-        ok = hs_cli_no_extra_args(argc, argv, 0, error);
-    }
+    GOptionEntry extra[] = {
+        { "policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
+          "Comma-separated policies (default: all built-in)", "A,B,.." },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    gboolean ok = hs_run_opts_parse("compare",
+                                    "Simulate the same request under several policies and "
+                                    "print them side by side.", extra, &o, &argc, &argv,
+                                    &help, error);
     if (!ok || help) {
         hs_run_opts_clear(&o);
         return ok;

@@ -66,22 +66,11 @@ run(int argc, char **argv, GError **error)
         }
         w.sync = strcmp(sync, "driver") == 0 ? SIM_SYNC_DRIVER : SIM_SYNC_FAST;
     }
-    if (functional) {
-        if (strcmp(functional, "off") == 0) {
-            w.check_layers = -1;
-        } else if (strcmp(functional, "full") == 0) {
-            w.check_layers = 0;
-        } else {
-            char *end = NULL;
-            long n = g_str_has_prefix(functional, "layers=") ? strtol(functional + 7, &end, 10) : 0;
-            if (end == NULL || *end != '\0' || n < 1 || n > 1000) {
-                g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                            "--functional: expected off, full or layers=N with N in [1, 1000] "
-                            "(got \"%s\")", functional);
-                return FALSE;
-            }
-            w.check_layers = (int32_t) n;
-        }
+    if (functional && !sim_functional_parse(functional, &w.check_layers)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--functional: expected off, full or layers=N with N in [1, 1000] "
+                    "(got \"%s\")", functional);
+        return FALSE;
     }
     g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
     g_autoptr(HwSoc) soc = hw_soc_load(soc_name ? soc_name : rec->soc, configs, error);

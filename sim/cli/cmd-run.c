@@ -13,7 +13,6 @@ static gboolean
 run(int argc, char **argv, GError **error)
 {
     HsRunOpts o;
-    g_autofree GOptionEntry *common = hs_run_opts_entries(&o);
     g_autofree char *policy_name = NULL, *record = NULL;
     gboolean help = FALSE;
     GOptionEntry extra[] = {
@@ -25,21 +24,10 @@ run(int argc, char **argv, GError **error)
           "Write a recording (workload + plan) that 'hetero-sim replay' re-runs", "FILE" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
-    guint nc = 0;
-    while (common[nc].long_name) {
-        nc++;
-    }
-    g_autofree GOptionEntry *all = g_new0(GOptionEntry, nc + G_N_ELEMENTS(extra));
-    memcpy(all, extra, sizeof(GOptionEntry) * 3);
-    memcpy(all + 3, common, sizeof(GOptionEntry) * nc);
-
-    gboolean ok = hs_cli_parse("run", NULL,
-                               "Simulate one request (prefill, then decode steps) of a "
-                               "model on a SoC under one scheduling policy.",
-                               all, &argc, &argv, &help, error);
-    if (ok && !help) {
-        ok = hs_cli_no_extra_args(argc, argv, 0, error);
-    }
+    gboolean ok = hs_run_opts_parse("run",
+                                    "Simulate one request (prefill, then decode steps) of a "
+                                    "model on a SoC under one scheduling policy.",
+                                    extra, &o, &argc, &argv, &help, error);
     if (!ok || help) {
         hs_run_opts_clear(&o);
         return ok;

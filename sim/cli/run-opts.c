@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-GOptionEntry *
-hs_run_opts_entries(HsRunOpts *o)
+static GOptionEntry *
+entries_for(HsRunOpts *o)
 {
     *o = (HsRunOpts) { .prompt = 256, .decode = 32, .batch = 1, .chunk = 256, .seed = 1 };
     GOptionEntry e[] = {
@@ -40,6 +40,30 @@ hs_run_opts_entries(HsRunOpts *o)
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     return g_memdup2(e, sizeof(e));
+}
+
+gboolean
+hs_run_opts_parse(const char *command, const char *summary, const GOptionEntry *extra,
+                  HsRunOpts *o, int *argc, char ***argv, gboolean *help_shown,
+                  GError **error)
+{
+    g_autofree GOptionEntry *common = entries_for(o);
+    guint nc = 0, ne = 0;
+    while (common[nc].long_name) {
+        nc++;
+    }
+    while (extra && extra[ne].long_name) {
+        ne++;
+    }
+    g_autofree GOptionEntry *all = g_new0(GOptionEntry, ne + nc + 1);
+    if (ne) {
+        memcpy(all, extra, sizeof(GOptionEntry) * ne);
+    }
+    memcpy(all + ne, common, sizeof(GOptionEntry) * nc);
+    if (!hs_cli_parse(command, NULL, summary, all, argc, argv, help_shown, error)) {
+        return FALSE;
+    }
+    return *help_shown || hs_cli_no_extra_args(*argc, *argv, 0, error);
 }
 
 void
@@ -91,20 +115,11 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
         return FALSE;
     }
     const char *f = o->functional ? o->functional : "layers=1";
-    if (strcmp(f, "off") == 0) {
-        w->check_layers = -1;
-    } else if (strcmp(f, "full") == 0) {
-        w->check_layers = 0;
-    } else {
-        char *end = NULL;
-        long n = g_str_has_prefix(f, "layers=") ? strtol(f + 7, &end, 10) : 0;
-        if (end == NULL || *end != '\0' || n < 1 || n > 1000) {
-            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                        "--functional: expected off, full or layers=N with N in [1, 1000] "
-                        "(got \"%s\")", f);
-            return FALSE;
-        }
-        w->check_layers = (int32_t) n;
+    if (!sim_functional_parse(f, &w->check_layers)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--functional: expected off, full or layers=N with N in [1, 1000] "
+                    "(got \"%s\")", f);
+        return FALSE;
     }
     if (o->seed < 0) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,

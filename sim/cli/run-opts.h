@@ -22,8 +22,15 @@ typedef struct HsRunOpts {
     int prompt, decode, batch, chunk;
 } HsRunOpts;
 
-/* Option entries bound to @o (defaults filled in).  (transfer full) */
-GOptionEntry *hs_run_opts_entries(HsRunOpts *o);
+/*
+ * Parse the shared options into @o (defaults filled in) plus the
+ * command's own @extra entries (NULL-terminated), and reject positional
+ * arguments.  *help_shown as hs_cli_parse().  Free @o with
+ * hs_run_opts_clear() in every case.
+ */
+gboolean hs_run_opts_parse(const char *command, const char *summary,
+                           const GOptionEntry *extra, HsRunOpts *o, int *argc,
+                           char ***argv, gboolean *help_shown, GError **error);
 void hs_run_opts_clear(HsRunOpts *o);
 
 /* Check values, load SoC and model, fill @w.  Errors: usage or config. */

@@ -167,3 +167,28 @@ hs_json_print(const cJSON *item, gboolean pretty)
     cJSON_free(s);
     return out;
 }
+
+static gint
+cmp_str(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+GStrv
+hs_json_list_stems(const char *dir, GError **error)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+    if (d == NULL) {
+        return NULL;
+    }
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    const char *entry;
+    while ((entry = g_dir_read_name(d)) != NULL) {
+        if (g_str_has_suffix(entry, ".json")) {
+            g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 5));
+        }
+    }
+    g_ptr_array_sort(names, cmp_str);
+    g_ptr_array_add(names, NULL);
+    return (GStrv) g_ptr_array_free(g_steal_pointer(&names), FALSE);
+}

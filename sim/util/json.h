@@ -38,6 +38,10 @@ char *hs_json_path_index(const char *path, int index);       /* (transfer full) 
 gboolean hs_json_check_unique_keys(const cJSON *obj, const char *path,
                                    GQuark domain, GError **error);
 
+/* Stems of the *.json files in @dir ("sd8gen3" for sd8gen3.json), sorted.
+ * (transfer full) */
+GStrv hs_json_list_stems(const char *dir, GError **error);
+
 /* Print @item to @out (compact when @pretty is FALSE).  (transfer full) */
 char *hs_json_print(const cJSON *item, gboolean pretty);
 
