@@ -9,33 +9,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Output features per BLAS call: a fixed block size, so how the work is
- * cut never depends on the thread count. */
-#define MATMUL_BLOCK 256
+/* OpenBLAS splits a product among its threads, and how it splits can
+ * change the rounding; so it always gets the same number of threads,
+ * whatever OMP_NUM_THREADS says, and results never depend on the host's
+ * thread count.  2: the machines this project runs on have 2 cores. */
+#define ENG_BLAS_THREADS 2
 
 void
 eng_matmul_slice(const float *x, const float *w, float *y, size_t k, size_t n,
                  size_t t0, size_t t1, size_t r0, size_t r1)
 {
-    static gsize blas_single = 0;
-    if (g_once_init_enter(&blas_single)) {
-        /* OpenBLAS's own threads split work by thread count, which changes
-         * rounding; we parallelise over fixed blocks instead */
-        openblas_set_num_threads(1);
-        g_once_init_leave(&blas_single, 1);
+    static gsize blas_pinned = 0;
+    if (g_once_init_enter(&blas_pinned)) {
+        openblas_set_num_threads(ENG_BLAS_THREADS);
+        g_once_init_leave(&blas_pinned, 1);
     }
     if (t1 <= t0 || r1 <= r0) {
         return;
     }
-    size_t blocks = (r1 - r0 + MATMUL_BLOCK - 1) / MATMUL_BLOCK;
-    /* Y[t0:t1, r0:r1] = X[t0:t1, :] . W[r0:r1, :]^T, one block per thread */
-    #pragma omp parallel for schedule(static)
-    for (size_t b = 0; b < blocks; b++) {
-        size_t a = r0 + b * MATMUL_BLOCK, e = MIN(r1, a + MATMUL_BLOCK);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) (t1 - t0),
-                    (int) (e - a), (int) k, 1.0f, x + t0 * k, (int) k, w + a * k,
-                    (int) k, 0.0f, y + t0 * n + a, (int) n);
-    }
+    /* Y[t0:t1, r0:r1] = X[t0:t1, :] . W[r0:r1, :]^T */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) (t1 - t0), (int) (r1 - r0),
+                (int) k, 1.0f, x + t0 * k, (int) k, w + r0 * k, (int) k, 0.0f,
+                y + t0 * n + r0, (int) n);
 }
 
 void

@@ -9,10 +9,12 @@
 
 extern const HsBench hs_bench_kernel;
 extern const HsBench hs_bench_cost;
+extern const HsBench hs_bench_engine;
 
 static const HsBench *const benches[] = {
     &hs_bench_kernel,
     &hs_bench_cost,
+    &hs_bench_engine,
 };
 
 double

@@ -67,6 +67,8 @@ main(int argc, char **argv)
     g_autoptr(GError) error = NULL;
     g_auto(GStrv) args = NULL;
 
+    g_set_prgname("hetero-sim");              /* "Usage: hetero-sim [OPTION…] run" */
+
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
                       strcmp(argv[1], "help") == 0)) {
         usage(stdout);

@@ -1,0 +1,189 @@
+/*
+ * bench-engine.c - the functional engine's speed and memory: FP32 GEMM
+ * through the engine vs OpenBLAS called directly, the W4A16 matrix-vector
+ * product's weight bandwidth vs the machine's streaming read bandwidth,
+ * infer tokens/s on the tiny model and a ~1B model, and the 1B model's
+ * peak memory vs its weights plus KV cache.
+ */
+#include "engine/forward.h"
+#include "engine/kernels.h"
+#include "models/spec.h"
+#include "sim/cli/bench.h"
+#include "sim/run.h"
+#include "sim/util/json.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static double
+gemm_gflops(size_t n, gboolean direct, int reps)
+{
+    float *a = g_new(float, n * n), *b = g_new(float, n * n), *c = g_new0(float, n * n);
+    for (size_t i = 0; i < n * n; i++) {
+        a[i] = (float) (i % 7) * 0.1f;
+        b[i] = (float) (i % 5) * 0.1f;
+    }
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = hs_bench_now_s();
+        if (direct) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) n, (int) n, (int) n,
+                        1.0f, a, (int) n, b, (int) n, 0.0f, c, (int) n);
+        } else {
+            eng_matmul_slice(a, b, c, n, n, 0, n, 0, n);
+        }
+        best = MIN(best, hs_bench_now_s() - t0);
+    }
+    g_free(a);
+    g_free(b);
+    g_free(c);
+    return 2.0 * n * n * n / best / 1e9;
+}
+
+/* Streaming read bandwidth: sum a buffer much larger than the caches. */
+static double
+read_gbps(size_t bytes)
+{
+    size_t n = bytes / sizeof(uint64_t);
+    uint64_t *buf = g_new(uint64_t, n);
+    for (size_t i = 0; i < n; i++) {
+        buf[i] = i;
+    }
+    double best = 1e30;
+    volatile uint64_t sink = 0;
+    for (int r = 0; r < 3; r++) {
+        double t0 = hs_bench_now_s();
+        uint64_t s = 0;
+        #pragma omp parallel for reduction(+:s) schedule(static)
+        for (size_t i = 0; i < n; i++) {
+            s += buf[i];
+        }
+        sink += s;
+        best = MIN(best, hs_bench_now_s() - t0);
+    }
+    g_free(buf);
+    return (double) bytes / best / 1e9;
+}
+
+static long
+peak_rss_kib(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+static gboolean
+infer_tps(const char *model, uint32_t prompt, uint32_t steps, double *tps,
+          double *weights_kv_bytes, GError **error)
+{
+    g_autofree char *dir = g_build_filename(hs_cli_data_dir(), "models", NULL);
+    g_autoptr(MdlSpec) spec = mdl_spec_load(model, dir, error);
+    if (spec == NULL) {
+        return FALSE;
+    }
+    EngConfig cfg;
+    sim_run_engine_config(spec, 1, &cfg);
+    g_autoptr(EngModel) m = eng_model_new(&cfg);
+    g_autoptr(EngKV) kv = eng_kv_new(&cfg, prompt + steps);
+    g_autofree uint32_t *tok = g_new(uint32_t, prompt);
+    for (uint32_t i = 0; i < prompt; i++) {
+        tok[i] = (i * 7919u + 13u) % cfg.vocab;
+    }
+    g_autofree float *logits = g_new(float, (size_t) prompt * cfg.vocab);
+    eng_forward(m, kv, tok, prompt, 0, logits);        /* also builds the weights */
+    double t0 = hs_bench_now_s();
+    for (uint32_t s = 0; s < steps; s++) {
+        uint32_t next = tok[s % prompt];
+        eng_forward(m, kv, &next, 1, prompt + s, logits);
+    }
+    *tps = steps / (hs_bench_now_s() - t0);
+    /* what the model needs: W4A16 weights (+ FP16 embedding) and the KV cache */
+    uint64_t params = mdl_spec_param_count(spec);
+    *weights_kv_bytes = (double) params * (0.5 + 2.0 / 128) +
+                        2.0 * cfg.layers * cfg.kv_heads * cfg.head_dim * (prompt + steps) * 2;
+    return TRUE;
+}
+
+static gboolean
+run(gboolean quick, HsFormat format, GError **error)
+{
+    size_t sizes[] = { 1024, 2048 };
+    double eng[2], blas[2];
+    for (int i = 0; i < 2; i++) {
+        size_t n = quick ? sizes[i] / 4 : sizes[i];
+        blas[i] = gemm_gflops(n, TRUE, quick ? 1 : 3);
+        eng[i] = gemm_gflops(n, FALSE, quick ? 1 : 3);
+    }
+    /* W4A16 matrix-vector: the engine keeps W4A16 weights dequantised to
+     * FP32, so a decode step streams 4 bytes per weight from memory */
+    size_t rows = quick ? 2048 : 8192, cols = 4096;
+    float *w = g_new(float, rows * cols), *x = g_new(float, cols), *y = g_new(float, rows);
+    for (size_t i = 0; i < rows * cols; i++) {
+        w[i] = (float) (i % 13) * 0.01f;
+    }
+    for (size_t i = 0; i < cols; i++) {
+        x[i] = 1.0f;
+    }
+    double best = 1e30;
+    for (int r = 0; r < 5; r++) {
+        double t0 = hs_bench_now_s();
+        eng_matmul_slice(x, w, y, cols, rows, 0, 1, 0, rows);
+        best = MIN(best, hs_bench_now_s() - t0);
+    }
+    double int4_bytes = rows * cols * (0.5 + 2.0 / 128);
+    double w4_gbps = int4_bytes / best / 1e9, fp32_gbps = rows * cols * 4.0 / best / 1e9;
+    g_free(w);
+    g_free(x);
+    g_free(y);
+    double mem_gbps = read_gbps(quick ? (64u << 20) : (512u << 20));
+
+    double tiny_tps, tiny_bytes, big_tps = 0, big_bytes = 0;
+    if (!infer_tps("tiny", 16, quick ? 8 : 64, &tiny_tps, &tiny_bytes, error)) {
+        return FALSE;
+    }
+    long rss0 = peak_rss_kib();
+    if (!quick && !infer_tps("llama-3.2-1b", 16, 8, &big_tps, &big_bytes, error)) {
+        return FALSE;
+    }
+    long rss = peak_rss_kib();
+
+    if (format == HS_FORMAT_JSON) {
+        g_autoptr(cJSON) j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "bench", "engine");
+        cJSON_AddNumberToObject(j, "gemm1024_engine_over_blas", eng[0] / blas[0]);
+        cJSON_AddNumberToObject(j, "gemm2048_engine_over_blas", eng[1] / blas[1]);
+        cJSON_AddNumberToObject(j, "w4a16_matvec_gbps", w4_gbps);
+        cJSON_AddNumberToObject(j, "read_gbps", mem_gbps);
+        cJSON_AddNumberToObject(j, "tiny_tokens_per_s", tiny_tps);
+        cJSON_AddNumberToObject(j, "llama_3_2_1b_tokens_per_s", big_tps);
+        cJSON_AddNumberToObject(j, "peak_rss_over_weights_kv",
+                                big_bytes > 0 ? rss * 1024.0 / big_bytes : 0);
+        g_autofree char *s = hs_json_print(j, FALSE);
+        printf("%s\n", s);
+        return TRUE;
+    }
+    printf("engine%s\n", quick ? " (--quick: small sizes, figures not meaningful)" : "");
+    for (int i = 0; i < 2; i++) {
+        printf("  FP32 GEMM %4zu: engine %7.1f GFLOPS, OpenBLAS direct %7.1f  -> %.2f "
+               "(target >= 0.9)\n", quick ? sizes[i] / 4 : sizes[i], eng[i], blas[i],
+               eng[i] / blas[i]);
+    }
+    printf("  W4A16 matvec [%zu x %zu]: %.1f GB/s of INT4 weights (%.1f GB/s of the FP32 "
+           "copy it streams); read bandwidth %.1f GB/s -> %.2f (target >= 0.6)\n", rows, cols,
+           w4_gbps, fp32_gbps, mem_gbps, w4_gbps / mem_gbps);
+    printf("  infer tiny: %.0f tokens/s\n", tiny_tps);
+    if (!quick) {
+        printf("  infer llama-3.2-1b (synthetic): %.2f tokens/s; peak RSS %.2f GiB = %.2fx "
+               "its W4A16 weights + KV (%.2f GiB; target <= 1.2x)\n", big_tps,
+               rss / 1048576.0, rss * 1024.0 / big_bytes, big_bytes / 1073741824.0);
+        (void) rss0;
+    }
+    return TRUE;
+}
+
+const HsBench hs_bench_engine = {
+    "engine", "functional engine: GEMM vs OpenBLAS, W4A16 GB/s, infer tokens/s, memory", run,
+};
