@@ -69,9 +69,9 @@ eng_forward(EngModel *m, EngKV *kv, const uint32_t *tokens, uint32_t n, uint32_t
         float *kc = kv->k + (size_t) l * kv->max_pos * kd;
         float *vc = kv->v + (size_t) l * kv->max_pos * kd;
         eng_rmsnorm_rows(x, eng_model_norm(m, l, 0), xn, h, c->rms_eps, c->norm_plus_one, 0, n);
-        eng_matmul_slice(xn, eng_model_weight(m, l, ENG_W_Q), q, h, qd, 0, n, 0, qd);
-        eng_matmul_slice(xn, eng_model_weight(m, l, ENG_W_K), k, h, kd, 0, n, 0, kd);
-        eng_matmul_slice(xn, eng_model_weight(m, l, ENG_W_V), v, h, kd, 0, n, 0, kd);
+        eng_matmul_w(xn, eng_model_weight(m, l, ENG_W_Q), q, 0, n, 0, qd);
+        eng_matmul_w(xn, eng_model_weight(m, l, ENG_W_K), k, 0, n, 0, kd);
+        eng_matmul_w(xn, eng_model_weight(m, l, ENG_W_V), v, 0, n, 0, kd);
         add_bias(q, eng_model_bias(m, l, 0), n, qd);
         add_bias(k, eng_model_bias(m, l, 1), n, kd);
         add_bias(v, eng_model_bias(m, l, 2), n, kd);
@@ -81,18 +81,18 @@ eng_forward(EngModel *m, EngKV *kv, const uint32_t *tokens, uint32_t n, uint32_t
                            c->heads);
         memcpy(kc + (size_t) pos0 * kd, k, sizeof(float) * n * kd);
         memcpy(vc + (size_t) pos0 * kd, v, sizeof(float) * n * kd);
-        eng_matmul_slice(att, eng_model_weight(m, l, ENG_W_O), o, qd, h, 0, n, 0, h);
+        eng_matmul_w(att, eng_model_weight(m, l, ENG_W_O), o, 0, n, 0, h);
         eng_add_rows(x, o, x, h, 0, n, 0, h);
         eng_rmsnorm_rows(x, eng_model_norm(m, l, 1), xn, h, c->rms_eps, c->norm_plus_one, 0, n);
-        eng_matmul_slice(xn, eng_model_weight(m, l, ENG_W_GATE), g, h, f, 0, n, 0, f);
-        eng_matmul_slice(xn, eng_model_weight(m, l, ENG_W_UP), u, h, f, 0, n, 0, f);
+        eng_matmul_w(xn, eng_model_weight(m, l, ENG_W_GATE), g, 0, n, 0, f);
+        eng_matmul_w(xn, eng_model_weight(m, l, ENG_W_UP), u, 0, n, 0, f);
         eng_act_rows(g, u, a, f, c->gelu, 0, n, 0, f);
-        eng_matmul_slice(a, eng_model_weight(m, l, ENG_W_DOWN), o, f, h, 0, n, 0, h);
+        eng_matmul_w(a, eng_model_weight(m, l, ENG_W_DOWN), o, 0, n, 0, h);
         eng_add_rows(x, o, x, h, 0, n, 0, h);
     }
     eng_rmsnorm_rows(x, eng_model_norm(m, c->layers, 0), xn, h, c->rms_eps, c->norm_plus_one,
                      0, n);
-    eng_matmul_slice(xn, eng_model_lm_head(m), logits, h, c->vocab, 0, n, 0, c->vocab);
+    eng_matmul_w(xn, eng_model_lm_head(m), logits, 0, n, 0, c->vocab);
     g_free(x);
     g_free(xn);
     g_free(q);

@@ -15,15 +15,21 @@
  * thread count.  2: the machines this project runs on have 2 cores. */
 #define ENG_BLAS_THREADS 2
 
-void
-eng_matmul_slice(const float *x, const float *w, float *y, size_t k, size_t n,
-                 size_t t0, size_t t1, size_t r0, size_t r1)
+static void
+pin_blas(void)
 {
     static gsize blas_pinned = 0;
     if (g_once_init_enter(&blas_pinned)) {
         openblas_set_num_threads(ENG_BLAS_THREADS);
         g_once_init_leave(&blas_pinned, 1);
     }
+}
+
+void
+eng_matmul_slice(const float *x, const float *w, float *y, size_t k, size_t n,
+                 size_t t0, size_t t1, size_t r0, size_t r1)
+{
+    pin_blas();
     if (t1 <= t0 || r1 <= r0) {
         return;
     }
@@ -208,4 +214,171 @@ eng_quant_act_int8(const float *x, float *y, size_t d, size_t t0, size_t t1)
         float q = nearbyintf(x[i] / s);
         y[i] = (q < -127 ? -127 : (q > 127 ? 127 : q)) * s;
     }
+}
+
+EngMatrix *
+eng_matrix_new_f32(float *w, uint32_t rows, uint32_t cols)
+{
+    EngMatrix *m = g_new0(EngMatrix, 1);
+    m->rows = rows;
+    m->cols = cols;
+    m->f32 = w;
+    return m;
+}
+
+EngMatrix *
+eng_matrix_new_w4(const float *w, uint32_t rows, uint32_t cols)
+{
+    EngMatrix *m = eng_matrix_alloc_w4(rows, cols);
+    eng_matrix_set_rows_w4(m, 0, rows, w);
+    return m;
+}
+
+EngMatrix *
+eng_matrix_alloc_w4(uint32_t rows, uint32_t cols)
+{
+    g_assert(cols % 2 == 0);
+    EngMatrix *m = g_new0(EngMatrix, 1);
+    size_t groups = (cols + ENG_W4_GROUP - 1) / ENG_W4_GROUP;
+    m->rows = rows;
+    m->cols = cols;
+    m->q4 = g_new0(uint8_t, (size_t) rows * cols / 2);
+    m->scales = g_new(float, (size_t) rows * groups);
+    return m;
+}
+
+void
+eng_matrix_set_rows_w4(EngMatrix *m, uint32_t r0, uint32_t r1, const float *rows_f32)
+{
+    const size_t cols = m->cols, groups = (cols + ENG_W4_GROUP - 1) / ENG_W4_GROUP;
+    const float *w = rows_f32;
+    #pragma omp parallel for schedule(static)
+    for (size_t rr = r0; rr < r1; rr++) {
+        size_t r = rr;
+        const float *wr = w + (rr - r0) * cols;
+        for (size_t g = 0; g < groups; g++) {
+            size_t c0 = g * ENG_W4_GROUP, c1 = MIN(cols, c0 + ENG_W4_GROUP);
+            float amax = 0;
+            for (size_t c = c0; c < c1; c++) {
+                amax = fmaxf(amax, fabsf(wr[c]));
+            }
+            /* the same rounding as eng_quant_w4_inplace, the reference */
+            float sc = eng_fp16_round(amax / 7.0f);
+            m->scales[r * groups + g] = sc;
+            for (size_t c = c0; c < c1; c++) {
+                float q = sc > 0 ? nearbyintf(wr[c] / sc) : 0;
+                q = q < -8 ? -8 : (q > 7 ? 7 : q);
+                uint8_t nib = (uint8_t) ((int) q + 8);
+                size_t i = r * cols + c;
+                uint8_t keep = (uint8_t) (i % 2 ? 0x0f : 0xf0);
+                m->q4[i / 2] = (uint8_t) ((m->q4[i / 2] & keep) | (i % 2 ? nib << 4 : nib));
+            }
+        }
+    }
+}
+
+void
+eng_matrix_free(EngMatrix *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    g_free(m->f32);
+    g_free(m->q4);
+    g_free(m->scales);
+    g_free(m);
+}
+
+void
+eng_matrix_rows_f32(const EngMatrix *m, uint32_t r0, uint32_t r1, float *out)
+{
+    size_t cols = m->cols;
+    if (m->f32) {
+        memcpy(out, m->f32 + (size_t) r0 * cols, sizeof(float) * (r1 - r0) * cols);
+        return;
+    }
+    size_t groups = (cols + ENG_W4_GROUP - 1) / ENG_W4_GROUP;
+    #pragma omp parallel for schedule(static)
+    for (size_t r = r0; r < r1; r++) {
+        const uint8_t *q = m->q4 + r * cols / 2;
+        const float *sc = m->scales + r * groups;
+        float *o = out + (r - r0) * cols;
+        for (size_t c = 0; c < cols; c += 2) {
+            float s = sc[c / ENG_W4_GROUP];
+            o[c] = (float) ((q[c / 2] & 0xf) - 8) * s;
+            o[c + 1] = (float) ((q[c / 2] >> 4) - 8) * s;
+        }
+    }
+}
+
+/* Tokens at or below this run the INT4 matrix-vector kernel. */
+#define W4_MATVEC_TOKENS 8
+/* Rows dequantised per BLAS call otherwise. */
+#define W4_BLOCK_ROWS 512
+
+void
+eng_matmul_w(const float *x, const EngMatrix *w, float *y, size_t t0, size_t t1,
+             size_t r0, size_t r1)
+{
+    const size_t k = w->cols, n = w->rows;
+    if (t1 <= t0 || r1 <= r0) {
+        return;
+    }
+    if (w->f32) {
+        eng_matmul_slice(x, w->f32, y, k, n, t0, t1, r0, r1);
+        return;
+    }
+    const size_t groups = (k + ENG_W4_GROUP - 1) / ENG_W4_GROUP;
+    if (t1 - t0 <= W4_MATVEC_TOKENS) {
+        /* y[t, r] = sum over groups of scale * sum (q - 8) * x: the INT4
+         * bytes are read once per row, for every token.  Eight partial
+         * sums per group in a fixed order, so the compiler can keep them
+         * in one vector register and the result never depends on threads. */
+        #pragma omp parallel for schedule(static)
+        for (size_t r = r0; r < r1; r++) {
+            const uint8_t *q = w->q4 + r * k / 2;
+            const float *sc = w->scales + r * groups;
+            for (size_t t = t0; t < t1; t++) {
+                const float *xt = x + t * k;
+                float acc = 0;
+                for (size_t g = 0; g < groups; g++) {
+                    size_t c0 = g * ENG_W4_GROUP, c1 = MIN(k, c0 + ENG_W4_GROUP);
+                    float part[8] = { 0 };
+                    size_t c = c0;
+                    for (; c + 8 <= c1; c += 8) {
+                        const uint8_t *b = q + c / 2;
+                        float wv[8] = {
+                            (float) ((b[0] & 0xf) - 8), (float) ((b[0] >> 4) - 8),
+                            (float) ((b[1] & 0xf) - 8), (float) ((b[1] >> 4) - 8),
+                            (float) ((b[2] & 0xf) - 8), (float) ((b[2] >> 4) - 8),
+                            (float) ((b[3] & 0xf) - 8), (float) ((b[3] >> 4) - 8),
+                        };
+                        for (int j = 0; j < 8; j++) {
+                            part[j] += wv[j] * xt[c + j];
+                        }
+                    }
+                    for (; c < c1; c += 2) {
+                        part[0] += (float) ((q[c / 2] & 0xf) - 8) * xt[c] +
+                                   (float) ((q[c / 2] >> 4) - 8) * xt[c + 1];
+                    }
+                    float sum = ((part[0] + part[1]) + (part[2] + part[3])) +
+                                ((part[4] + part[5]) + (part[6] + part[7]));
+                    acc += sum * sc[g];
+                }
+                y[t * n + r] = acc;
+            }
+        }
+        return;
+    }
+    float *buf = g_new(float, (size_t) MIN(W4_BLOCK_ROWS, r1 - r0) * k);
+    for (size_t a = r0; a < r1; a += W4_BLOCK_ROWS) {
+        size_t e = MIN(r1, a + W4_BLOCK_ROWS);
+        eng_matrix_rows_f32(w, (uint32_t) a, (uint32_t) e, buf);
+        /* Y[t0:t1, a:e] = X[t0:t1, :] . buf^T, buf = W[a:e, :] */
+        pin_blas();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) (t1 - t0), (int) (e - a),
+                    (int) k, 1.0f, x + t0 * k, (int) k, buf, (int) k, 0.0f, y + t0 * n + a,
+                    (int) n);
+    }
+    g_free(buf);
 }

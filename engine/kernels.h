@@ -16,6 +16,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * A weight matrix [rows, cols] as it is stored: dense FP32, or W4A16 —
+ * INT4 values packed two per byte (low nibble first, stored as q + 8) with
+ * one scale per group of ENG_W4_GROUP along each row (FP16 values held as
+ * float).  W4A16 is what models use by default: 0.5 byte per weight.
+ */
+#define ENG_W4_GROUP 128
+
+typedef struct EngMatrix {
+    uint32_t rows, cols;
+    float *f32;                  /* [rows, cols], or NULL */
+    uint8_t *q4;                 /* [rows, cols / 2], or NULL */
+    float *scales;               /* [rows, ceil(cols / group)] */
+} EngMatrix;
+
+/* Quantise @w [rows, cols] to a new W4A16 matrix (cols even). (transfer full) */
+EngMatrix *eng_matrix_new_w4(const float *w, uint32_t rows, uint32_t cols);
+/* An all-zero W4A16 matrix, and quantising rows [r0, r1) into it from
+ * @rows_f32 [(r1 - r0), cols] (so a big matrix never exists in FP32). */
+EngMatrix *eng_matrix_alloc_w4(uint32_t rows, uint32_t cols);
+void eng_matrix_set_rows_w4(EngMatrix *m, uint32_t r0, uint32_t r1, const float *rows_f32);
+/* Wrap @w (taken over) as a dense FP32 matrix.  (transfer full) */
+EngMatrix *eng_matrix_new_f32(float *w, uint32_t rows, uint32_t cols);
+void eng_matrix_free(EngMatrix *m);
+/* Rows [r0, r1) as FP32 into @out [(r1 - r0), cols]. */
+void eng_matrix_rows_f32(const EngMatrix *m, uint32_t r0, uint32_t r1, float *out);
+
+/*
+ * y[t, r] = sum_k x[t, k] * W[r, k] for t in [t0, t1), r in [r0, r1), with
+ * W stored as @w (k = w->cols, row stride of y = w->rows).  A few tokens
+ * against W4A16 run a matrix-vector kernel that reads the INT4 weights
+ * directly (one thread per output row, fixed summation order); more tokens
+ * dequantise blocks of rows and use BLAS.
+ */
+void eng_matmul_w(const float *x, const EngMatrix *w, float *y, size_t t0, size_t t1,
+                  size_t r0, size_t r1);
+
 /* y[t, r] = sum_k x[t, k] * w[r, k] for t in [t0, t1), r in [r0, r1).
  * x: [*, k] (row stride k); w: [n, k]; y: [*, n] (row stride n). */
 void eng_matmul_slice(const float *x, const float *w, float *y, size_t k, size_t n,

@@ -11,8 +11,8 @@
 struct EngModel {
     EngConfig cfg;
     GMutex lock;                 /* lazy generation */
-    float **w;                   /* [layer * ENG_W_COUNT + which] */
-    float *lm_head;
+    EngMatrix **w;               /* [layer * ENG_W_COUNT + which] */
+    EngMatrix *lm_head;
     float *ones;                 /* norm weights: all 1 */
     /* loaded models only */
     float *embed;                /* [vocab, hidden] */
@@ -43,20 +43,26 @@ tensor_key(const EngConfig *c, uint64_t layer, uint64_t which)
     return mix(c->seed * 0x100000001B3ull + layer * 64 + which + 1);
 }
 
-static float *
+static EngMatrix *
 gen_matrix(uint64_t key, size_t rows, size_t cols)
 {
-    float *w = g_malloc(sizeof(float) * rows * cols);
+    /* generated and quantised 256 rows at a time: the FP32 matrix never
+     * exists whole */
+    EngMatrix *m = eng_matrix_alloc_w4((uint32_t) rows, (uint32_t) cols);
+    g_autofree float *w = g_malloc(sizeof(float) * MIN(rows, 256) * cols);
     /* variance 1/fan_in: uniform in [-a, a] has variance a^2/3 */
     float a = (float) sqrt(3.0 / (double) cols);
-    #pragma omp parallel for schedule(static)
-    for (size_t r = 0; r < rows; r++) {
-        for (size_t c = 0; c < cols; c++) {
-            w[r * cols + c] = a * unit(key, r * cols + c);
+    for (size_t r0 = 0; r0 < rows; r0 += 256) {
+        size_t r1 = MIN(rows, r0 + 256);
+        #pragma omp parallel for schedule(static)
+        for (size_t r = r0; r < r1; r++) {
+            for (size_t c = 0; c < cols; c++) {
+                w[(r - r0) * cols + c] = a * unit(key, r * cols + c);
+            }
         }
+        eng_matrix_set_rows_w4(m, (uint32_t) r0, (uint32_t) r1, w);
     }
-    eng_quant_w4_inplace(w, rows, cols, 128);
-    return w;
+    return m;
 }
 
 EngModel *
@@ -65,7 +71,7 @@ eng_model_new(const EngConfig *cfg)
     EngModel *m = g_new0(EngModel, 1);
     m->cfg = *cfg;
     g_mutex_init(&m->lock);
-    m->w = g_new0(float *, (size_t) cfg->layers * ENG_W_COUNT);
+    m->w = g_new0(EngMatrix *, (size_t) cfg->layers * ENG_W_COUNT);
     m->ones = g_new(float, MAX(cfg->hidden, 1));
     for (uint32_t i = 0; i < cfg->hidden; i++) {
         /* Gemma stores w with (1 + w) applied: 0 means a unit gain */
@@ -81,12 +87,13 @@ eng_model_free(EngModel *m)
         return;
     }
     for (size_t i = 0; i < (size_t) m->cfg.layers * ENG_W_COUNT; i++) {
-        g_free(m->w[i]);
+        eng_matrix_free(m->w[i]);
     }
     g_free(m->w);
-    if (m->lm_head != m->embed) {
-        g_free(m->lm_head);
+    if (m->lm_head && m->lm_head->f32 == m->embed) {
+        m->lm_head->f32 = NULL;              /* tied: the embedding owns it */
     }
+    eng_matrix_free(m->lm_head);
     g_free(m->embed);
     if (m->norms) {
         for (size_t i = 0; i <= (size_t) m->cfg.layers * 2; i++) {
@@ -111,7 +118,7 @@ eng_model_config(const EngModel *m)
     return &m->cfg;
 }
 
-const float *
+const EngMatrix *
 eng_model_weight(EngModel *m, uint32_t layer, EngWeight which)
 {
     const EngConfig *c = &m->cfg;
@@ -138,7 +145,7 @@ eng_model_weight(EngModel *m, uint32_t layer, EngWeight which)
     return m->w[idx];
 }
 
-const float *
+const EngMatrix *
 eng_model_lm_head(EngModel *m)
 {
     g_mutex_lock(&m->lock);
@@ -207,9 +214,13 @@ eng_model_load(const EngConfig *cfg, const char *dir, gboolean w4, GError **erro
                 return NULL;
             }
             if (w4) {
-                eng_quant_w4_inplace(t, rows[w], cols[w], 128);
+                m->w[(size_t) l * ENG_W_COUNT + w] =
+                    eng_matrix_new_w4(t, (uint32_t) rows[w], (uint32_t) cols[w]);
+                g_free(t);
+            } else {
+                m->w[(size_t) l * ENG_W_COUNT + w] =
+                    eng_matrix_new_f32(t, (uint32_t) rows[w], (uint32_t) cols[w]);
             }
-            m->w[(size_t) l * ENG_W_COUNT + w] = t;
             if (w <= ENG_W_V) {
                 g_autofree char *bn = g_strdup_printf("model.layers.%u.%s.bias", l, proj[w]);
                 if (eng_safetensors_has(st, bn) &&
@@ -231,9 +242,17 @@ eng_model_load(const EngConfig *cfg, const char *dir, gboolean w4, GError **erro
         return NULL;
     }
     if (cfg->tie_embeddings || !eng_safetensors_has(st, "lm_head.weight")) {
-        m->lm_head = m->embed;
-    } else if (!(m->lm_head = read_tensor(st, "lm_head.weight", cfg->vocab, h, error))) {
-        return NULL;
+        m->lm_head = eng_matrix_new_f32(m->embed, cfg->vocab, (uint32_t) h);
+    } else {
+        float *t = read_tensor(st, "lm_head.weight", cfg->vocab, h, error);
+        if (t == NULL) {
+            return NULL;
+        }
+        m->lm_head = w4 ? eng_matrix_new_w4(t, cfg->vocab, (uint32_t) h)
+                        : eng_matrix_new_f32(t, cfg->vocab, (uint32_t) h);
+        if (w4) {
+            g_free(t);
+        }
     }
     return g_steal_pointer(&m);
 }

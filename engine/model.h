@@ -7,8 +7,7 @@
  * comes out the same.  Scales are realistic (uniform with variance
  * 1/fan_in, norm weights 1), so activations stay finite through every
  * layer.  Matmul weights are stored as they would be on the device — INT4
- * in groups of 128 with FP16 scales (W4A16) — and kept dequantised in FP32
- * for the kernels.  Layers are generated when first asked for, so checking
+ * in groups of 128 with FP16 scales (W4A16, packed: see EngMatrix).  Layers are generated when first asked for, so checking
  * the first N layers of an 8B model never builds the other ones; the
  * embedding table is never built (rows are generated on demand).
  */
@@ -17,6 +16,8 @@
 
 #include <glib.h>
 #include <stdint.h>
+
+#include "engine/kernels.h"
 
 typedef struct EngConfig {
     uint32_t hidden, intermediate, layers, heads, kv_heads, head_dim, vocab;
@@ -47,9 +48,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(EngModel, eng_model_free)
 const EngConfig *eng_model_config(const EngModel *m);
 
 /* Matmul weight [out, in] of @layer (generated on first use).  (transfer none) */
-const float *eng_model_weight(EngModel *m, uint32_t layer, EngWeight w);
+const EngMatrix *eng_model_weight(EngModel *m, uint32_t layer, EngWeight w);
 /* LM head [vocab, hidden] (generated on first use).  (transfer none) */
-const float *eng_model_lm_head(EngModel *m);
+const EngMatrix *eng_model_lm_head(EngModel *m);
 /* Norm weights [hidden]: attn (0), ffn (1) of @layer; final if layer == layers. */
 const float *eng_model_norm(EngModel *m, uint32_t layer, int which);
 

@@ -142,9 +142,10 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         break;
     }
     case MDL_OP_MATMUL: {
-        const float *w = n->weight == MDL_W_LM_HEAD
-                         ? eng_model_lm_head(v->model)
-                         : eng_model_weight(v->model, (uint32_t) n->layer, eng_weight(n->weight));
+        const EngMatrix *w = n->weight == MDL_W_LM_HEAD
+                             ? eng_model_lm_head(v->model)
+                             : eng_model_weight(v->model, (uint32_t) n->layer,
+                                                eng_weight(n->weight));
         const float *x = src0 + off * src_d;
         g_autofree float *xq = NULL;
         if (prec == MDL_PREC_W4A8 || prec == MDL_PREC_W8A8) {
@@ -156,7 +157,7 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         }
         /* padded rows are zeros whose outputs are cropped: computing the
          * real rows gives exactly the cropped result */
-        eng_matmul_slice(x, w, out, n->k, d, t0, t1, sl->row0, sl->row1);
+        eng_matmul_w(x, w, out, t0, t1, sl->row0, sl->row1);
         break;
     }
     case MDL_OP_ROPE: {

@@ -161,16 +161,48 @@ test_weights_deterministic(void)
                       .rms_eps = 1e-5, .seed = 9 };
     omp_set_num_threads(1);
     g_autoptr(EngModel) a = eng_model_new(&cfg);
-    const float *wa = eng_model_weight(a, 1, ENG_W_DOWN);
+    const EngMatrix *wa = eng_model_weight(a, 1, ENG_W_DOWN);
     omp_set_num_threads(4);
     g_autoptr(EngModel) b = eng_model_new(&cfg);
     eng_model_weight(b, 0, ENG_W_Q);                 /* another order */
-    const float *wb = eng_model_weight(b, 1, ENG_W_DOWN);
-    g_assert_cmpint(memcmp(wa, wb, sizeof(float) * 64 * 176), ==, 0);
+    const EngMatrix *wb = eng_model_weight(b, 1, ENG_W_DOWN);
+    g_assert_cmpint(memcmp(wa->q4, wb->q4, 64 * 176 / 2), ==, 0);
+    g_assert_cmpint(memcmp(wa->scales, wb->scales, sizeof(float) * 64 * 2), ==, 0);
     cfg.seed = 10;
     g_autoptr(EngModel) c = eng_model_new(&cfg);
-    g_assert_cmpint(memcmp(wa, eng_model_weight(c, 1, ENG_W_DOWN), sizeof(float) * 64), !=, 0);
+    g_assert_cmpint(memcmp(wa->q4, eng_model_weight(c, 1, ENG_W_DOWN)->q4, 64), !=, 0);
     omp_set_num_threads(2);
+}
+
+/* Packed W4A16: dequantises to exactly what the reference quantiser gives,
+ * and both matmul paths (INT4 matrix-vector for few tokens, dequantised
+ * blocks + BLAS for more) compute the product of those values. */
+static void
+test_w4_matrix(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(6);
+    const uint32_t rows = 600, cols = 300;          /* 3 groups, the last partial */
+    g_autofree float *w = randv(r, (size_t) rows * cols, 0.05);
+    g_autofree float *ref = g_memdup2(w, sizeof(float) * rows * cols);
+    eng_quant_w4_inplace(ref, rows, cols, 128);
+    EngMatrix *m = eng_matrix_new_w4(w, rows, cols);
+    g_autofree float *deq = g_new(float, (size_t) rows * cols);
+    eng_matrix_rows_f32(m, 0, rows, deq);
+    for (size_t i = 0; i < (size_t) rows * cols; i++) {
+        g_assert_cmpfloat(deq[i], ==, ref[i]);          /* -0 == +0 */
+    }
+    g_assert_cmpuint(rows * cols / 2, ==, 90000);       /* half a byte per weight */
+
+    for (size_t tokens = 1; tokens <= 20; tokens += 19) {
+        g_autofree float *x = randv(r, tokens * cols, 1);
+        g_autofree float *y = g_new0(float, tokens * rows);
+        g_autofree double *want = g_new(double, tokens * rows);
+        eng_matmul_w(x, m, y, 0, tokens, 0, 300);
+        eng_matmul_w(x, m, y, 0, tokens, 300, rows);
+        eng_ref_matmul(x, ref, want, tokens, cols, rows);
+        g_assert_cmpfloat(nmse(y, want, tokens * rows), <, 1e-10);
+    }
+    eng_matrix_free(m);
 }
 
 int
@@ -184,5 +216,6 @@ main(int argc, char **argv)
     g_test_add_func("/engine/quant/w4-error-bound", test_quant_w4_bound);
     g_test_add_func("/engine/quant/fp16-round", test_fp16_round);
     g_test_add_func("/engine/weights/deterministic", test_weights_deterministic);
+    g_test_add_func("/engine/matmul/w4-packed", test_w4_matrix);
     return g_test_run();
 }

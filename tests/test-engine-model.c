@@ -88,6 +88,7 @@ write_model_dir(EngModel *m, const char *skip, const char *wrong_shape)
     uint64_t q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim;
     uint64_t rows[] = { q, kv, kv, c->hidden, c->intermediate, c->intermediate, c->hidden };
     uint64_t cols[] = { c->hidden, c->hidden, c->hidden, q, c->hidden, c->hidden, c->intermediate };
+    GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
     float *embed = g_new(float, (size_t) c->vocab * c->hidden);
     for (uint32_t t = 0; t < c->vocab; t++) {
         eng_model_embed(m, t, embed + (size_t) t * c->hidden);
@@ -102,8 +103,12 @@ write_model_dir(EngModel *m, const char *skip, const char *wrong_shape)
     } while (0)
     for (uint32_t l = 0; l < c->layers; l++) {
         for (int w = 0; w < ENG_W_COUNT; w++) {
-            ADD(g_strdup_printf("model.layers.%u.%s.weight", l, proj[w]),
-                eng_model_weight(m, l, (EngWeight) w), rows[w], cols[w], 2);
+            const EngMatrix *mat = eng_model_weight(m, l, (EngWeight) w);
+            float *f = g_new(float, (size_t) mat->rows * mat->cols);
+            eng_matrix_rows_f32(mat, 0, mat->rows, f);
+            g_ptr_array_add(owned, f);
+            ADD(g_strdup_printf("model.layers.%u.%s.weight", l, proj[w]), f, rows[w],
+                cols[w], 2);
         }
         ADD(g_strdup_printf("model.layers.%u.input_layernorm.weight", l),
             eng_model_norm(m, l, 0), c->hidden, 0, 1);
@@ -112,7 +117,10 @@ write_model_dir(EngModel *m, const char *skip, const char *wrong_shape)
     }
     ADD(g_strdup("model.norm.weight"), eng_model_norm(m, c->layers, 0), c->hidden, 0, 1);
     ADD(g_strdup("model.embed_tokens.weight"), embed, c->vocab, c->hidden, 2);
-    ADD(g_strdup("lm_head.weight"), eng_model_lm_head(m), c->vocab, c->hidden, 2);
+    float *head = g_new(float, (size_t) c->vocab * c->hidden);
+    eng_matrix_rows_f32(eng_model_lm_head(m), 0, c->vocab, head);
+    g_ptr_array_add(owned, head);
+    ADD(g_strdup("lm_head.weight"), head, c->vocab, c->hidden, 2);
 #undef ADD
     GPtrArray *keep_n = g_ptr_array_new(), *keep_d = g_ptr_array_new();
     GArray *keep_s = g_array_new(FALSE, FALSE, sizeof(uint64_t *));
@@ -145,6 +153,7 @@ write_model_dir(EngModel *m, const char *skip, const char *wrong_shape)
     g_ptr_array_unref(data);
     g_array_free(shapes, TRUE);
     g_array_free(ranks, TRUE);
+    g_ptr_array_unref(owned);
     g_free(embed);
     return dir;
 }
@@ -161,8 +170,9 @@ remove_dir(const char *dir)
     g_rmdir(dir);
 }
 
-/* Loaded weights (FP32) equal the synthetic ones they were written from:
- * the same logits, bit for bit. */
+/* Loaded weights (FP32) equal the synthetic ones they were written from
+ * (dequantised): the same logits, up to the order in which the INT4 kernel
+ * and BLAS sum. */
 static void
 test_load_round_trip(void)
 {
@@ -177,7 +187,13 @@ test_load_round_trip(void)
     g_autoptr(EngKV) ka = eng_kv_new(&cfg, 8), kb = eng_kv_new(&cfg, 8);
     eng_forward(syn, ka, prompt, n, 0, a);
     eng_forward(real, kb, prompt, n, 0, b);
-    g_assert_cmpint(memcmp(a, b, sizeof(float) * n * cfg.vocab), ==, 0);
+    double maxd = 0, maxv = 0;
+    for (uint32_t i = 0; i < n * cfg.vocab; i++) {
+        maxd = fmax(maxd, fabs(a[i] - b[i]));
+        maxv = fmax(maxv, fabs(a[i]));
+    }
+    g_assert_cmpfloat(maxv, >, 0.1);
+    g_assert_cmpfloat(maxd, <, 1e-5 * maxv);
     remove_dir(dir);
 }
 
