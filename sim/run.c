@@ -101,20 +101,44 @@ sim_run_plan(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     return g_steal_pointer(&plan);
 }
 
-/* Busy time of @proc's kernel tasks inside [t0, t1). */
+typedef struct Span {
+    SimTime a, b;
+} Span;
+
+static int
+span_cmp(const void *x, const void *y)
+{
+    const Span *p = x, *q = y;
+    return p->a < q->a ? -1 : (p->a > q->a);
+}
+
+/*
+ * Time @proc was busy inside [t0, t1): the union of its tasks' intervals.
+ * Sync tasks count for the CPU that runs them (the control plane: a
+ * driver sync blocks in finish and copies, a fast one polls), and several
+ * may overlap, hence the union.
+ */
 static SimTime
 busy_in(const SimPlan *plan, const SimExecResult *r, uint32_t proc, SimTime t0, SimTime t1)
 {
-    SimTime busy = 0;
+    g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(Span));
     for (uint32_t i = 0; i < r->n_tasks; i++) {
         const SimTask *t = sim_plan_task(plan, i);
-        if (t->proc != proc || t->kind == SIM_TASK_SYNC) {
-            continue;
-        }
         SimTime a = MAX(t0, r->times[i].start_ps), b = MIN(t1, r->times[i].end_ps);
-        if (b > a) {
-            busy += b - a;
+        if (t->proc == proc && b > a) {
+            Span s = { a, b };
+            g_array_append_val(spans, s);
         }
+    }
+    g_array_sort(spans, span_cmp);
+    SimTime busy = 0, end = 0;
+    for (guint i = 0; i < spans->len; i++) {
+        const Span *s = &g_array_index(spans, Span, i);
+        SimTime a = MAX(s->a, end);
+        if (s->b > a) {
+            busy += s->b - a;
+        }
+        end = MAX(end, s->b);
     }
     return busy;
 }
@@ -183,8 +207,9 @@ sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
     rep->busy_ms = g_new0(double, r->n_procs);
     rep->util = g_new0(double, r->n_procs);
     for (uint32_t p = 0; p < r->n_procs; p++) {
-        rep->busy_ms[p] = sim_time_to_ms(r->procs[p].busy_ps);
-        rep->util[p] = r->end_ps ? (double) r->procs[p].busy_ps / (double) r->end_ps : 0;
+        SimTime busy = busy_in(plan, r, p, 0, r->end_ps);
+        rep->busy_ms[p] = sim_time_to_ms(busy);
+        rep->util[p] = r->end_ps ? (double) busy / (double) r->end_ps : 0;
     }
     rep->tasks = r->n_tasks;
     rep->events = r->events;

@@ -94,6 +94,11 @@ test_policy_runs(gconstpointer data)
     g_assert_cmpfloat(a.r.prefill.time_ms, >, 0);
     g_assert_cmpfloat(a.r.decode.time_ms, >, 0);
     g_assert_cmpfloat(a.r.prefill.energy_j, >, 0);
+    /* utilisation: a union of busy intervals, never above 1 */
+    for (uint32_t p = 0; p < a.r.n_procs; p++) {
+        g_assert_cmpfloat(a.r.util[p], >=, 0);
+        g_assert_cmpfloat(a.r.util[p], <=, 1 + 1e-9);
+    }
     /* values: every policy's partitioned run computes what the model does */
     g_assert_true(a.r.check.checked);
     g_assert_true(a.r.check.full);
@@ -222,6 +227,24 @@ test_unprepared_npu_shape(void)
                     "prepared offline or in the plan)");
 }
 
+/* The control plane: the CPU runs the sync tasks, so blocking driver
+ * syncs keep it far busier than fast ones (flag polls). */
+static void
+test_sync_busies_cpu(void)
+{
+    SimWorkload w;
+    tiny_workload(&w);
+    w.check_layers = -1;
+    Case f, d;
+    run_case("tiny", "tiny", "hetero-layer", &w, &f);
+    w.sync = SIM_SYNC_DRIVER;
+    run_case("tiny", "tiny", "hetero-layer", &w, &d);
+    g_assert_cmpfloat(f.r.busy_ms[0], >, 0);
+    g_assert_cmpfloat(d.r.busy_ms[0], >, 10 * f.r.busy_ms[0]);
+    case_clear(&f);
+    case_clear(&d);
+}
+
 /* ---- calibration points already met (FACTS.md §4) ---------------------- */
 
 static void
@@ -307,6 +330,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/dropped-syncs-break-order", test_dropped_syncs_break_order);
     g_test_add_func("/sim/run/unprepared-npu-shape", test_unprepared_npu_shape);
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
+    g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
     return g_test_run();
 }
