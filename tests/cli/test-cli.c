@@ -455,6 +455,75 @@ test_infer(void)
 }
 
 static void
+test_probe(void)
+{
+    g_autoptr(Run) o = hs("probe", "--what", "npu-order", "--format", "json", NULL);
+    g_assert_cmpint(o->status, ==, 0);
+    g_autoptr(cJSON) jo = cJSON_Parse(o->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(jo, "probe")->valuestring, ==, "npu-order");
+    const cJSON *rows = cJSON_GetObjectItem(jo, "rows");
+    g_assert_cmpint(cJSON_GetArraySize(rows), ==, 7);               /* K = 32 .. 2048 */
+    g_assert_cmpfloat(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), "k")->valuedouble, ==, 32);
+    g_assert_cmpfloat(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), "ratio")->valuedouble, >, 1);
+
+    g_autoptr(Run) m = hs("probe", "--what", "membw", "--format", "json", NULL);
+    g_assert_cmpint(m->status, ==, 0);
+    g_autoptr(cJSON) jm = cJSON_Parse(m->out);
+    const cJSON *single = cJSON_GetObjectItem(jm, "single_gbps");
+    g_assert_cmpfloat(cJSON_GetObjectItem(single, "gpu")->valuedouble, >=, 40);
+    g_assert_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(jm, "pair_gbps"), "gpu+npu"));
+    g_assert_nonnull(cJSON_GetObjectItem(jm, "all_gbps"));
+    g_assert_cmpfloat(cJSON_GetObjectItem(jm, "peak_gbps")->valuedouble, ==, 68);
+
+    g_autoptr(Run) g = hs("probe", "--what", "npu-gemm", "--m", "512", "--k", "4096", "--n",
+                          "256", "--format", "json", NULL);
+    g_assert_cmpint(g->status, ==, 0);
+    g_autoptr(cJSON) jg = cJSON_Parse(g->out);
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(jg, "rows"), 0);
+    static const char *const keys[] = { "cycles", "compute_cycles", "weight_loads",
+                                        "dram_bytes", "time_us" };
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        g_assert_cmpfloat(cJSON_GetObjectItem(row, keys[i])->valuedouble, >, 0);
+    }
+    /* 4096/32 x 256/32 stationary tiles */
+    g_assert_cmpfloat(cJSON_GetObjectItem(row, "weight_loads")->valuedouble, ==, 1024);
+
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *out = g_build_filename(dir, "curves", NULL);
+    g_autoptr(Run) a = hs("probe", "--what", "all", "--out", out, NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    static const char *const files[] = {
+        "gpu-gemm.csv", "gpu-gemm.svg", "npu-stage.csv", "npu-stage.svg", "npu-order.csv",
+        "npu-shape.csv", "membw.csv", "npu-graph.csv", "npu-graph.svg", "sync.csv",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *f = g_build_filename(out, files[i], NULL);
+        g_assert_true(g_file_test(f, G_FILE_TEST_IS_REGULAR));
+        g_autofree char *text = NULL;
+        g_assert_true(g_file_get_contents(f, &text, NULL, NULL));
+        g_assert_true(g_str_has_suffix(files[i], ".svg") ? g_str_has_prefix(text, "<svg")
+                                                          : strchr(text, ',') != NULL);
+        g_unlink(f);
+    }
+    g_autoptr(GDir) d = g_dir_open(out, 0, NULL);
+    const char *n;
+    while ((n = g_dir_read_name(d)) != NULL) {
+        g_autofree char *f = g_build_filename(out, n, NULL);
+        g_unlink(f);
+    }
+    g_rmdir(out);
+    g_rmdir(dir);
+
+    g_autoptr(Run) b = hs("probe", "--what", "npu-dance", NULL);
+    g_assert_cmpint(b->status, ==, 2);
+    g_assert_true(g_str_has_prefix(b->err, "hetero-sim: --what: expected one of "));
+    g_autoptr(Run) c = hs("probe", "--what", "npu-gemm", "--m", "4", NULL);
+    g_assert_cmpint(c->status, ==, 2);
+    assert_one_error_line(c, "probe npu-gemm: expected --m, --k and --n, each a positive integer");
+}
+
+static void
 test_policy_plugin(void)
 {
     const char *so = g_getenv("HS_PLUGIN");
@@ -498,5 +567,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/record-replay", test_record_replay);
     g_test_add_func("/cli/validate", test_validate);
     g_test_add_func("/cli/infer", test_infer);
+    g_test_add_func("/cli/probe", test_probe);
     return g_test_run();
 }
