@@ -1,15 +1,21 @@
 /*
- * model.h - a model's weights for the functional engine.
+ * model.h - a whole model for the functional engine: its configuration,
+ * its weights (synthetic from a seed, or read from a Hugging Face model
+ * directory), a KV cache, and the unpartitioned forward pass (prefill of
+ * tokens, decode steps) that the simulator's checked runs are compared
+ * with and that `hetero-sim infer` runs.
  *
- * Weights are synthetic by default: every element is a pure function of
- * (seed, tensor, index) through a counter-based hash, so any tensor can be
- * generated on its own, in any order, on any thread count, and always
- * comes out the same.  Scales are realistic (uniform with variance
- * 1/fan_in, norm weights 1), so activations stay finite through every
- * layer.  Matmul weights are stored as they would be on the device — INT4
- * in groups of 128 with FP16 scales (W4A16, packed: see EngMatrix).  Layers are generated when first asked for, so checking
- * the first N layers of an 8B model never builds the other ones; the
- * embedding table is never built (rows are generated on demand).
+ * Synthetic weights: every element is a pure function of (seed, tensor,
+ * index) through a counter-based hash (weights.c), so any tensor or slice
+ * can be generated alone, in any order, on any thread count, and always
+ * comes out the same.  Scales are realistic: matmul weights uniform with
+ * variance 1/fan_in, norm gains 1 + U(-0.05, 0.05), embedding rows of unit
+ * RMS, so activations stay finite through every layer.  Matmul weights are
+ * generated when first asked for and stored in the configured format
+ * (W4A16 by default), 256 rows at a time, so the FP32 matrix never exists
+ * whole; embedding rows are generated on demand.  The synthetic LM head
+ * has its own table even when embeddings are tied (a tied head would only
+ * rescale the synthetic embedding).
  */
 #ifndef ENG_MODEL_H
 #define ENG_MODEL_H
@@ -18,13 +24,32 @@
 #include <stdint.h>
 
 #include "engine/kernels.h"
+#include "engine/tensor.h"
 
-typedef struct EngConfig {
-    uint32_t hidden, intermediate, layers, heads, kv_heads, head_dim, vocab;
-    double rope_theta, rms_eps;
-    gboolean tie_embeddings, gelu, embed_scale, norm_plus_one;
-    uint64_t seed;
-} EngConfig;
+typedef struct EngModelConfig {
+    uint32_t hidden;             /* d_model */
+    uint32_t intermediate;       /* FFN width */
+    uint32_t layers;
+    uint32_t heads;              /* query heads */
+    uint32_t kv_heads;           /* GQA key/value heads (divides heads) */
+    uint32_t head_dim;
+    uint32_t vocab;
+    double rope_theta;           /* RoPE base */
+    double rms_eps;
+    gboolean tie_embeddings;     /* LM head = embedding table (loaded weights) */
+    union {
+        EngAct act;              /* ENG_ACT_SILU or ENG_ACT_GELU_TANH */
+        gboolean gelu;           /* the same field under its older name: TRUE = GeGLU */
+    };
+    gboolean attention_bias;     /* Q/K/V biases (Qwen2) */
+    gboolean embed_scale;        /* embeddings times sqrt(hidden) (Gemma) */
+    gboolean norm_plus_one;      /* RMSNorm gain is 1 + w (Gemma) */
+    EngWFormat weights;          /* storage of matmul weights; 0 = W4A16 */
+    uint64_t seed;               /* synthetic weights */
+} EngModelConfig;
+
+/* The older name, still used by sim/. */
+typedef EngModelConfig EngConfig;
 
 typedef enum {
     ENG_W_Q, ENG_W_K, ENG_W_V, ENG_W_O, ENG_W_GATE, ENG_W_UP, ENG_W_DOWN,
@@ -33,31 +58,65 @@ typedef enum {
 
 typedef struct EngModel EngModel;
 
-EngModel *eng_model_new(const EngConfig *cfg);       /* (transfer full) */
+/* A model with synthetic weights from cfg->seed.  (transfer full) */
+EngModel *eng_model_new(const EngModelConfig *cfg);
 
 /*
- * Real weights from a Hugging Face model directory (*.safetensors, HF
- * Llama-family names: model.layers.N.self_attn.q_proj.weight, ...).  With
- * @w4 the matmul weights are stored as W4A16 like the synthetic ones.
- * Errors (HS_MODEL_ERROR) name the tensor and the file.  (transfer full)
+ * Real weights from a Hugging Face model directory: one or more
+ * *.safetensors files (F32, F16 or BF16), model.safetensors.index.json
+ * optional; Llama-family names (model.embed_tokens.weight,
+ * model.layers.N.self_attn.q_proj.weight, ..., model.norm.weight,
+ * lm_head.weight or tied to the embedding).  Matmul weights are stored in
+ * cfg->weights.  Errors (HS_MODEL_ERROR) name the tensor and the file.
+ * (transfer full)
  */
-EngModel *eng_model_load(const EngConfig *cfg, const char *dir, gboolean w4, GError **error);
-void eng_model_free(EngModel *m);
+EngModel *eng_model_load(const EngModelConfig *cfg, const char *dir, GError **error);
+void eng_model_free(EngModel *m);                     /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(EngModel, eng_model_free)
 
-const EngConfig *eng_model_config(const EngModel *m);
+const EngModelConfig *eng_model_config(const EngModel *m);
 
 /* Matmul weight [out, in] of @layer (generated on first use).  (transfer none) */
 const EngMatrix *eng_model_weight(EngModel *m, uint32_t layer, EngWeight w);
 /* LM head [vocab, hidden] (generated on first use).  (transfer none) */
 const EngMatrix *eng_model_lm_head(EngModel *m);
-/* Norm weights [hidden]: attn (0), ffn (1) of @layer; final if layer == layers. */
+/* Norm gains [hidden]: attn (0) or ffn (1) of @layer; the final norm when
+ * layer == layers.  (transfer none) */
 const float *eng_model_norm(EngModel *m, uint32_t layer, int which);
-
-/* Bias of Q (0), K (1) or V (2) of @layer, or NULL (no bias). */
-const float *eng_model_bias(const EngModel *m, uint32_t layer, int which);
-
-/* Embedding of @token into @out [hidden] (scaled for Gemma). */
+/* Bias of Q (0), K (1) or V (2) of @layer, or NULL (no bias).  (transfer none) */
+const float *eng_model_bias(EngModel *m, uint32_t layer, int which);
+/* Embedding of @token into @out [hidden] (times sqrt(hidden) for Gemma). */
 void eng_model_embed(const EngModel *m, uint32_t token, float *out);
+/* Bytes of weights held now (generated tensors only). */
+size_t eng_model_weight_bytes(const EngModel *m);
+
+/* ---- KV cache and the whole forward pass --------------------------------- */
+
+typedef struct EngKV EngKV;
+
+/* A KV cache for @max_pos positions, FP32.  (transfer full) */
+EngKV *eng_kv_new(const EngModelConfig *cfg, uint32_t max_pos);
+void eng_kv_free(EngKV *kv);                          /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(EngKV, eng_kv_free)
+/* Positions filled so far. */
+uint32_t eng_kv_len(const EngKV *kv);
+/* K or V cache of @layer: [max_pos, kv_heads * head_dim].  (transfer none) */
+float *eng_kv_k(EngKV *kv, uint32_t layer);
+float *eng_kv_v(EngKV *kv, uint32_t layer);
+size_t eng_kv_bytes(const EngKV *kv);
+
+/*
+ * Run @n tokens at positions [pos0, pos0 + n) — the cache must hold
+ * [0, pos0) — file their K/V in the cache, and write the logits of every
+ * position to @logits [n, vocab].
+ */
+void eng_forward(EngModel *m, EngKV *kv, const uint32_t *tokens, uint32_t n, uint32_t pos0,
+                 float *logits);
+
+/* Prefill: eng_forward at the cache's current length. */
+void eng_model_prefill(EngModel *m, EngKV *kv, const uint32_t *tokens, uint32_t n,
+                       float *logits);
+/* One decode step: @token at the next position; logits [vocab]. */
+void eng_model_decode(EngModel *m, EngKV *kv, uint32_t token, float *logits);
 
 #endif /* ENG_MODEL_H */

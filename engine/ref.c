@@ -68,3 +68,43 @@ eng_ref_attention(const float *q, const float *k, const float *v, double *y, siz
     }
     free(p);
 }
+
+void
+eng_ref_rmsnorm_w(const float *x, const float *w, double *y, size_t t, size_t d, double eps,
+                  int plus_one)
+{
+    eng_ref_rmsnorm(x, y, t, d, eps);
+    for (size_t i = 0; i < t; i++) {
+        for (size_t j = 0; j < d; j++) {
+            y[i * d + j] *= plus_one ? 1.0 + w[j] : w[j];
+        }
+    }
+}
+
+void
+eng_ref_rope(const float *x, double *y, size_t t, size_t heads, size_t hd, double theta,
+             size_t pos0)
+{
+    for (size_t i = 0; i < t; i++) {
+        for (size_t h = 0; h < heads; h++) {
+            for (size_t j = 0; j < hd / 2; j++) {
+                double ang = (double) (pos0 + i) / pow(theta, 2.0 * (double) j / (double) hd);
+                const float *xr = x + i * heads * hd + h * hd;
+                double *yr = y + i * heads * hd + h * hd;
+                yr[j] = xr[j] * cos(ang) - xr[j + hd / 2] * sin(ang);
+                yr[j + hd / 2] = xr[j + hd / 2] * cos(ang) + xr[j] * sin(ang);
+            }
+        }
+    }
+}
+
+void
+eng_ref_act(const float *gate, const float *up, double *y, size_t n, int gelu)
+{
+    for (size_t i = 0; i < n; i++) {
+        double g = gate[i];
+        double a = gelu ? 0.5 * g * (1.0 + tanh(sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)))
+                        : g / (1.0 + exp(-g));
+        y[i] = a * up[i];
+    }
+}

@@ -9,9 +9,18 @@
 
 /* y [t, n] = x [t, k] . w [n, k]^T */
 void eng_ref_matmul(const float *x, const float *w, double *y, size_t t, size_t k, size_t n);
+/* y [t, d] = x / rms(x) (no gain) */
 void eng_ref_rmsnorm(const float *x, double *y, size_t t, size_t d, double eps);
+/* y [t, d] = x / rms(x) * w (or 1 + w) */
+void eng_ref_rmsnorm_w(const float *x, const float *w, double *y, size_t t, size_t d,
+                       double eps, int plus_one);
+/* rotate-half RoPE of x [t, heads * hd], row i at position pos0 + i */
+void eng_ref_rope(const float *x, double *y, size_t t, size_t heads, size_t hd, double theta,
+                  size_t pos0);
 /* causal self-attention of t tokens from position 0, GQA */
 void eng_ref_attention(const float *q, const float *k, const float *v, double *y,
                        size_t t, size_t heads, size_t kv_heads, size_t hd);
+/* y [n] = silu(gate) * up, or tanh-GELU(gate) * up */
+void eng_ref_act(const float *gate, const float *up, double *y, size_t n, int gelu);
 
 #endif /* ENG_REF_H */

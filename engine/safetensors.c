@@ -4,6 +4,7 @@
 #include "engine/safetensors.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "engine/kernels.h"
 
 #include <math.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 typedef struct Entry {
     char *file;                  /* (borrowed from the file list) */
     const uint8_t *data;         /* start of the tensor's bytes */
-    char dtype[8];
+    char dtype[24];
     uint64_t shape[8];
     int rank;
     uint64_t nbytes;
@@ -85,7 +86,10 @@ parse_file(EngSafetensors *st, const char *path, GError **error)
         return FALSE;
     }
     g_autoptr(GError) jerr = NULL;
-    g_autoptr(cJSON) head = hs_json_parse((const char *) base + 8, hlen, path, HS_MODEL_ERROR,
+    /* the JSON parser wants a NUL-terminated text; the tensor data follows
+     * the header directly */
+    g_autofree char *htext = g_strndup((const char *) base + 8, hlen);
+    g_autoptr(cJSON) head = hs_json_parse(htext, hlen, path, HS_MODEL_ERROR,
                                           &jerr);
     if (head == NULL) {
         g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT, "%s (safetensors header)",
@@ -150,6 +154,47 @@ cmp_str(gconstpointer a, gconstpointer b)
     return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
+/* model.safetensors.index.json is optional; when present, every tensor it
+ * maps must be in the file it names. */
+static gboolean
+check_index(const EngSafetensors *st, GError **error)
+{
+    g_autofree char *path = g_build_filename(st->dir, "model.safetensors.index.json", NULL);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        return TRUE;
+    }
+    g_autoptr(GError) local = NULL;
+    if (!g_file_get_contents(path, &text, &len, &local)) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_IO, "%s", local->message);
+        return FALSE;
+    }
+    g_autoptr(cJSON) root = hs_json_parse(text, len, path, HS_MODEL_ERROR, &local);
+    if (root == NULL) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT, "%s", local->message);
+        return FALSE;
+    }
+    const cJSON *map = cJSON_GetObjectItem(root, "weight_map");
+    if (!cJSON_IsObject(map)) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                    "%s: $.weight_map: expected an object", path);
+        return FALSE;
+    }
+    const cJSON *t = NULL;
+    cJSON_ArrayForEach(t, map) {
+        const Entry *e = g_hash_table_lookup(st->tensors, t->string);
+        g_autofree char *base = e ? g_path_get_basename(e->file) : NULL;
+        if (!cJSON_IsString(t) || base == NULL || strcmp(base, t->valuestring) != 0) {
+            g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_MISSING_TENSOR,
+                        "%s: tensor %s: expected in %s (found %s)", path, t->string,
+                        cJSON_IsString(t) ? t->valuestring : "?", base ? base : "nowhere");
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 EngSafetensors *
 eng_safetensors_open_dir(const char *dir, GError **error)
 {
@@ -183,6 +228,10 @@ eng_safetensors_open_dir(const char *dir, GError **error)
             return NULL;
         }
     }
+    if (!check_index(st, error)) {
+        eng_safetensors_free(st);
+        return NULL;
+    }
     return st;
 }
 
@@ -203,30 +252,20 @@ shape_text(const uint64_t *s, int rank)
     return g_string_free(o, FALSE);
 }
 
-static float
-half_to_float(uint16_t h)
-{
-    uint32_t s = (uint32_t) (h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    if (e == 0) {
-        float f = ldexpf((float) m, -24);           /* subnormal */
-        return s ? -f : f;
-    }
-    uint32_t bits = e == 31 ? (s | 0x7f800000u | (m << 13))
-                            : (s | ((e + 112) << 23) | (m << 13));
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 gboolean
 eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint64_t *shape,
                          int rank, float *out, GError **error)
 {
     const Entry *e = g_hash_table_lookup(st->tensors, name);
     if (e == NULL) {
+        GString *files = g_string_new(NULL);
+        for (guint i = 0; i < st->files->len; i++) {
+            g_autofree char *base = g_path_get_basename(st->files->pdata[i]);
+            g_string_append_printf(files, "%s%s", i ? ", " : "", base);
+        }
         g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_MISSING_TENSOR,
-                    "%s: tensor %s: not found in any of its %u *.safetensors files", st->dir,
-                    name, st->files->len);
+                    "%s: tensor %s: not found (files: %s)", st->dir, name, files->str);
+        g_string_free(files, TRUE);
         return FALSE;
     }
     gboolean same = e->rank == rank;
@@ -249,7 +288,7 @@ eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint6
         for (uint64_t i = 0; i < count; i++) {
             uint16_t h;
             memcpy(&h, e->data + 2 * i, 2);
-            out[i] = half_to_float(h);
+            out[i] = eng_fp16_to_float(h);
         }
     } else if (strcmp(e->dtype, "BF16") == 0) {
         for (uint64_t i = 0; i < count; i++) {
@@ -265,44 +304,4 @@ eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint6
         return FALSE;
     }
     return TRUE;
-}
-
-gboolean
-eng_safetensors_write_f32(const char *path, const char *const *names, const float *const *data,
-                          const uint64_t *const *shapes, const int *ranks, int n,
-                          GError **error)
-{
-    g_autoptr(cJSON) head = cJSON_CreateObject();
-    uint64_t off = 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t count = 1;
-        cJSON *t = cJSON_AddObjectToObject(head, names[i]);
-        cJSON_AddStringToObject(t, "dtype", "F32");
-        cJSON *sh = cJSON_AddArrayToObject(t, "shape");
-        for (int d = 0; d < ranks[i]; d++) {
-            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double) shapes[i][d]));
-            count *= shapes[i][d];
-        }
-        cJSON *o = cJSON_AddArrayToObject(t, "data_offsets");
-        cJSON_AddItemToArray(o, cJSON_CreateNumber((double) off));
-        cJSON_AddItemToArray(o, cJSON_CreateNumber((double) (off + count * 4)));
-        off += count * 4;
-    }
-    g_autofree char *h = hs_json_print(head, FALSE);
-    uint64_t hlen = strlen(h);
-    GString *buf = g_string_sized_new(8 + hlen + off);
-    for (int i = 0; i < 8; i++) {
-        g_string_append_c(buf, (char) ((hlen >> (8 * i)) & 0xff));
-    }
-    g_string_append_len(buf, h, (gssize) hlen);
-    for (int i = 0; i < n; i++) {
-        uint64_t count = 1;
-        for (int d = 0; d < ranks[i]; d++) {
-            count *= shapes[i][d];
-        }
-        g_string_append_len(buf, (const char *) data[i], (gssize) (count * 4));
-    }
-    gboolean ok = g_file_set_contents(path, buf->str, (gssize) buf->len, error);
-    g_string_free(buf, TRUE);
-    return ok;
 }

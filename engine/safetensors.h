@@ -32,9 +32,4 @@ gboolean eng_safetensors_read_f32(const EngSafetensors *st, const char *name,
                                   const uint64_t *shape, int rank, float *out,
                                   GError **error);
 
-/* Write a safetensors file of F32 tensors (tests make models with it). */
-gboolean eng_safetensors_write_f32(const char *path, const char *const *names,
-                                   const float *const *data, const uint64_t *const *shapes,
-                                   const int *ranks, int n, GError **error);
-
 #endif /* ENG_SAFETENSORS_H */

@@ -1,28 +1,27 @@
 /*
- * test-engine-kernels.c - engine kernels against the naive double
- * references on odd sizes; slices against the whole; quantisation bounds;
- * results independent of the thread count.
+ * test-engine-kernels.c - every engine kernel against the naive double
+ * references of engine/ref.c on odd sizes, with explicit tolerances
+ * (NMSE bounds as in ggml's test-backend-ops, or epsilons); quantisation
+ * error bounds; FP16 rounding on known values.
  */
 #include "engine/kernels.h"
-#include "engine/model.h"
 #include "engine/ref.h"
 
 #include <glib.h>
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 static float *
 randv(GRand *r, size_t n, double a)
 {
-    float *x = g_new(float, n);
+    float *x = g_new(float, MAX(n, 1));
     for (size_t i = 0; i < n; i++) {
         x[i] = (float) g_rand_double_range(r, -a, a);
     }
     return x;
 }
 
-/* normalised mean squared error, as ggml's test-backend-ops */
+/* normalised mean squared error */
 static double
 nmse(const float *a, const double *b, size_t n)
 {
@@ -34,6 +33,7 @@ nmse(const float *a, const double *b, size_t n)
     return num / (den > 0 ? den : 1);
 }
 
+/* FP32 GEMM through the tiled BLAS path: 37 x 257 . (129 x 257)^T */
 static void
 test_matmul_odd(void)
 {
@@ -42,167 +42,159 @@ test_matmul_odd(void)
     g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
     g_autofree float *y = g_new0(float, t * n);
     g_autofree double *ref = g_new(double, t * n);
-    eng_matmul_slice(x, w, y, k, n, 0, t, 0, n);
+    eng_matmul_f32(x, t, w, k, n, y, 0, t, 0, n);
     eng_ref_matmul(x, w, ref, t, k, n);
-    g_assert_cmpfloat(nmse(y, ref, t * n), <, 1e-10);
+    g_assert_cmpfloat(nmse(y, ref, t * n), <, 1e-12);
 }
 
-/* Row cuts, token cuts and both: the same bits as the whole product. */
+/* W4A16 and FP16 matmuls equal the reference on the dequantised weights
+ * (same weights, FP32 compute: NMSE < 1e-12). */
 static void
-test_matmul_slices(void)
+test_matmul_formats(void)
 {
     g_autoptr(GRand) r = g_rand_new_with_seed(2);
-    for (int trial = 0; trial < 20; trial++) {
-        size_t t = (size_t) g_rand_int_range(r, 2, 90), k = (size_t) g_rand_int_range(r, 1, 300);
-        size_t n = (size_t) g_rand_int_range(r, 2, 200);
-        g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
-        g_autofree float *whole = g_new0(float, t * n), *cut = g_new0(float, t * n);
-        eng_matmul_slice(x, w, whole, k, n, 0, t, 0, n);
-        size_t ts = (size_t) g_rand_int_range(r, 1, (gint32) t);
-        size_t rs = (size_t) g_rand_int_range(r, 1, (gint32) n);
-        eng_matmul_slice(x, w, cut, k, n, 0, ts, 0, rs);       /* hybrid: 4 blocks */
-        eng_matmul_slice(x, w, cut, k, n, 0, ts, rs, n);
-        eng_matmul_slice(x, w, cut, k, n, ts, t, 0, rs);
-        eng_matmul_slice(x, w, cut, k, n, ts, t, rs, n);
-        /* FP32 cuts: BLAS keeps each element's summation order here; the
-         * simulator still compares runs under a tolerance in case another
-         * BLAS build does not */
-        double maxdiff = 0;
-        for (size_t i = 0; i < t * n; i++) {
-            maxdiff = fmax(maxdiff, fabs((double) whole[i] - cut[i]));
+    const size_t ts[] = { 1, 2, 3, 37 }, k = 257 + 128, n = 129;
+    for (EngWFormat f = 0; f < ENG_WFMT_COUNT; f++) {
+        for (size_t i = 0; i < G_N_ELEMENTS(ts); i++) {
+            size_t t = ts[i];
+            g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
+            g_autoptr(EngMatrix) m = eng_matrix_new(f, (uint32_t) n, (uint32_t) k);
+            eng_matrix_set_rows(m, 0, (uint32_t) n, w);
+            g_autofree float *wd = g_new(float, n * k), *y = g_new0(float, t * n);
+            g_autofree double *ref = g_new(double, t * n);
+            eng_matrix_rows_f32(m, 0, (uint32_t) n, wd);
+            eng_matmul_w(x, m, y, 0, t, 0, n);
+            eng_ref_matmul(x, wd, ref, t, k, n);
+            g_assert_cmpfloat(nmse(y, ref, t * n), <, 1e-12);
         }
-        g_assert_cmpfloat(maxdiff, <=, 1e-5);
     }
+}
+
+/* The packed W4A16 format dequantises to the reference quantiser's values,
+ * and the INT4 error is at most half a step per weight. */
+static void
+test_quant_w4_bound(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(3);
+    const size_t rows = 33, cols = 257;
+    g_autofree float *w = randv(r, rows * cols, 0.05), *q = g_memdup2(w, sizeof(float) * rows * cols);
+    g_autofree float *packed = g_new(float, rows * cols);
+    eng_quant_w4_inplace(q, rows, cols, ENG_W4_GROUP);
+    g_autoptr(EngMatrix) m = eng_matrix_new_w4(w, (uint32_t) rows, (uint32_t) cols);
+    eng_matrix_rows_f32(m, 0, (uint32_t) rows, packed);
+    g_assert_cmpmem(q, sizeof(float) * rows * cols, packed, sizeof(float) * rows * cols);
+    for (size_t rr = 0; rr < rows; rr++) {
+        for (size_t g0 = 0; g0 < cols; g0 += ENG_W4_GROUP) {
+            size_t g1 = MIN(cols, g0 + ENG_W4_GROUP);
+            float amax = 0;
+            for (size_t c = g0; c < g1; c++) {
+                amax = fmaxf(amax, fabsf(w[rr * cols + c]));
+            }
+            /* step = amax / 7 (FP16-rounded: relative 2^-11) */
+            double half_step = amax / 7.0 * (1 + 1.0 / 1024) / 2 + 1e-9;
+            for (size_t c = g0; c < g1; c++) {
+                g_assert_cmpfloat(fabs(q[rr * cols + c] - w[rr * cols + c]), <=, half_step);
+            }
+        }
+    }
+    g_assert_cmpuint(eng_matrix_bytes(m), ==, rows * 3 * (64 + 2));
+}
+
+static void
+test_fp16(void)
+{
+    g_assert_cmpfloat(eng_fp16_round(1.0f), ==, 1.0f);
+    g_assert_cmpfloat(eng_fp16_round(1.0f + 1.0f / 4096), ==, 1.0f);          /* ties to even */
+    g_assert_cmpfloat(eng_fp16_round(1.0f + 3.0f / 4096), ==, 1.0f + 1.0f / 1024);
+    g_assert_cmpfloat(eng_fp16_round(65504.0f), ==, 65504.0f);
+    g_assert_true(isinf(eng_fp16_round(65520.0f)));
+    g_assert_cmpfloat(eng_fp16_round(5.9604645e-08f), ==, 5.9604645e-08f);    /* 2^-24 */
+    g_assert_cmpfloat(eng_fp16_round(2.0e-08f), ==, 0.0f);
+    g_assert_cmpfloat(eng_fp16_round(-3.14159f), ==, -3.140625f);
+    /* every half converts to a float and back to itself */
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if (((h >> 10) & 0x1f) == 0x1f && (h & 0x3ff)) {
+            continue;                                /* NaN payloads */
+        }
+        g_assert_cmpuint(eng_fp16_from_float(eng_fp16_to_float((uint16_t) h)), ==, h);
+    }
+}
+
+static void
+test_int8(void)
+{
+    float x[6] = { 0.5f, -1.27f, 0.01f, 1.0f, -0.004f, 0.0f }, y[6];
+    eng_quant_act_int8(x, y, 3, 0, 2);
+    for (int i = 0; i < 6; i++) {
+        g_assert_cmpfloat(fabsf(y[i] - x[i]), <=, 1.27f / 127 / 2 + 1e-7f);
+    }
+    g_assert_cmpfloat(y[1], ==, -1.27f);
+    g_assert_cmpfloat(eng_quant_act_int8_scale(x, 3, 0, 2), ==, 1.27f / 127.0f);
 }
 
 static void
 test_rmsnorm_odd(void)
 {
-    g_autoptr(GRand) r = g_rand_new_with_seed(3);
+    g_autoptr(GRand) r = g_rand_new_with_seed(4);
     const size_t t = 13, d = 257;
-    g_autofree float *x = randv(r, t * d, 3), *y = g_new0(float, t * d);
+    g_autofree float *x = randv(r, t * d, 3), *w = randv(r, d, 1), *y = g_new(float, t * d);
     g_autofree double *ref = g_new(double, t * d);
-    eng_rmsnorm_rows(x, NULL, y, d, 1e-5, 0, 0, 5);
-    eng_rmsnorm_rows(x, NULL, y, d, 1e-5, 0, 5, t);          /* two token slices */
-    eng_ref_rmsnorm(x, ref, t, d, 1e-5);
-    g_assert_cmpfloat(nmse(y, ref, t * d), <, 1e-12);
+    for (int plus = 0; plus < 2; plus++) {
+        eng_rmsnorm_rows(x, w, y, d, 1e-5, plus, 0, t);
+        eng_ref_rmsnorm_w(x, w, ref, t, d, 1e-5, plus);
+        g_assert_cmpfloat(nmse(y, ref, t * d), <, 1e-13);
+    }
 }
 
+static void
+test_rope_odd(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(5);
+    const size_t t = 11, heads = 3, hd = 34;
+    g_autofree float *x = randv(r, t * heads * hd, 1), *y = g_new(float, t * heads * hd);
+    g_autofree double *ref = g_new(double, t * heads * hd);
+    eng_rope_rows(x, y, heads, hd, 500000.0, 1000, 0, t);
+    eng_ref_rope(x, ref, t, heads, hd, 500000.0, 1000);
+    for (size_t i = 0; i < t * heads * hd; i++) {
+        g_assert_cmpfloat_with_epsilon(y[i], ref[i], 1e-5);
+    }
+}
+
+/* Attention of 19 tokens (GQA 6/2, head 17) equals the reference, whole
+ * or as 7 cached positions + 12 new ones. */
 static void
 test_attention_odd(void)
 {
-    g_autoptr(GRand) r = g_rand_new_with_seed(4);
-    const size_t t = 19, heads = 6, kvh = 2, hd = 12;
-    g_autofree float *q = randv(r, t * heads * hd, 1), *k = randv(r, t * kvh * hd, 1);
-    g_autofree float *v = randv(r, t * kvh * hd, 1), *y = g_new0(float, t * heads * hd);
-    g_autofree double *ref = g_new(double, t * heads * hd);
-    /* tokens in two slices and heads in two slices */
-    eng_attention_rows(q, k, v, NULL, NULL, y, heads, kvh, hd, 0, 0, 7, 0, 4);
-    eng_attention_rows(q, k, v, NULL, NULL, y, heads, kvh, hd, 0, 0, 7, 4, 6);
-    eng_attention_rows(q, k, v, NULL, NULL, y, heads, kvh, hd, 0, 7, t, 0, 6);
+    g_autoptr(GRand) r = g_rand_new_with_seed(6);
+    const size_t t = 19, heads = 6, kvh = 2, hd = 17, qd = heads * hd, kd = kvh * hd, c = 7;
+    g_autofree float *q = randv(r, t * qd, 1), *k = randv(r, t * kd, 1), *v = randv(r, t * kd, 1);
+    g_autofree float *y = g_new0(float, t * qd), *y2 = g_new0(float, t * qd);
+    g_autofree float *kc = g_new0(float, t * kd), *vc = g_new0(float, t * kd);
+    g_autofree double *ref = g_new(double, t * qd);
     eng_ref_attention(q, k, v, ref, t, heads, kvh, hd);
-    g_assert_cmpfloat(nmse(y, ref, t * heads * hd), <, 1e-12);
-
-    /* the same with the first 7 positions served from a KV cache */
-    g_autofree float *y2 = g_new0(float, t * heads * hd);
-    eng_attention_rows(q + 7 * heads * hd, k + 7 * kvh * hd, v + 7 * kvh * hd, k, v,
-                       y2 + 7 * heads * hd, heads, kvh, hd, 7, 0, t - 7, 0, heads);
-    for (size_t i = 7 * heads * hd; i < t * heads * hd; i++) {
-        g_assert_cmpfloat(fabs(y2[i] - y[i]), <, 1e-6);
-    }
+    eng_attention_rows(q, k, v, NULL, NULL, y, heads, kvh, hd, 0, 0, t, 0, heads);
+    g_assert_cmpfloat(nmse(y, ref, t * qd), <, 1e-13);
+    eng_kv_store_rows(k, v, kc, vc, kd, 0, 0, c);
+    eng_attention_rows(q + c * qd, k + c * kd, v + c * kd, kc, vc, y2 + c * qd, heads, kvh, hd,
+                       c, 0, t - c, 0, heads);
+    g_assert_cmpmem(y + c * qd, sizeof(float) * (t - c) * qd, y2 + c * qd,
+                    sizeof(float) * (t - c) * qd);
 }
 
 static void
-test_quant_w4_bound(void)
+test_act_odd(void)
 {
-    g_autoptr(GRand) r = g_rand_new_with_seed(5);
-    const size_t rows = 9, cols = 300;
-    g_autofree float *w = randv(r, rows * cols, 0.05);
-    g_autofree float *q = g_memdup2(w, sizeof(float) * rows * cols);
-    eng_quant_w4_inplace(q, rows, cols, 128);
-    for (size_t i = 0; i < rows; i++) {
-        for (size_t g0 = 0; g0 < cols; g0 += 128) {
-            float amax = 0;
-            for (size_t c = g0; c < MIN(cols, g0 + 128); c++) {
-                amax = fmaxf(amax, fabsf(w[i * cols + c]));
-            }
-            /* error at most half a step (+ FP16 scale rounding) */
-            for (size_t c = g0; c < MIN(cols, g0 + 128); c++) {
-                g_assert_cmpfloat(fabs(q[i * cols + c] - w[i * cols + c]), <=,
-                                  amax / 7 * 0.5 * 1.01 + 1e-7);
-            }
+    g_autoptr(GRand) r = g_rand_new_with_seed(7);
+    const size_t t = 5, d = 129;
+    g_autofree float *g = randv(r, t * d, 6), *u = randv(r, t * d, 2), *y = g_new(float, t * d);
+    g_autofree double *ref = g_new(double, t * d);
+    for (int act = 0; act < ENG_ACT_COUNT; act++) {
+        eng_act_rows(g, u, y, d, act, 0, t, 0, d);
+        eng_ref_act(g, u, ref, t * d, act == ENG_ACT_GELU_TANH);
+        for (size_t i = 0; i < t * d; i++) {
+            g_assert_cmpfloat_with_epsilon(y[i], ref[i], 1e-5 * (1 + fabs(ref[i])));
         }
     }
-    /* at most 16 distinct levels per group */
-    GHashTable *levels = g_hash_table_new(g_int_hash, g_int_equal);
-    for (size_t c = 0; c < 128; c++) {
-        g_hash_table_add(levels, &q[c]);
-    }
-    g_assert_cmpuint(g_hash_table_size(levels), <=, 16);
-    g_hash_table_destroy(levels);
-}
-
-static void
-test_fp16_round(void)
-{
-    g_assert_cmpfloat(eng_fp16_round(1.0f), ==, 1.0f);
-    g_assert_cmpfloat(eng_fp16_round(1.0f + 1.0f / 4096), ==, 1.0f);   /* below half ulp */
-    g_assert_cmpfloat(eng_fp16_round(1e6f), ==, 65504.0f);
-    g_assert_cmpfloat(fabsf(eng_fp16_round(0.1f) - 0.1f), <, 0.1f / 2048);
-}
-
-/* Synthetic weights do not depend on the thread count or the order in
- * which tensors are asked for. */
-static void
-test_weights_deterministic(void)
-{
-    EngConfig cfg = { .hidden = 64, .intermediate = 176, .layers = 2, .heads = 4,
-                      .kv_heads = 2, .head_dim = 16, .vocab = 256, .rope_theta = 1e4,
-                      .rms_eps = 1e-5, .seed = 9 };
-    omp_set_num_threads(1);
-    g_autoptr(EngModel) a = eng_model_new(&cfg);
-    const EngMatrix *wa = eng_model_weight(a, 1, ENG_W_DOWN);
-    omp_set_num_threads(4);
-    g_autoptr(EngModel) b = eng_model_new(&cfg);
-    eng_model_weight(b, 0, ENG_W_Q);                 /* another order */
-    const EngMatrix *wb = eng_model_weight(b, 1, ENG_W_DOWN);
-    g_assert_cmpint(memcmp(wa->q4, wb->q4, 64 * 176 / 2), ==, 0);
-    g_assert_cmpint(memcmp(wa->scales, wb->scales, sizeof(float) * 64 * 2), ==, 0);
-    cfg.seed = 10;
-    g_autoptr(EngModel) c = eng_model_new(&cfg);
-    g_assert_cmpint(memcmp(wa->q4, eng_model_weight(c, 1, ENG_W_DOWN)->q4, 64), !=, 0);
-    omp_set_num_threads(2);
-}
-
-/* Packed W4A16: dequantises to exactly what the reference quantiser gives,
- * and both matmul paths (INT4 matrix-vector for few tokens, dequantised
- * blocks + BLAS for more) compute the product of those values. */
-static void
-test_w4_matrix(void)
-{
-    g_autoptr(GRand) r = g_rand_new_with_seed(6);
-    const uint32_t rows = 600, cols = 300;          /* 3 groups, the last partial */
-    g_autofree float *w = randv(r, (size_t) rows * cols, 0.05);
-    g_autofree float *ref = g_memdup2(w, sizeof(float) * rows * cols);
-    eng_quant_w4_inplace(ref, rows, cols, 128);
-    EngMatrix *m = eng_matrix_new_w4(w, rows, cols);
-    g_autofree float *deq = g_new(float, (size_t) rows * cols);
-    eng_matrix_rows_f32(m, 0, rows, deq);
-    for (size_t i = 0; i < (size_t) rows * cols; i++) {
-        g_assert_cmpfloat(deq[i], ==, ref[i]);          /* -0 == +0 */
-    }
-    g_assert_cmpuint(rows * cols / 2, ==, 90000);       /* half a byte per weight */
-
-    for (size_t tokens = 1; tokens <= 20; tokens += 19) {
-        g_autofree float *x = randv(r, tokens * cols, 1);
-        g_autofree float *y = g_new0(float, tokens * rows);
-        g_autofree double *want = g_new(double, tokens * rows);
-        eng_matmul_w(x, m, y, 0, tokens, 0, 300);
-        eng_matmul_w(x, m, y, 0, tokens, 300, rows);
-        eng_ref_matmul(x, ref, want, tokens, cols, rows);
-        g_assert_cmpfloat(nmse(y, want, tokens * rows), <, 1e-10);
-    }
-    eng_matrix_free(m);
 }
 
 int
@@ -210,12 +202,13 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/engine/matmul/odd-sizes", test_matmul_odd);
-    g_test_add_func("/engine/matmul/slices", test_matmul_slices);
-    g_test_add_func("/engine/rmsnorm/odd-sizes", test_rmsnorm_odd);
-    g_test_add_func("/engine/attention/odd-sizes-and-cache", test_attention_odd);
+    g_test_add_func("/engine/matmul/formats-vs-dequantised", test_matmul_formats);
     g_test_add_func("/engine/quant/w4-error-bound", test_quant_w4_bound);
-    g_test_add_func("/engine/quant/fp16-round", test_fp16_round);
-    g_test_add_func("/engine/weights/deterministic", test_weights_deterministic);
-    g_test_add_func("/engine/matmul/w4-packed", test_w4_matrix);
+    g_test_add_func("/engine/quant/fp16-round", test_fp16);
+    g_test_add_func("/engine/quant/int8", test_int8);
+    g_test_add_func("/engine/rmsnorm/odd-sizes", test_rmsnorm_odd);
+    g_test_add_func("/engine/rope/odd-sizes", test_rope_odd);
+    g_test_add_func("/engine/attention/odd-sizes-and-cache", test_attention_odd);
+    g_test_add_func("/engine/act/odd-sizes", test_act_odd);
     return g_test_run();
 }

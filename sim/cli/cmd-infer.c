@@ -3,7 +3,7 @@
  * prefill of the given token ids, then greedy decode steps.  This is how a
  * user checks that the functional path computes what the model computes.
  */
-#include "engine/forward.h"
+#include "engine/model.h"
 #include "sim/cli/cli.h"
 #include "sim/run.h"
 #include "sim/util/error.h"
@@ -62,7 +62,7 @@ run(int argc, char **argv, GError **error)
         { "steps", 'n', 0, G_OPTION_ARG_INT, &steps, "Greedy decode steps (default 8)", "N" },
         { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Seed of synthetic weights (default 1)", "S" },
         { "weights", 'w', 0, G_OPTION_ARG_STRING, &weights,
-          "Matmul weights: w4a16 (INT4 groups of 128, default) or fp32", "W" },
+          "Matmul weights: w4a16 (INT4 groups of 128 with FP16 scales, default), fp16 or fp32", "W" },
         { "dump-logits", 0, 0, G_OPTION_ARG_FILENAME, &dump,
           "Write the logits of every prompt position and generated step as little-endian "
           "float32 rows of vocab_size", "FILE" },
@@ -91,13 +91,18 @@ run(int argc, char **argv, GError **error)
                     "--steps: expected an integer in [0, 4096] (got %d)", steps);
         return FALSE;
     }
-    gboolean w4 = TRUE;
-    if (weights && strcmp(weights, "fp32") == 0) {
-        w4 = FALSE;
-    } else if (weights && strcmp(weights, "w4a16") != 0) {
-        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "--weights: expected w4a16 or fp32 (got \"%s\")", weights);
-        return FALSE;
+    EngWFormat wfmt = ENG_WFMT_W4A16;
+    if (weights != NULL) {
+        for (wfmt = 0; wfmt < ENG_WFMT_COUNT; wfmt++) {
+            if (strcmp(weights, eng_wfmt_name[wfmt]) == 0) {
+                break;
+            }
+        }
+        if (wfmt == ENG_WFMT_COUNT) {
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "--weights: expected w4a16, fp16 or fp32 (got \"%s\")", weights);
+            return FALSE;
+        }
     }
     g_autofree char *models = g_build_filename(hs_cli_data_dir(), "models", NULL);
     g_autoptr(MdlSpec) spec = mdl_spec_load(model, models, error);
@@ -108,20 +113,19 @@ run(int argc, char **argv, GError **error)
     if (!parse_tokens(tokens, spec->vocab_size, toks, error)) {
         return FALSE;
     }
-    EngConfig cfg;
+    EngModelConfig cfg;
     sim_run_engine_config(spec, (uint64_t) seed, &cfg);
+    cfg.attention_bias = spec->attention_bias;
+    cfg.weights = wfmt;
     g_autoptr(EngModel) m = NULL;
     if (g_file_test(model, G_FILE_TEST_IS_DIR)) {
-        m = eng_model_load(&cfg, model, w4, error);
+        /* a model directory: its config.json gave the spec, its
+         * *.safetensors the weights */
+        m = eng_model_load(&cfg, model, error);
         if (m == NULL) {
             return FALSE;
         }
     } else {
-        if (!w4) {
-            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                        "--weights fp32: synthetic weights are always W4A16 (give a model directory)");
-            return FALSE;
-        }
         m = eng_model_new(&cfg);
     }
     uint32_t n = toks->len, total = n + (uint32_t) steps;

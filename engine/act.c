@@ -1,0 +1,36 @@
+/*
+ * act.c - gated FFN activations: SwiGLU (silu(gate) * up: Llama, Qwen,
+ * Mistral) and GeGLU with the tanh GELU approximation (Gemma), element
+ * by element over a token range and a feature range.
+ */
+#include "engine/kernels.h"
+
+#include <math.h>
+
+static inline float
+silu(float x)
+{
+    return x / (1.0f + expf(-x));
+}
+
+static inline float
+gelu_tanh(float x)
+{
+    const float c = 0.7978845608028654f;     /* sqrt(2 / pi) */
+    return 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x)));
+}
+
+void
+eng_act_rows(const float *gate, const float *up, float *y, size_t d, int act,
+             size_t t0, size_t t1, size_t c0, size_t c1)
+{
+    g_assert(act >= 0 && act < ENG_ACT_COUNT);
+    /* y [t, d] = act(gate [t, d]) * up [t, d] */
+    #pragma omp parallel for schedule(static)
+    for (size_t t = t0; t < t1; t++) {
+        for (size_t c = c0; c < c1; c++) {
+            float g = gate[t * d + c];
+            y[t * d + c] = (act == ENG_ACT_GELU_TANH ? gelu_tanh(g) : silu(g)) * up[t * d + c];
+        }
+    }
+}

@@ -1,0 +1,76 @@
+/*
+ * attention.c - causal grouped-query attention over a token range and a
+ * head range, reading earlier positions from the KV cache; and filing new
+ * K/V rows in the cache.  Each (token, head) output is computed alone, in
+ * double, with a fixed order: any token or head cut gives the same bits.
+ */
+#include "engine/kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+void
+eng_attention_rows(const float *q, const float *k, const float *v, const float *k_cache,
+                   const float *v_cache, float *y, size_t heads, size_t kv_heads,
+                   size_t hd, size_t pos0, size_t t0, size_t t1, size_t h0, size_t h1)
+{
+    const size_t qd = heads * hd, kd = kv_heads * hd, group = heads / kv_heads;
+    const double scale = 1.0 / sqrt((double) hd);
+    const size_t pairs = (t1 - t0) * (h1 - h0);
+    g_assert(heads % kv_heads == 0 && h1 <= heads);
+    #pragma omp parallel
+    {
+        /* per thread: scores of one query against positions [0, pos0 + t1) */
+        double *score = g_new(double, pos0 + t1);
+        double *acc = g_new(double, hd);
+        #pragma omp for schedule(static)
+        for (size_t pi = 0; pi < pairs; pi++) {
+            size_t t = t0 + pi / (h1 - h0), h = h0 + pi % (h1 - h0);
+            size_t n = pos0 + t + 1, kvh = h / group;
+            const float *qr = q + t * qd + h * hd;
+            /* score [n] = q . K[0:n]^T / sqrt(hd), softmax over n */
+            double max = -INFINITY;
+            for (size_t j = 0; j < n; j++) {
+                const float *kr = j < pos0 ? k_cache + j * kd + kvh * hd
+                                           : k + (j - pos0) * kd + kvh * hd;
+                double dot = 0;
+                for (size_t i = 0; i < hd; i++) {
+                    dot += (double) qr[i] * kr[i];
+                }
+                score[j] = dot * scale;
+                max = fmax(max, score[j]);
+            }
+            double sum = 0;
+            for (size_t j = 0; j < n; j++) {
+                score[j] = exp(score[j] - max);
+                sum += score[j];
+            }
+            /* y [hd] = softmax . V[0:n] */
+            memset(acc, 0, sizeof(double) * hd);
+            for (size_t j = 0; j < n; j++) {
+                const float *vr = j < pos0 ? v_cache + j * kd + kvh * hd
+                                           : v + (j - pos0) * kd + kvh * hd;
+                for (size_t i = 0; i < hd; i++) {
+                    acc[i] += score[j] * vr[i];
+                }
+            }
+            float *yr = y + t * qd + h * hd;
+            for (size_t i = 0; i < hd; i++) {
+                yr[i] = (float) (acc[i] / sum);
+            }
+        }
+        g_free(score);
+        g_free(acc);
+    }
+}
+
+void
+eng_kv_store_rows(const float *k, const float *v, float *k_cache, float *v_cache,
+                  size_t kv_dim, size_t pos0, size_t t0, size_t t1)
+{
+    if (t1 <= t0) {
+        return;
+    }
+    memcpy(k_cache + (pos0 + t0) * kv_dim, k + t0 * kv_dim, sizeof(float) * (t1 - t0) * kv_dim);
+    memcpy(v_cache + (pos0 + t0) * kv_dim, v + t0 * kv_dim, sizeof(float) * (t1 - t0) * kv_dim);
+}

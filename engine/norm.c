@@ -1,0 +1,49 @@
+/*
+ * norm.c - RMSNorm over token rows, and the element-wise row kernels that
+ * go with it in a layer (residual add, QKV bias).  Each output row is
+ * computed alone, so any token cut gives the same bits.
+ */
+#include "engine/kernels.h"
+
+#include <math.h>
+
+void
+eng_rmsnorm_rows(const float *x, const float *w, float *y, size_t d, double eps,
+                 int plus_one, size_t t0, size_t t1)
+{
+    /* y [t, d] = x [t, d] * inv_rms(x[t]) * g [d] */
+    #pragma omp parallel for schedule(static)
+    for (size_t t = t0; t < t1; t++) {
+        const float *xr = x + t * d;
+        double ss = 0;
+        for (size_t i = 0; i < d; i++) {
+            ss += (double) xr[i] * xr[i];
+        }
+        float inv = (float) (1.0 / sqrt(ss / (double) d + eps));
+        for (size_t i = 0; i < d; i++) {
+            float g = w ? (plus_one ? 1.0f + w[i] : w[i]) : 1.0f;
+            y[t * d + i] = xr[i] * inv * g;
+        }
+    }
+}
+
+void
+eng_add_rows(const float *a, const float *b, float *y, size_t d, size_t t0, size_t t1,
+             size_t c0, size_t c1)
+{
+    for (size_t t = t0; t < t1; t++) {
+        for (size_t c = c0; c < c1; c++) {
+            y[t * d + c] = a[t * d + c] + b[t * d + c];
+        }
+    }
+}
+
+void
+eng_bias_rows(const float *x, const float *b, float *y, size_t d, size_t t0, size_t t1)
+{
+    for (size_t t = t0; t < t1; t++) {
+        for (size_t c = 0; c < d; c++) {
+            y[t * d + c] = x[t * d + c] + b[c];
+        }
+    }
+}

@@ -1,0 +1,57 @@
+/*
+ * weights.c - see weights.h.
+ */
+#include "engine/weights.h"
+
+#include <glib.h>
+#include <math.h>
+
+/* splitmix64 finaliser: a bijective 64-bit mixer. */
+static inline uint64_t
+mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+uint64_t
+eng_syn_key(uint64_t seed, uint64_t layer, uint64_t which)
+{
+    return mix(mix(seed) ^ (layer * 64 + which + 1));
+}
+
+float
+eng_syn_unit(uint64_t key, uint64_t i)
+{
+    /* 53 random bits -> [0, 2) -> [-1, 1) */
+    return (float) ((double) (mix(key ^ mix(i)) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+void
+eng_syn_fill(uint64_t key, uint64_t i0, size_t n, float a, float *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[i] = a * eng_syn_unit(key, i0 + i);
+    }
+}
+
+EngMatrix *
+eng_syn_matrix(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format)
+{
+    EngMatrix *m = eng_matrix_new(format, rows, cols);
+    const size_t block = 256;
+    g_autofree float *w = g_malloc(sizeof(float) * MIN(rows, block) * MAX(cols, 1));
+    /* variance 1/fan_in: uniform in [-a, a] has variance a^2 / 3 */
+    const float a = (float) sqrt(3.0 / (double) cols);
+    for (size_t r0 = 0; r0 < rows; r0 += block) {
+        size_t r1 = MIN(rows, r0 + block);
+        #pragma omp parallel for schedule(static)
+        for (size_t r = r0; r < r1; r++) {
+            eng_syn_fill(key, (uint64_t) r * cols, cols, a, w + (r - r0) * cols);
+        }
+        eng_matrix_set_rows(m, (uint32_t) r0, (uint32_t) r1, w);
+    }
+    return m;
+}
