@@ -14,9 +14,18 @@
  *    loading tiles that each serve only K rows — it falls to GPU-level
  *    speed; with the weight on the left ([14336,4096] x [4096,K]) each of
  *    the few tiles serves 14336 rows (HeteroLLM §3.2's ~6x);
- *  - DMA: the stationary operand is read once; the streamed one is read
- *    once per chunk of the stationary operand that fits half the TCM (the
- *    other half double-buffers the stream); outputs are written once.
+ *  - shape sensitivity: the stationary operand must fit the part of the
+ *    TCM a matmul gets for it (stationary_kib); a bigger one is cut along
+ *    its columns into passes, and the streamed operand is read again for
+ *    every pass.  Streamed INT4 weights feeding the FP16 datapath (W4A16:
+ *    the matrix unit has no INT4 x FP16 mode) are dequantised by the
+ *    vector unit on every pass (dequant_gbps).  Per FLOP that costs
+ *    ~ reduction depth / stationary capacity, independent of the token
+ *    count: FFN-down (W [4096,14336] . X^T [14336,S], K = 14336) falls to
+ *    GPU-level speed while QKV/O/gate/up (K = 4096) stay several times
+ *    faster (HeteroLLM §3.2);
+ *  - DMA: the stationary operand is read once, the streamed one once per
+ *    pass, outputs are written once.
  *
  * Non-matmul ops run on the vector unit.  Static graphs: the runtime
  * refuses shapes that were not prepared; preparing costs a fixed part per
@@ -47,6 +56,11 @@ static const HsParam hw_npu_params[] = {
                  "pipeline fill + drain per weight tile"),
     HS_PARAM_F64("sram_kib", HwNpu, sram_kib, 1, 1048576, HS_REQUIRED,
                  "on-chip TCM / SRAM, software managed"),
+    HS_PARAM_F64("stationary_kib", HwNpu, stationary_kib, 1, 1048576, HS_REQUIRED,
+                 "TCM a matmul's stationary operand may occupy (the rest: "
+                 "stream buffers, outputs)"),
+    HS_PARAM_F64("dequant_gbps", HwNpu, dequant_gbps, 0.001, 10000, HS_REQUIRED,
+                 "vector-unit dequantisation of INT4 weights to FP16 (output bytes)"),
     HS_PARAM_F64("dma_gbps", HwNpu, dma_gbps, 0.001, 10000, HS_REQUIRED,
                  "DDR -> TCM DMA bandwidth for large regular blocks"),
     HS_PARAM_F64("tile_load_gbps", HwNpu, tile_load_gbps, 0.001, 10000, HS_REQUIRED,
@@ -70,6 +84,19 @@ static double
 dtype_bytes(HwDtype t)
 {
     return t == HW_DTYPE_FP16 ? 2.0 : t == HW_DTYPE_INT8 ? 1.0 : 0.5;
+}
+
+static gboolean
+hw_npu_realize(HwDev *dev, GError **error)
+{
+    HwNpu *npu = (HwNpu *) dev;
+    if (npu->stationary_kib > npu->sram_kib) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "stationary_kib: expected at most sram_kib (%g) (got %g)",
+                    npu->sram_kib, npu->stationary_kib);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 static void
@@ -113,11 +140,20 @@ hw_npu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
     c->cycles = c->compute_cycles + load_cycles;
     c->compute_ps = (uint64_t) ((double) c->cycles * period_ps + 0.5);
 
+    /* the stationary operand, cut along its columns into blocks that fit */
+    double col_bytes = (double) op->k * dtype_bytes(op->b_dtype);
+    uint64_t cols_per_pass = (uint64_t) MAX(1.0, floor(npu->stationary_kib * 1024.0 / col_bytes));
+    c->passes = MAX(1, (op->n + cols_per_pass - 1) / cols_per_pass);
     double b_bytes = (double) (op->k * op->n) * dtype_bytes(op->b_dtype);
     double a_bytes = (double) (op->m * op->k) * dtype_bytes(op->a_dtype);
-    double half_tcm = npu->sram_kib * 1024.0 / 2.0;
-    c->passes = (uint64_t) MAX(1.0, ceil(b_bytes / half_tcm));
     c->dram_bytes = (uint64_t) (b_bytes + a_bytes * (double) c->passes) + op->write_bytes;
+    if (op->a_dtype == HW_DTYPE_INT4 && op->compute == HW_DTYPE_FP16) {
+        /* W4A16: every pass dequantises the streamed weight to FP16; the
+         * vector unit works alongside the array (double-buffered) */
+        double fp16_bytes = (double) (op->m * op->k) * 2.0 * (double) c->passes;
+        uint64_t dequant_ps = (uint64_t) (fp16_bytes * 1000.0 / npu->dequant_gbps);
+        c->compute_ps = MAX(c->compute_ps, dequant_ps);
+    }
     /* the DMA engine is the other limit on how fast bytes arrive */
     uint64_t dma_ps = (uint64_t) ((double) c->dram_bytes * 1000.0 / npu->dma_gbps);
     c->compute_ps = MAX(c->compute_ps, dma_ps);
@@ -129,5 +165,6 @@ const HwDevClass hw_npu_class = {
     .desc = "weight-stationary systolic NPU: tiles, TCM, static graphs",
     .instance_size = sizeof(HwNpu),
     .params = hw_npu_params,
+    .realize = hw_npu_realize,
     .estimate = hw_npu_estimate,
 };

@@ -2,6 +2,7 @@
  * run.c - see run.h.
  */
 #include "sim/run.h"
+#include "hw/energy.h"
 #include "sim/cost.h"
 #include "sim/util/error.h"
 
@@ -148,14 +149,11 @@ phase_energy(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
              SimTime t0, SimTime t1, SimPhaseStats *ps)
 {
     double secs = sim_time_to_s(t1 - t0);
-    double j = soc->mem.idle_w * secs;
-    for (uint32_t p = 0; p < r->n_procs; p++) {
-        const HwDev *d = g_ptr_array_index(soc->devs, p);
-        double busy = sim_time_to_s(busy_in(plan, r, p, t0, t1));
-        j += d->active_w * busy + d->idle_w * (secs - busy);
+    g_autofree double *busy = g_new0(double, soc->devs->len);
+    for (uint32_t p = 0; p < r->n_procs && p < soc->devs->len; p++) {
+        busy[p] = sim_time_to_s(busy_in(plan, r, p, t0, t1));
     }
-    double bytes = ps->dram_gbps * 1e9 * secs;
-    j += bytes * soc->mem.energy_pj_per_byte * 1e-12;
+    double j = hw_energy_j(soc, secs, busy, ps->dram_gbps * 1e9 * secs);
     ps->energy_j = j;
     ps->avg_w = secs > 0 ? j / secs : 0;
 }

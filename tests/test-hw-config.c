@@ -163,7 +163,7 @@ static const Mutation mutations[] = {
       "$.processors[2]: unknown key \"sram_kb\" (known keys: dram_cap_gbps, active_w, "
       "idle_w, tile_rows, tile_cols, arrays, freq_mhz, fp16_macs_per_pe_cycle, "
       "int8_macs_per_pe_cycle, int4_macs_per_pe_cycle, fill_drain_cycles, sram_kib, "
-      "dma_gbps, tile_load_gbps, vector_gflops, launch_us, graphs_per_model, "
+      "stationary_kib, dequant_gbps, dma_gbps, tile_load_gbps, vector_gflops, launch_us, graphs_per_model, "
       "prepare_base_ms, prepare_ms_per_mib, w4a16_decode, name, model)" },
     { "unknown-top-key", "", "memroy", "{}",
       "$: unknown key \"memroy\" (known keys: name, description, memory, processors, sync)" },
@@ -195,6 +195,8 @@ static const Mutation mutations[] = {
     { "achieved-above-peak", "processors/1", "achieved_fp16_tflops", "0.6",
       "$.processors[1].achieved_fp16_tflops: expected at most peak_fp16_tflops (0.5) "
       "(got 0.6)" },
+    { "stationary-above-tcm", "processors/2", "stationary_kib", "512",
+      "$.processors[2].stationary_kib: expected at most sram_kib (256) (got 512)" },
     { "missing-sync-mechanism", "sync", "fast", NULL,
       "$.sync: missing required key \"fast\"" },
     { "name-wrong-type", "", "name", "42",

@@ -27,6 +27,8 @@ typedef struct Curve {
     GPtrArray *cols;             /* of char* */
     GArray *vals;                /* of double, row-major */
     cJSON *extra;                /* JSON-only members (may be NULL) */
+    int name_col;                /* column whose values index @names, or -1 */
+    const char *const *names;
 } Curve;
 
 static Curve *
@@ -40,6 +42,7 @@ curve_new(const char *name, const char *title, const char *const *cols)
         g_ptr_array_add(c->cols, g_strdup(*p));
     }
     c->vals = g_array_new(FALSE, FALSE, sizeof(double));
+    c->name_col = -1;
     return c;
 }
 
@@ -76,6 +79,17 @@ curve_at(const Curve *c, guint row, guint col)
     return g_array_index(c->vals, double, row * c->cols->len + col);
 }
 
+/* Cell (@row, @col) as text: a name for the named column, else %.6g. */
+static const char *
+curve_cell(const Curve *c, guint row, guint col, char buf[32])
+{
+    if ((int) col == c->name_col) {
+        return c->names[(int) curve_at(c, row, col)];
+    }
+    g_snprintf(buf, 32, "%.6g", curve_at(c, row, col));
+    return buf;
+}
+
 static void
 curve_print(const Curve *c, HsFormat f, FILE *out)
 {
@@ -87,7 +101,11 @@ curve_print(const Curve *c, HsFormat f, FILE *out)
         for (guint r = 0; r < curve_rows(c); r++) {
             cJSON *o = cJSON_CreateObject();
             for (guint k = 0; k < nc; k++) {
-                cJSON_AddNumberToObject(o, c->cols->pdata[k], curve_at(c, r, k));
+                if ((int) k == c->name_col) {
+                    cJSON_AddStringToObject(o, c->cols->pdata[k], c->names[(int) curve_at(c, r, k)]);
+                } else {
+                    cJSON_AddNumberToObject(o, c->cols->pdata[k], curve_at(c, r, k));
+                }
             }
             cJSON_AddItemToArray(rows, o);
         }
@@ -118,10 +136,12 @@ curve_print(const Curve *c, HsFormat f, FILE *out)
     for (guint r = 0; r < curve_rows(c); r++) {
         for (guint k = 0; k < nc; k++) {
             int w = (int) MAX(12, strlen(c->cols->pdata[k]) + 2);
+            char buf[32];
+            const char *cell = curve_cell(c, r, k, buf);
             if (f == HS_FORMAT_CSV) {
-                fprintf(out, "%s%.6g", k ? "," : "", curve_at(c, r, k));
+                fprintf(out, "%s%s", k ? "," : "", cell);
             } else {
-                fprintf(out, "%*.6g", w, curve_at(c, r, k));
+                fprintf(out, "%*s", w, cell);
             }
         }
         fprintf(out, "\n");
@@ -183,6 +203,7 @@ typedef struct Probe {
     const MdlSpec *spec;         /* for npu-shape / npu-graph */
     int m, k, n;                 /* npu-gemm / gpu-gemm breakdown */
     HwDtype dtype;
+    gboolean w4a16;              /* npu-gemm: INT4 left operand, FP16 datapath */
 } Probe;
 
 static HwOp
@@ -255,19 +276,15 @@ probe_npu_shape(const Probe *p)
     uint64_t h = s->hidden_size, f = s->intermediate_size;
     uint64_t qkv = (uint64_t) (s->num_attention_heads + 2 * s->num_key_value_heads) * s->head_dim;
     uint64_t q = (uint64_t) s->num_attention_heads * s->head_dim;
-    struct { const char *name; uint64_t out, in; } mm[] = {
-        { "qkv", qkv, h }, { "o", h, q }, { "gate_up", 2 * f, h }, { "down", h, f },
-    };
+    static const char *const names[] = { "qkv", "o", "gate_up", "down" };
+    const struct { uint64_t out, in; } mm[] = { { qkv, h }, { h, q }, { 2 * f, h }, { h, f } };
     Curve *c = curve_new("npu-shape",
                          "NPU vs GPU: the model's matmuls (NPU: W . X^T, W4A16), speed ratio",
                          (const char *const[]) { "seq", "matmul", "npu_us", "gpu_us",
                                                  "npu_over_gpu_speed", NULL });
-    cJSON *names = cJSON_CreateArray();
-    for (size_t i = 0; i < G_N_ELEMENTS(mm); i++) {
-        cJSON_AddItemToArray(names, cJSON_CreateString(mm[i].name));
-    }
+    c->name_col = 1;
+    c->names = names;
     c->extra = cJSON_CreateObject();
-    cJSON_AddItemToObject(c->extra, "matmuls", names);
     cJSON_AddStringToObject(c->extra, "model", s->name);
     for (uint64_t seq = 256; seq <= 1024; seq *= 4) {
         for (size_t i = 0; i < G_N_ELEMENTS(mm); i++) {
@@ -309,7 +326,8 @@ stream_gbps(const HwSoc *soc, unsigned mask)
         /* [1, 8192] x [8192, 16384] INT4 weights: 64 MiB, memory-bound */
         HwOp op = gemm(1, 8192, 16384, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
         if (kind == HW_KIND_NPU) {
-            op = gemm(16384, 8192, 32, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16);
+            /* W4A8 on the INT8 datapath: the NPU's decode path */
+            op = gemm(16384, 8192, 32, HW_DTYPE_INT4, HW_DTYPE_INT8, HW_DTYPE_INT8);
             hw_runtime_npu_prepared(rt, 32);
         }
         HwCost cost;
@@ -379,7 +397,8 @@ static Curve *
 probe_gemm_breakdown(const Probe *p, HwKind kind)
 {
     HwOp op = kind == HW_KIND_NPU
-              ? gemm(p->m, p->k, p->n, p->dtype, p->dtype, p->dtype)
+              ? p->w4a16 ? gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
+                         : gemm(p->m, p->k, p->n, p->dtype, p->dtype, p->dtype)
               : gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
     HwCost cost;
     alone_ps(p->soc, kind, &op, &cost);
@@ -472,7 +491,7 @@ run(int argc, char **argv, GError **error)
         { "m", 0, 0, G_OPTION_ARG_INT, &m, "npu-gemm / gpu-gemm: rows of the left operand", "M" },
         { "k", 0, 0, G_OPTION_ARG_INT, &k, "npu-gemm / gpu-gemm: reduction length", "K" },
         { "n", 0, 0, G_OPTION_ARG_INT, &n, "npu-gemm / gpu-gemm: columns of the right operand", "N" },
-        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm: fp16 or int8 (default fp16)", "T" },
+        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm: fp16, int8 or w4a16 (INT4 left operand, as W . X^T; default fp16)", "T" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text, csv or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Write each curve as DIR/NAME.csv plus an SVG plot", "DIR" },
@@ -503,14 +522,16 @@ run(int argc, char **argv, GError **error)
                     "probe %s: expected --m, --k and --n, each a positive integer", what);
         return FALSE;
     }
-    if (dtype && strcmp(dtype, "fp16") != 0 && strcmp(dtype, "int8") != 0) {
+    if (dtype && strcmp(dtype, "fp16") != 0 && strcmp(dtype, "int8") != 0 &&
+        strcmp(dtype, "w4a16") != 0) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "--dtype: expected fp16 or int8 (got \"%s\")", dtype);
+                    "--dtype: expected fp16, int8 or w4a16 (got \"%s\")", dtype);
         return FALSE;
     }
     if (dtype && strcmp(dtype, "int8") == 0) {
         p.dtype = HW_DTYPE_INT8;
     }
+    p.w4a16 = dtype && strcmp(dtype, "w4a16") == 0;
     if (out_dir && g_mkdir_with_parents(out_dir, 0755) != 0) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot create directory",
                     out_dir);

@@ -381,13 +381,16 @@ test_validate(void)
         g_assert_true(row_ok || (cJSON_IsString(km) && strlen(km->valuestring) > 20));
         /* and no row is excused while it passes */
         g_assert_true(!row_ok || km == NULL);
+        /* a point a parameter was fitted to must still be met */
+        const cJSON *cal = cJSON_GetObjectItem(row, "calibrated");
+        g_assert_true(cal == NULL || (row_ok && cJSON_IsString(cal)));
         ok += row_ok;
         double e = cJSON_GetObjectItem(row, "error_pct")->valuedouble;
         double pub = cJSON_GetObjectItem(row, "published")->valuedouble;
         double sim = cJSON_GetObjectItem(row, "simulated")->valuedouble;
         g_assert_cmpfloat(fabs(100 * (sim - pub) / pub - e), <, 1e-6);
     }
-    g_assert_cmpint(ok, >=, 9);
+    g_assert_cmpint(ok, >=, 13);
 
     /* a point the model misses without saying why fails the command */
     g_autoptr(GError) error = NULL;
