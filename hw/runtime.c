@@ -2,6 +2,7 @@
  * runtime.c - see runtime.h.
  */
 #include "hw/runtime.h"
+#include "hw/cpu.h"
 #include "hw/gpu.h"
 #include "hw/sync.h"
 #include "sim/util/error.h"
@@ -10,6 +11,7 @@ typedef struct Job {
     HwRuntime *rt;
     HwSubmit s;
     HwCost cost;
+    SimTime released_ps;         /* the host finished submitting it */
     gboolean compute_done, bytes_done;
 } Job;
 
@@ -28,6 +30,9 @@ struct HwRuntime {
     uint32_t n;
     GHashTable *npu_shapes;      /* prepared NPU token counts */
     uint64_t in_flight;          /* jobs submitted and not done */
+    const HwCpu *host;           /* runs the control plane (may be NULL) */
+    GArray *control;             /* of HwSpan: host submission work */
+    SimTime host_free_ps;        /* end of the host's last submission */
 };
 
 HwRuntime *
@@ -45,6 +50,8 @@ hw_runtime_new(const HwSoc *soc, SimKernel *k)
     }
     rt->mem = hw_mem_new(k, soc->mem.ceiling_gbps, caps, rt->n);
     rt->npu_shapes = g_hash_table_new(g_int64_hash, g_int64_equal);
+    rt->host = (const HwCpu *) hw_soc_find_kind(soc, HW_KIND_CPU);
+    rt->control = g_array_new(FALSE, FALSE, sizeof(HwSpan));
     return rt;
 }
 
@@ -68,6 +75,7 @@ hw_runtime_free(HwRuntime *rt)
     hw_mem_free(rt->mem);
     g_hash_table_foreach(rt->npu_shapes, free_key, NULL);
     g_hash_table_destroy(rt->npu_shapes);
+    g_array_unref(rt->control);
     g_free(rt);
 }
 
@@ -85,6 +93,13 @@ HwMem *
 hw_runtime_mem(HwRuntime *rt)
 {
     return rt->mem;
+}
+
+const GArray *
+hw_runtime_control_spans(const HwRuntime *rt, uint32_t *host)
+{
+    *host = rt->host ? rt->host->parent.index : UINT32_MAX;
+    return rt->control;
 }
 
 SimTime
@@ -186,7 +201,13 @@ start_next(HwRuntime *rt, uint32_t dev)
     if (j->s.after_drain && d->cls->kind == HW_KIND_GPU) {
         overhead += sim_time_from_us(((const HwGpu *) d)->launch_idle_us);
     }
-    q->started_ps = sim_kernel_now(rt->k);
+    /* a host that falls behind starves the device: nothing runs before
+     * it has been submitted */
+    SimTime now = sim_kernel_now(rt->k);
+    if (j->released_ps > now + overhead) {
+        overhead = j->released_ps - now;
+    }
+    q->started_ps = now;
     sim_kernel_schedule(rt->k, overhead, SIM_PRIO_NORMAL, job_start, j);
 }
 
@@ -214,6 +235,20 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
             g_free(j);
             return FALSE;
         }
+    }
+    if (rt->host && d->cls->kind != HW_KIND_CPU) {
+        /* The host thread submits kernels one after another.  One enqueued
+         * behind work of its own queue was known in advance: the host did
+         * it as soon as it was free (possibly before now).  One released by
+         * a hand-off is submitted now, or when the host gets free. */
+        SimTime now = sim_kernel_now(rt->k);
+        SimTime a = s->presubmitted ? rt->host_free_ps : MAX(now, rt->host_free_ps);
+        HwSpan span = { a, a + sim_time_from_us(rt->host->submit_us) };
+        if (span.b_ps > span.a_ps) {
+            g_array_append_val(rt->control, span);
+        }
+        rt->host_free_ps = span.b_ps;
+        j->released_ps = span.b_ps;
     }
     hw_dev_estimate(d, &s->op, &j->cost);
     rt->in_flight++;

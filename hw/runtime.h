@@ -11,6 +11,16 @@
  * timed by hw/sync.c and do not occupy a processor queue: the sync threads
  * sleep and poll on small cores.  NPU matmuls must use a prepared static
  * shape (hw_runtime_npu_prepared); anything else is refused.
+ *
+ * Control plane: submitting a kernel to an accelerator costs the host CPU
+ * (the SoC's first CPU processor) its submit_us.  Submissions are
+ * serialised on one host thread and recorded as spans, which count as
+ * that CPU's busy time (and energy).  A kernel enqueued behind work of its
+ * own queue was submitted ahead, as soon as the host was free; one released
+ * by a hand-off is submitted when it is released.  No kernel starts before
+ * its submission ends, so a host slower than the device starves it (tiny
+ * kernels, launch-bound decode); otherwise the device-side gap of a
+ * submission is its launch overhead.
  */
 #ifndef HW_RUNTIME_H
 #define HW_RUNTIME_H
@@ -64,6 +74,16 @@ HwMem *hw_runtime_mem(HwRuntime *rt);
 
 /* Time processor @dev spent running ops so far, in ps. */
 SimTime hw_runtime_busy_ps(const HwRuntime *rt, uint32_t dev);
+
+/* One interval of host CPU work (kernel submission). */
+typedef struct HwSpan {
+    SimTime a_ps, b_ps;
+} HwSpan;
+
+/* The control-plane spans so far, in time order (GArray of HwSpan;
+ * transfer none), and the CPU they ran on (*host; UINT32_MAX and an empty
+ * array if the SoC has no CPU). */
+const GArray *hw_runtime_control_spans(const HwRuntime *rt, uint32_t *host);
 
 /* Ops queued or running on any processor (for deadlock reports). */
 uint64_t hw_runtime_pending(const HwRuntime *rt);

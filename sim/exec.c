@@ -43,6 +43,10 @@ sim_exec_result_clear(SimExecResult *r)
         g_array_unref(r->bw);
         r->bw = NULL;
     }
+    if (r->control) {
+        g_array_unref(r->control);
+        r->control = NULL;
+    }
 }
 
 static void
@@ -238,6 +242,9 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimValuesOps *values,
             .n_procs = soc->devs->len, .end_ps = sim_kernel_now(k),
             .events = sim_kernel_events_run(k),
         };
+        const GArray *spans = hw_runtime_control_spans(rt, &out->control_proc);
+        out->control = g_array_sized_new(FALSE, FALSE, sizeof(HwSpan), spans->len);
+        g_array_append_vals(out->control, spans->data, spans->len);
         out->procs = g_new0(SimProcStats, out->n_procs);
         for (uint32_t p = 0; p < out->n_procs; p++) {
             out->procs[p].busy_ps = hw_runtime_busy_ps(rt, p);

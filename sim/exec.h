@@ -15,6 +15,7 @@
 
 #include <glib.h>
 
+#include "hw/runtime.h"
 #include "sim/kernel/clock.h"
 #include "sim/plan.h"
 
@@ -53,6 +54,8 @@ typedef struct SimExecResult {
     uint32_t n_procs;
     SimProcStats *procs;         /* one per processor (transfer full) */
     SimTime end_ps;              /* when the last task ended */
+    uint32_t control_proc;       /* the host CPU, UINT32_MAX if none */
+    GArray *control;             /* of HwSpan: its kernel submissions */
     double dram_energy_j;
     uint64_t events;             /* event-kernel events run */
 } SimExecResult;

@@ -115,8 +115,9 @@ span_cmp(const void *x, const void *y)
 
 /*
  * Time @proc was busy inside [t0, t1): the union of its tasks' intervals.
- * Sync tasks count for the CPU that runs them (the control plane: a
- * driver sync blocks in finish and copies, a fast one polls), and several
+ * Sync tasks count for the CPU that runs them, and so do the host's kernel
+ * submissions (the control plane: a driver sync blocks in finish and
+ * copies, a fast one polls, every accelerator kernel is submitted); they
  * may overlap, hence the union.
  */
 static SimTime
@@ -129,6 +130,15 @@ busy_in(const SimPlan *plan, const SimExecResult *r, uint32_t proc, SimTime t0, 
         if (t->proc == proc && b > a) {
             Span s = { a, b };
             g_array_append_val(spans, s);
+        }
+    }
+    if (proc == r->control_proc && r->control) {
+        for (guint i = 0; i < r->control->len; i++) {
+            const HwSpan *c = &g_array_index(r->control, HwSpan, i);
+            Span s = { MAX(t0, c->a_ps), MIN(t1, c->b_ps) };
+            if (s.b > s.a) {
+                g_array_append_val(spans, s);
+            }
         }
     }
     g_array_sort(spans, span_cmp);

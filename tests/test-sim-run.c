@@ -227,6 +227,18 @@ test_unprepared_npu_shape(void)
                     "prepared offline or in the plan)");
 }
 
+static double
+sync_ms(const Case *c)
+{
+    SimTime t = 0;
+    for (uint32_t i = 0; i < sim_plan_len(c->plan); i++) {
+        if (sim_plan_task(c->plan, i)->kind == SIM_TASK_SYNC) {
+            t += c->x.times[i].end_ps - c->x.times[i].start_ps;
+        }
+    }
+    return sim_time_to_ms(t);
+}
+
 /* The control plane: the CPU runs the sync tasks, so blocking driver
  * syncs keep it far busier than fast ones (flag polls). */
 static void
@@ -239,10 +251,42 @@ test_sync_busies_cpu(void)
     run_case("tiny", "tiny", "hetero-layer", &w, &f);
     w.sync = SIM_SYNC_DRIVER;
     run_case("tiny", "tiny", "hetero-layer", &w, &d);
-    g_assert_cmpfloat(f.r.busy_ms[0], >, 0);
-    g_assert_cmpfloat(d.r.busy_ms[0], >, 10 * f.r.busy_ms[0]);
+    g_assert_cmpfloat(sync_ms(&f), >, 0);
+    g_assert_cmpfloat(sync_ms(&d), >, 10 * sync_ms(&f));
+    g_assert_cmpfloat(d.r.busy_ms[0], >, f.r.busy_ms[0] + sync_ms(&d) / 2);
     case_clear(&f);
     case_clear(&d);
+}
+
+/* The control plane also submits every accelerator kernel: with no syncs
+ * (gpu-only) the CPU is busy exactly one submit_us (5 us on tiny) per GPU
+ * task, submissions serialised on the host thread; tiny's kernels are
+ * shorter than that, so the host bounds the run. */
+static void
+test_submissions_busy_cpu(void)
+{
+    SimWorkload w;
+    tiny_workload(&w);
+    w.check_layers = -1;
+    Case c;
+    run_case("tiny", "tiny", "gpu-only", &w, &c);
+    uint32_t accel = 0;
+    for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
+        const SimTask *t = sim_plan_task(c.plan, i);
+        g_assert_cmpint(t->kind, !=, SIM_TASK_SYNC);
+        accel += t->proc != 0;
+    }
+    g_assert_cmpuint(accel, >, 100);
+    g_assert_cmpfloat(fabs(c.r.busy_ms[0] - accel * 0.005), <, 1e-6);
+    g_assert_cmpuint(c.x.control->len, ==, accel);
+    g_assert_cmpuint(c.x.end_ps, >=, (SimTime) accel * 5000000);
+    for (guint i = 1; i < c.x.control->len; i++) {
+        const HwSpan *p = &g_array_index(c.x.control, HwSpan, i - 1);
+        const HwSpan *q = &g_array_index(c.x.control, HwSpan, i);
+        g_assert_cmpuint(q->a_ps, >=, p->b_ps);
+    }
+
+    case_clear(&c);
 }
 
 /* ---- calibration points already met (FACTS.md §4) ---------------------- */
@@ -270,7 +314,8 @@ test_decode_hetero_tensor(void)
 }
 
 /* The trace of a run: valid JSON, one slice per task at exactly the task's
- * simulated times, and slices on one track never overlap. */
+ * simulated times plus one per host submission, and slices on one track
+ * never overlap. */
 static void
 test_trace_matches_times(void)
 {
@@ -281,7 +326,8 @@ test_trace_matches_times(void)
     run_case("tiny", "tiny", "hetero-tensor", &w, &c);
     const char *names[] = { "cpu", "gpu", "npu" };
     TrcInput in = { c.plan, c.x.times, names, 3, (const SimBwSample *) c.x.bw->data,
-                    c.x.bw->len, NULL, NULL };
+                    c.x.bw->len, NULL, NULL, (const HwSpan *) c.x.control->data,
+                    c.x.control->len, c.x.control_proc };
     g_autofree char *text = trc_perfetto_to_string(&in);
     g_autoptr(cJSON) root = cJSON_Parse(text);
     g_assert_nonnull(root);
@@ -315,7 +361,8 @@ test_trace_matches_times(void)
             g_hash_table_insert(last_end, g_steal_pointer(&key), v);
         }
     }
-    g_assert_cmpint(slices, ==, (int) c.x.n_tasks);
+    g_assert_cmpint(slices, ==, (int) (c.x.n_tasks + c.x.control->len));
+    g_assert_cmpuint(c.x.control->len, >, 0);
     case_clear(&c);
 }
 
@@ -329,6 +376,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/sim/run/dropped-syncs-break-order", test_dropped_syncs_break_order);
     g_test_add_func("/sim/run/unprepared-npu-shape", test_unprepared_npu_shape);
+    g_test_add_func("/sim/run/submissions-busy-cpu", test_submissions_busy_cpu);
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);

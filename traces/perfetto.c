@@ -193,6 +193,22 @@ trc_perfetto_to_string(const TrcInput *in)
         g_string_free(args, TRUE);
     }
 
+    /* the host's submissions, one track above the processor's lanes */
+    if (in->n_control && in->control_proc < in->n_procs) {
+        uint32_t pid = in->control_proc + 1;
+        GArray *ends = g_hash_table_lookup(lane_end, GUINT_TO_POINTER(pid));
+        uint32_t tid = ends ? ends->len : 0;
+        emit(&w, 0, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+                    "\"args\":{\"name\":\"submissions\"}}", pid, tid);
+        for (uint32_t i = 0; i < in->n_control; i++) {
+            const HwSpan *c = &in->control[i];
+            g_autofree char *ts = us(c->a_ps);
+            g_autofree char *dur = us(c->b_ps - c->a_ps);
+            emit(&w, c->a_ps, "{\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\","
+                              "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s}", pid, tid, ts, dur);
+        }
+    }
+
     /* flows: producer -> sync -> consumers */
     uint64_t flow_id = 1;
     for (uint32_t id = 0; id < n; id++) {

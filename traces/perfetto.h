@@ -31,6 +31,11 @@ typedef struct TrcInput {
     /* extra "otherData" members: soc, model, policy ... (may be NULL) */
     const char *const *meta_keys;
     const char *const *meta_values;
+    /* the host's kernel submissions (control plane), on their own track of
+     * processor control_proc (may be NULL / 0) */
+    const HwSpan *control;
+    uint32_t n_control;
+    uint32_t control_proc;
 } TrcInput;
 
 /* Write the trace to @path atomically.  FALSE with an I/O error. */

@@ -81,6 +81,8 @@ hs_run_write_trace(const char *path, const HwSoc *soc, const SimPlan *plan,
     TrcInput in = {
         plan, x->times, names, soc->devs->len,
         (const SimBwSample *) x->bw->data, x->bw->len, keys, vals,
+        x->control ? (const HwSpan *) x->control->data : NULL,
+        x->control ? x->control->len : 0, x->control_proc,
     };
     return trc_perfetto_write(path, &in, error);
 }
