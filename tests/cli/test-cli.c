@@ -361,12 +361,13 @@ test_record_replay(void)
     g_rmdir(dir);
 }
 
-/* validate: every published point simulated; the command fails only on a
- * miss that is not declared (with its reason) in the points file. */
+/* validate: every published point simulated; the command fails on any
+ * miss, and with --known-misses only on a miss that is not declared (with
+ * its reason) in the points file. */
 static void
 test_validate(void)
 {
-    g_autoptr(Run) r = hs("validate", "--format", "json", NULL);
+    g_autoptr(Run) r = hs("validate", "--known-misses", "--format", "json", NULL);
     g_assert_cmpint(r->status, ==, 0);
     g_autoptr(cJSON) j = cJSON_Parse(r->out);
     g_assert_nonnull(j);
@@ -391,6 +392,10 @@ test_validate(void)
         g_assert_cmpfloat(fabs(100 * (sim - pub) / pub - e), <, 1e-6);
     }
     g_assert_cmpint(ok, >=, 13);
+    if (ok < cJSON_GetArraySize(rows)) {
+        g_autoptr(Run) strict = hs("validate", NULL);
+        g_assert_cmpint(strict->status, ==, 1);
+    }
 
     /* a point the model misses without saying why fails the command */
     g_autoptr(GError) error = NULL;
@@ -401,9 +406,10 @@ test_validate(void)
         "\"model\":\"llama-3-8b\",\"metric\":\"decode_tokens_per_s\",\"policy\":\"gpu-only\","
         "\"sync\":\"fast\",\"workload\":{\"prompt\":16,\"decode\":2,\"batch\":1},"
         "\"published\":1000,\"tolerance_pct\":15}]}", -1, NULL));
-    g_autoptr(Run) m = hs("validate", "--points", pts, NULL);
+    g_autoptr(Run) m = hs("validate", "--known-misses", "--points", pts, NULL);
     g_assert_cmpint(m->status, ==, 1);
-    assert_one_error_line(m, "validate: some points are outside their tolerance");
+    assert_one_error_line(m, "validate: some points are outside their tolerance and not "
+                             "declared known misses");
     g_assert_nonnull(strstr(m->out, "| x | none | decode_tokens_per_s | 1000 |"));
 
     g_assert_true(g_file_set_contents(pts, "{\"points\":[{\"id\":\"x\"}]}", -1, NULL));
