@@ -19,7 +19,7 @@ static const HwDevClass *const classes[] = {
 };
 
 const char *const hw_op_name[HW_OP_COUNT] = {
-    "matmul", "attention", "elemwise", "prepare", "sync",
+    "matmul", "attention", "elemwise", "prepare", "sync", "render",
 };
 const char *const hw_dtype_name[HW_DTYPE_COUNT] = { "fp16", "int8", "int4" };
 

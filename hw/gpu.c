@@ -9,6 +9,9 @@
  * kernel pays its submission into a busy queue (10-20 us); a kernel
  * submitted after the queue was drained by a blocking sync pays the
  * restart (+50-100 us) — the runtime decides which (HeteroLLM §3.1).
+ * The queue is shared with graphics: a render frame (HW_OP_RENDER) takes
+ * its given time alone plus its DRAM traffic, and queue priorities decide
+ * who goes first when the GPU frees up (see runtime.h).
  */
 #include "hw/gpu.h"
 #include "sim/util/error.h"
@@ -49,7 +52,8 @@ hw_gpu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
     /* TFLOPS == flops per ps */
     double rate = gpu->achieved_fp16_tflops;
     c->overhead_ps = (uint64_t) (gpu->launch_busy_us * 1e6);
-    c->compute_ps = (uint64_t) ((double) op->flops / rate + 0.5);
+    c->compute_ps = op->kind == HW_OP_RENDER ? op->busy_ps
+                                             : (uint64_t) ((double) op->flops / rate + 0.5);
     c->dram_bytes = op->read_bytes + op->write_bytes;
 }
 

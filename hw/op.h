@@ -21,6 +21,7 @@ typedef enum {
     HW_OP_ELEMWISE,          /* norms, RoPE, activations, adds, embedding */
     HW_OP_PREPARE,           /* build a static NPU graph (read_bytes: its tensors) */
     HW_OP_SYNC,              /* a hand-off between processors (see sync.h) */
+    HW_OP_RENDER,            /* a graphics frame (GPU): busy_ps alone + its bytes */
     HW_OP_COUNT
 } HwOpKind;
 
@@ -45,6 +46,7 @@ typedef struct HwOp {
     uint64_t flops;
     uint64_t read_bytes;     /* compulsory DRAM reads */
     uint64_t write_bytes;    /* DRAM writes */
+    uint64_t busy_ps;        /* HW_OP_RENDER: device time of the frame alone */
 } HwOp;
 
 /* What an op costs on one processor, alone.  Breakdown fields are filled

@@ -12,6 +12,8 @@ typedef struct Job {
     HwSubmit s;
     HwCost cost;
     SimTime released_ps;         /* the host finished submitting it */
+    SimTime enqueued_ps;         /* the host started submitting it: FIFO key */
+    uint64_t seq;                /* submission order: last tie-break */
     gboolean compute_done, bytes_done;
 } Job;
 
@@ -33,6 +35,7 @@ struct HwRuntime {
     const HwCpu *host;           /* runs the control plane (may be NULL) */
     GArray *control;             /* of HwSpan: host submission work */
     SimTime host_free_ps;        /* end of the host's last submission */
+    uint64_t seq;
 };
 
 HwRuntime *
@@ -194,7 +197,18 @@ start_next(HwRuntime *rt, uint32_t dev)
     if (q->running || g_queue_is_empty(&q->waiting)) {
         return;
     }
-    Job *j = g_queue_pop_head(&q->waiting);
+    /* highest priority, then earliest enqueued, then first submitted */
+    GList *best = q->waiting.head;
+    for (GList *l = best->next; l; l = l->next) {
+        const Job *a = l->data, *b = best->data;
+        if (a->s.priority != b->s.priority ? a->s.priority > b->s.priority
+            : a->enqueued_ps != b->enqueued_ps ? a->enqueued_ps < b->enqueued_ps
+            : a->seq < b->seq) {
+            best = l;
+        }
+    }
+    Job *j = best->data;
+    g_queue_delete_link(&q->waiting, best);
     q->running = j;
     SimTime overhead = j->s.presubmitted ? 0 : j->cost.overhead_ps;
     const HwDev *d = g_ptr_array_index(rt->soc->devs, dev);
@@ -236,7 +250,15 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
             return FALSE;
         }
     }
-    if (rt->host && d->cls->kind != HW_KIND_CPU) {
+    if (s->op.kind == HW_OP_RENDER && d->cls->kind != HW_KIND_GPU) {
+        g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
+                    "%s: cannot run a render frame (GPU only)", d->name);
+        g_free(j);
+        return FALSE;
+    }
+    j->seq = rt->seq++;
+    j->enqueued_ps = sim_kernel_now(rt->k);
+    if (rt->host && d->cls->kind != HW_KIND_CPU && !s->foreign) {
         /* The host thread submits kernels one after another.  One enqueued
          * behind work of its own queue was known in advance: the host did
          * it as soon as it was free (possibly before now).  One released by
@@ -249,6 +271,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
         }
         rt->host_free_ps = span.b_ps;
         j->released_ps = span.b_ps;
+        j->enqueued_ps = span.a_ps;
     }
     hw_dev_estimate(d, &s->op, &j->cost);
     rt->in_flight++;

@@ -2,7 +2,11 @@
  * runtime.h - the processors of a SoC running ops on the event kernel.
  *
  * Each processor has one in-order queue: an op submitted to a busy
- * processor waits; when it reaches the head it pays its launch overhead,
+ * processor waits.  When the processor frees up, the waiting op with the
+ * highest priority goes next, and among equal priorities the one submitted
+ * first — by the time its host submitted it, so kernels an engine enqueued
+ * ahead stay ahead of a frame that arrived later (no preemption: a
+ * running kernel always finishes).  It pays its launch overhead,
  * then *starts* (the start callback fires: the executor computes values
  * then), then runs for max(compute time, its bytes at the DRAM share it
  * gets) — its bytes are a flow in the shared memory model, whose demand is
@@ -40,10 +44,20 @@ typedef enum {
     HW_SYNC_FAST,
 } HwSyncMech;
 
+/* Queue priorities: Transformer-Lite and HeteroLLM (§5.5) submit LLM
+ * kernels at low priority so that rendering keeps its frame rate. */
+enum {
+    HW_PRIO_LOW = -1,
+    HW_PRIO_NORMAL = 0,
+};
+
 /* How a submitted op should be run. */
 typedef struct HwSubmit {
     uint32_t dev;                /* processor index in the SoC */
     HwOp op;
+    int priority;                /* HW_PRIO_*: higher runs first */
+    gboolean foreign;            /* submitted by another application (a
+                                  * game's frames): no LLM host work */
     uint64_t npu_tokens;         /* NPU matmul: its static shape (tokens) */
     gboolean presubmitted;       /* enqueued ahead behind work of the same
                                   * queue: no submission gap (the host paid

@@ -32,6 +32,12 @@ struct Exec {
     GArray *bw;
     uint32_t n_done;
     GError *error;               /* first submission failure */
+    SimRender render;            /* fps 0: none */
+    uint32_t gpu;                /* the GPU rendering runs on */
+    gboolean frame_in_flight;
+    SimFrame frame;
+    GArray *frames;              /* of SimFrame */
+    uint32_t vsyncs;
 };
 
 void
@@ -46,6 +52,10 @@ sim_exec_result_clear(SimExecResult *r)
     if (r->control) {
         g_array_unref(r->control);
         r->control = NULL;
+    }
+    if (r->frames) {
+        g_array_unref(r->frames);
+        r->frames = NULL;
     }
 }
 
@@ -138,15 +148,66 @@ submit(Exec *ex, uint32_t id)
             if (dt->kind == SIM_TASK_SYNC && dt->sync == SIM_SYNC_DRIVER) {
                 s.after_drain = TRUE;
             }
-            if (dt->proc != t->proc || dt->kind == SIM_TASK_SYNC) {
+            /* a new decode step needs the previous token back on the host */
+            if (dt->proc != t->proc || dt->kind == SIM_TASK_SYNC ||
+                dt->phase != t->phase || dt->step != t->step) {
                 s.presubmitted = FALSE;
             }
+        }
+        if (ex->render.fps > 0 && t->proc == ex->gpu) {
+            s.priority = ex->render.llm_priority;
         }
     }
     if (!hw_runtime_submit(ex->rt, &s, &ex->error)) {
         g_prefix_error(&ex->error, "task %u (%s): ", id, t->name);
         sim_kernel_stop(ex->k);
     }
+}
+
+/* ---- a game rendering alongside ---------------------------------------- */
+
+static void
+frame_start(void *opaque)
+{
+    Exec *ex = opaque;
+    ex->frame.start_ps = sim_kernel_now(ex->k);
+}
+
+static void
+frame_done(void *opaque)
+{
+    Exec *ex = opaque;
+    ex->frame.end_ps = sim_kernel_now(ex->k);
+    g_array_append_val(ex->frames, ex->frame);
+    ex->frame_in_flight = FALSE;
+}
+
+/* A vsync: submit a frame unless the last one is still in flight; stop
+ * once the LLM has finished. */
+static void
+vsync(SimKernel *k, void *opaque)
+{
+    Exec *ex = opaque;
+    if (ex->n_done == ex->n || ex->error) {
+        return;
+    }
+    ex->vsyncs++;
+    if (!ex->frame_in_flight) {
+        HwSubmit s = {
+            .dev = ex->gpu, .priority = HW_PRIO_NORMAL, .foreign = TRUE,
+            .on_start = frame_start, .on_done = frame_done, .opaque = ex,
+        };
+        s.op.kind = HW_OP_RENDER;
+        s.op.busy_ps = sim_time_from_us(ex->render.frame_ms * 1000.0);
+        s.op.read_bytes = (uint64_t) (ex->render.frame_mb * 1024 * 1024);
+        ex->frame = (SimFrame) { .vsync_ps = sim_kernel_now(k) };
+        ex->frame_in_flight = TRUE;
+        if (!hw_runtime_submit(ex->rt, &s, &ex->error)) {
+            sim_kernel_stop(k);
+            return;
+        }
+    }
+    sim_kernel_schedule(k, sim_time_from_us(1e6 / ex->render.fps), SIM_PRIO_NORMAL, vsync, ex);
 }
 
 static uint64_t
@@ -179,7 +240,8 @@ exec_dump(void *opaque, GString *out)
 }
 
 gboolean
-sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimValuesOps *values,
+sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
+             const SimValuesOps *values,
              void *values_opaque, SimExecResult *out, GError **error)
 {
     uint32_t n = sim_plan_len(plan);
@@ -228,6 +290,20 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimValuesOps *values,
             submit(&ex, i);
         }
     }
+    if (render && render->fps > 0) {
+        const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
+        if (gpu == NULL) {
+            if (ex.error == NULL) {
+                g_set_error(&ex.error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
+                            "rendering needs a GPU; SoC %s has none", soc->name);
+            }
+        } else {
+            ex.render = *render;
+            ex.gpu = gpu->index;
+            ex.frames = g_array_new(FALSE, FALSE, sizeof(SimFrame));
+            sim_kernel_schedule(k, 0, SIM_PRIO_NORMAL, vsync, &ex);
+        }
+    }
     gboolean ok = ex.error == NULL;
     if (ok) {
         ok = sim_kernel_run_all(k, error);
@@ -239,9 +315,13 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimValuesOps *values,
     if (ok) {
         *out = (SimExecResult) {
             .n_tasks = n, .times = g_steal_pointer(&ex.times), .bw = g_steal_pointer(&ex.bw),
-            .n_procs = soc->devs->len, .end_ps = sim_kernel_now(k),
-            .events = sim_kernel_events_run(k),
+            .n_procs = soc->devs->len, .events = sim_kernel_events_run(k),
+            .frames = g_steal_pointer(&ex.frames), .vsyncs = ex.vsyncs,
         };
+        /* the LLM's end (a last frame may finish after it) */
+        for (uint32_t i = 0; i < n; i++) {
+            out->end_ps = MAX(out->end_ps, out->times[i].end_ps);
+        }
         const GArray *spans = hw_runtime_control_spans(rt, &out->control_proc);
         out->control = g_array_sized_new(FALSE, FALSE, sizeof(HwSpan), spans->len);
         g_array_append_vals(out->control, spans->data, spans->len);
@@ -261,6 +341,9 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimValuesOps *values,
     g_free(ex.times);
     if (ex.bw) {
         g_array_unref(ex.bw);
+    }
+    if (ex.frames) {
+        g_array_unref(ex.frames);
     }
     return ok;
 }

@@ -47,6 +47,22 @@ typedef struct SimProcStats {
     double energy_j;             /* active + idle energy */
 } SimProcStats;
 
+/* A game rendering next to the LLM on the GPU (FACTS.md §3, GPU priority):
+ * at every vsync (1/fps) it submits a frame unless its previous frame is
+ * still in flight (double buffering), at normal priority; the LLM's GPU
+ * kernels go at llm_priority. */
+typedef struct SimRender {
+    double fps;                  /* 0: no rendering */
+    double frame_ms;             /* GPU time of one frame alone */
+    double frame_mb;             /* DRAM traffic of one frame (MiB) */
+    int llm_priority;            /* HW_PRIO_LOW or HW_PRIO_NORMAL */
+} SimRender;
+
+/* One rendered frame: its vsync and when the GPU ran it. */
+typedef struct SimFrame {
+    SimTime vsync_ps, start_ps, end_ps;
+} SimFrame;
+
 typedef struct SimExecResult {
     uint32_t n_tasks;
     SimTaskTime *times;          /* one per task (transfer full) */
@@ -56,6 +72,8 @@ typedef struct SimExecResult {
     SimTime end_ps;              /* when the last task ended */
     uint32_t control_proc;       /* the host CPU, UINT32_MAX if none */
     GArray *control;             /* of HwSpan: its kernel submissions */
+    GArray *frames;              /* of SimFrame, finished ones (render only) */
+    uint32_t vsyncs;             /* vsyncs while the LLM ran (render only) */
     double dram_energy_j;
     uint64_t events;             /* event-kernel events run */
 } SimExecResult;
@@ -63,10 +81,11 @@ typedef struct SimExecResult {
 void sim_exec_result_clear(SimExecResult *r);
 
 /*
- * Execute @plan on @soc.  FALSE with an error if the plan cannot run
- * (HS_SIM_ERROR: deadlock, a task a processor cannot run).
+ * Execute @plan on @soc, with a game rendering alongside if @render is
+ * not NULL and render->fps > 0.  FALSE with an error if the plan cannot
+ * run (HS_SIM_ERROR: deadlock, a task a processor cannot run).
  */
-gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc,
+gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
                       const SimValuesOps *values, void *values_opaque,
                       SimExecResult *out, GError **error);
 

@@ -16,6 +16,8 @@ sim_workload_init(SimWorkload *w)
     *w = (SimWorkload) { .prompt = 256, .decode = 32, .batch = 1, .sync = SIM_SYNC_FAST,
                          .check_layers = -1, .seed = 1 };
     sim_policy_options_init(&w->opts);
+    w->render = (SimRender) { .fps = 0, .frame_ms = 8, .frame_mb = 48,
+                              .llm_priority = HW_PRIO_NORMAL };
 }
 
 gboolean
@@ -168,6 +170,36 @@ phase_energy(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
     ps->avg_w = secs > 0 ? j / secs : 0;
 }
 
+static double
+frames_per_s(const SimExecResult *r, SimTime t0, SimTime t1)
+{
+    uint32_t n = 0;
+    for (guint i = 0; i < r->frames->len; i++) {
+        SimTime e = g_array_index(r->frames, SimFrame, i).end_ps;
+        n += e > t0 && e <= t1;
+    }
+    return t1 > t0 ? n / sim_time_to_s(t1 - t0) : 0;
+}
+
+static void
+render_measure(const SimExecResult *r, const SimWorkload *w, SimTime prefill_end,
+               SimTime decode_end, SimRunReport *rep)
+{
+    const double period_ps = 1e12 / w->render.fps;
+    uint32_t on_time = 0;
+    double worst = 0;
+    for (guint i = 0; i < r->frames->len; i++) {
+        const SimFrame *f = &g_array_index(r->frames, SimFrame, i);
+        on_time += (double) (f->end_ps - f->vsync_ps) <= period_ps;
+        worst = MAX(worst, (double) (f->end_ps - f->vsync_ps));
+    }
+    rep->render_fps_prefill = frames_per_s(r, 0, prefill_end);
+    rep->render_fps_decode = decode_end > prefill_end
+                             ? frames_per_s(r, prefill_end, decode_end) : 0;
+    rep->render_on_time_pct = r->vsyncs ? 100.0 * on_time / r->vsyncs : 0;
+    rep->render_worst_ms = worst / 1e9;
+}
+
 void
 sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
                 const SimWorkload *w, SimRunReport *rep)
@@ -221,6 +253,9 @@ sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
     }
     rep->tasks = r->n_tasks;
     rep->events = r->events;
+    if (w->render.fps > 0 && r->frames) {
+        render_measure(r, w, prefill_end, decode_end, rep);
+    }
 }
 
 void
@@ -269,7 +304,8 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
         values = sim_values_new(checker);
     }
     SimExecResult r = { 0 };
-    if (!sim_exec_run(plan, soc, values ? &sim_values_ops : NULL, values, &r, error)) {
+    if (!sim_exec_run(plan, soc, &w->render, values ? &sim_values_ops : NULL, values, &r,
+                      error)) {
         g_prefix_error(error, "policy %s: ", policy);
         return FALSE;
     }

@@ -22,6 +22,7 @@ typedef struct SimWorkload {
     SimPolicyOptions opts;
     int32_t check_layers;        /* functional check: -1 off, 0 full, N layers */
     uint64_t seed;               /* synthetic weights */
+    SimRender render;            /* a game on the GPU alongside (fps 0: none) */
 } SimWorkload;
 
 void sim_workload_init(SimWorkload *w);
@@ -51,6 +52,10 @@ typedef struct SimRunReport {
     uint64_t tasks, events;
     double wall_s;
     SimCheck check;              /* functional check (checked FALSE if off) */
+    /* rendering alongside (workload.render.fps > 0): frames finished per
+     * second of each phase, the share of vsyncs whose frame was shown on
+     * time (finished before the next vsync), the worst vsync-to-done */
+    double render_fps_prefill, render_fps_decode, render_on_time_pct, render_worst_ms;
 } SimRunReport;
 
 void sim_run_report_clear(SimRunReport *r);

@@ -220,6 +220,61 @@ test_npu_order(void)
     g_assert_cmpfloat(last, <, peak / 2);
 }
 
+typedef struct Order {
+    char seen[8];
+    int n;
+} Order;
+
+typedef struct Tag {
+    Order *o;
+    char c;
+} Tag;
+
+static void
+started(void *opaque)
+{
+    Tag *t = opaque;
+    t->o->seen[t->o->n++] = t->c;
+}
+
+static void
+ignore(void *opaque)
+{
+}
+
+/* GPU queue priorities (Transformer-Lite, HeteroLLM §5.5): when the GPU
+ * frees up, a normal-priority frame overtakes queued low-priority LLM
+ * kernels; at equal priority the queue stays in order. */
+static void
+test_gpu_priority(void)
+{
+    g_autoptr(HwSoc) soc = sd8gen3();
+    g_autoptr(SimKernel) k = sim_kernel_new();
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
+    const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
+    Order o = { { 0 }, 0 };
+    Tag tags[4] = { { &o, 'A' }, { &o, 'B' }, { &o, 'C' }, { &o, 'F' } };
+    HwOp kern = { .kind = HW_OP_ELEMWISE, .flops = 1000000000 };     /* ~1 ms */
+    HwOp frame = { .kind = HW_OP_RENDER, .busy_ps = 8000000000 };    /* 8 ms */
+    for (int i = 0; i < 3; i++) {
+        HwSubmit s = { .dev = gpu->index, .op = kern, .priority = HW_PRIO_LOW,
+                       .presubmitted = i > 0, .on_start = started, .on_done = ignore,
+                       .opaque = &tags[i] };
+        g_assert_true(hw_runtime_submit(rt, &s, NULL));
+    }
+    HwSubmit f = { .dev = gpu->index, .op = frame, .priority = HW_PRIO_NORMAL, .foreign = TRUE,
+                   .on_start = started, .on_done = ignore, .opaque = &tags[3] };
+    g_assert_true(hw_runtime_submit(rt, &f, NULL));
+    sim_kernel_run_until(k, SIM_TIME_MAX);
+    g_assert_cmpstr(o.seen, ==, "AFBC");
+    /* a frame is GPU work only */
+    const HwDev *npu = hw_soc_find_kind(soc, HW_KIND_NPU);
+    f.dev = npu->index;
+    g_autoptr(GError) error = NULL;
+    g_assert_false(hw_runtime_submit(rt, &f, &error));
+    g_assert_cmpstr(error->message, ==, "npu: cannot run a render frame (GPU only)");
+}
+
 /* Shape sensitivity (HeteroLLM §3.2): after the transposition W . X^T,
  * FFN-down (reduction depth 14336) gets only 0.5-1.5x of the GPU's speed on
  * the NPU, while QKV (depth 4096) is several times faster; Llama-3-8B
@@ -259,6 +314,7 @@ main(int argc, char **argv)
     g_test_add_func("/hw/models/npu-stage", test_npu_stage);
     g_test_add_func("/hw/models/npu-order", test_npu_order);
     g_test_add_func("/hw/models/npu-shape", test_npu_shape);
+    g_test_add_func("/hw/models/gpu-priority", test_gpu_priority);
     g_test_add_func("/hw/models/graph-prepare", test_graph_prepare);
     g_test_add_func("/hw/models/sync-costs", test_sync_costs);
     g_test_add_func("/hw/models/gpu-linear", test_gpu_linear);

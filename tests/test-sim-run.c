@@ -171,7 +171,7 @@ test_dropped_syncs_break_order(void)
     g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w);
     g_autoptr(SimValues) values = sim_values_new(checker);
     SimExecResult x = { 0 };
-    g_assert_true(sim_exec_run(plan, soc, &sim_values_ops, values, &x, &error));
+    g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
     g_assert_no_error(error);
     SimCheck check;
     sim_values_check(values, &check);
@@ -289,6 +289,39 @@ test_submissions_busy_cpu(void)
     case_clear(&c);
 }
 
+/* A 60 FPS game next to a GPU-only LLM (FACTS.md §3, GPU priority): with
+ * the LLM's kernels at the game's priority the engine keeps the queue full
+ * and the game drops to ~0 FPS during prefill; at low priority the game
+ * keeps its 60 FPS in decode (prefill's large kernels still delay frames:
+ * no preemption).  Same inputs, same frames. */
+static void
+test_render_priority(void)
+{
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 256;
+    w.decode = 8;
+    w.render.fps = 60;
+    Case normal, low, again;
+    run_case("sd8gen3", "llama-3-8b", "gpu-only", &w, &normal);
+    w.render.llm_priority = HW_PRIO_LOW;
+    run_case("sd8gen3", "llama-3-8b", "gpu-only", &w, &low);
+    run_case("sd8gen3", "llama-3-8b", "gpu-only", &w, &again);
+    g_assert_cmpfloat(normal.r.render_fps_prefill, <, 2);
+    g_assert_cmpfloat(normal.r.render_fps_decode, <, 20);
+    g_assert_cmpfloat(low.r.render_fps_decode, >=, 55);
+    g_assert_cmpfloat(low.r.render_fps_prefill, >, 10 * normal.r.render_fps_prefill);
+    g_assert_cmpfloat(low.r.render_on_time_pct, >, normal.r.render_on_time_pct);
+    /* the LLM pays for it: the GPU is shared */
+    g_assert_cmpfloat(low.r.decode.tokens_per_s, <, normal.r.decode.tokens_per_s);
+    g_assert_cmpuint(low.x.frames->len, ==, again.x.frames->len);
+    g_assert_cmpint(memcmp(low.x.frames->data, again.x.frames->data,
+                           sizeof(SimFrame) * low.x.frames->len), ==, 0);
+    case_clear(&normal);
+    case_clear(&low);
+    case_clear(&again);
+}
+
 /* ---- calibration points already met (FACTS.md §4) ---------------------- */
 
 static void
@@ -377,6 +410,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/dropped-syncs-break-order", test_dropped_syncs_break_order);
     g_test_add_func("/sim/run/unprepared-npu-shape", test_unprepared_npu_shape);
     g_test_add_func("/sim/run/submissions-busy-cpu", test_submissions_busy_cpu);
+    g_test_add_func("/sim/run/render-priority", test_render_priority);
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);

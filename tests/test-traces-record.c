@@ -42,6 +42,8 @@ test_round_trip(void)
     w.decode = 3;
     w.batch = 2;
     w.check_layers = 0;
+    w.render = (SimRender) { .fps = 1000, .frame_ms = 0.01, .frame_mb = 1,
+                             .llm_priority = HW_PRIO_LOW };
     SimRunReport r1 = { 0 }, r2 = { 0 };
     SimExecResult x1 = { 0 }, x2 = { 0 };
     g_autoptr(SimPlan) plan = NULL;
@@ -57,6 +59,7 @@ test_round_trip(void)
     g_assert_cmpstr(rec->policy, ==, "hetero-tensor");
     g_assert_cmpuint(rec->workload.prompt, ==, 50);
     g_assert_cmpint(rec->workload.check_layers, ==, 0);
+    g_assert_cmpint(memcmp(&rec->workload.render, &w.render, sizeof(SimRender)), ==, 0);
     g_autoptr(SimPlan) again = trc_record_plan_for(rec, tiny, &error);
     g_assert_no_error(error);
     g_assert_cmpuint(sim_plan_len(again), ==, sim_plan_len(plan));
@@ -72,6 +75,10 @@ test_round_trip(void)
     g_assert_true(sim_run_execute(tiny, rec->spec, rec->policy, again, &rec->workload, NULL,
                                   &r2, &x2, &error));
     g_assert_cmpint(memcmp(x1.times, x2.times, sizeof(SimTaskTime) * x1.n_tasks), ==, 0);
+    g_assert_cmpuint(x1.frames->len, >=, 1);                 /* and the game's frames */
+    g_assert_cmpuint(x1.frames->len, ==, x2.frames->len);
+    g_assert_cmpint(memcmp(x1.frames->data, x2.frames->data,
+                           sizeof(SimFrame) * x1.frames->len), ==, 0);
     g_assert_true(r2.check.match);
     g_assert_cmpfloat(r1.check.max_abs_err, ==, r2.check.max_abs_err);
 
@@ -131,6 +138,8 @@ static const Bad bad[] = {
       "empty file" },
     { "functional-bad.json",
       "$.workload.functional: expected off, full or layers=N (got \"sometimes\")" },
+    { "render-bad.json",
+      "$.workload.render.llm_priority: expected one of low, normal (got \"urgent\")" },
     { "hole.json",
       "$.tasks: node 2 (L0.wq) of prefill: slices cover 256 of its 512 output elements (a hole)" },
     { "huge-number.json",

@@ -90,6 +90,14 @@ trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spec,
     cJSON_AddNumberToObject(opts, "tok_align", w->opts.tok_align);
     cJSON_AddNumberToObject(opts, "min_npu_shape", w->opts.min_npu_shape);
     cJSON_AddNumberToObject(opts, "max_npu_shape", w->opts.max_npu_shape);
+    if (w->render.fps > 0) {
+        cJSON *g = cJSON_AddObjectToObject(wl, "render");
+        cJSON_AddNumberToObject(g, "fps", w->render.fps);
+        cJSON_AddNumberToObject(g, "frame_ms", w->render.frame_ms);
+        cJSON_AddNumberToObject(g, "frame_mb", w->render.frame_mb);
+        cJSON_AddStringToObject(g, "llm_priority",
+                                w->render.llm_priority == HW_PRIO_LOW ? "low" : "normal");
+    }
     cJSON *procs = cJSON_AddArrayToObject(head, "processors");
     for (guint i = 0; i < soc->devs->len; i++) {
         const HwDev *d = g_ptr_array_index(soc->devs, i);
@@ -160,6 +168,24 @@ member(const cJSON *obj, const char *path, const char *key, GError **error)
                     "%s: missing key \"%s\"", path, key);
     }
     return v;
+}
+
+/* A number member in [lo, hi]. */
+static gboolean
+get_num(const cJSON *obj, const char *path, const char *key, double lo, double hi,
+        double *out, GError **error)
+{
+    const cJSON *v = member(obj, path, key, error);
+    if (v == NULL) {
+        return FALSE;
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
+        v->valuedouble > hi) {
+        g_autofree char *p = hs_json_path_key(path, key);
+        return bad(error, v, p, "a number in [%g, %g]", lo, hi);
+    }
+    *out = v->valuedouble;
+    return TRUE;
 }
 
 /* An integer member in [lo, hi]. */
@@ -314,6 +340,24 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
     }
     r->workload.opts = (SimPolicyOptions) { (uint32_t) v[0], (uint32_t) v[1], (uint32_t) v[2],
                                             (uint32_t) v[3], (uint32_t) v[4] };
+    /* optional: a game rendering alongside */
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(w, "render");
+    if (g) {
+        static const char *const prio[] = { "low", "normal" };
+        const char *gp = "$.workload.render";
+        SimRender *rd = &r->workload.render;
+        int e;
+        if (!cJSON_IsObject(g)) {
+            return bad(error, g, gp, "an object");
+        }
+        if (!get_num(g, gp, "fps", 0, 1000, &rd->fps, error) ||
+            !get_num(g, gp, "frame_ms", 1e-6, 1000, &rd->frame_ms, error) ||
+            !get_num(g, gp, "frame_mb", 0, 4096, &rd->frame_mb, error) ||
+            !get_enum(g, gp, "llm_priority", prio, 2, &e, error)) {
+            return FALSE;
+        }
+        rd->llm_priority = e == 0 ? HW_PRIO_LOW : HW_PRIO_NORMAL;
+    }
     return TRUE;
 }
 

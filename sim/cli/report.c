@@ -29,6 +29,17 @@ hs_run_print_text(const HwSoc *soc, const SimRunReport *r)
         printf("  %-6s busy %10.2f ms  (%5.1f %%)\n", d->name, r->busy_ms[p],
                100.0 * r->util[p]);
     }
+    if (r->workload.render.fps > 0) {
+        printf("  render %.0f FPS target, LLM at %s priority: %.1f FPS during prefill",
+               r->workload.render.fps,
+               r->workload.render.llm_priority == HW_PRIO_LOW ? "low" : "normal",
+               r->render_fps_prefill);
+        if (r->workload.decode > 0) {
+            printf(", %.1f during decode", r->render_fps_decode);
+        }
+        printf("; %.0f %% of vsyncs on time, worst frame %.1f ms\n", r->render_on_time_pct,
+               r->render_worst_ms);
+    }
     if (r->check.checked) {
         const char *verdict = r->check.match ? "match"
                               : r->check.precision_changed ? "differ (expected: some tasks ran "

@@ -11,7 +11,8 @@
 static GOptionEntry *
 entries_for(HsRunOpts *o)
 {
-    *o = (HsRunOpts) { .prompt = 256, .decode = 32, .batch = 1, .chunk = 256, .seed = 1 };
+    *o = (HsRunOpts) { .prompt = 256, .decode = 32, .batch = 1, .chunk = 256, .seed = 1,
+                       .frame_ms = 8, .frame_mb = 48 };
     GOptionEntry e[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &o->soc,
           "SoC config: a name from 'list socs' or a JSON file (default sd8gen3)", "SOC" },
@@ -33,6 +34,15 @@ entries_for(HsRunOpts *o)
           "first N layers at full width) or full (default layers=1)", "MODE" },
         { "seed", 0, 0, G_OPTION_ARG_INT64, &o->seed,
           "Seed of the synthetic weights (default 1)", "S" },
+        { "render", 0, 0, G_OPTION_ARG_DOUBLE, &o->render_fps,
+          "A game renders on the GPU alongside at this frame rate (default 0: none)", "FPS" },
+        { "frame-ms", 0, 0, G_OPTION_ARG_DOUBLE, &o->frame_ms,
+          "GPU time of one frame alone (default 8, an assumed mid-weight game)", "MS" },
+        { "frame-mb", 0, 0, G_OPTION_ARG_DOUBLE, &o->frame_mb,
+          "DRAM traffic of one frame in MiB (default 48, assumed)", "MB" },
+        { "llm-priority", 0, 0, G_OPTION_ARG_STRING, &o->llm_priority,
+          "GPU queue priority of the LLM's kernels next to rendering: low or normal "
+          "(default normal)", "P" },
         { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &o->plugin,
           "Load a policy from a shared module (see README)", "FILE.so" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &o->format,
@@ -76,6 +86,7 @@ hs_run_opts_clear(HsRunOpts *o)
     g_free(o->trace);
     g_free(o->plugin);
     g_free(o->functional);
+    g_free(o->llm_priority);
 }
 
 static gboolean
@@ -128,6 +139,26 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
         return FALSE;
     }
     w->seed = (uint64_t) o->seed;
+    if (!(o->render_fps >= 0 && o->render_fps <= 1000)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--render: expected a frame rate in [0, 1000] (got %g)", o->render_fps);
+        return FALSE;
+    }
+    if (!(o->frame_ms > 0 && o->frame_ms <= 1000) || !(o->frame_mb >= 0 && o->frame_mb <= 4096)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--frame-ms / --frame-mb: expected (0, 1000] ms and [0, 4096] MiB "
+                    "(got %g and %g)", o->frame_ms, o->frame_mb);
+        return FALSE;
+    }
+    w->render = (SimRender) { .fps = o->render_fps, .frame_ms = o->frame_ms,
+                              .frame_mb = o->frame_mb, .llm_priority = HW_PRIO_NORMAL };
+    if (o->llm_priority && strcmp(o->llm_priority, "low") == 0) {
+        w->render.llm_priority = HW_PRIO_LOW;
+    } else if (o->llm_priority && strcmp(o->llm_priority, "normal") != 0) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--llm-priority: expected low or normal (got \"%s\")", o->llm_priority);
+        return FALSE;
+    }
     g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
     g_autofree char *models = g_build_filename(hs_cli_data_dir(), "models", NULL);
     *soc = hw_soc_load(o->soc ? o->soc : "sd8gen3", configs, error);
@@ -220,6 +251,17 @@ hs_run_report_json(const HwSoc *soc, const SimRunReport *r)
         cJSON_AddBoolToObject(f, "precision_changed", r->check.precision_changed);
         cJSON_AddNumberToObject(f, "max_abs_err", r->check.max_abs_err);
         cJSON_AddNumberToObject(f, "max_abs_ref", r->check.max_abs_ref);
+    }
+    if (r->workload.render.fps > 0) {
+        cJSON *g = cJSON_AddObjectToObject(o, "render");
+        cJSON_AddNumberToObject(g, "target_fps", r->workload.render.fps);
+        cJSON_AddStringToObject(g, "llm_priority",
+                                r->workload.render.llm_priority == HW_PRIO_LOW ? "low"
+                                                                                : "normal");
+        cJSON_AddNumberToObject(g, "prefill_fps", r->render_fps_prefill);
+        cJSON_AddNumberToObject(g, "decode_fps", r->render_fps_decode);
+        cJSON_AddNumberToObject(g, "on_time_pct", r->render_on_time_pct);
+        cJSON_AddNumberToObject(g, "worst_frame_ms", r->render_worst_ms);
     }
     cJSON *s = cJSON_AddObjectToObject(o, "sim");
     cJSON_AddNumberToObject(s, "tasks", (double) r->tasks);

@@ -20,6 +20,8 @@ typedef struct HsRunOpts {
     char *functional;            /* off | layers=N | full */
     gint64 seed;
     int prompt, decode, batch, chunk;
+    double render_fps, frame_ms, frame_mb;   /* a game on the GPU alongside */
+    char *llm_priority;          /* low | normal */
 } HsRunOpts;
 
 /*
