@@ -317,6 +317,22 @@ test_render_priority(void)
     g_assert_cmpuint(low.x.frames->len, ==, again.x.frames->len);
     g_assert_cmpint(memcmp(low.x.frames->data, again.x.frames->data,
                            sizeof(SimFrame) * low.x.frames->len), ==, 0);
+    /* the trace shows every frame on the GPU's "game frames" track */
+    const char *names[] = { "cpu", "gpu", "npu" };
+    TrcInput in = { low.plan, low.x.times, names, 3, (const SimBwSample *) low.x.bw->data,
+                    low.x.bw->len, NULL, NULL, NULL, 0, 0,
+                    (const SimFrame *) low.x.frames->data, low.x.frames->len, 1 };
+    g_autofree char *text = trc_perfetto_to_string(&in);
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    guint frames = 0;
+    const cJSON *e = NULL;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
+        const cJSON *cat = cJSON_GetObjectItem(e, "cat");
+        frames += cJSON_IsString(cat) && strcmp(cat->valuestring, "render") == 0 &&
+                  cJSON_GetObjectItem(e, "pid")->valueint == 2;
+    }
+    g_assert_cmpuint(frames, ==, low.x.frames->len);
     case_clear(&normal);
     case_clear(&low);
     case_clear(&again);
@@ -360,7 +376,7 @@ test_trace_matches_times(void)
     const char *names[] = { "cpu", "gpu", "npu" };
     TrcInput in = { c.plan, c.x.times, names, 3, (const SimBwSample *) c.x.bw->data,
                     c.x.bw->len, NULL, NULL, (const HwSpan *) c.x.control->data,
-                    c.x.control->len, c.x.control_proc };
+                    c.x.control->len, c.x.control_proc, NULL, 0, 0 };
     g_autofree char *text = trc_perfetto_to_string(&in);
     g_autoptr(cJSON) root = cJSON_Parse(text);
     g_assert_nonnull(root);

@@ -209,6 +209,25 @@ trc_perfetto_to_string(const TrcInput *in)
         }
     }
 
+    /* a game's frames, one track above the GPU's lanes: slice = on the GPU,
+     * args say when its vsync was */
+    if (in->n_frames && in->frame_proc < in->n_procs) {
+        uint32_t pid = in->frame_proc + 1;
+        GArray *ends = g_hash_table_lookup(lane_end, GUINT_TO_POINTER(pid));
+        uint32_t tid = ends ? ends->len : 0;
+        emit(&w, 0, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+                    "\"args\":{\"name\":\"game frames\"}}", pid, tid);
+        for (uint32_t i = 0; i < in->n_frames; i++) {
+            const SimFrame *f = &in->frames[i];
+            g_autofree char *ts = us(f->start_ps);
+            g_autofree char *dur = us(f->end_ps - f->start_ps);
+            g_autofree char *vs = us(f->vsync_ps);
+            emit(&w, f->start_ps, "{\"name\":\"frame\",\"cat\":\"render\",\"ph\":\"X\","
+                                  "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,"
+                                  "\"args\":{\"vsync_us\":%s}}", pid, tid, ts, dur, vs);
+        }
+    }
+
     /* flows: producer -> sync -> consumers */
     uint64_t flow_id = 1;
     for (uint32_t id = 0; id < n; id++) {

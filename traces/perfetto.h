@@ -36,6 +36,11 @@ typedef struct TrcInput {
     const HwSpan *control;
     uint32_t n_control;
     uint32_t control_proc;
+    /* a game's frames, on their own track of processor frame_proc (the
+     * GPU; may be NULL / 0) */
+    const SimFrame *frames;
+    uint32_t n_frames;
+    uint32_t frame_proc;
 } TrcInput;
 
 /* Write the trace to @path atomically.  FALSE with an I/O error. */

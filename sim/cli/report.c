@@ -89,11 +89,14 @@ hs_run_write_trace(const char *path, const HwSoc *soc, const SimPlan *plan,
     }
     const char *keys[] = { "soc", "model", "policy", "sync", NULL };
     const char *vals[] = { r->soc, r->model, r->policy, sim_sync_name[r->workload.sync] };
+    const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
     TrcInput in = {
         plan, x->times, names, soc->devs->len,
         (const SimBwSample *) x->bw->data, x->bw->len, keys, vals,
         x->control ? (const HwSpan *) x->control->data : NULL,
         x->control ? x->control->len : 0, x->control_proc,
+        x->frames ? (const SimFrame *) x->frames->data : NULL,
+        x->frames ? x->frames->len : 0, gpu ? gpu->index : UINT32_MAX,
     };
     return trc_perfetto_write(path, &in, error);
 }
