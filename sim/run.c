@@ -45,6 +45,7 @@ sim_run_report_clear(SimRunReport *r)
 {
     g_clear_pointer(&r->busy_ms, g_free);
     g_clear_pointer(&r->util, g_free);
+    g_clear_pointer(&r->hot_split, g_free);
 }
 
 static gboolean
@@ -170,6 +171,82 @@ phase_energy(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
     ps->avg_w = secs > 0 ? j / secs : 0;
 }
 
+/* The op label of a kernel task: "L3.ffn_down[rows 0:2048]" -> "ffn_down". */
+static void
+op_label(const char *name, char out[32])
+{
+    const char *a = name[0] == 'L' && strchr(name, '.') ? strchr(name, '.') + 1 : name;
+    size_t n = strcspn(a, "[");
+    g_strlcpy(out, a, MIN(n + 1, 32));
+}
+
+typedef struct OpTime {
+    SimTime busy;
+    double *elems;               /* per processor */
+} OpTime;
+
+static void
+op_time_free(gpointer p)
+{
+    OpTime *o = p;
+    g_free(o->elems);
+    g_free(o);
+}
+
+/* Which op takes most prefill kernel time, and how it is split. */
+static void
+hot_op_measure(const SimPlan *plan, const SimExecResult *r, SimRunReport *rep)
+{
+    g_autoptr(GHashTable) ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                                      op_time_free);
+    SimTime total = 0;
+    for (uint32_t i = 0; i < r->n_tasks; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->phase != SIM_PHASE_PREFILL || t->kind != SIM_TASK_KERNEL) {
+            continue;
+        }
+        char label[32];
+        op_label(t->name, label);
+        OpTime *o = g_hash_table_lookup(ops, label);
+        if (o == NULL) {
+            o = g_new0(OpTime, 1);
+            o->elems = g_new0(double, r->n_procs);
+            g_hash_table_insert(ops, g_strdup(label), o);
+        }
+        SimTime d = r->times[i].end_ps - r->times[i].start_ps;
+        o->busy += d;
+        total += d;
+        o->elems[t->proc] += (double) (t->slice.tok1 - t->slice.tok0) *
+                             (double) (t->slice.row1 - t->slice.row0);
+    }
+    /* the largest; ties by name so the choice is deterministic */
+    GHashTableIter it;
+    gpointer k, v;
+    const char *best = NULL;
+    const OpTime *bo = NULL;
+    g_hash_table_iter_init(&it, ops);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        const OpTime *o = v;
+        if (!bo || o->busy > bo->busy || (o->busy == bo->busy && strcmp(k, best) < 0)) {
+            best = k;
+            bo = o;
+        }
+    }
+    rep->hot_split = g_new0(double, r->n_procs);
+    if (bo == NULL || total == 0) {
+        return;
+    }
+    g_strlcpy(rep->hot_op, best, sizeof(rep->hot_op));
+    rep->hot_time_share = (double) bo->busy / (double) total;
+    double all = 0;
+    for (uint32_t p = 0; p < r->n_procs; p++) {
+        all += bo->elems[p];
+    }
+    for (uint32_t p = 0; p < r->n_procs && all > 0; p++) {
+        rep->hot_split[p] = bo->elems[p] / all;
+    }
+}
+
 static double
 frames_per_s(const SimExecResult *r, SimTime t0, SimTime t1)
 {
@@ -256,6 +333,7 @@ sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
     if (w->render.fps > 0 && r->frames) {
         render_measure(r, w, prefill_end, decode_end, rep);
     }
+    hot_op_measure(plan, r, rep);
 }
 
 void

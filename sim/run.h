@@ -56,6 +56,13 @@ typedef struct SimRunReport {
      * second of each phase, the share of vsyncs whose frame was shown on
      * time (finished before the next vsync), the worst vsync-to-done */
     double render_fps_prefill, render_fps_decode, render_on_time_pct, render_worst_ms;
+    /* where prefill time goes: the op (layer prefix dropped, "ffn_down")
+     * whose kernels take the most processor time, that share of all
+     * prefill kernel time, and how its output is split between processors
+     * (fraction of output elements each computed; per processor) */
+    char hot_op[32];
+    double hot_time_share;
+    double *hot_split;
 } SimRunReport;
 
 void sim_run_report_clear(SimRunReport *r);

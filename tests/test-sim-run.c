@@ -338,6 +338,29 @@ test_render_priority(void)
     case_clear(&again);
 }
 
+/* Where prefill time goes (compare's explanation line): on Llama-3-8B
+ * FFN-down is the heaviest op (HeteroLLM §3.2: "nearly half of prefill
+ * time"); hetero-tensor splits it between GPU and NPU, gpu-only does not. */
+static void
+test_heaviest_op(void)
+{
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.decode = 0;
+    Case t, g;
+    run_case("sd8gen3", "llama-3-8b", "hetero-tensor", &w, &t);
+    run_case("sd8gen3", "llama-3-8b", "gpu-only", &w, &g);
+    g_assert_cmpstr(t.r.hot_op, ==, "ffn_down");
+    g_assert_cmpfloat(t.r.hot_time_share, >, 0.3);
+    g_assert_cmpfloat(t.r.hot_time_share, <, 0.6);
+    g_assert_cmpfloat(t.r.hot_split[1], >, 0.2);               /* gpu */
+    g_assert_cmpfloat(t.r.hot_split[2], >, 0.2);               /* npu */
+    g_assert_cmpfloat(fabs(t.r.hot_split[0] + t.r.hot_split[1] + t.r.hot_split[2] - 1), <, 1e-9);
+    g_assert_cmpfloat(g.r.hot_split[1], ==, 1.0);
+    case_clear(&t);
+    case_clear(&g);
+}
+
 /* ---- calibration points already met (FACTS.md §4) ---------------------- */
 
 static void
@@ -427,6 +450,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/unprepared-npu-shape", test_unprepared_npu_shape);
     g_test_add_func("/sim/run/submissions-busy-cpu", test_submissions_busy_cpu);
     g_test_add_func("/sim/run/render-priority", test_render_priority);
+    g_test_add_func("/sim/run/heaviest-op", test_heaviest_op);
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);

@@ -50,8 +50,9 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
         }
     }
     if (gpu && win_pre && gpu->prefill.tokens_per_s > 0) {
-        printf("  prefill: %s is %.2fx gpu-only\n", win_pre->policy,
-               win_pre->prefill.tokens_per_s / gpu->prefill.tokens_per_s);
+        g_autofree char *hot = hs_run_hot_op_text(soc, win_pre);
+        printf("  prefill: %s is %.2fx gpu-only; its heaviest op: %s\n", win_pre->policy,
+               win_pre->prefill.tokens_per_s / gpu->prefill.tokens_per_s, hot ? hot : "-");
     }
     if (gpu && win_dec && w->decode && gpu->decode.tokens_per_s > 0) {
         printf("  decode: %s is %.2fx gpu-only, using %.1f GB/s of %.0f (gpu-only %.1f)\n",

@@ -8,6 +8,39 @@
 
 #include <stdio.h>
 
+char *
+hs_run_hot_op_text(const HwSoc *soc, const SimRunReport *r)
+{
+    if (!r->hot_op[0]) {
+        return NULL;
+    }
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "%s (%.0f %% of prefill kernel time) ", r->hot_op,
+                           100 * r->hot_time_share);
+    guint used = 0;
+    for (uint32_t p = 0; p < r->n_procs; p++) {
+        used += r->hot_split[p] > 0;
+    }
+    if (used == 1) {
+        for (uint32_t p = 0; p < r->n_procs; p++) {
+            if (r->hot_split[p] > 0) {
+                const HwDev *d = g_ptr_array_index(soc->devs, p);
+                g_string_append_printf(s, "all on the %s", d->name);
+            }
+        }
+    } else {
+        g_string_append(s, "split");
+        for (uint32_t p = 0, k = 0; p < r->n_procs; p++) {
+            if (r->hot_split[p] > 0) {
+                const HwDev *d = g_ptr_array_index(soc->devs, p);
+                g_string_append_printf(s, "%s %s %.0f %%", k++ ? "," : "", d->name,
+                                       100 * r->hot_split[p]);
+            }
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
 void
 hs_run_print_text(const HwSoc *soc, const SimRunReport *r)
 {
@@ -28,6 +61,10 @@ hs_run_print_text(const HwSoc *soc, const SimRunReport *r)
         const HwDev *d = g_ptr_array_index(soc->devs, p);
         printf("  %-6s busy %10.2f ms  (%5.1f %%)\n", d->name, r->busy_ms[p],
                100.0 * r->util[p]);
+    }
+    g_autofree char *hot = hs_run_hot_op_text(soc, r);
+    if (hot) {
+        printf("  heaviest op: %s\n", hot);
     }
     if (r->workload.render.fps > 0) {
         printf("  render %.0f FPS target, LLM at %s priority: %.1f FPS during prefill",

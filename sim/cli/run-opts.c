@@ -220,7 +220,20 @@ hs_run_report_json(const HwSoc *soc, const SimRunReport *r)
     cJSON_AddNumberToObject(o, "prompt_tokens", r->workload.prompt);
     cJSON_AddNumberToObject(o, "decode_tokens", r->workload.decode);
     cJSON_AddNumberToObject(o, "batch", r->workload.batch);
-    cJSON_AddItemToObject(o, "prefill", phase_json(&r->prefill, FALSE, 0));
+    cJSON *pre = phase_json(&r->prefill, FALSE, 0);
+    if (r->hot_op[0]) {
+        cJSON *h = cJSON_AddObjectToObject(pre, "heaviest_op");
+        cJSON_AddStringToObject(h, "name", r->hot_op);
+        cJSON_AddNumberToObject(h, "time_share", r->hot_time_share);
+        cJSON *sp = cJSON_AddObjectToObject(h, "split");
+        for (uint32_t p = 0; p < r->n_procs; p++) {
+            if (r->hot_split[p] > 0) {
+                const HwDev *dev = g_ptr_array_index(soc->devs, p);
+                cJSON_AddNumberToObject(sp, dev->name, r->hot_split[p]);
+            }
+        }
+    }
+    cJSON_AddItemToObject(o, "prefill", pre);
     cJSON_AddItemToObject(o, "decode", phase_json(&r->decode, TRUE, r->tpot_ms));
     cJSON_AddNumberToObject(o, "ttft_ms", r->ttft_ms);
     cJSON *d = cJSON_AddObjectToObject(o, "dram");

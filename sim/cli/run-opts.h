@@ -49,6 +49,10 @@ void hs_run_print(const HwSoc *soc, const SimRunReport *r, HsFormat format);
 void hs_run_print_csv(const SimRunReport *r, gboolean header);
 void hs_run_print_text(const HwSoc *soc, const SimRunReport *r);
 
+/* "ffn_down (45 % of prefill kernel time) split gpu 38 %, npu 62 %", or
+ * NULL if the prefill ran no kernels.  (transfer full) */
+char *hs_run_hot_op_text(const HwSoc *soc, const SimRunReport *r);
+
 /* Write the Perfetto trace of an executed plan (report.c). */
 gboolean hs_run_write_trace(const char *path, const HwSoc *soc, const SimPlan *plan,
                             const SimExecResult *x, const SimRunReport *r, GError **error);
