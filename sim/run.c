@@ -345,6 +345,7 @@ sim_run_engine_config(const MdlSpec *s, uint64_t seed, EngConfig *cfg)
         .kv_heads = s->num_key_value_heads, .head_dim = s->head_dim,
         .vocab = s->vocab_size, .rope_theta = s->rope_theta, .rms_eps = s->rms_norm_eps,
         .tie_embeddings = s->tie_word_embeddings, .gelu = s->act == MDL_ACT_GELU_TANH,
+        .attention_bias = s->attention_bias,
         .embed_scale = s->embed_scale, .norm_plus_one = s->norm_plus_one, .seed = seed,
     };
 }

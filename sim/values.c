@@ -158,6 +158,16 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         /* padded rows are zeros whose outputs are cropped: computing the
          * real rows gives exactly the cropped result */
         eng_matmul_w(x, w, out, t0, t1, sl->row0, sl->row1);
+        /* Q/K/V biases (Qwen2): one add per element, as the reference */
+        int which = n->weight == MDL_W_Q ? 0 : n->weight == MDL_W_K ? 1
+                    : n->weight == MDL_W_V ? 2 : -1;
+        const float *b = which >= 0 ? eng_model_bias(v->model, (uint32_t) n->layer, which)
+                                    : NULL;
+        for (size_t t = t0; b && t < t1; t++) {
+            for (size_t r = sl->row0; r < sl->row1; r++) {
+                out[t * d + r] += b[r];
+            }
+        }
         break;
     }
     case MDL_OP_ROPE: {

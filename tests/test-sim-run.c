@@ -361,6 +361,28 @@ test_heaviest_op(void)
     case_clear(&g);
 }
 
+/* Qwen2's Q/K/V biases reach both the reference and the partitioned run:
+ * hetero-tensor cuts wq/wk/wv between GPU and NPU at 300 tokens and the
+ * values still match (a slice that forgot its bias would not). */
+static void
+test_qkv_bias(void)
+{
+    g_autoptr(MdlSpec) spec = load_model("qwen2.5-1.5b");
+    EngConfig cfg;
+    sim_run_engine_config(spec, 1, &cfg);
+    g_assert_true(cfg.attention_bias);
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 300;
+    w.decode = 0;
+    w.check_layers = 1;
+    Case c;
+    run_case("sd8gen3", "qwen2.5-1.5b", "hetero-tensor", &w, &c);
+    g_assert_true(c.r.check.checked);
+    g_assert_true(c.r.check.match);
+    case_clear(&c);
+}
+
 /* ---- calibration points already met (FACTS.md §4) ---------------------- */
 
 static void
@@ -451,6 +473,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/submissions-busy-cpu", test_submissions_busy_cpu);
     g_test_add_func("/sim/run/render-priority", test_render_priority);
     g_test_add_func("/sim/run/heaviest-op", test_heaviest_op);
+    g_test_add_func("/sim/run/qkv-bias", test_qkv_bias);
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
