@@ -264,6 +264,13 @@ argmax(const float *x, size_t n)
     return (uint32_t) best;
 }
 
+const uint32_t *
+sim_checker_tokens(const SimChecker *c, uint32_t *n)
+{
+    *n = c->tokens->len;
+    return (const uint32_t *) c->tokens->data;
+}
+
 SimChecker *
 sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t batch)
 {

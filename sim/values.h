@@ -44,6 +44,11 @@ typedef struct SimCheck {
 SimChecker *sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers,
                             uint32_t batch);
 void sim_checker_free(SimChecker *c);
+
+/* The token sequence the reference ran: the fixed prompt, then one token
+ * per decode step (greedy from the reference's logits when the whole model
+ * is checked).  (transfer none) */
+const uint32_t *sim_checker_tokens(const SimChecker *c, uint32_t *n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimChecker, sim_checker_free)
 
 /* Buffers of one checked run.  (transfer full; @checker borrowed) */

@@ -10,6 +10,7 @@
 #include "sim/util/json.h"
 #include "traces/perfetto.h"
 
+#include <glib/gstdio.h>
 #include <inttypes.h>
 
 #include <math.h>
@@ -383,6 +384,61 @@ test_qkv_bias(void)
     case_clear(&c);
 }
 
+/* The simulator's functional reference (the model's graph, node by node)
+ * computes what the engine's own forward pass computes — the path `infer`
+ * uses: on a tiny model with Q/K/V biases, whole-model checking, the
+ * greedy tokens of prefill and every decode step are the same. */
+static void
+test_reference_is_the_model(void)
+{
+    g_autofree char *dir = data_dir("models");
+    g_autofree char *src = g_build_filename(dir, "tiny.json", NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(src, &text, NULL, NULL));
+    g_assert_nonnull(strstr(text, "\"attention_bias\": false"));
+    g_autoptr(GString) biased = g_string_new(text);
+    g_string_replace(biased, "\"attention_bias\": false", "\"attention_bias\": true", 1);
+    g_autoptr(GError) error = NULL;
+    g_autofree char *tmp = g_dir_make_tmp("hs-bias-XXXXXX", &error);
+    g_autofree char *path = g_build_filename(tmp, "config.json", NULL);
+    g_assert_true(g_file_set_contents(path, biased->str, -1, &error));
+    g_autoptr(MdlSpec) spec = mdl_spec_load(path, dir, &error);
+    g_assert_no_error(error);
+    g_assert_true(spec->attention_bias);
+
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 12;
+    w.decode = 5;
+    w.check_layers = 0;
+    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w);
+    uint32_t n;
+    const uint32_t *toks = sim_checker_tokens(checker, &n);
+    g_assert_cmpuint(n, ==, w.prompt + w.decode);
+
+    EngConfig cfg;
+    sim_run_engine_config(spec, w.seed, &cfg);
+    g_autoptr(EngModel) m = eng_model_new(&cfg);
+    EngKV *kv = eng_kv_new(&cfg, n + 1);
+    g_autofree float *logits = g_new(float, (size_t) w.prompt * cfg.vocab);
+    eng_model_prefill(m, kv, toks, w.prompt, logits);
+    const float *last = logits + (size_t) (w.prompt - 1) * cfg.vocab;
+    for (uint32_t s = 0; s < w.decode; s++) {
+        uint32_t best = 0;
+        for (uint32_t i = 1; i < cfg.vocab; i++) {
+            best = last[i] > last[best] ? i : best;
+        }
+        g_assert_cmpuint(best, ==, toks[w.prompt + s]);
+        if (s + 1 < w.decode) {
+            eng_model_decode(m, kv, toks[w.prompt + s], logits);
+            last = logits;
+        }
+    }
+    eng_kv_free(kv);
+    g_unlink(path);
+    g_rmdir(tmp);
+}
+
 /* ---- calibration points already met (FACTS.md §4) ---------------------- */
 
 static void
@@ -474,6 +530,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/render-priority", test_render_priority);
     g_test_add_func("/sim/run/heaviest-op", test_heaviest_op);
     g_test_add_func("/sim/run/qkv-bias", test_qkv_bias);
+    g_test_add_func("/sim/run/reference-is-the-model", test_reference_is_the_model);
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
