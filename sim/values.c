@@ -146,18 +146,22 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
                              ? eng_model_lm_head(v->model)
                              : eng_model_weight(v->model, (uint32_t) n->layer,
                                                 eng_weight(n->weight));
-        const float *x = src0 + off * src_d;
+        EngTensor xv = { (float *) src0 + off * src_d, n->tokens, n->k };
+        EngTensor yv = { out, n->tokens, d };
         g_autofree float *xq = NULL;
         if (prec == MDL_PREC_W4A8 || prec == MDL_PREC_W8A8) {
-            /* INT8 per-tensor activations of the slice's rows */
+            /* INT8 per-tensor activations: one scale for the whole input,
+             * so every slice quantises alike, applied to the slice's rows */
             xq = g_new0(float, (size_t) n->tokens * n->k);
-            eng_quant_act_int8(x, xq, n->k, t0, t1);
-            x = xq;
+            float scale = eng_quant_act_int8_scale(xv.data, n->k, 0, n->tokens);
+            eng_quant_act_int8_apply(xv.data, xq, n->k, t0, t1, scale);
+            xv.data = xq;
             *precision_changed = TRUE;
         }
-        /* padded rows are zeros whose outputs are cropped: computing the
-         * real rows gives exactly the cropped result */
-        eng_matmul_w(x, w, out, t0, t1, sl->row0, sl->row1);
+        /* the whole input's shape fixes the engine's tile grid, as in the
+         * engine's own forward pass; padded rows are zeros whose outputs
+         * are cropped, so computing the real rows gives the cropped result */
+        eng_matmul(&xv, w, &yv, t0, t1, sl->row0, sl->row1);
         /* Q/K/V biases (Qwen2): one add per element, as the reference */
         int which = n->weight == MDL_W_Q ? 0 : n->weight == MDL_W_K ? 1
                     : n->weight == MDL_W_V ? 2 : -1;
