@@ -53,7 +53,7 @@ hw_runtime_new(const HwSoc *soc, SimKernel *k)
     }
     rt->mem = hw_mem_new(k, soc->mem.ceiling_gbps, caps, rt->n);
     rt->npu_shapes = g_hash_table_new(g_int64_hash, g_int64_equal);
-    rt->host = (const HwCpu *) hw_soc_find_kind(soc, HW_KIND_CPU);
+    rt->host = (const HwCpu *) g_ptr_array_index(soc->devs, soc->control_cpu);
     rt->control = g_array_new(FALSE, FALSE, sizeof(HwSpan));
     return rt;
 }

@@ -17,7 +17,7 @@
  * shape (hw_runtime_npu_prepared); anything else is refused.
  *
  * Control plane: submitting a kernel to an accelerator costs the host CPU
- * (the SoC's first CPU processor) its submit_us.  Submissions are
+ * (the SoC's control_cpu) its submit_us.  Submissions are
  * serialised on one host thread and recorded as spans, which count as
  * that CPU's busy time (and energy).  A kernel enqueued behind work of its
  * own queue was submitted ahead, as soon as the host was free; one released

@@ -46,6 +46,17 @@ static const HsParam hw_soc_top_params[] = {
     HS_PARAM_END
 };
 
+typedef struct SyncTop {
+    char *control_cpu;
+} SyncTop;
+
+static const HsParam hw_sync_top_params[] = {
+    HS_PARAM_STR("control_cpu", SyncTop, control_cpu, "", NULL,
+                 "the cpu processor that runs the control plane (sync threads, kernel "
+                 "submission); default: the first cpu"),
+    HS_PARAM_END
+};
+
 static const char *const top_sections[] = { "memory", "processors", "sync", NULL };
 static const char *const dev_base_keys[] = { "name", "model", NULL };
 static const char *const sync_sections[] = { "driver", "fast", NULL };
@@ -147,6 +158,7 @@ hw_soc_from_json(const cJSON *root, const char *what, GError **error)
 {
     g_autoptr(HwSoc) soc = g_new0(HwSoc, 1);
     SocTop top = { 0 };
+    g_autofree char *control_cpu = NULL;
 
     soc->devs = g_ptr_array_new_with_free_func((GDestroyNotify) hw_dev_free);
     soc->sources = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -176,8 +188,10 @@ hw_soc_from_json(const cJSON *root, const char *what, GError **error)
     if (sync == NULL) {
         goto fail;
     }
-    if (!hs_param_apply(sync, "$.sync", (const HsParam[]) { HS_PARAM_END }, NULL,
-                        sync_sections, NULL, error)) {
+    SyncTop st = { 0 };
+    ok = hs_param_apply(sync, "$.sync", hw_sync_top_params, &st, sync_sections, NULL, error);
+    control_cpu = g_steal_pointer(&st.control_cpu);
+    if (!ok) {
         goto fail;
     }
     const cJSON *drv = require(sync, "$.sync", "driver", error);
@@ -229,6 +243,22 @@ hw_soc_from_json(const cJSON *root, const char *what, GError **error)
             goto fail;
         }
     }
+    const HwDev *ctl = control_cpu && control_cpu[0] ? hw_soc_find_name(soc, control_cpu)
+                                                     : hw_soc_find_kind(soc, HW_KIND_CPU);
+    if (ctl == NULL || ctl->cls->kind != HW_KIND_CPU) {
+        g_autoptr(GString) cpus = g_string_new(NULL);
+        for (guint d = 0; d < soc->devs->len; d++) {
+            const HwDev *x = g_ptr_array_index(soc->devs, d);
+            if (x->cls->kind == HW_KIND_CPU) {
+                g_string_append_printf(cpus, "%s%s", cpus->len ? ", " : "", x->name);
+            }
+        }
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.sync.control_cpu: expected the name of a cpu processor (%s) (got \"%s\")",
+                    cpus->str, control_cpu);
+        goto fail;
+    }
+    soc->control_cpu = ctl->index;
     return g_steal_pointer(&soc);
 
 fail:
@@ -340,6 +370,8 @@ hw_soc_to_json(const HwSoc *soc)
         cJSON_AddItemToArray(procs, p);
     }
     cJSON *sync = cJSON_AddObjectToObject(root, "sync");
+    cJSON_AddStringToObject(sync, "control_cpu",
+                            ((const HwDev *) g_ptr_array_index(soc->devs, soc->control_cpu))->name);
     hs_param_dump_json(hw_sync_driver_params, &soc->sync_driver,
                        cJSON_AddObjectToObject(sync, "driver"));
     hs_param_dump_json(hw_sync_fast_params, &soc->sync_fast,
@@ -361,6 +393,8 @@ hw_soc_describe(GString *out)
                                (*c)->model, hw_kind_name[(*c)->kind], (*c)->desc);
         hs_param_describe((*c)->params, out);
     }
+    g_string_append(out, "\n$.sync\n");
+    hs_param_describe(hw_sync_top_params, out);
     g_string_append(out, "\n$.sync.driver\n");
     hs_param_describe(hw_sync_driver_params, out);
     g_string_append(out, "\n$.sync.fast\n");

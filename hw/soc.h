@@ -53,6 +53,7 @@ struct HwSoc {
     HwSyncDriverParams sync_driver;
     HwSyncFastParams sync_fast;
     GPtrArray *devs;                 /* of HwDev*, owned, in config order */
+    uint32_t control_cpu;            /* runs sync threads and kernel submission */
     GHashTable *sources;             /* JSON path -> source note, owned */
 };
 

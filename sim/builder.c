@@ -178,7 +178,7 @@ sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to)
                                             sim_sync_name[b->info.sync]);
     SimTask t = {
         .kind = SIM_TASK_SYNC, .phase = b->info.phase, .step = b->info.step,
-        .proc = b->info.proc_cpu, .node = (int32_t) src, .sync = b->info.sync,
+        .proc = b->info.proc_control, .node = (int32_t) src, .sync = b->info.sync,
         .sync_from = from, .sync_to = to, .n_deps = deps->len,
         .deps = (uint32_t *) deps->data, .name = name,
     };

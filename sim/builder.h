@@ -45,6 +45,8 @@ typedef struct SimPhaseInfo {
     uint32_t proc_cpu, proc_gpu, proc_npu;   /* processor indices */
     uint32_t n_procs;
     const SimPolicyOptions *opts;
+    uint32_t proc_control;       /* the CPU running sync threads (appended:
+                                  * plug-in ABI 1 layout unchanged before it) */
 } SimPhaseInfo;
 
 /*

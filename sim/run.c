@@ -58,6 +58,7 @@ plan_phase(SimPlan *plan, const HwSoc *soc, const SimCostModel *cost,
         .phase = phase, .step = step, .tokens = g->tokens, .context = g->pos0,
         .sync = w->sync, .n_procs = soc->devs->len, .opts = &w->opts,
         .proc_cpu = hw_soc_find_kind(soc, HW_KIND_CPU)->index,
+        .proc_control = soc->control_cpu,
         .proc_gpu = hw_soc_find_kind(soc, HW_KIND_GPU)->index,
         .proc_npu = hw_soc_find_kind(soc, HW_KIND_NPU)->index,
     };

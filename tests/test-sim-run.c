@@ -259,6 +259,36 @@ test_sync_busies_cpu(void)
     case_clear(&d);
 }
 
+/* The control plane runs on the SoC's control_cpu: on sd8gen3 the mid
+ * cores, so the big cluster stays idle under hetero-layer while every
+ * sync task and submission lands on cpu-mid. */
+static void
+test_control_cpu(void)
+{
+    g_autoptr(HwSoc) soc = load_soc("sd8gen3");
+    const HwDev *mid = hw_soc_find_name(soc, "cpu-mid");
+    g_assert_nonnull(mid);
+    g_assert_cmpuint(soc->control_cpu, ==, mid->index);
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.decode = 2;
+    Case c;
+    run_case("sd8gen3", "llama-3-8b", "hetero-layer", &w, &c);
+    uint32_t syncs = 0;
+    for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
+        const SimTask *t = sim_plan_task(c.plan, i);
+        if (t->kind == SIM_TASK_SYNC) {
+            g_assert_cmpuint(t->proc, ==, mid->index);
+            syncs++;
+        }
+    }
+    g_assert_cmpuint(syncs, >, 0);
+    g_assert_cmpuint(c.x.control_proc, ==, mid->index);
+    g_assert_cmpfloat(c.r.busy_ms[0], ==, 0);
+    g_assert_cmpfloat(c.r.busy_ms[mid->index], >, 0);
+    case_clear(&c);
+}
+
 /* The control plane also submits every accelerator kernel: with no syncs
  * (gpu-only) the CPU is busy exactly one submit_us (5 us on tiny) per GPU
  * task, submissions serialised on the host thread; tiny's kernels are
@@ -527,6 +557,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/dropped-syncs-break-order", test_dropped_syncs_break_order);
     g_test_add_func("/sim/run/unprepared-npu-shape", test_unprepared_npu_shape);
     g_test_add_func("/sim/run/submissions-busy-cpu", test_submissions_busy_cpu);
+    g_test_add_func("/sim/run/control-cpu", test_control_cpu);
     g_test_add_func("/sim/run/render-priority", test_render_priority);
     g_test_add_func("/sim/run/heaviest-op", test_heaviest_op);
     g_test_add_func("/sim/run/qkv-bias", test_qkv_bias);
