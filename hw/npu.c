@@ -60,7 +60,7 @@ static const HsParam hw_npu_params[] = {
                  "TCM a matmul's stationary operand may occupy (the rest: "
                  "stream buffers, outputs)"),
     HS_PARAM_F64("dequant_gbps", HwNpu, dequant_gbps, 0.001, 10000, HS_REQUIRED,
-                 "vector-unit dequantisation of INT4 weights to FP16 (output bytes)"),
+                 "INT4 weight bytes the vector unit reads and dequantises to FP16 per second"),
     HS_PARAM_F64("dma_gbps", HwNpu, dma_gbps, 0.001, 10000, HS_REQUIRED,
                  "DDR -> TCM DMA bandwidth for large regular blocks"),
     HS_PARAM_F64("tile_load_gbps", HwNpu, tile_load_gbps, 0.001, 10000, HS_REQUIRED,
@@ -148,10 +148,11 @@ hw_npu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
     double a_bytes = (double) (op->m * op->k) * dtype_bytes(op->a_dtype);
     c->dram_bytes = (uint64_t) (b_bytes + a_bytes * (double) c->passes) + op->write_bytes;
     if (op->a_dtype == HW_DTYPE_INT4 && op->compute == HW_DTYPE_FP16) {
-        /* W4A16: every pass dequantises the streamed weight to FP16; the
-         * vector unit works alongside the array (double-buffered) */
-        double fp16_bytes = (double) (op->m * op->k) * 2.0 * (double) c->passes;
-        uint64_t dequant_ps = (uint64_t) (fp16_bytes * 1000.0 / npu->dequant_gbps);
+        /* W4A16: every pass the vector unit reads the streamed INT4 weight
+         * and dequantises it to FP16 for the array, alongside it
+         * (double-buffered) */
+        uint64_t dequant_ps = (uint64_t) (a_bytes * (double) c->passes * 1000.0 /
+                                          npu->dequant_gbps);
         c->compute_ps = MAX(c->compute_ps, dequant_ps);
     }
     /* the DMA engine is the other limit on how fast bytes arrive */

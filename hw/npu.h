@@ -19,7 +19,7 @@ typedef struct HwNpu {
     uint32_t fill_drain_cycles;      /* pipeline fill + drain per weight tile */
     double sram_kib;                 /* on-chip TCM, software managed */
     double stationary_kib;           /* TCM for a matmul's stationary operand */
-    double dequant_gbps;             /* vector-unit INT4 -> FP16, output bytes */
+    double dequant_gbps;             /* vector unit: INT4 bytes read + dequantised */
     double dma_gbps;                 /* DDR -> TCM DMA for large regular blocks */
     double tile_load_gbps;           /* TCM -> array, loading stationary tiles */
     double vector_gflops;            /* vector unit (HVX) for non-matmul ops */
