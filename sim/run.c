@@ -6,6 +6,7 @@
 #include "sim/cost.h"
 #include "sim/util/error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -368,6 +369,40 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w)
     return sim_checker_new(eng_model_new(&cfg), gs, (uint32_t) w->check_layers, w->batch);
 }
 
+/* Progress on stderr: wraps the values hooks, counts finished tasks. */
+typedef struct Progress {
+    const SimValuesOps *inner;
+    void *inner_opaque;
+    const char *policy;
+    uint32_t done, n;
+    int pct;
+} Progress;
+
+static void
+progress_start(void *opaque, uint32_t id, const SimTask *t)
+{
+    Progress *p = opaque;
+    if (p->inner && p->inner->task_start) {
+        p->inner->task_start(p->inner_opaque, id, t);
+    }
+}
+
+static void
+progress_end(void *opaque, uint32_t id, const SimTask *t)
+{
+    Progress *p = opaque;
+    if (p->inner && p->inner->task_end) {
+        p->inner->task_end(p->inner_opaque, id, t);
+    }
+    int pct = (int) (100.0 * ++p->done / p->n);
+    if (pct != p->pct) {
+        p->pct = pct;
+        fprintf(stderr, "\r%s: %3d %% of %u tasks", p->policy, pct, p->n);
+    }
+}
+
+static const SimValuesOps progress_ops = { progress_start, progress_end };
+
 gboolean
 sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
                 const SimPlan *plan, const SimWorkload *w, SimChecker *checker,
@@ -379,13 +414,26 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
     g_autoptr(SimValues) values = NULL;
     if (w->check_layers >= 0) {
         if (checker == NULL) {
+            if (w->progress) {
+                fprintf(stderr, "computing the reference...");
+            }
             checker = own = sim_run_checker_new(spec, w);
         }
         values = sim_values_new(checker);
     }
     SimExecResult r = { 0 };
-    if (!sim_exec_run(plan, soc, &w->render, values ? &sim_values_ops : NULL, values, &r,
-                      error)) {
+    const SimValuesOps *ops = values ? &sim_values_ops : NULL;
+    void *opaque = values;
+    Progress prog = { ops, opaque, policy, 0, MAX(1, sim_plan_len(plan)), -1 };
+    if (w->progress) {
+        ops = &progress_ops;
+        opaque = &prog;
+    }
+    gboolean ok = sim_exec_run(plan, soc, &w->render, ops, opaque, &r, error);
+    if (w->progress) {
+        fprintf(stderr, "\r%60s\r", "");
+    }
+    if (!ok) {
         g_prefix_error(error, "policy %s: ", policy);
         return FALSE;
     }

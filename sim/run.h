@@ -23,6 +23,7 @@ typedef struct SimWorkload {
     int32_t check_layers;        /* functional check: -1 off, 0 full, N layers */
     uint64_t seed;               /* synthetic weights */
     SimRender render;            /* a game on the GPU alongside (fps 0: none) */
+    gboolean progress;           /* report progress on stderr (not recorded) */
 } SimWorkload;
 
 void sim_workload_init(SimWorkload *w);

@@ -10,8 +10,10 @@
 #include "sim/util/error.h"
 #include "traces/record.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static gboolean
 run(int argc, char **argv, GError **error)
@@ -58,6 +60,7 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     SimWorkload w = rec->workload;
+    w.progress = isatty(fileno(stderr));
     if (sync) {
         if (strcmp(sync, "driver") != 0 && strcmp(sync, "fast") != 0) {
             g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,

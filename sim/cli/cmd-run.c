@@ -7,6 +7,7 @@
 #include "traces/record.h"
 
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 static gboolean
@@ -41,7 +42,9 @@ run(int argc, char **argv, GError **error)
     SimExecResult x = { 0 };
     g_autoptr(SimPlan) plan = NULL;
 
-    ok = hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error) &&
+    ok = hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error);
+    w.progress = isatty(fileno(stderr));
+    ok = ok &&
          (policy = hs_run_opts_policy(&o, policy_name ? policy_name : "hetero-tensor",
                                       error)) != NULL &&
          sim_run(soc, spec, policy, &w, NULL, &r, &x, &plan, error);
