@@ -94,6 +94,19 @@ pid_of(const TrcInput *in, const SimTask *t)
     return t->kind == SIM_TASK_SYNC ? in->n_procs + 1 : t->proc + 1;
 }
 
+/* A named track of process @pid after its task lanes; its tid.  (At most
+ * one extra track per process: submissions go to the control CPU, frames
+ * to the GPU.) */
+static uint32_t
+extra_track(Writer *w, GHashTable *lane_end, uint32_t pid, const char *name)
+{
+    GArray *ends = g_hash_table_lookup(lane_end, GUINT_TO_POINTER(pid));
+    uint32_t tid = ends ? ends->len : 0;
+    emit(w, 0, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+               "\"args\":{\"name\":\"%s\"}}", pid, tid, name);
+    return tid;
+}
+
 char *
 trc_perfetto_to_string(const TrcInput *in)
 {
@@ -196,10 +209,7 @@ trc_perfetto_to_string(const TrcInput *in)
     /* the host's submissions, one track above the processor's lanes */
     if (in->n_control && in->control_proc < in->n_procs) {
         uint32_t pid = in->control_proc + 1;
-        GArray *ends = g_hash_table_lookup(lane_end, GUINT_TO_POINTER(pid));
-        uint32_t tid = ends ? ends->len : 0;
-        emit(&w, 0, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-                    "\"args\":{\"name\":\"submissions\"}}", pid, tid);
+        uint32_t tid = extra_track(&w, lane_end, pid, "submissions");
         for (uint32_t i = 0; i < in->n_control; i++) {
             const HwSpan *c = &in->control[i];
             g_autofree char *ts = us(c->a_ps);
@@ -213,10 +223,7 @@ trc_perfetto_to_string(const TrcInput *in)
      * args say when its vsync was */
     if (in->n_frames && in->frame_proc < in->n_procs) {
         uint32_t pid = in->frame_proc + 1;
-        GArray *ends = g_hash_table_lookup(lane_end, GUINT_TO_POINTER(pid));
-        uint32_t tid = ends ? ends->len : 0;
-        emit(&w, 0, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-                    "\"args\":{\"name\":\"game frames\"}}", pid, tid);
+        uint32_t tid = extra_track(&w, lane_end, pid, "game frames");
         for (uint32_t i = 0; i < in->n_frames; i++) {
             const SimFrame *f = &in->frames[i];
             g_autofree char *ts = us(f->start_ps);
