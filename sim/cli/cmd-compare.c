@@ -22,19 +22,25 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
     }
     printf("%s on %s, sync %s: prompt %u, decode %u x batch %u   (* = best)\n",
            r[0].model, r[0].soc, sim_sync_name[w->sync], w->prompt, w->decode, w->batch);
-    printf("  %-15s %12s %10s %12s %9s %9s %9s  %s\n", "policy", "prefill tok/s", "TTFT ms",
-           "decode tok/s", "pre GB/s", "dec GB/s", "energy J", "values");
+    const gboolean game = w->render.fps > 0;
+    printf("  %-15s %12s %10s %12s %9s %9s %9s  %-*s%s\n", "policy", "prefill tok/s", "TTFT ms",
+           "decode tok/s", "pre GB/s", "dec GB/s", "energy J", game ? 9 : 0, "values",
+           game ? "  game FPS pre/dec" : "");
     for (guint i = 0; i < n; i++) {
         double j = r[i].prefill.energy_j + r[i].decode.energy_j;
         const char *values = !r[i].check.checked ? "-"
                              : r[i].check.match ? "match"
                              : r[i].check.precision_changed ? "precision" : "WRONG";
-        printf("  %-15s %11.2f%s %10.1f %11.2f%s %9.1f %9.1f %8.3f%s  %s\n", r[i].policy,
+        printf("  %-15s %11.2f%s %10.1f %11.2f%s %9.1f %9.1f %8.3f%s  %-*s", r[i].policy,
                r[i].prefill.tokens_per_s, r[i].prefill.tokens_per_s == best_pre ? "*" : " ",
                r[i].ttft_ms, r[i].decode.tokens_per_s,
                w->decode && r[i].decode.tokens_per_s == best_dec ? "*" : " ",
                r[i].prefill.dram_gbps, r[i].decode.dram_gbps, j, j == best_j ? "*" : " ",
-               values);
+               game ? 9 : 0, values);
+        if (game) {
+            printf("  %7.1f / %.1f", r[i].render_fps_prefill, r[i].render_fps_decode);
+        }
+        printf("\n");
     }
     /* where the winner gains: against the GPU-only baseline when present */
     const SimRunReport *gpu = NULL, *win_pre = NULL, *win_dec = NULL;
@@ -49,15 +55,26 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
             win_dec = &r[i];
         }
     }
-    if (gpu && win_pre && gpu->prefill.tokens_per_s > 0) {
+    /* against gpu-only when it is there and beaten, else just the winner */
+    if (win_pre && win_pre->prefill.tokens_per_s > 0) {
         g_autofree char *hot = hs_run_hot_op_text(soc, win_pre);
-        printf("  prefill: %s is %.2fx gpu-only; its heaviest op: %s\n", win_pre->policy,
-               win_pre->prefill.tokens_per_s / gpu->prefill.tokens_per_s, hot ? hot : "-");
+        g_autofree char *vs = gpu && gpu != win_pre && gpu->prefill.tokens_per_s > 0
+            ? g_strdup_printf(" is %.2fx gpu-only", win_pre->prefill.tokens_per_s /
+                                                    gpu->prefill.tokens_per_s)
+            : g_strdup(" is the fastest");
+        printf("  prefill: %s%s; its heaviest op: %s\n", win_pre->policy, vs, hot ? hot : "-");
     }
-    if (gpu && win_dec && w->decode && gpu->decode.tokens_per_s > 0) {
-        printf("  decode: %s is %.2fx gpu-only, using %.1f GB/s of %.0f (gpu-only %.1f)\n",
-               win_dec->policy, win_dec->decode.tokens_per_s / gpu->decode.tokens_per_s,
-               win_dec->decode.dram_gbps, soc->mem.peak_gbps, gpu->decode.dram_gbps);
+    if (win_dec && w->decode && win_dec->decode.tokens_per_s > 0) {
+        g_autofree char *vs = gpu && gpu != win_dec && gpu->decode.tokens_per_s > 0
+            ? g_strdup_printf(" is %.2fx gpu-only", win_dec->decode.tokens_per_s /
+                                                    gpu->decode.tokens_per_s)
+            : g_strdup(" is the fastest");
+        printf("  decode: %s%s, using %.1f GB/s of %.0f", win_dec->policy, vs,
+               win_dec->decode.dram_gbps, soc->mem.peak_gbps);
+        if (gpu && gpu != win_dec) {
+            printf(" (gpu-only %.1f)", gpu->decode.dram_gbps);
+        }
+        printf("\n");
     }
 }
 

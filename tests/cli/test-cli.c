@@ -310,6 +310,28 @@ test_compare_csv(void)
     g_assert_true(g_str_has_prefix(lines[2], "tiny,tiny,hetero-tensor,fast,33,2,1,"));
 }
 
+/* The text table ends with where the winner gains; --render adds the
+ * game's frame rates. */
+static void
+test_compare_text(void)
+{
+    g_autoptr(Run) r = hs("compare", "--prompt", "256", "--decode", "2", "--functional", "off",
+                          "--policies", "gpu-only,hetero-layer,hetero-tensor", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_assert_nonnull(strstr(r->out, "  prefill: hetero-tensor is "));
+    g_assert_nonnull(strstr(r->out, "x gpu-only; its heaviest op: ffn_down ("));
+    g_assert_nonnull(strstr(r->out, "  decode: hetero-tensor is "));
+    g_assert_null(strstr(r->out, "game FPS"));
+    g_autoptr(Run) g = hs("compare", "--prompt", "64", "--decode", "2", "--functional", "off",
+                          "--policies", "gpu-only", "--render", "60", NULL);
+    g_assert_cmpint(g->status, ==, 0);
+    g_assert_nonnull(strstr(g->out, "game FPS pre/dec"));
+    g_assert_nonnull(strstr(g->out, "  prefill: gpu-only is the fastest;"));
+    g_autoptr(Run) bad = hs("run", "--llm-priority", "urgent", NULL);
+    g_assert_cmpint(bad->status, ==, 2);
+    g_assert_nonnull(strstr(bad->err, "--llm-priority: expected low or normal (got \"urgent\")"));
+}
+
 static void
 test_lists(void)
 {
@@ -571,6 +593,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/determinism-threads", test_determinism_threads);
     g_test_add_func("/cli/run-errors", test_run_errors);
     g_test_add_func("/cli/compare-csv", test_compare_csv);
+    g_test_add_func("/cli/compare-text", test_compare_text);
     g_test_add_func("/cli/lists", test_lists);
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     g_test_add_func("/cli/record-replay", test_record_replay);
