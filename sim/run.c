@@ -419,7 +419,7 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
             }
             checker = own = sim_run_checker_new(spec, w);
         }
-        values = sim_values_new(checker);
+        values = sim_values_new(checker, plan);
     }
     SimExecResult r = { 0 };
     const SimValuesOps *ops = values ? &sim_values_ops : NULL;

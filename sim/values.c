@@ -28,6 +28,7 @@ struct SimChecker {
 struct SimValues {
     SimChecker *c;
     State run;
+    State matched;               /* the plan's arithmetic in order (buf NULL: none) */
     GHashTable *staging;         /* task id -> float* */
     gboolean precision_changed;
 };
@@ -336,13 +337,64 @@ sim_checker_free(SimChecker *v)
     g_free(v);
 }
 
+/* The plan's own arithmetic, node by node in graph order, each of the
+ * node's slices at its task's precision from the complete inputs. */
+static void
+matched_reference(SimChecker *c, const SimPlan *plan, State *m)
+{
+    /* kernel tasks of each (phase, node), in plan order */
+    g_autoptr(GHashTable) by_node = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                                          (GDestroyNotify) g_array_unref);
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind != SIM_TASK_KERNEL) {
+            continue;
+        }
+        gpointer key = GUINT_TO_POINTER((sim_values_phase_index(t) << 20) | (uint32_t) t->node);
+        GArray *ids = g_hash_table_lookup(by_node, key);
+        if (ids == NULL) {
+            ids = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+            g_hash_table_insert(by_node, key, ids);
+        }
+        g_array_append_val(ids, i);
+    }
+    state_init(c, m);
+    gboolean unused = FALSE;
+    for (guint p = 0; p < c->graphs->len; p++) {
+        const MdlGraph *g = g_ptr_array_index(c->graphs, p);
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            const MdlNode *n = &g->nodes[i];
+            GArray *ids = g_hash_table_lookup(by_node, GUINT_TO_POINTER((p << 20) | i));
+            if (!computed(c, n) || ids == NULL) {
+                continue;
+            }
+            g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
+            for (guint k = 0; k < ids->len; k++) {
+                const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
+                compute(c, m, p, i, &t->slice, t->work.prec, &unused, out);
+            }
+            for (guint k = 0; k < ids->len; k++) {
+                const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
+                publish(c, m, p, i, &t->slice, out);
+            }
+        }
+    }
+}
+
 SimValues *
-sim_values_new(SimChecker *checker)
+sim_values_new(SimChecker *checker, const SimPlan *plan)
 {
     SimValues *v = g_new0(SimValues, 1);
     v->c = checker;
     state_init(checker, &v->run);
     v->staging = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind == SIM_TASK_KERNEL && t->work.prec != MDL_PREC_W4A16) {
+            matched_reference(checker, plan, &v->matched);
+            break;
+        }
+    }
     return v;
 }
 
@@ -353,6 +405,7 @@ sim_values_free(SimValues *v)
         return;
     }
     state_clear(v->c, &v->run);
+    state_clear(v->c, &v->matched);
     g_hash_table_destroy(v->staging);
     g_free(v);
 }
@@ -390,12 +443,13 @@ values_end(void *opaque, uint32_t id, const SimTask *t)
 
 const SimValuesOps sim_values_ops = { values_start, values_end };
 
-void
-sim_values_check(SimValues *run, SimCheck *out)
+/* max |a - b| over the last computed node of every phase (NaN: worst),
+ * and max |b| */
+static void
+compare_states(SimChecker *v, State *a_state, State *b_state, double *err, double *ref)
 {
-    SimChecker *v = run->c;
-    *out = (SimCheck) { .checked = TRUE, .layers = v->layers, .full = v->full,
-                        .precision_changed = run->precision_changed };
+    *err = 0;
+    *ref = 0;
     for (guint p = 0; p < v->graphs->len; p++) {
         const MdlGraph *g = g_ptr_array_index(v->graphs, p);
         /* the phase's last computed node: logits, or layer N-1's output */
@@ -406,14 +460,28 @@ sim_values_check(SimValues *run, SimCheck *out)
             }
         }
         const MdlNode *n = &g->nodes[last];
-        const float *a = buffer(v, &run->run, p, last), *b = buffer(v, &v->ref, p, last);
+        const float *a = buffer(v, a_state, p, last), *b = buffer(v, b_state, p, last);
         for (size_t i = 0; i < (size_t) n->tokens * n->features; i++) {
             double e = fabs((double) a[i] - b[i]);
-            if (!(e <= out->max_abs_err)) {          /* NaN counts as worst */
-                out->max_abs_err = isnan(e) ? INFINITY : e;
+            if (!(e <= *err)) {
+                *err = isnan(e) ? INFINITY : e;
             }
-            out->max_abs_ref = MAX(out->max_abs_ref, fabs((double) b[i]));
+            *ref = MAX(*ref, fabs((double) b[i]));
         }
+    }
+}
+
+void
+sim_values_check(SimValues *run, SimCheck *out)
+{
+    SimChecker *v = run->c;
+    *out = (SimCheck) { .checked = TRUE, .layers = v->layers, .full = v->full,
+                        .precision_changed = run->precision_changed };
+    State *against = run->matched.buf ? &run->matched : &v->ref;
+    compare_states(v, &run->run, against, &out->max_abs_err, &out->max_abs_ref);
+    if (run->matched.buf) {
+        double unused;
+        compare_states(v, &run->run, &v->ref, &out->precision_err, &unused);
     }
     /* BLAS slices may differ from the whole product in the last bits */
     out->match = out->max_abs_err <= 1e-4 * MAX(1.0, out->max_abs_ref);

@@ -78,14 +78,20 @@ hs_run_print_text(const HwSoc *soc, const SimRunReport *r)
                r->render_worst_ms);
     }
     if (r->check.checked) {
-        const char *verdict = r->check.match ? "match"
-                              : r->check.precision_changed ? "differ (expected: some tasks ran "
-                                                             "at another precision) from"
-                              : "DIFFER FROM (wrong numbers)";
-        printf("  values: %s %s the unpartitioned reference (%s%u layer%s; max abs err %.3g "
-               "of %.3g)\n", r->check.full ? "logits" : "hidden states", verdict,
-               r->check.full ? "all " : "first ", r->check.layers,
-               r->check.layers == 1 ? "" : "s", r->check.max_abs_err, r->check.max_abs_ref);
+        const char *what = r->check.full ? "logits" : "hidden states";
+        g_autofree char *scope = g_strdup_printf("%s%u layer%s", r->check.full ? "all " : "first ",
+                                                 r->check.layers,
+                                                 r->check.layers == 1 ? "" : "s");
+        if (r->check.precision_changed) {
+            printf("  values: %s %s the plan's own arithmetic done in order (%s; max abs err "
+                   "%.3g of %.3g); some tasks ran at another precision: %.3g from the W4A16 "
+                   "reference\n", what, r->check.match ? "match" : "DIFFER FROM (wrong numbers)",
+                   scope, r->check.max_abs_err, r->check.max_abs_ref, r->check.precision_err);
+        } else {
+            printf("  values: %s %s the unpartitioned reference (%s; max abs err %.3g of %.3g)\n",
+                   what, r->check.match ? "match" : "DIFFER FROM (wrong numbers)", scope,
+                   r->check.max_abs_err, r->check.max_abs_ref);
+        }
     } else {
         printf("  values: not checked (--functional off)\n");
     }
