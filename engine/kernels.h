@@ -109,6 +109,21 @@ void eng_matmul_w(const float *x, const EngMatrix *w, float *y, size_t s0, size_
 void eng_matmul_f32(const float *x, size_t t, const float *w, size_t k, size_t n, float *y,
                     size_t s0, size_t s1, size_t r0, size_t r1);
 
+/* Which SIMD path the W4A16 kernel uses.  Every path gives the same bits
+ * (matmul-w4.c); the choice only changes speed. */
+typedef enum {
+    ENG_ISA_AUTO,                /* the best this CPU has (default) */
+    ENG_ISA_PORTABLE,
+    ENG_ISA_AVX2,
+    ENG_ISA_AVX512,
+    ENG_ISA_COUNT
+} EngIsa;
+
+/* Force a path (FALSE if this CPU lacks it); ENG_ISA_AUTO undoes it. */
+gboolean eng_set_isa(EngIsa isa);
+/* "portable", "avx2" or "avx512": the path in use. */
+const char *eng_isa_name(void);
+
 /*
  * A padded execution, as a static-shape NPU graph runs it: rows [s0, s1)
  * of x are copied to rows [0, s1 - s0) of @xs [P, K] (P >= s1 - s0; the

@@ -70,6 +70,36 @@ test_matmul_formats(void)
     }
 }
 
+/* Every SIMD path of the W4A16 kernel gives the same bits as the portable
+ * one (odd sizes: a partial last group, an odd token count, row slices);
+ * paths this CPU lacks are skipped, and at least one runs. */
+static void
+test_matmul_w4_paths(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(7);
+    const size_t t = 5, k = 2 * 128 + 44, n = 37;
+    g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
+    g_autoptr(EngMatrix) m = eng_matrix_new_w4(w, (uint32_t) n, (uint32_t) k);
+    g_autofree float *want = g_new0(float, t * n), *got = g_new0(float, t * n);
+    g_assert_true(eng_set_isa(ENG_ISA_PORTABLE));
+    g_assert_cmpstr(eng_isa_name(), ==, "portable");
+    eng_matmul_w(x, m, want, 0, t, 0, n);
+    int ran = 0;
+    for (EngIsa isa = ENG_ISA_AVX2; isa < ENG_ISA_COUNT; isa++) {
+        if (!eng_set_isa(isa)) {
+            continue;
+        }
+        memset(got, 0, sizeof(float) * t * n);
+        eng_matmul_w(x, m, got, 0, 3, 0, 20);                /* two slices */
+        eng_matmul_w(x, m, got, 3, t, 0, 20);
+        eng_matmul_w(x, m, got, 0, t, 20, n);
+        g_assert_cmpmem(got, sizeof(float) * t * n, want, sizeof(float) * t * n);
+        ran++;
+    }
+    g_assert_true(eng_set_isa(ENG_ISA_AUTO));
+    g_test_message("SIMD paths checked: %d (now using %s)", ran, eng_isa_name());
+}
+
 /* The packed W4A16 format dequantises to the reference quantiser's values,
  * and the INT4 error is at most half a step per weight. */
 static void
@@ -203,6 +233,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/engine/matmul/odd-sizes", test_matmul_odd);
     g_test_add_func("/engine/matmul/formats-vs-dequantised", test_matmul_formats);
+    g_test_add_func("/engine/matmul/w4-paths-same-bits", test_matmul_w4_paths);
     g_test_add_func("/engine/quant/w4-error-bound", test_quant_w4_bound);
     g_test_add_func("/engine/quant/fp16-round", test_fp16);
     g_test_add_func("/engine/quant/int8", test_int8);

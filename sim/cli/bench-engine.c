@@ -163,6 +163,7 @@ run(gboolean quick, HsFormat format, GError **error)
         cJSON_AddNumberToObject(j, "gemm1024_engine_over_blas", eng[0] / blas[0]);
         cJSON_AddNumberToObject(j, "gemm2048_engine_over_blas", eng[1] / blas[1]);
         cJSON_AddNumberToObject(j, "w4a16_matvec_gbps", w4_gbps);
+        cJSON_AddStringToObject(j, "w4a16_isa", eng_isa_name());
         cJSON_AddNumberToObject(j, "read_gbps", mem_gbps);
         cJSON_AddNumberToObject(j, "tiny_tokens_per_s", tiny_tps);
         cJSON_AddNumberToObject(j, "llama_3_2_1b_tokens_per_s", big_tps);
@@ -178,9 +179,9 @@ run(gboolean quick, HsFormat format, GError **error)
                "(target >= 0.9)\n", quick ? sizes[i] / 4 : sizes[i], eng[i], blas[i],
                eng[i] / blas[i]);
     }
-    printf("  W4A16 matvec [%zu x %zu]: %.1f GB/s of packed INT4 weights; read bandwidth "
-           "%.1f GB/s -> %.2f (target >= 0.6)\n", rows, cols, w4_gbps, mem_gbps,
-           w4_gbps / mem_gbps);
+    printf("  W4A16 matvec [%zu x %zu] (%s): %.1f GB/s of packed INT4 weights; read "
+           "bandwidth %.1f GB/s -> %.2f (target >= 0.6)\n", rows, cols, eng_isa_name(), w4_gbps,
+           mem_gbps, w4_gbps / mem_gbps);
     printf("  infer tiny: %.0f tokens/s\n", tiny_tps);
     if (!quick) {
         printf("  infer llama-3.2-1b (synthetic): %.2f tokens/s; peak RSS %.2f GiB = %.2fx "
