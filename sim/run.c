@@ -296,6 +296,13 @@ sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
     rep->prefill.time_ms = sim_time_to_ms(prefill_end);
     rep->prefill.tokens_per_s = prefill_end ? w->prompt / sim_time_to_s(prefill_end) : 0;
     rep->prefill.dram_gbps = sim_exec_dram_gbps(r, 0, prefill_end);
+    for (uint32_t i = 0; i < r->n_tasks; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind == SIM_TASK_PREPARE) {
+            SimPhaseStats *ps = t->phase == SIM_PHASE_PREFILL ? &rep->prefill : &rep->decode;
+            ps->prepare_ms += sim_time_to_ms(r->times[i].end_ps - r->times[i].start_ps);
+        }
+    }
     phase_energy(soc, plan, r, 0, prefill_end, &rep->prefill);
     rep->ttft_ms = rep->prefill.time_ms;
     if (w->decode > 0 && decode_end > prefill_end) {

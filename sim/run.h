@@ -33,6 +33,7 @@ gboolean sim_functional_parse(const char *text, int32_t *check_layers);
 
 typedef struct SimPhaseStats {
     double time_ms;
+    double prepare_ms;           /* NPU graph preparation inside the phase */
     double tokens_per_s;
     double dram_gbps;            /* average over the phase */
     double energy_j;

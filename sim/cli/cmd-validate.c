@@ -24,14 +24,14 @@
 typedef enum {
     M_PREFILL_TPS, M_DECODE_TPS, M_DECODE_GBPS, M_PREFILL_W,
     M_PREFILL_SPEEDUP, M_DECODE_SPEEDUP, M_PREFILL_SPEEDUP_MEAN,
-    M_PREFILL_LATENCY_REDUCTION_MEAN,
+    M_PREFILL_LATENCY_REDUCTION_MEAN, M_PREFILL_PREPARE_SHARE,
     M_COUNT
 } Metric;
 
 static const char *const metric_name[M_COUNT] = {
     "prefill_tokens_per_s", "decode_tokens_per_s", "decode_dram_gbps", "prefill_avg_w",
     "prefill_speedup", "decode_speedup", "prefill_speedup_mean",
-    "prefill_latency_reduction_mean",
+    "prefill_latency_reduction_mean", "prefill_prepare_share",
 };
 
 typedef struct Row {
@@ -138,6 +138,8 @@ metric_of(Metric m, const SimRunReport *r)
         return r->prefill.avg_w;
     case M_PREFILL_LATENCY_REDUCTION_MEAN:
         return r->prefill.time_ms;
+    case M_PREFILL_PREPARE_SHARE:
+        return r->prefill.time_ms > 0 ? r->prefill.prepare_ms / r->prefill.time_ms : 0;
     default:
         g_assert_not_reached();
     }

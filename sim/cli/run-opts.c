@@ -203,6 +203,7 @@ phase_json(const SimPhaseStats *p, gboolean decode, double tpot_ms)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "time_ms", p->time_ms);
     cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
+    cJSON_AddNumberToObject(o, "prepare_ms", p->prepare_ms);
     if (decode) {
         cJSON_AddNumberToObject(o, "tpot_ms", tpot_ms);
     }

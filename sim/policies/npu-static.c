@@ -66,8 +66,15 @@ pipe_matmul(SimBuilder *b, uint32_t node, GError **error)
 static gboolean
 exact_matmul(SimBuilder *b, uint32_t node, GError **error)
 {
+    const SimPhaseInfo *info = sim_builder_info(b);
     uint32_t n = sim_builder_node(b, node)->tokens;
-    sim_builder_prepare(b, n);          /* once per distinct length */
+    if (n != info->tokens) {
+        /* the last token's LM head: one more length would mean preparing
+         * the model's graphs again for a matrix-vector product, which the
+         * GPU does anyway */
+        return policy_whole(b, node, info->proc_gpu, MDL_PREC_W4A16, error);
+    }
+    sim_builder_prepare(b, n);          /* the request's graphs, once */
     return policy_npu_tokens(b, node, 0, n, 0, MDL_PREC_W4A16, error);
 }
 
