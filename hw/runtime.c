@@ -212,15 +212,16 @@ start_next(HwRuntime *rt, uint32_t dev)
     q->running = j;
     SimTime overhead = j->s.presubmitted ? 0 : j->cost.overhead_ps;
     const HwDev *d = g_ptr_array_index(rt->soc->devs, dev);
+    /* a queue that ran empty restarts once work arrives: after the
+     * kernel's submission, however late the host is */
+    SimTime restart = 0;
     if (j->s.after_drain && d->cls->kind == HW_KIND_GPU) {
-        overhead += sim_time_from_us(((const HwGpu *) d)->launch_idle_us);
+        restart = sim_time_from_us(((const HwGpu *) d)->launch_idle_us);
     }
     /* a host that falls behind starves the device: nothing runs before
      * it has been submitted */
     SimTime now = sim_kernel_now(rt->k);
-    if (j->released_ps > now + overhead) {
-        overhead = j->released_ps - now;
-    }
+    overhead = MAX(now + overhead, j->released_ps) + restart - now;
     q->started_ps = now;
     sim_kernel_schedule(rt->k, overhead, SIM_PRIO_NORMAL, job_start, j);
 }
@@ -236,8 +237,20 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
 
     if (s->op.kind == HW_OP_SYNC) {
         j->cost.compute_ps = hw_sync_cost_ps(rt->soc, s->sync);
+        SimTime delay = 0;
+        if (s->sync == HW_SYNC_DRIVER && rt->host) {
+            /* the finish call and the copy block the host thread: other
+             * hand-offs and submissions wait for it (fast sync polls from
+             * a thread of its own) */
+            SimTime now = sim_kernel_now(rt->k);
+            HwSpan span = { MAX(now, rt->host_free_ps), 0 };
+            span.b_ps = span.a_ps + j->cost.compute_ps;
+            g_array_append_val(rt->control, span);
+            rt->host_free_ps = span.b_ps;
+            delay = span.a_ps - now;
+        }
         rt->in_flight++;
-        sim_kernel_schedule(rt->k, 0, SIM_PRIO_NORMAL, job_start, j);
+        sim_kernel_schedule(rt->k, delay, SIM_PRIO_NORMAL, job_start, j);
         return TRUE;
     }
     if (d->cls->kind == HW_KIND_NPU && s->op.kind == HW_OP_MATMUL) {

@@ -12,8 +12,9 @@
  * gets) — its bytes are a flow in the shared memory model, whose demand is
  * bytes / compute time so a compute-bound op takes only what it needs —
  * and *ends* (the done callback fires).  Sync hand-offs (HW_OP_SYNC) are
- * timed by hw/sync.c and do not occupy a processor queue: the sync threads
- * sleep and poll on small cores.  NPU matmuls must use a prepared static
+ * timed by hw/sync.c and do not occupy a processor queue: fast-sync
+ * threads sleep and poll on small cores, while a driver sync (blocking
+ * finish + copy) occupies the host thread like a submission.  NPU matmuls must use a prepared static
  * shape (hw_runtime_npu_prepared); anything else is refused.
  *
  * Control plane: submitting a kernel to an accelerator costs the host CPU
@@ -24,7 +25,8 @@
  * by a hand-off is submitted when it is released.  No kernel starts before
  * its submission ends, so a host slower than the device starves it (tiny
  * kernels, launch-bound decode); otherwise the device-side gap of a
- * submission is its launch overhead.
+ * submission is its launch overhead.  A GPU queue drained by a driver sync
+ * restarts (launch_idle_us) after the next kernel's submission.
  */
 #ifndef HW_RUNTIME_H
 #define HW_RUNTIME_H

@@ -300,6 +300,51 @@ test_sync_busies_cpu(void)
     case_clear(&d);
 }
 
+/* A driver sync is a blocking finish plus a copy on the one host thread:
+ * two never overlap, the finish waits for everything the host enqueued on
+ * the producer's queue before it, and the host enqueues nothing more there
+ * until it returns (so the queue restarts afterwards). */
+static void
+test_driver_sync_drains(void)
+{
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 64;
+    w.decode = 2;
+    w.check_layers = -1;
+    w.sync = SIM_SYNC_DRIVER;
+    Case c;
+    run_case("sd8gen3", "llama-3.2-1b", "hetero-tensor", &w, &c);
+    SimTime last_end = 0;
+    uint32_t syncs = 0, drained = 0;
+    for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
+        const SimTask *s = sim_plan_task(c.plan, i);
+        if (s->kind != SIM_TASK_SYNC) {
+            continue;
+        }
+        const SimTaskTime *st = &c.x.times[i];
+        g_assert_cmpuint(st->start_ps, >=, last_end);
+        last_end = MAX(last_end, st->end_ps);
+        syncs++;
+        for (uint32_t j = 0; j < sim_plan_len(c.plan); j++) {
+            const SimTask *t = sim_plan_task(c.plan, j);
+            if (t->kind != SIM_TASK_KERNEL || t->proc != s->sync_from ||
+                t->phase != s->phase || t->step != s->step) {
+                continue;
+            }
+            if (j < i) {
+                g_assert_cmpuint(c.x.times[j].end_ps, <=, st->start_ps);
+            } else {
+                g_assert_cmpuint(c.x.times[j].start_ps, >=, st->end_ps);
+                drained++;
+            }
+        }
+    }
+    g_assert_cmpuint(syncs, >, 10);
+    g_assert_cmpuint(drained, >, 0);
+    case_clear(&c);
+}
+
 /* The control plane runs on the SoC's control_cpu: on sd8gen3 the mid
  * cores, so the big cluster stays idle under hetero-layer while every
  * sync task and submission lands on cpu-mid. */
@@ -607,6 +652,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/reference-is-the-model", test_reference_is_the_model);
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
+    g_test_add_func("/sim/run/driver-sync-drains", test_driver_sync_drains);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
     return g_test_run();
 }
