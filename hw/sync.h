@@ -8,9 +8,9 @@
  *         so its next kernel also pays the queue restart (charged by the
  *         runtime as the GPU's launch_idle_us).  Both block the one host
  *         thread (the runtime serialises them with submissions), and the
- *         finish drains the producer's queue: the plan builder makes it
- *         wait for all the host enqueued there before and holds back what
- *         comes after.
+ *         finish drains the producer's queue: the executor makes it wait
+ *         for all the host enqueued there before (in plan order) and holds
+ *         back what comes after (sim/exec.c, host_order_edges).
  * fast:   buffers are mapped once into every processor (no copy); a sync
  *         thread sleeps for the producer's predicted time — usleep wakes
  *         at multiples of its granularity (80-100 us), so it sleeps the

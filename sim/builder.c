@@ -25,11 +25,6 @@ struct SimBuilder {
     GHashTable *offline;           /* prepared NPU shapes (tokens) */
     GHashTable *prepare;           /* in-plan NPU shapes -> prepare task id + 1 */
     gboolean drop_syncs;
-    /* driver sync: a blocking finish drains the producer's queue, so it
-     * waits for all the host enqueued there before it, and the host
-     * enqueues nothing more there until it returns */
-    uint32_t *last_kernel;         /* per processor; UINT32_MAX: none */
-    uint32_t *drained_by;          /* per processor: latest driver sync from it */
 };
 
 void
@@ -65,11 +60,6 @@ sim_builder_new(SimPlan *plan, const MdlGraph *graph, const SimPhaseInfo *info, 
     b->syncs = g_hash_table_new(g_int64_hash, g_int64_equal);
     b->offline = g_hash_table_new(g_direct_hash, g_direct_equal);
     b->prepare = g_hash_table_new(g_direct_hash, g_direct_equal);
-    b->last_kernel = g_new(uint32_t, info->n_procs);
-    b->drained_by = g_new(uint32_t, info->n_procs);
-    for (uint32_t i = 0; i < info->n_procs; i++) {
-        b->last_kernel[i] = b->drained_by[i] = UINT32_MAX;
-    }
     return b;
 }
 
@@ -94,8 +84,6 @@ sim_builder_free(SimBuilder *b)
     g_hash_table_destroy(b->syncs);
     g_hash_table_destroy(b->offline);
     g_hash_table_destroy(b->prepare);
-    g_free(b->last_kernel);
-    g_free(b->drained_by);
     g_free(b);
 }
 
@@ -186,10 +174,6 @@ sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to)
             g_array_append_val(deps, p->task);
         }
     }
-    gboolean drain = b->info.sync == SIM_SYNC_DRIVER && from < b->info.n_procs;
-    if (drain && b->last_kernel[from] != UINT32_MAX) {
-        g_array_append_val(deps, b->last_kernel[from]);
-    }
     g_autofree char *name = g_strdup_printf("sync %s %s", b->nodes[src].name,
                                             sim_sync_name[b->info.sync]);
     SimTask t = {
@@ -200,9 +184,6 @@ sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to)
     };
     uint32_t id = sim_plan_add(b->plan, &t);
     g_array_free(deps, TRUE);
-    if (drain) {
-        b->drained_by[from] = id;
-    }
     gint64 *k = g_new(gint64, 1);
     *k = key;
     g_hash_table_insert(b->syncs, k, GUINT_TO_POINTER(id + 1));
@@ -312,9 +293,6 @@ sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
     if (n->n_src == 0) {
         g_array_append_vals(deps, b->entry->data, b->entry->len);
     }
-    if (b->drained_by[proc] != UINT32_MAX) {
-        g_array_append_val(deps, b->drained_by[proc]);
-    }
 
     SimTask t = {
         .kind = SIM_TASK_KERNEL, .phase = b->info.phase, .step = b->info.step,
@@ -343,7 +321,6 @@ sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
 
     Produced p = { id, proc, slice };
     g_array_append_val(b->produced[node], p);
-    b->last_kernel[proc] = id;
     return id;
 }
 

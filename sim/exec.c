@@ -26,6 +26,8 @@ struct Exec {
     uint32_t n;
     uint32_t *remaining;         /* unfinished deps per task */
     uint32_t *first, *users;     /* CSR: tasks waiting on each task */
+    uint32_t *held_by;           /* the driver sync that drained this
+                                  * kernel's queue before it; UINT32_MAX */
     gboolean *started, *done;
     TaskRun *runs;
     SimTaskTime *times;
@@ -143,6 +145,11 @@ submit(Exec *ex, uint32_t id)
          * waiting on another processor is submitted when that one hands
          * over (and after a blocking driver sync, into a drained queue) */
         s.presubmitted = t->n_deps > 0;
+        if (ex->held_by[id] != UINT32_MAX) {
+            /* the host enqueues it after a blocking finish returned */
+            s.after_drain = TRUE;
+            s.presubmitted = FALSE;
+        }
         for (uint32_t d = 0; d < t->n_deps; d++) {
             const SimTask *dt = sim_plan_task(ex->plan, t->deps[d]);
             if (dt->kind == SIM_TASK_SYNC && dt->sync == SIM_SYNC_DRIVER) {
@@ -239,6 +246,56 @@ exec_dump(void *opaque, GString *out)
     }
 }
 
+/* A driver sync is a blocking finish on the producer's queue, made by the
+ * host thread, which runs the plan in task order: it waits for every
+ * kernel the host enqueued on that queue before it, and the host enqueues
+ * nothing more there until it returns.  The plan says which mechanism a
+ * sync uses, the executor what the mechanism implies — so a plan replayed
+ * with another mechanism gets that mechanism's ordering.  The host also
+ * makes its blocking calls one after another, in task order.  Appends
+ * (before, after) pairs to @edges and fills @held_by. */
+static void
+host_order_edges(const SimPlan *plan, uint32_t n_procs, GArray *edges, uint32_t *held_by)
+{
+    uint32_t n = sim_plan_len(plan);
+    g_autofree uint32_t *last_sync = g_new(uint32_t, n_procs);
+    g_autofree GArray **pending = g_new0(GArray *, n_procs);
+    uint32_t prev_driver = UINT32_MAX;
+    for (uint32_t p = 0; p < n_procs; p++) {
+        last_sync[p] = UINT32_MAX;
+        pending[p] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        held_by[i] = UINT32_MAX;
+        if (t->kind == SIM_TASK_KERNEL) {
+            held_by[i] = last_sync[t->proc];
+            if (held_by[i] != UINT32_MAX) {
+                uint32_t e[2] = { held_by[i], i };
+                g_array_append_vals(edges, e, 2);
+            }
+            g_array_append_val(pending[t->proc], i);
+        } else if (t->kind == SIM_TASK_SYNC && t->sync == SIM_SYNC_DRIVER) {
+            GArray *before = pending[t->sync_from];
+            for (guint j = 0; j < before->len; j++) {
+                uint32_t e[2] = { g_array_index(before, uint32_t, j), i };
+                g_array_append_vals(edges, e, 2);
+            }
+            g_array_set_size(before, 0);
+            last_sync[t->sync_from] = i;
+            /* blocking calls return in the order the host made them */
+            if (prev_driver != UINT32_MAX) {
+                uint32_t e[2] = { prev_driver, i };
+                g_array_append_vals(edges, e, 2);
+            }
+            prev_driver = i;
+        }
+    }
+    for (uint32_t p = 0; p < n_procs; p++) {
+        g_array_free(pending[p], TRUE);
+    }
+}
+
 gboolean
 sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
              const SimValuesOps *values,
@@ -256,28 +313,34 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
         .remaining = g_new0(uint32_t, MAX(1, n)), .first = g_new0(uint32_t, n + 1),
         .started = g_new0(gboolean, MAX(1, n)), .done = g_new0(gboolean, MAX(1, n)),
         .runs = g_new0(TaskRun, MAX(1, n)), .times = g_new0(SimTaskTime, MAX(1, n)),
+        .held_by = g_new(uint32_t, MAX(1, n)),
         .bw = g_array_new(FALSE, FALSE, sizeof(SimBwSample)),
     };
-    uint32_t edges = 0;
+    /* every (dependency, user) pair: the plan's, then the host order's */
+    g_autoptr(GArray) pairs = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     for (uint32_t i = 0; i < n; i++) {
         const SimTask *t = sim_plan_task(plan, i);
-        ex.remaining[i] = t->n_deps;
         ex.runs[i] = (TaskRun) { &ex, i };
         for (uint32_t d = 0; d < t->n_deps; d++) {
-            ex.first[t->deps[d] + 1]++;
-            edges++;
+            uint32_t e[2] = { t->deps[d], i };
+            g_array_append_vals(pairs, e, 2);
         }
+    }
+    host_order_edges(plan, soc->devs->len, pairs, ex.held_by);
+
+    const uint32_t *pr = (const uint32_t *) pairs->data;
+    uint32_t edges = pairs->len / 2;
+    for (uint32_t e = 0; e < edges; e++) {
+        ex.first[pr[2 * e] + 1]++;
+        ex.remaining[pr[2 * e + 1]]++;
     }
     for (uint32_t i = 0; i < n; i++) {
         ex.first[i + 1] += ex.first[i];
     }
     ex.users = g_new(uint32_t, MAX(1, edges));
     g_autofree uint32_t *fill = g_memdup2(ex.first, sizeof(uint32_t) * (n + 1));
-    for (uint32_t i = 0; i < n; i++) {
-        const SimTask *t = sim_plan_task(plan, i);
-        for (uint32_t d = 0; d < t->n_deps; d++) {
-            ex.users[fill[t->deps[d]]++] = i;
-        }
+    for (uint32_t e = 0; e < edges; e++) {
+        ex.users[fill[pr[2 * e]]++] = pr[2 * e + 1];
     }
     for (guint i = 0; i < plan->npu_offline->len; i++) {
         hw_runtime_npu_prepared(rt, g_array_index(plan->npu_offline, uint32_t, i));
@@ -333,6 +396,7 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
         }
     }
     g_free(ex.remaining);
+    g_free(ex.held_by);
     g_free(ex.first);
     g_free(ex.users);
     g_free(ex.started);

@@ -342,6 +342,33 @@ test_driver_sync_drains(void)
     }
     g_assert_cmpuint(syncs, >, 10);
     g_assert_cmpuint(drained, >, 0);
+
+    /* the ordering comes from the mechanism, not the plan: the fast plan
+     * with its syncs switched to driver (what replay --sync does) runs
+     * exactly like the driver run */
+    Case f;
+    w.sync = SIM_SYNC_FAST;
+    run_case("sd8gen3", "llama-3.2-1b", "hetero-tensor", &w, &f);
+    g_assert_cmpuint(sim_plan_len(f.plan), ==, sim_plan_len(c.plan));
+    for (uint32_t i = 0; i < sim_plan_len(f.plan); i++) {
+        SimTask *t = &g_array_index(f.plan->tasks, SimTask, i);
+        if (t->kind == SIM_TASK_SYNC) {
+            t->sync = SIM_SYNC_DRIVER;
+        }
+    }
+    w.sync = SIM_SYNC_DRIVER;
+    g_autoptr(HwSoc) soc = load_soc("sd8gen3");
+    g_autoptr(MdlSpec) spec = load_model("llama-3.2-1b");
+    g_autoptr(GError) error = NULL;
+    SimRunReport r = { 0 };
+    SimExecResult x = { 0 };
+    g_assert_true(sim_run_execute(soc, spec, "hetero-tensor", f.plan, &w, NULL, &r, &x, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(memcmp(x.times, c.x.times, sizeof(SimTaskTime) * x.n_tasks), ==, 0);
+    g_assert_cmpfloat(r.decode.time_ms, >, 1.5 * f.r.decode.time_ms);
+    sim_exec_result_clear(&x);
+    sim_run_report_clear(&r);
+    case_clear(&f);
     case_clear(&c);
 }
 
