@@ -100,11 +100,6 @@ size_t eng_matrix_bytes(const EngMatrix *m);
 void eng_matmul(const EngTensor *x, const EngMatrix *w, EngTensor *y, size_t s0, size_t s1,
                 size_t r0, size_t r1);
 
-/* The same on raw pointers, for a tensor whose row count is not given: the
- * tile grid is the fixed one (ENG_TILE_M rows).  x: [*, K]; y: [*, N]. */
-void eng_matmul_w(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1,
-                  size_t r0, size_t r1);
-
 /* FP32 weights given as a plain buffer w [n, k]; x [t, k]; y [t, n]. */
 void eng_matmul_f32(const float *x, size_t t, const float *w, size_t k, size_t n, float *y,
                     size_t s0, size_t s1, size_t r0, size_t r1);

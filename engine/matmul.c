@@ -110,13 +110,6 @@ eng_matmul(const EngTensor *x, const EngMatrix *w, EngTensor *y, size_t s0, size
 }
 
 void
-eng_matmul_w(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r0,
-             size_t r1)
-{
-    matmul_any(x, ENG_TILE_M, w, y, s0, s1, r0, r1);
-}
-
-void
 eng_matmul_f32(const float *x, size_t t, const float *w, size_t k, size_t n, float *y,
                size_t s0, size_t s1, size_t r0, size_t r1)
 {

@@ -63,7 +63,8 @@ test_matmul_formats(void)
             g_autofree float *wd = g_new(float, n * k), *y = g_new0(float, t * n);
             g_autofree double *ref = g_new(double, t * n);
             eng_matrix_rows_f32(m, 0, (uint32_t) n, wd);
-            eng_matmul_w(x, m, y, 0, t, 0, n);
+            EngTensor xt = { x, t, k }, yt = { y, t, n };
+            eng_matmul(&xt, m, &yt, 0, t, 0, n);
             eng_ref_matmul(x, wd, ref, t, k, n);
             g_assert_cmpfloat(nmse(y, ref, t * n), <, 1e-12);
         }
@@ -81,18 +82,19 @@ test_matmul_w4_paths(void)
     g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
     g_autoptr(EngMatrix) m = eng_matrix_new_w4(w, (uint32_t) n, (uint32_t) k);
     g_autofree float *want = g_new0(float, t * n), *got = g_new0(float, t * n);
+    EngTensor xt = { x, t, k }, wt = { want, t, n }, gt = { got, t, n };
     g_assert_true(eng_set_isa(ENG_ISA_PORTABLE));
     g_assert_cmpstr(eng_isa_name(), ==, "portable");
-    eng_matmul_w(x, m, want, 0, t, 0, n);
+    eng_matmul(&xt, m, &wt, 0, t, 0, n);
     int ran = 0;
     for (EngIsa isa = ENG_ISA_AVX2; isa < ENG_ISA_COUNT; isa++) {
         if (!eng_set_isa(isa)) {
             continue;
         }
         memset(got, 0, sizeof(float) * t * n);
-        eng_matmul_w(x, m, got, 0, 3, 0, 20);                /* two slices */
-        eng_matmul_w(x, m, got, 3, t, 0, 20);
-        eng_matmul_w(x, m, got, 0, t, 20, n);
+        eng_matmul(&xt, m, &gt, 0, 3, 0, 20);                /* two slices */
+        eng_matmul(&xt, m, &gt, 3, t, 0, 20);
+        eng_matmul(&xt, m, &gt, 0, t, 20, n);
         g_assert_cmpmem(got, sizeof(float) * t * n, want, sizeof(float) * t * n);
         ran++;
     }
