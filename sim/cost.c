@@ -9,6 +9,7 @@
 
 struct SimCostModel {
     const HwSoc *soc;
+    double gpu_share;            /* of the GPU's time, for the LLM */
 };
 
 SimCostModel *
@@ -16,6 +17,7 @@ sim_cost_new(const HwSoc *soc)
 {
     SimCostModel *c = g_new0(SimCostModel, 1);
     c->soc = soc;
+    c->gpu_share = 1.0;
     return c;
 }
 
@@ -85,8 +87,19 @@ sim_cost_work_ps(const SimCostModel *c, uint32_t proc, const SimWork *w)
     HwOp op;
     HwCost cost;
     sim_work_to_hw_op(w, SIM_TASK_KERNEL, FALSE, &op);
-    hw_dev_estimate(g_ptr_array_index(c->soc->devs, proc), &op, &cost);
+    const HwDev *d = g_ptr_array_index(c->soc->devs, proc);
+    hw_dev_estimate(d, &op, &cost);
+    if (d->cls->kind == HW_KIND_GPU && c->gpu_share < 1.0) {
+        return (uint64_t) ((double) cost.alone_ps / c->gpu_share);
+    }
     return cost.alone_ps;
+}
+
+void
+sim_cost_share_gpu(SimCostModel *c, double llm_share)
+{
+    g_assert(llm_share > 0 && llm_share <= 1);
+    c->gpu_share = llm_share;
 }
 
 uint64_t

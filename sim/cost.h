@@ -25,6 +25,11 @@ SimCostModel *sim_cost_new(const HwSoc *soc);        /* (transfer full) */
 void sim_cost_free(SimCostModel *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimCostModel, sim_cost_free)
 
+/* The share of the GPU's time the LLM can count on: a game rendering
+ * ahead of it (its kernels at low priority) takes the rest.  GPU work then
+ * costs 1/share as long.  Default 1. */
+void sim_cost_share_gpu(SimCostModel *c, double llm_share);
+
 /* Time of @w alone on processor @proc, launch overheads included, in ps. */
 uint64_t sim_cost_work_ps(const SimCostModel *c, uint32_t proc, const SimWork *w);
 

@@ -83,6 +83,15 @@ sim_run_plan(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     g_autoptr(SimPlan) plan = sim_plan_new();
     g_autoptr(GPtrArray) gs = g_ptr_array_new_with_free_func((GDestroyNotify) mdl_graph_free);
     g_autoptr(SimCostModel) cost = sim_cost_new(soc);
+    if (w->render.fps > 0 && w->render.llm_priority < HW_PRIO_NORMAL) {
+        /* A game's frames go first, so prefill is planned with the GPU
+         * time they leave: its long matmuls lose throughput in proportion.
+         * Decode is not: there a frame delays the step's GPU-only ops
+         * (norms, attention) whatever the split, and moving matmul rows to
+         * the slower NPU only adds to that. */
+        double duty = w->render.fps * w->render.frame_ms / 1000.0;
+        sim_cost_share_gpu(cost, CLAMP(1.0 - duty, 0.05, 1.0));
+    }
     g_autofree uint32_t *entry = NULL;
     uint32_t n_entry = 0;
 
@@ -93,6 +102,7 @@ sim_run_plan(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
                     &n_entry, error)) {
         return NULL;
     }
+    sim_cost_share_gpu(cost, 1.0);
     for (uint32_t s = 0; s < w->decode; s++) {
         MdlGraph *dec = mdl_graph_new_decode(spec, w->prompt + s, w->batch);
         g_ptr_array_add(gs, dec);

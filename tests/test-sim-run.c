@@ -482,6 +482,58 @@ test_render_priority(void)
     case_clear(&again);
 }
 
+/* hetero-tensor plans prefill knowing a game's frames take the GPU first
+ * (low LLM priority): less of the work on the GPU, and that plan beats the
+ * one made for an idle GPU when both run beside the game — faster prefill
+ * and no fewer frames. */
+static double
+gpu_flops_share(const SimPlan *plan, uint32_t gpu)
+{
+    double all = 0, on_gpu = 0;
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind == SIM_TASK_KERNEL && t->phase == SIM_PHASE_PREFILL &&
+            t->work.op == MDL_OP_MATMUL) {
+            all += (double) t->work.flops;
+            on_gpu += t->proc == gpu ? (double) t->work.flops : 0;
+        }
+    }
+    return on_gpu / all;
+}
+
+static void
+test_render_aware_plan(void)
+{
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 256;
+    w.decode = 0;
+    w.check_layers = -1;
+    w.render = (SimRender) { .fps = 60, .frame_ms = 8, .frame_mb = 48,
+                             .llm_priority = HW_PRIO_LOW };
+    Case aware;
+    run_case("sd8gen3", "llama-3-8b", "hetero-tensor", &w, &aware);
+
+    g_autoptr(HwSoc) soc = load_soc("sd8gen3");
+    g_autoptr(MdlSpec) spec = load_model("llama-3-8b");
+    g_autoptr(GError) error = NULL;
+    SimWorkload idle = w;
+    idle.render.fps = 0;
+    g_autoptr(SimPlan) blind = sim_run_plan(soc, spec, sim_policy_find("hetero-tensor"), &idle,
+                                            NULL, &error);
+    g_assert_no_error(error);
+    SimRunReport r = { 0 };
+    g_assert_true(sim_run_execute(soc, spec, "hetero-tensor", blind, &w, NULL, &r, NULL, &error));
+    g_assert_no_error(error);
+
+    uint32_t gpu = hw_soc_find_kind(soc, HW_KIND_GPU)->index;
+    g_assert_cmpfloat(gpu_flops_share(aware.plan, gpu), <, gpu_flops_share(blind, gpu) - 0.05);
+    g_assert_cmpfloat(aware.r.prefill.time_ms, <, 0.95 * r.prefill.time_ms);
+    g_assert_cmpfloat(aware.r.render_fps_prefill, >=, r.render_fps_prefill);
+    sim_run_report_clear(&r);
+    case_clear(&aware);
+}
+
 /* Where prefill time goes (compare's explanation line): on Llama-3-8B
  * FFN-down is the heaviest op (HeteroLLM §3.2: "nearly half of prefill
  * time"); hetero-tensor splits it between GPU and NPU, gpu-only does not. */
@@ -674,6 +726,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/submissions-busy-cpu", test_submissions_busy_cpu);
     g_test_add_func("/sim/run/control-cpu", test_control_cpu);
     g_test_add_func("/sim/run/render-priority", test_render_priority);
+    g_test_add_func("/sim/run/render-aware-plan", test_render_aware_plan);
     g_test_add_func("/sim/run/heaviest-op", test_heaviest_op);
     g_test_add_func("/sim/run/qkv-bias", test_qkv_bias);
     g_test_add_func("/sim/run/reference-is-the-model", test_reference_is_the_model);
