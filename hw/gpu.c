@@ -28,6 +28,9 @@ static const HsParam hw_gpu_params[] = {
                  "extra cost when the queue had run empty (restart)"),
     HS_PARAM_F64("copy_us", HwGpu, copy_us, 0, 1000000, HS_REQUIRED,
                  "host<->device copy through the conventional API (fixed)"),
+    HS_PARAM_F64("preempt_us", HwGpu, preempt_us, 0, 1000000, 0,
+                 "a higher-priority submission preempts the running kernel, paying this "
+                 "to save its context and again to restore it (0: no preemption)"),
     HS_PARAM_END
 };
 

@@ -13,6 +13,8 @@ typedef struct HwGpu {
     double launch_busy_us;           /* submit into a queue that still runs */
     double launch_idle_us;           /* extra when the queue ran empty */
     double copy_us;                  /* clEnqueueWriteBuffer-style copy, fixed */
+    double preempt_us;               /* save or restore a preempted kernel;
+                                      * 0: kernels run to completion */
 } HwGpu;
 
 #endif /* HW_GPU_H */

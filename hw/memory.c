@@ -208,6 +208,18 @@ hw_mem_start(HwMem *m, uint32_t initiator, uint64_t bytes, double demand_gbps,
     return f;
 }
 
+uint64_t
+hw_mem_stop(HwMem *m, HwFlow *f)
+{
+    advance(m);
+    uint64_t left = (uint64_t) ceil(f->remaining);
+    sim_kernel_cancel(m->k, f->done_ev);
+    g_ptr_array_remove(m->flows, f);
+    g_free(f);
+    reschedule(m);
+    return left;
+}
+
 double
 hw_mem_flow_gbps(const HwFlow *f)
 {

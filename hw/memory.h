@@ -47,6 +47,10 @@ void hw_mem_set_observer(HwMem *m, HwMemObserverFn fn, void *opaque);
 HwFlow *hw_mem_start(HwMem *m, uint32_t initiator, uint64_t bytes,
                      double demand_gbps, HwFlowDoneFn done, void *opaque);
 
+/* Stop @f before its end (a preempted kernel): the bytes it moved count,
+ * @done will not run, @f is freed.  Returns the bytes still to move. */
+uint64_t hw_mem_stop(HwMem *m, HwFlow *f);
+
 /* Current rate of a flow (GB/s) and total of an initiator. */
 double hw_mem_flow_gbps(const HwFlow *f);
 double hw_mem_initiator_gbps(const HwMem *m, uint32_t initiator);

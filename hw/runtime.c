@@ -15,6 +15,11 @@ typedef struct Job {
     SimTime enqueued_ps;         /* the host started submitting it: FIFO key */
     uint64_t seq;                /* submission order: last tie-break */
     gboolean compute_done, bytes_done;
+    gboolean started;            /* on_start has fired */
+    gboolean preempted;          /* resumes after a preemption: restore */
+    SimEventId start_ev, compute_ev;
+    SimTime compute_end_ps;
+    HwFlow *flow;                /* its DRAM traffic while it moves */
 } Job;
 
 typedef struct Queue {
@@ -22,6 +27,7 @@ typedef struct Queue {
     Job *running;
     SimTime busy_ps;
     SimTime started_ps;
+    gboolean switching;          /* the next job pays a context save */
 } Queue;
 
 struct HwRuntime {
@@ -153,6 +159,7 @@ compute_done(SimKernel *k, void *opaque)
 {
     Job *j = opaque;
     j->compute_done = TRUE;
+    j->compute_ev = 0;
     maybe_finish(j);
 }
 
@@ -161,6 +168,7 @@ bytes_done(void *opaque)
 {
     Job *j = opaque;
     j->bytes_done = TRUE;
+    j->flow = NULL;
     maybe_finish(j);
 }
 
@@ -170,12 +178,15 @@ job_start(SimKernel *k, void *opaque)
 {
     Job *j = opaque;
     HwRuntime *rt = j->rt;
+    j->start_ev = 0;
     if (j->s.op.kind != HW_OP_SYNC) {
         rt->queues[j->s.dev].started_ps = sim_kernel_now(k);
     }
-    if (j->s.on_start) {
+    if (j->s.on_start && !j->started) {
         j->s.on_start(j->s.opaque);
     }
+    j->started = TRUE;
+    /* what is left of it: all of it, unless it was preempted */
     uint64_t bytes = j->cost.dram_bytes;
     uint64_t compute = j->cost.compute_ps;
     j->bytes_done = bytes == 0;
@@ -184,10 +195,11 @@ job_start(SimKernel *k, void *opaque)
         /* demand: the rate at which the op would eat its bytes if memory
          * were free (GB/s == bytes/ns) */
         double demand = compute > 0 ? (double) bytes / ((double) compute / 1000.0) : 0;
-        hw_mem_start(rt->mem, j->s.dev, bytes, demand, bytes_done, j);
+        j->flow = hw_mem_start(rt->mem, j->s.dev, bytes, demand, bytes_done, j);
     }
     /* the compute floor runs alongside: the op ends when both are done */
-    sim_kernel_schedule(k, compute, SIM_PRIO_DONE, compute_done, j);
+    j->compute_end_ps = sim_kernel_now(k) + compute;
+    j->compute_ev = sim_kernel_schedule(k, compute, SIM_PRIO_DONE, compute_done, j);
 }
 
 static void
@@ -220,10 +232,56 @@ start_next(HwRuntime *rt, uint32_t dev)
     }
     /* a host that falls behind starves the device: nothing runs before
      * it has been submitted */
+    /* a preemption: the GPU saves the preempted kernel's context before
+     * the next one and restores it before it resumes */
+    if (q->switching || j->preempted) {
+        restart += sim_time_from_us(((const HwGpu *) d)->preempt_us);
+        q->switching = j->preempted = FALSE;
+    }
     SimTime now = sim_kernel_now(rt->k);
     overhead = MAX(now + overhead, j->released_ps) + restart - now;
     q->started_ps = now;
-    sim_kernel_schedule(rt->k, overhead, SIM_PRIO_NORMAL, job_start, j);
+    j->start_ev = sim_kernel_schedule(rt->k, overhead, SIM_PRIO_NORMAL, job_start, j);
+}
+
+/* A higher-priority op arrived at a GPU that preempts: the running kernel
+ * stops where it is (its remaining compute and bytes are kept) and waits
+ * at the head of its priority; the next op pays the context save. */
+static void
+maybe_preempt(HwRuntime *rt, uint32_t dev, const Job *arrived)
+{
+    Queue *q = &rt->queues[dev];
+    const HwDev *d = g_ptr_array_index(rt->soc->devs, dev);
+    Job *r = q->running;
+    if (r == NULL || d->cls->kind != HW_KIND_GPU || ((const HwGpu *) d)->preempt_us <= 0 ||
+        arrived->s.priority <= r->s.priority) {
+        return;
+    }
+    SimTime now = sim_kernel_now(rt->k);
+    if (r->start_ev) {
+        /* still in its launch: it simply goes back to the queue */
+        sim_kernel_cancel(rt->k, r->start_ev);
+        r->start_ev = 0;
+    } else {
+        q->busy_ps += now - q->started_ps;
+        r->cost.compute_ps = 0;
+        if (!r->compute_done) {
+            sim_kernel_cancel(rt->k, r->compute_ev);
+            r->compute_ev = 0;
+            r->cost.compute_ps = r->compute_end_ps - now;
+        }
+        r->cost.dram_bytes = 0;
+        if (r->flow) {
+            r->cost.dram_bytes = hw_mem_stop(rt->mem, r->flow);
+            r->flow = NULL;
+        }
+        r->preempted = TRUE;
+        q->switching = TRUE;
+    }
+    r->s.presubmitted = TRUE;          /* no new submission to resume */
+    r->s.after_drain = FALSE;
+    g_queue_push_head(&q->waiting, r);
+    q->running = NULL;
 }
 
 gboolean
@@ -289,6 +347,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
     hw_dev_estimate(d, &s->op, &j->cost);
     rt->in_flight++;
     g_queue_push_tail(&rt->queues[s->dev].waiting, j);
+    maybe_preempt(rt, s->dev, j);
     start_next(rt, s->dev);
     return TRUE;
 }

@@ -5,8 +5,12 @@
  * processor waits.  When the processor frees up, the waiting op with the
  * highest priority goes next, and among equal priorities the one submitted
  * first — by the time its host submitted it, so kernels an engine enqueued
- * ahead stay ahead of a frame that arrived later (no preemption: a
- * running kernel always finishes).  It pays its launch overhead,
+ * ahead stay ahead of a frame that arrived later.  A GPU with preempt_us >
+ * 0 also preempts: a higher-priority op arriving while a lower-priority
+ * kernel runs stops it (what it has left of its compute and bytes is kept;
+ * its values were computed when it first started), runs after a context
+ * save, and the kernel resumes after a restore; with preempt_us 0 a running
+ * kernel always finishes.  It pays its launch overhead,
  * then *starts* (the start callback fires: the executor computes values
  * then), then runs for max(compute time, its bytes at the DRAM share it
  * gets) — its bytes are a flow in the shared memory model, whose demand is

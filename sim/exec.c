@@ -380,6 +380,7 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
             .n_tasks = n, .times = g_steal_pointer(&ex.times), .bw = g_steal_pointer(&ex.bw),
             .n_procs = soc->devs->len, .events = sim_kernel_events_run(k),
             .frames = g_steal_pointer(&ex.frames), .vsyncs = ex.vsyncs,
+            .frames_proc = render && render->fps > 0 ? ex.gpu : UINT32_MAX,
         };
         /* the LLM's end (a last frame may finish after it) */
         for (uint32_t i = 0; i < n; i++) {

@@ -73,6 +73,7 @@ typedef struct SimExecResult {
     uint32_t control_proc;       /* the host CPU, UINT32_MAX if none */
     GArray *control;             /* of HwSpan: its kernel submissions */
     GArray *frames;              /* of SimFrame, finished ones (render only) */
+    uint32_t frames_proc;        /* the GPU they ran on, UINT32_MAX if none */
     uint32_t vsyncs;             /* vsyncs while the LLM ran (render only) */
     double dram_energy_j;
     uint64_t events;             /* event-kernel events run */

@@ -157,14 +157,37 @@ busy_in(const SimPlan *plan, const SimExecResult *r, uint32_t proc, SimTime t0, 
         }
     }
     g_array_sort(spans, span_cmp);
-    SimTime busy = 0, end = 0;
+    /* merged into disjoint spans */
+    guint n = 0;
     for (guint i = 0; i < spans->len; i++) {
         const Span *s = &g_array_index(spans, Span, i);
-        SimTime a = MAX(s->a, end);
-        if (s->b > a) {
-            busy += s->b - a;
+        Span *last = n ? &g_array_index(spans, Span, n - 1) : NULL;
+        if (last && s->a <= last->b) {
+            last->b = MAX(last->b, s->b);
+        } else {
+            g_array_index(spans, Span, n++) = *s;
         }
-        end = MAX(end, s->b);
+    }
+    SimTime busy = 0;
+    for (guint i = 0; i < n; i++) {
+        busy += g_array_index(spans, Span, i).b - g_array_index(spans, Span, i).a;
+    }
+    /* a game's frame that preempted a kernel ran inside that kernel's
+     * interval: the GPU was the game's then (frames and spans are both in
+     * time order, frames never overlap) */
+    if (proc == r->frames_proc && r->frames) {
+        guint j = 0;
+        for (guint f = 0; f < r->frames->len; f++) {
+            const SimFrame *fr = &g_array_index(r->frames, SimFrame, f);
+            SimTime fa = MAX(t0, fr->start_ps), fb = MIN(t1, fr->end_ps);
+            while (j < n && g_array_index(spans, Span, j).b <= fa) {
+                j++;
+            }
+            for (guint i = j; i < n && g_array_index(spans, Span, i).a < fb; i++) {
+                const Span *s = &g_array_index(spans, Span, i);
+                busy -= MIN(fb, s->b) - MAX(fa, s->a);
+            }
+        }
     }
     return busy;
 }

@@ -242,16 +242,39 @@ ignore(void *opaque)
 {
 }
 
+typedef struct Ends {
+    SimKernel *k;
+    SimTime start_ps[2], end_ps[2];
+} Ends;
+
+static Ends *ends_of;
+
+static void
+mark_start(void *opaque)
+{
+    int i = GPOINTER_TO_INT(opaque);
+    ends_of->start_ps[i] = sim_kernel_now(ends_of->k);
+}
+
+static void
+mark_end(void *opaque)
+{
+    int i = GPOINTER_TO_INT(opaque);
+    ends_of->end_ps[i] = sim_kernel_now(ends_of->k);
+}
+
 /* GPU queue priorities (Transformer-Lite, HeteroLLM §5.5): when the GPU
  * frees up, a normal-priority frame overtakes queued low-priority LLM
- * kernels; at equal priority the queue stays in order. */
+ * kernels; at equal priority the queue stays in order.  (Here without
+ * preemption: see gpu-preemption.) */
 static void
 test_gpu_priority(void)
 {
     g_autoptr(HwSoc) soc = sd8gen3();
     g_autoptr(SimKernel) k = sim_kernel_new();
-    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
     const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
+    ((HwGpu *) gpu)->preempt_us = 0;
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
     Order o = { { 0 }, 0 };
     Tag tags[4] = { { &o, 'A' }, { &o, 'B' }, { &o, 'C' }, { &o, 'F' } };
     HwOp kern = { .kind = HW_OP_ELEMWISE, .flops = 1000000000 };     /* ~1 ms */
@@ -273,6 +296,45 @@ test_gpu_priority(void)
     g_autoptr(GError) error = NULL;
     g_assert_false(hw_runtime_submit(rt, &f, &error));
     g_assert_cmpstr(error->message, ==, "npu: cannot run a render frame (GPU only)");
+}
+
+/* With preemption (sd8gen3: preempt_us), a frame arriving in the middle of
+ * a low-priority kernel starts after one context save, and the kernel
+ * finishes the work it had left after the frame and a restore: its end
+ * moves by exactly frame + save + restore, and its start (when its values
+ * were computed) does not move. */
+static void
+test_gpu_preemption(void)
+{
+    g_autoptr(HwSoc) soc = sd8gen3();
+    g_autoptr(SimKernel) k = sim_kernel_new();
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
+    const HwGpu *gpu = (const HwGpu *) hw_soc_find_kind(soc, HW_KIND_GPU);
+    g_assert_cmpfloat(gpu->preempt_us, >, 0);
+    Ends e = { k, { 0 }, { 0 } };
+    ends_of = &e;
+    /* a compute-bound LLM kernel of 10 ms, no DRAM traffic */
+    HwOp kern = { .kind = HW_OP_ELEMWISE, .flops = 10000000000 };
+    HwSubmit s = { .dev = gpu->parent.index, .op = kern, .priority = HW_PRIO_LOW,
+                   .on_start = mark_start, .on_done = mark_end, .opaque = GINT_TO_POINTER(0) };
+    g_assert_true(hw_runtime_submit(rt, &s, NULL));
+    sim_kernel_run_until(k, sim_time_from_us(3000));
+    g_assert_cmpuint(e.start_ps[0], >, 0);
+    g_assert_cmpuint(e.end_ps[0], ==, 0);
+    SimTime alone_end = e.start_ps[0] + sim_time_from_us(10000);
+    HwSubmit f = { .dev = gpu->parent.index, .priority = HW_PRIO_NORMAL, .foreign = TRUE,
+                   .on_start = mark_start, .on_done = mark_end, .opaque = GINT_TO_POINTER(1) };
+    f.op = (HwOp) { .kind = HW_OP_RENDER, .busy_ps = sim_time_from_us(8000) };
+    SimTime t_frame = sim_kernel_now(k);
+    g_assert_true(hw_runtime_submit(rt, &f, NULL));
+    sim_kernel_run_until(k, SIM_TIME_MAX);
+    SimTime save = sim_time_from_us(gpu->preempt_us);
+    SimTime launch = sim_time_from_us(gpu->launch_busy_us);
+    g_assert_cmpuint(e.start_ps[1], ==, t_frame + launch + save);
+    g_assert_cmpuint(e.end_ps[1], ==, e.start_ps[1] + sim_time_from_us(8000));
+    g_assert_cmpuint(e.end_ps[0], ==, alone_end + (e.end_ps[1] - t_frame) + save);
+    g_assert_cmpuint(hw_runtime_busy_ps(rt, gpu->parent.index), ==,
+                     sim_time_from_us(10000 + 8000));
 }
 
 /* Shape sensitivity (HeteroLLM §3.2): after the transposition W . X^T,
@@ -315,6 +377,7 @@ main(int argc, char **argv)
     g_test_add_func("/hw/models/npu-order", test_npu_order);
     g_test_add_func("/hw/models/npu-shape", test_npu_shape);
     g_test_add_func("/hw/models/gpu-priority", test_gpu_priority);
+    g_test_add_func("/hw/models/gpu-preemption", test_gpu_preemption);
     g_test_add_func("/hw/models/graph-prepare", test_graph_prepare);
     g_test_add_func("/hw/models/sync-costs", test_sync_costs);
     g_test_add_func("/hw/models/gpu-linear", test_gpu_linear);
