@@ -128,8 +128,35 @@ span_cmp(const void *x, const void *y)
     return p->a < q->a ? -1 : (p->a > q->a);
 }
 
+/* GPU time inside [a, b) that a game's frames took on @proc (frames run
+ * one at a time, in time order): a frame that preempted a kernel ran inside
+ * that kernel's interval, and the GPU was the game's then. */
+static SimTime
+frames_inside(const SimExecResult *r, uint32_t proc, SimTime a, SimTime b)
+{
+    if (proc != r->frames_proc || r->frames == NULL) {
+        return 0;
+    }
+    const SimFrame *f = (const SimFrame *) r->frames->data;
+    guint lo = 0, hi = r->frames->len;
+    while (lo < hi) {                    /* first frame ending after a */
+        guint mid = (lo + hi) / 2;
+        if (f[mid].end_ps <= a) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    SimTime in = 0;
+    for (guint i = lo; i < r->frames->len && f[i].start_ps < b; i++) {
+        in += MIN(b, f[i].end_ps) - MAX(a, f[i].start_ps);
+    }
+    return in;
+}
+
 /*
- * Time @proc was busy inside [t0, t1): the union of its tasks' intervals.
+ * Time @proc was busy inside [t0, t1): the union of its tasks' intervals,
+ * less the game's frames inside them.
  * Sync tasks count for the CPU that runs them, and so do the host's kernel
  * submissions (the control plane: a driver sync blocks in finish and
  * copies, a fast one polls, every accelerator kernel is submitted); they
@@ -170,24 +197,8 @@ busy_in(const SimPlan *plan, const SimExecResult *r, uint32_t proc, SimTime t0, 
     }
     SimTime busy = 0;
     for (guint i = 0; i < n; i++) {
-        busy += g_array_index(spans, Span, i).b - g_array_index(spans, Span, i).a;
-    }
-    /* a game's frame that preempted a kernel ran inside that kernel's
-     * interval: the GPU was the game's then (frames and spans are both in
-     * time order, frames never overlap) */
-    if (proc == r->frames_proc && r->frames) {
-        guint j = 0;
-        for (guint f = 0; f < r->frames->len; f++) {
-            const SimFrame *fr = &g_array_index(r->frames, SimFrame, f);
-            SimTime fa = MAX(t0, fr->start_ps), fb = MIN(t1, fr->end_ps);
-            while (j < n && g_array_index(spans, Span, j).b <= fa) {
-                j++;
-            }
-            for (guint i = j; i < n && g_array_index(spans, Span, i).a < fb; i++) {
-                const Span *s = &g_array_index(spans, Span, i);
-                busy -= MIN(fb, s->b) - MAX(fa, s->a);
-            }
-        }
+        const Span *s = &g_array_index(spans, Span, i);
+        busy += s->b - s->a - frames_inside(r, proc, s->a, s->b);
     }
     return busy;
 }
@@ -248,7 +259,8 @@ hot_op_measure(const SimPlan *plan, const SimExecResult *r, SimRunReport *rep)
             o->elems = g_new0(double, r->n_procs);
             g_hash_table_insert(ops, g_strdup(label), o);
         }
-        SimTime d = r->times[i].end_ps - r->times[i].start_ps;
+        SimTime d = r->times[i].end_ps - r->times[i].start_ps -
+                    frames_inside(r, t->proc, r->times[i].start_ps, r->times[i].end_ps);
         o->busy += d;
         total += d;
         o->elems[t->proc] += (double) (t->slice.tok1 - t->slice.tok0) *

@@ -458,6 +458,19 @@ test_render_priority(void)
     g_assert_cmpfloat(low.r.render_on_time_pct, >, normal.r.render_on_time_pct);
     /* the LLM pays for it: the GPU is shared */
     g_assert_cmpfloat(low.r.decode.tokens_per_s, <, normal.r.decode.tokens_per_s);
+    /* but its GPU busy time (and energy) holds only its own kernels: the
+     * frames that preempted them are the game's (within the slowdown the
+     * frames' DRAM traffic causes) */
+    SimWorkload quiet = w;
+    quiet.render.fps = 0;
+    Case alone;
+    run_case("sd8gen3", "llama-3-8b", "gpu-only", &quiet, &alone);
+    g_autoptr(HwSoc) soc = load_soc("sd8gen3");
+    uint32_t g = hw_soc_find_kind(soc, HW_KIND_GPU)->index;
+    g_assert_cmpfloat(low.r.busy_ms[g], >, 0.98 * alone.r.busy_ms[g]);
+    g_assert_cmpfloat(low.r.busy_ms[g], <, 1.05 * alone.r.busy_ms[g]);
+    g_assert_cmpfloat(low.r.prefill.time_ms, >, 1.5 * alone.r.prefill.time_ms);
+    case_clear(&alone);
     g_assert_cmpuint(low.x.frames->len, ==, again.x.frames->len);
     g_assert_cmpint(memcmp(low.x.frames->data, again.x.frames->data,
                            sizeof(SimFrame) * low.x.frames->len), ==, 0);
