@@ -252,10 +252,12 @@ exec_dump(void *opaque, GString *out)
  * nothing more there until it returns.  The plan says which mechanism a
  * sync uses, the executor what the mechanism implies — so a plan replayed
  * with another mechanism gets that mechanism's ordering.  The host also
- * makes its blocking calls one after another, in task order.  Appends
- * (before, after) pairs to @edges and fills @held_by. */
+ * makes its blocking calls one after another.  The host's program order is
+ * @order, a topological order of the plan (so the new edges make no
+ * cycle).  Appends (before, after) pairs to @edges and fills @held_by. */
 static void
-host_order_edges(const SimPlan *plan, uint32_t n_procs, GArray *edges, uint32_t *held_by)
+host_order_edges(const SimPlan *plan, const uint32_t *order, uint32_t n_procs,
+                 GArray *edges, uint32_t *held_by)
 {
     uint32_t n = sim_plan_len(plan);
     g_autofree uint32_t *last_sync = g_new(uint32_t, n_procs);
@@ -265,7 +267,8 @@ host_order_edges(const SimPlan *plan, uint32_t n_procs, GArray *edges, uint32_t 
         last_sync[p] = UINT32_MAX;
         pending[p] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     }
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t o = 0; o < n; o++) {
+        uint32_t i = order[o];
         const SimTask *t = sim_plan_task(plan, i);
         held_by[i] = UINT32_MAX;
         if (t->kind == SIM_TASK_KERNEL) {
@@ -305,6 +308,10 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
     if (!sim_plan_check(plan, soc->devs->len, error)) {
         return FALSE;
     }
+    g_autofree uint32_t *order = sim_plan_topo_order(plan, error);
+    if (order == NULL) {
+        return FALSE;
+    }
     g_autoptr(SimKernel) k = sim_kernel_new();
     g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
     Exec ex = {
@@ -326,7 +333,7 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
             g_array_append_vals(pairs, e, 2);
         }
     }
-    host_order_edges(plan, soc->devs->len, pairs, ex.held_by);
+    host_order_edges(plan, order, soc->devs->len, pairs, ex.held_by);
 
     const uint32_t *pr = (const uint32_t *) pairs->data;
     uint32_t edges = pairs->len / 2;

@@ -102,20 +102,44 @@ sim_plan_topo_order(const SimPlan *plan, GError **error)
         }
     }
 
-    /* Kahn with a min-heap on ids would be exact "ties by id"; a FIFO seeded
-     * in id order is enough for a deterministic order. */
+    /* Kahn, always taking the smallest ready id (a binary min-heap): a
+     * plan whose deps point to lower ids — every plan the builder makes —
+     * comes out in id order, the order its host program runs in. */
     uint32_t *order = g_new(uint32_t, n ? n : 1);
-    uint32_t head = 0, tail = 0;
+    g_autofree uint32_t *heap = g_new(uint32_t, n ? n : 1);
+    uint32_t hn = 0, tail = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (indeg[i] == 0) {
-            order[tail++] = i;
+            heap[hn++] = i;              /* increasing: already a heap */
         }
     }
-    while (head < tail) {
-        uint32_t v = order[head++];
+    while (hn > 0) {
+        uint32_t v = heap[0];
+        heap[0] = heap[--hn];
+        for (uint32_t c = 0; 2 * c + 1 < hn;) {          /* sift down */
+            uint32_t m = 2 * c + 1;
+            if (m + 1 < hn && heap[m + 1] < heap[m]) {
+                m++;
+            }
+            if (heap[c] <= heap[m]) {
+                break;
+            }
+            uint32_t tmp = heap[c];
+            heap[c] = heap[m];
+            heap[m] = tmp;
+            c = m;
+        }
+        order[tail++] = v;
         for (uint32_t e = first[v]; e < first[v + 1]; e++) {
             if (--indeg[users[e]] == 0) {
-                order[tail++] = users[e];
+                uint32_t c = hn++;                          /* sift up */
+                heap[c] = users[e];
+                while (c > 0 && heap[(c - 1) / 2] > heap[c]) {
+                    uint32_t p = (c - 1) / 2, tmp = heap[p];
+                    heap[p] = heap[c];
+                    heap[c] = tmp;
+                    c = p;
+                }
             }
         }
     }

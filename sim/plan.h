@@ -126,8 +126,9 @@ void sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep);
 gboolean sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error);
 
 /*
- * Topological order of the tasks (ties broken by id), or NULL with an
- * error naming a task on a cycle.  (transfer full) array of n ids.
+ * Topological order of the tasks, the smallest ready id first (so the id
+ * order when every dep points to a lower id), or NULL with an error naming
+ * a task on a cycle.  (transfer full) array of n ids.
  */
 uint32_t *sim_plan_topo_order(const SimPlan *plan, GError **error);
 

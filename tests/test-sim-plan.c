@@ -38,6 +38,31 @@ test_build_and_order(void)
         g_assert_cmpuint(order[i], ==, want[i]);
     }
     g_assert_cmpstr(sim_plan_task(plan, d)->name, ==, "d");
+
+    /* The smallest ready id goes first, so a plan whose deps all point
+     * back comes out in id order (a queue seeded with the roots would
+     * give x, z, y): the host's program order. */
+    g_autoptr(SimPlan) p2 = sim_plan_new();
+    uint32_t x = add(p2, "x", 0, 0, NULL);
+    uint32_t y = add(p2, "y", 1, 1, (uint32_t[]) { x });
+    uint32_t z = add(p2, "z", 2, 0, NULL);
+    g_autofree uint32_t *o2 = sim_plan_topo_order(p2, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(o2[0], ==, x);
+    g_assert_cmpuint(o2[1], ==, y);
+    g_assert_cmpuint(o2[2], ==, z);
+
+    /* A forward dep (a hand-edited recording) still orders after it. */
+    g_autoptr(SimPlan) p3 = sim_plan_new();
+    uint32_t f = add(p3, "f", 0, 1, (uint32_t[]) { 2 });
+    uint32_t g = add(p3, "g", 1, 0, NULL);
+    uint32_t h = add(p3, "h", 2, 0, NULL);
+    g_assert_true(sim_plan_check(p3, 3, &error));
+    g_autofree uint32_t *o3 = sim_plan_topo_order(p3, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(o3[0], ==, g);
+    g_assert_cmpuint(o3[1], ==, h);
+    g_assert_cmpuint(o3[2], ==, f);
 }
 
 static void
