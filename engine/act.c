@@ -26,7 +26,7 @@ eng_act_rows(const float *gate, const float *up, float *y, size_t d, int act,
 {
     g_assert(act >= 0 && act < ENG_ACT_COUNT);
     /* y [t, d] = act(gate [t, d]) * up [t, d] */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((t1 - t0) * (c1 - c0) * 16 >= ENG_PAR_MIN_OPS)
     for (size_t t = t0; t < t1; t++) {
         for (size_t c = c0; c < c1; c++) {
             float g = gate[t * d + c];

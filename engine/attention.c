@@ -18,7 +18,7 @@ eng_attention_rows(const float *q, const float *k, const float *v, const float *
     const double scale = 1.0 / sqrt((double) hd);
     const size_t pairs = (t1 - t0) * (h1 - h0);
     g_assert(heads % kv_heads == 0 && h1 <= heads);
-    #pragma omp parallel
+    #pragma omp parallel if (pairs * (pos0 + t1) * hd * 2 >= ENG_PAR_MIN_OPS)
     {
         /* per thread: scores of one query against positions [0, pos0 + t1) */
         double *score = g_new(double, pos0 + t1);

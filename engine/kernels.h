@@ -39,6 +39,15 @@
 #define ENG_TILE_M 128
 #define ENG_TILE_N 512
 
+/*
+ * Loops smaller than this many scalar operations run on the calling
+ * thread: waking a team costs microseconds, and on a loaded machine its
+ * spinning threads cost far more (the tiny model ran 20x slower next to a
+ * busy build).  Values are the same either way: every iteration writes
+ * only its own outputs.
+ */
+#define ENG_PAR_MIN_OPS ((size_t) 1 << 16)
+
 typedef enum {
     ENG_WFMT_W4A16,              /* INT4 + FP16 scale per group, ~0.52 byte/weight (default) */
     ENG_WFMT_F16,                /* IEEE half storage, 2 bytes per weight */

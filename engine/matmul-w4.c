@@ -192,7 +192,7 @@ w4_matmul_avx2(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s
     const size_t k = w->cols, n = w->rows;
     /* y [s1 - s0, r1 - r0]: one thread owns each output row r (a column
      * of y), for all its tokens */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     for (size_t r = r0; r < r1; r++) {
         size_t t = s0;
         for (; t + 2 <= s1; t += 2) {
@@ -276,7 +276,7 @@ w4_matmul_avx512(const float *x, const EngMatrix *w, float *y, size_t s0, size_t
                  size_t r0, size_t r1)
 {
     const size_t k = w->cols, n = w->rows;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     for (size_t r = r0; r < r1; r++) {
         size_t t = s0;
         for (; t + 2 <= s1; t += 2) {
@@ -370,7 +370,7 @@ eng_w4_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1
         break;
     }
     const size_t k = w->cols, n = w->rows;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     for (size_t r = r0; r < r1; r++) {
         for (size_t t = s0; t < s1; t++) {
             y[t * n + r] = w4_dot_scalar(w, r, x + t * k);

@@ -45,7 +45,7 @@ tiled_matmul(const float *x, size_t t_rows, const EngMatrix *w, float *y, size_t
     const size_t n_a = r0 / tn, n_b = (r1 - 1) / tn + 1;
     const size_t nm = m_b - m_a, tiles = nm * (n_b - n_a);
     blas_single_thread();
-    #pragma omp parallel
+    #pragma omp parallel if (tiles > 1 && tiles * tm * tn * k >= ENG_PAR_MIN_OPS)
     {
         float *xs = g_malloc(sizeof(float) * tm * k);
         float *ys = g_malloc(sizeof(float) * tm * tn);

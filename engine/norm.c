@@ -12,7 +12,7 @@ eng_rmsnorm_rows(const float *x, const float *w, float *y, size_t d, double eps,
                  int plus_one, size_t t0, size_t t1)
 {
     /* y [t, d] = x [t, d] * inv_rms(x[t]) * g [d] */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((t1 - t0) * d * 2 >= ENG_PAR_MIN_OPS)
     for (size_t t = t0; t < t1; t++) {
         const float *xr = x + t * d;
         double ss = 0;

@@ -56,7 +56,7 @@ eng_fp16_round(float v)
 void
 eng_fp16_round_rows(const float *x, float *y, size_t d, size_t t0, size_t t1)
 {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((t1 - t0) * d >= ENG_PAR_MIN_OPS)
     for (size_t t = t0; t < t1; t++) {
         for (size_t i = 0; i < d; i++) {
             y[t * d + i] = eng_fp16_round(x[t * d + i]);
@@ -85,7 +85,7 @@ w4_q(float w, float s)
 void
 eng_quant_w4_inplace(float *w, size_t rows, size_t cols, size_t group)
 {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (rows * cols * 4 >= ENG_PAR_MIN_OPS)
     for (size_t r = 0; r < rows; r++) {
         for (size_t g0 = 0; g0 < cols; g0 += group) {
             size_t n = MIN(group, cols - g0);
@@ -148,7 +148,7 @@ eng_matrix_set_rows(EngMatrix *m, uint32_t r0, uint32_t r1, const float *rows_f3
         memcpy(m->f32 + (size_t) r0 * cols, rows_f32, sizeof(float) * (r1 - r0) * cols);
         return;
     }
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((r1 - r0) * cols * 4 >= ENG_PAR_MIN_OPS)
     for (size_t r = r0; r < r1; r++) {
         const float *wr = rows_f32 + (r - r0) * cols;
         if (m->format == ENG_WFMT_F16) {

@@ -17,7 +17,7 @@ eng_rope_rows(const float *x, float *y, size_t heads, size_t hd, double theta,
         freq[i] = pow(theta, -2.0 * (double) i / (double) hd);
     }
     /* y [t, heads * hd] = rotate(x [t, heads * hd], pos0 + t) */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((t1 - t0) * half * (heads + 16) >= ENG_PAR_MIN_OPS)
     for (size_t t = t0; t < t1; t++) {
         double pos = (double) (pos0 + t);
         for (size_t i = 0; i < half; i++) {

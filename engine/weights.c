@@ -47,7 +47,7 @@ eng_syn_matrix(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format)
     const float a = (float) sqrt(3.0 / (double) cols);
     for (size_t r0 = 0; r0 < rows; r0 += block) {
         size_t r1 = MIN(rows, r0 + block);
-        #pragma omp parallel for schedule(static)
+        #pragma omp parallel for schedule(static) if ((r1 - r0) * cols >= ENG_PAR_MIN_OPS)
         for (size_t r = r0; r < r1; r++) {
             eng_syn_fill(key, (uint64_t) r * cols, cols, a, w + (r - r0) * cols);
         }
