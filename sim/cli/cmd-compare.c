@@ -33,11 +33,17 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
         const char *values = !r[i].check.checked ? "-"
                              : !r[i].check.match ? "WRONG"
                              : r[i].check.precision_changed ? "match*" : "match";
-        printf("  %-15s %11.2f%s %10.1f %11.2f%s %9.1f %9.1f %8.3f%s  %-*s", r[i].policy,
+        /* no decode steps: no decode figures, rather than a row of zeros */
+        char dec_tps[32] = "-", dec_gbps[32] = "-";
+        if (w->decode) {
+            g_snprintf(dec_tps, sizeof dec_tps, "%.2f", r[i].decode.tokens_per_s);
+            g_snprintf(dec_gbps, sizeof dec_gbps, "%.1f", r[i].decode.dram_gbps);
+        }
+        printf("  %-15s %11.2f%s %10.1f %11s%s %9.1f %9s %8.3f%s  %-*s", r[i].policy,
                r[i].prefill.tokens_per_s, r[i].prefill.tokens_per_s == best_pre ? "*" : " ",
-               r[i].ttft_ms, r[i].decode.tokens_per_s,
+               r[i].ttft_ms, dec_tps,
                w->decode && r[i].decode.tokens_per_s == best_dec ? "*" : " ",
-               r[i].prefill.dram_gbps, r[i].decode.dram_gbps, j, j == best_j ? "*" : " ",
+               r[i].prefill.dram_gbps, dec_gbps, j, j == best_j ? "*" : " ",
                game ? 9 : 0, values);
         if (game) {
             printf("  %7.1f / %.1f", r[i].render_fps_prefill, r[i].render_fps_decode);

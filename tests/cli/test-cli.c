@@ -327,6 +327,25 @@ test_compare_text(void)
     g_assert_cmpint(g->status, ==, 0);
     g_assert_nonnull(strstr(g->out, "game FPS pre/dec"));
     g_assert_nonnull(strstr(g->out, "  prefill: gpu-only is the fastest;"));
+    /* no decode steps: the decode columns say "-", not 0 tokens/s */
+    g_autoptr(Run) p = hs("compare", "--prompt", "64", "--decode", "0", "--functional", "off",
+                          "--policies", "gpu-only", NULL);
+    g_assert_cmpint(p->status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(p->out, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), >=, 3);
+    g_auto(GStrv) cols = g_strsplit_set(g_strstrip(lines[2]), " ", -1);
+    GPtrArray *f = g_ptr_array_new();
+    for (char **c = cols; *c; c++) {
+        if (**c) {
+            g_ptr_array_add(f, *c);
+        }
+    }
+    g_assert_cmpuint(f->len, >=, 8);          /* policy pre ttft dec preGB decGB J values */
+    g_assert_cmpstr(f->pdata[0], ==, "gpu-only");
+    g_assert_cmpstr(f->pdata[3], ==, "-");
+    g_assert_cmpstr(f->pdata[5], ==, "-");
+    g_assert_cmpfloat(g_ascii_strtod(f->pdata[1], NULL), >, 0);
+    g_ptr_array_free(f, TRUE);
     g_autoptr(Run) bad = hs("run", "--llm-priority", "urgent", NULL);
     g_assert_cmpint(bad->status, ==, 2);
     g_assert_nonnull(strstr(bad->err, "--llm-priority: expected low or normal (got \"urgent\")"));
