@@ -184,6 +184,34 @@ eng_model_weight_bytes(const EngModel *m)
     return bytes;
 }
 
+/* Bytes of a [rows, cols] matrix in @format (as eng_matrix_bytes). */
+static uint64_t
+format_bytes(EngWFormat format, uint64_t rows, uint64_t cols)
+{
+    switch (format) {
+    case ENG_WFMT_F32:
+        return rows * cols * 4;
+    case ENG_WFMT_F16:
+        return rows * cols * 2;
+    default:
+        return rows * ((cols + ENG_W4_GROUP - 1) / ENG_W4_GROUP) * (64 + 2);
+    }
+}
+
+uint64_t
+eng_model_bytes(const EngModelConfig *c)
+{
+    uint64_t per_layer = 0;
+    for (int which = 0; which < ENG_W_COUNT; which++) {
+        uint32_t rows, cols;
+        matmul_shape(c, (EngWeight) which, &rows, &cols);
+        per_layer += format_bytes(c->weights, rows, cols);
+    }
+    uint64_t embed = sizeof(float) * (uint64_t) c->vocab * c->hidden;
+    return per_layer * c->layers + format_bytes(c->weights, c->vocab, c->hidden) + embed
+           + sizeof(float) * (uint64_t) c->hidden * (2 * c->layers + 1);
+}
+
 /* ---- loading ------------------------------------------------------------ */
 
 static float *

@@ -89,6 +89,11 @@ const float *eng_model_bias(EngModel *m, uint32_t layer, int which);
 void eng_model_embed(const EngModel *m, uint32_t token, float *out);
 /* Bytes of weights held now (generated tensors only). */
 size_t eng_model_weight_bytes(const EngModel *m);
+/* Bytes of every weight of a model of @cfg once all are generated or
+ * loaded: each layer's matmuls and the LM head in cfg->weights' format,
+ * the norms, and the FP32 embedding table a loaded model keeps (an upper
+ * bound for a synthetic one, which computes embeddings on the fly). */
+uint64_t eng_model_bytes(const EngModelConfig *cfg);
 
 /* ---- KV cache and the whole forward pass --------------------------------- */
 

@@ -26,9 +26,9 @@ mdl_spec_free(MdlSpec *spec)
     g_free(spec);
 }
 
-/* A positive integer key; @def 0 means required. */
+/* An integer key in [1, @max]; @def 0 means required. */
 static gboolean
-get_uint(const cJSON *root, const char *key, uint32_t def, uint32_t *out,
+get_uint(const cJSON *root, const char *key, uint32_t def, uint32_t max, uint32_t *out,
          GError **error)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
@@ -41,11 +41,11 @@ get_uint(const cJSON *root, const char *key, uint32_t def, uint32_t *out,
         *out = def;
         return TRUE;
     }
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e9 ||
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > max ||
         v->valuedouble != floor(v->valuedouble)) {
         g_autofree char *got = hs_json_describe(v);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.%s: expected a positive integer (got %s)", key, got);
+                    "$.%s: expected an integer in [1, %u] (got %s)", key, max, got);
         return FALSE;
     }
     *out = (uint32_t) v->valuedouble;
@@ -127,14 +127,18 @@ spec_from_json(const cJSON *root, GError **error)
     const char *desc = get_string(root, "_hetero_sim_description");
     s->description = g_strdup(desc ? desc : "");
 
-    if (!get_uint(root, "hidden_size", 0, &s->hidden_size, error) ||
-        !get_uint(root, "intermediate_size", 0, &s->intermediate_size, error) ||
-        !get_uint(root, "num_hidden_layers", 0, &s->num_hidden_layers, error) ||
-        !get_uint(root, "num_attention_heads", 0, &s->num_attention_heads, error) ||
-        !get_uint(root, "vocab_size", 0, &s->vocab_size, error) ||
-        !get_uint(root, "num_key_value_heads", s->num_attention_heads,
+    /* Upper bounds: several times the largest published model's (Llama 3.1
+     * 405B: hidden 16384, FFN 53248, 126 layers, 128 heads; Gemma: vocab
+     * 256000), so a typo is an error rather than hours of simulation or a
+     * failed allocation. */
+    if (!get_uint(root, "hidden_size", 0, 65536, &s->hidden_size, error) ||
+        !get_uint(root, "intermediate_size", 0, 262144, &s->intermediate_size, error) ||
+        !get_uint(root, "num_hidden_layers", 0, 1024, &s->num_hidden_layers, error) ||
+        !get_uint(root, "num_attention_heads", 0, 1024, &s->num_attention_heads, error) ||
+        !get_uint(root, "vocab_size", 0, 1u << 20, &s->vocab_size, error) ||
+        !get_uint(root, "num_key_value_heads", s->num_attention_heads, 1024,
                   &s->num_key_value_heads, error) ||
-        !get_uint(root, "max_position_embeddings", 2048,
+        !get_uint(root, "max_position_embeddings", 2048, 1000000000,
                   &s->max_position_embeddings, error) ||
         !get_double(root, "rope_theta", 10000.0, &s->rope_theta, error) ||
         !get_double(root, "rms_norm_eps", 1e-6, &s->rms_norm_eps, error)) {
@@ -159,7 +163,7 @@ spec_from_json(const cJSON *root, GError **error)
                     s->num_attention_heads);
         return NULL;
     }
-    if (!get_uint(root, "head_dim", s->hidden_size / s->num_attention_heads,
+    if (!get_uint(root, "head_dim", s->hidden_size / s->num_attention_heads, 4096,
                   &s->head_dim, error)) {
         return NULL;
     }

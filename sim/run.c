@@ -5,6 +5,7 @@
 #include "hw/energy.h"
 #include "sim/cost.h"
 #include "sim/util/error.h"
+#include "sim/util/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,7 +406,7 @@ sim_run_engine_config(const MdlSpec *s, uint64_t seed, EngConfig *cfg)
 }
 
 SimChecker *
-sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w)
+sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
 {
     if (w->check_layers < 0) {
         return NULL;
@@ -418,6 +419,17 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w)
     }
     EngConfig cfg;
     sim_run_engine_config(spec, w->seed, &cfg);
+    uint64_t need = sim_checker_bytes(&cfg, gs, (uint32_t) w->check_layers, w->batch);
+    g_autofree char *mode = w->check_layers == 0
+                                ? g_strdup("full")
+                                : g_strdup_printf("layers=%d", w->check_layers);
+    g_autofree char *what = g_strdup_printf(
+        "--functional %s: checking the values of %s at prompt %u, decode %u x batch %u",
+        mode, spec->name, w->prompt, w->decode, w->batch);
+    if (!hs_mem_fits(need, what, "check fewer layers (--functional layers=N), a shorter "
+                     "request, or none (--functional off)", error)) {
+        return NULL;
+    }
     return sim_checker_new(eng_model_new(&cfg), gs, (uint32_t) w->check_layers, w->batch);
 }
 
@@ -469,7 +481,10 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
             if (w->progress) {
                 fprintf(stderr, "computing the reference...");
             }
-            checker = own = sim_run_checker_new(spec, w);
+            checker = own = sim_run_checker_new(spec, w, error);
+            if (checker == NULL) {
+                return FALSE;
+            }
         }
         values = sim_values_new(checker, plan);
     }

@@ -93,9 +93,11 @@ gboolean sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *poli
                          const SimPlan *plan, const SimWorkload *w, SimChecker *checker,
                          SimRunReport *report, SimExecResult *exec, GError **error);
 
-/* The functional reference of a workload (NULL if its check is off), to
+/* The functional reference of a workload (NULL if its check is off, or
+ * NULL with @error set if it needs more memory than the machine has), to
  * share among the policies run on it.  (transfer full) */
-SimChecker *sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w);
+SimChecker *sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w,
+                                GError **error);
 
 /* Measure an executed plan (used by run and replay). */
 void sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,

@@ -276,6 +276,35 @@ sim_checker_tokens(const SimChecker *c, uint32_t *n)
     return (const uint32_t *) c->tokens->data;
 }
 
+uint64_t
+sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
+                  uint32_t batch)
+{
+    SimChecker probe = { .layers = layers, .full = layers == 0 || layers >= c->layers };
+    probe.layers = probe.full ? c->layers : layers;
+    const MdlGraph *pre = g_ptr_array_index((GPtrArray *) graphs, 0);
+    uint64_t max_pos = pre->tokens + graphs->len;
+    uint64_t weights = 0, acts = 0;
+    for (guint p = 0; p < graphs->len; p++) {
+        const MdlGraph *g = g_ptr_array_index((GPtrArray *) graphs, p);
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            const MdlNode *n = &g->nodes[i];
+            if (!computed(&probe, n)) {
+                continue;
+            }
+            acts += (uint64_t) n->tokens * n->features * sizeof(float);
+            if (p == 0 && n->op == MDL_OP_MATMUL) {
+                /* W4A16: 64 bytes of INT4 + an FP16 scale per 128 */
+                weights += (uint64_t) n->features * ((n->k + ENG_W4_GROUP - 1) / ENG_W4_GROUP)
+                           * (64 + 2);
+            }
+        }
+    }
+    uint64_t kv = 2 * (uint64_t) probe.layers * batch * max_pos * c->kv_heads * c->head_dim
+                  * sizeof(float);
+    return weights + 3 * (acts + kv);
+}
+
 SimChecker *
 sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t batch)
 {

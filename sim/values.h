@@ -52,6 +52,15 @@ typedef struct SimCheck {
  */
 SimChecker *sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers,
                             uint32_t batch);
+
+/*
+ * Bytes a checker of @graphs (as sim_checker_new's arguments) and one
+ * checked run on it hold at most: the W4A16 weights of the computed
+ * layers, and every computed node's output and the KV caches three times
+ * (the reference, the run, the run's own arithmetic in order).
+ */
+uint64_t sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
+                           uint32_t batch);
 void sim_checker_free(SimChecker *c);
 
 /* The token sequence the reference ran: the fixed prompt, then one token

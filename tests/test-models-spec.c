@@ -132,7 +132,10 @@ typedef struct BadSpec {
 
 static const BadSpec bad[] = {
     { "wrong-type", "{\"model_type\":\"llama\",\"hidden_size\":\"big\"}",
-      "$.hidden_size: expected a positive integer (got \"big\")" },
+      "$.hidden_size: expected an integer in [1, 65536] (got \"big\")" },
+    { "too-many-layers", "{\"model_type\":\"llama\",\"hidden_size\":64,"
+      "\"intermediate_size\":128,\"num_hidden_layers\":100000}",
+      "$.num_hidden_layers: expected an integer in [1, 1024] (got 100000)" },
     { "missing-key", "{\"model_type\":\"llama\",\"hidden_size\":64}",
       "$: missing required key \"intermediate_size\"" },
     { "unknown-type", "{\"model_type\":\"chatglm\"}",

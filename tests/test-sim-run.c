@@ -173,7 +173,7 @@ test_dropped_syncs_break_order(void)
     w.prompt = 64;
     w.decode = 0;
     w.check_layers = 0;
-    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w);
+    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w, NULL);
     g_autoptr(SimValues) values = sim_values_new(checker, plan);
     SimExecResult x = { 0 };
     g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
@@ -223,7 +223,7 @@ test_dropped_syncs_break_order_w4a8(void)
     tiny_workload(&w);
     w.check_layers = 1;
     const SimPolicy *p = sim_policy_find("hetero-tensor");
-    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w);
+    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w, NULL);
     for (int broken = 0; broken < 2; broken++) {
         g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, p, &w, NULL, &error);
         g_assert_no_error(error);
@@ -619,7 +619,7 @@ test_reference_is_the_model(void)
     w.prompt = 12;
     w.decode = 5;
     w.check_layers = 0;
-    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w);
+    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w, NULL);
     uint32_t n;
     const uint32_t *toks = sim_checker_tokens(checker, &n);
     g_assert_cmpuint(n, ==, w.prompt + w.decode);

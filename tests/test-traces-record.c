@@ -125,7 +125,7 @@ static const Bad bad[] = {
     { "array-root.json",
       "$: expected an object (got an array)" },
     { "bad-model-config.json",
-      "$.model.config.hidden_size: expected a positive integer (got \"x\")" },
+      "$.model.config.hidden_size: expected an integer in [1, 65536] (got \"x\")" },
     { "bad-sync-mechanism.json",
       "$.tasks[2].sync: expected one of driver, fast (got \"telepathy\")" },
     { "bad-workload.json",

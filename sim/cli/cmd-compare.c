@@ -150,7 +150,10 @@ run(int argc, char **argv, GError **error)
         fprintf(stderr, "computing the reference...");
     }
     /* one reference for every policy: the workload is the same */
-    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w);
+    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w, error);
+    if (w.check_layers >= 0 && checker == NULL) {
+        ok = FALSE;
+    }
     for (guint i = 0; i < list->len && ok; i++) {
         if (tty) {
             fprintf(stderr, "\r[%u/%u] %-16s", i + 1, list->len,

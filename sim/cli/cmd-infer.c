@@ -8,6 +8,7 @@
 #include "sim/run.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "sim/util/mem.h"
 #include "sim/util/outfile.h"
 
 #include <stdio.h>
@@ -117,6 +118,18 @@ run(int argc, char **argv, GError **error)
     sim_run_engine_config(spec, (uint64_t) seed, &cfg);
     cfg.attention_bias = spec->attention_bias;
     cfg.weights = wfmt;
+    uint32_t n = toks->len, total = n + (uint32_t) steps;
+    /* weights, the KV cache and every position's logits */
+    uint64_t need = eng_model_bytes(&cfg)
+                    + 2 * sizeof(float) * (uint64_t) cfg.layers * total * cfg.kv_heads * cfg.head_dim
+                    + sizeof(float) * (uint64_t) total * cfg.vocab;
+    g_autofree char *what = g_strdup_printf("infer: %s with %s weights over %u positions",
+                                            spec->name, eng_wfmt_name[cfg.weights], total);
+    if (!hs_mem_fits(need, what, cfg.weights == ENG_WFMT_W4A16
+                                     ? "try a smaller model"
+                                     : "try a smaller model or --weights w4a16", error)) {
+        return FALSE;
+    }
     g_autoptr(EngModel) m = NULL;
     if (g_file_test(model, G_FILE_TEST_IS_DIR)) {
         /* a model directory: its config.json gave the spec, its
@@ -128,7 +141,6 @@ run(int argc, char **argv, GError **error)
     } else {
         m = eng_model_new(&cfg);
     }
-    uint32_t n = toks->len, total = n + (uint32_t) steps;
     g_autoptr(EngKV) kv = eng_kv_new(&cfg, total);
     g_autofree float *logits = g_new(float, (size_t) total * cfg.vocab);
     eng_forward(m, kv, (uint32_t *) toks->data, n, 0, logits);

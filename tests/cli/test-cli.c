@@ -294,6 +294,21 @@ test_run_errors(void)
     g_autoptr(Run) f = hs("run", "--model", "nosuchmodel", NULL);
     g_assert_cmpint(f->status, ==, 1);
     g_assert_true(g_str_has_prefix(f->err, "hetero-sim: unknown model \"nosuchmodel\""));
+
+    /* a check bigger than any machine's memory (~15 TB): refused before
+     * anything is allocated, by run and compare alike */
+    const char *huge = "hetero-sim: --functional full: checking the values of llama-3-8b at "
+                       "prompt 32768, decode 1000 x batch 256 needs about ";
+    g_autoptr(Run) g = hs("run", "--policy", "gpu-only", "--prompt", "32768", "--decode", "1000",
+                          "--batch", "256", "--functional", "full", NULL);
+    g_assert_cmpint(g->status, ==, 2);
+    g_assert_true(g_str_has_prefix(g->err, huge));
+    g_assert_nonnull(strstr(g->err, " GiB; check fewer layers (--functional layers=N)"));
+    g_autoptr(Run) h = hs("compare", "--policies", "gpu-only,npu-only", "--prompt", "32768",
+                          "--decode", "1000", "--batch", "256", "--functional", "full", NULL);
+    g_assert_cmpint(h->status, ==, 2);
+    g_assert_true(g_str_has_prefix(h->err, huge));
+    g_assert_cmpstr(h->out, ==, "");
 }
 
 static void
@@ -500,7 +515,23 @@ test_infer(void)
     g_assert_cmpint(d->status, ==, 1);
     g_autofree char *want = g_strdup_printf("Failed to open file “%s/config.json”: No such file or directory", dir);
     assert_one_error_line(d, want);
+
+    /* dimensions at the spec's bounds: ~25 TB of weights, refused before
+     * any is made, and no logits file left behind */
     g_unlink(dump);
+    g_autofree char *big = g_build_filename(dir, "big.json", NULL);
+    g_assert_true(g_file_set_contents(big,
+        "{\"model_type\":\"llama\",\"hidden_size\":65536,\"intermediate_size\":262144,"
+        "\"num_hidden_layers\":1024,\"num_attention_heads\":64,\"vocab_size\":1048576}",
+        -1, NULL));
+    g_autoptr(Run) e = hs("infer", "--model", big, "--tokens", "1", "--steps", "2",
+                          "--dump-logits", dump, NULL);
+    g_assert_cmpint(e->status, ==, 2);
+    g_assert_true(g_str_has_prefix(e->err, "hetero-sim: infer: big with w4a16 weights over 3 "
+                                           "positions needs about "));
+    g_assert_nonnull(strstr(e->err, " GiB; try a smaller model\n"));
+    g_assert_false(g_file_test(dump, G_FILE_TEST_EXISTS));
+    g_unlink(big);
     g_rmdir(dir);
 }
 

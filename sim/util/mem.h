@@ -1,0 +1,24 @@
+/*
+ * mem.h - refusing, up front, work that would not fit in memory.
+ *
+ * GLib aborts the process when an allocation fails, so a request whose
+ * buffers cannot fit must be turned down before they are allocated, with
+ * an error that says how much it needed.
+ */
+#ifndef HS_MEM_H
+#define HS_MEM_H
+
+#include <glib.h>
+#include <stdint.h>
+
+/* Physical memory of this machine in bytes, 0 if unknown. */
+uint64_t hs_mem_physical(void);
+
+/*
+ * TRUE if @need bytes are at most 80 % of physical memory (or it is
+ * unknown).  Otherwise FALSE with a usage error "@what needs about X GiB,
+ * more than 80 % of this machine's Y GiB; @advice".
+ */
+gboolean hs_mem_fits(uint64_t need, const char *what, const char *advice, GError **error);
+
+#endif
