@@ -17,6 +17,8 @@ typedef struct Job {
     gboolean compute_done, bytes_done;
     gboolean started;            /* on_start has fired */
     gboolean preempted;          /* resumes after a preemption: restore */
+    gboolean stopped;            /* stopped after it started, at off_ps */
+    SimTime off_ps;
     SimEventId start_ev, compute_ev;
     SimTime compute_end_ps;
     HwFlow *flow;                /* its DRAM traffic while it moves */
@@ -185,7 +187,11 @@ job_start(SimKernel *k, void *opaque)
     if (j->s.on_start && !j->started) {
         j->s.on_start(j->s.opaque);
     }
+    if (j->stopped && j->s.on_resume) {
+        j->s.on_resume(j->s.opaque, j->off_ps);
+    }
     j->started = TRUE;
+    j->stopped = FALSE;
     /* what is left of it: all of it, unless it was preempted */
     uint64_t bytes = j->cost.dram_bytes;
     uint64_t compute = j->cost.compute_ps;
@@ -277,6 +283,8 @@ maybe_preempt(HwRuntime *rt, uint32_t dev, const Job *arrived)
         }
         r->preempted = TRUE;
         q->switching = TRUE;
+        r->stopped = TRUE;              /* off the GPU from now */
+        r->off_ps = now;
     }
     r->s.presubmitted = TRUE;          /* no new submission to resume */
     r->s.after_drain = FALSE;

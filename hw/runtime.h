@@ -44,6 +44,8 @@
 
 typedef struct HwRuntime HwRuntime;
 typedef void (*HwOpFn)(void *opaque);
+/* A preempted kernel is back on its processor; it left it at @off_ps. */
+typedef void (*HwResumeFn)(void *opaque, SimTime off_ps);
 
 typedef enum {
     HW_SYNC_DRIVER,
@@ -74,6 +76,7 @@ typedef struct HwSubmit {
     uint32_t sync_from, sync_to; /* HW_OP_SYNC only */
     HwOpFn on_start;             /* may be NULL */
     HwOpFn on_done;
+    HwResumeFn on_resume;        /* may be NULL */
     void *opaque;
 } HwSubmit;
 

@@ -39,6 +39,7 @@ struct Exec {
     gboolean frame_in_flight;
     SimFrame frame;
     GArray *frames;              /* of SimFrame */
+    GArray *preemptions;         /* of SimPreemption */
     uint32_t vsyncs;
 };
 
@@ -58,6 +59,10 @@ sim_exec_result_clear(SimExecResult *r)
     if (r->frames) {
         g_array_unref(r->frames);
         r->frames = NULL;
+    }
+    if (r->preemptions) {
+        g_array_unref(r->preemptions);
+        r->preemptions = NULL;
     }
 }
 
@@ -81,6 +86,14 @@ task_start(void *opaque)
     if (ex->values && ex->values->task_start) {
         ex->values->task_start(ex->values_opaque, r->id, sim_plan_task(ex->plan, r->id));
     }
+}
+
+static void
+task_resume(void *opaque, SimTime off_ps)
+{
+    TaskRun *r = opaque;
+    SimPreemption p = { r->id, off_ps, sim_kernel_now(r->ex->k) };
+    g_array_append_val(r->ex->preemptions, p);
 }
 
 static int
@@ -130,7 +143,7 @@ submit(Exec *ex, uint32_t id)
     const SimTask *t = sim_plan_task(ex->plan, id);
     HwSubmit s = {
         .dev = t->proc, .on_start = task_start, .on_done = task_done,
-        .opaque = &ex->runs[id],
+        .on_resume = task_resume, .opaque = &ex->runs[id],
     };
     if (t->kind == SIM_TASK_SYNC) {
         s.op.kind = HW_OP_SYNC;
@@ -322,6 +335,7 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
         .runs = g_new0(TaskRun, MAX(1, n)), .times = g_new0(SimTaskTime, MAX(1, n)),
         .held_by = g_new(uint32_t, MAX(1, n)),
         .bw = g_array_new(FALSE, FALSE, sizeof(SimBwSample)),
+        .preemptions = g_array_new(FALSE, FALSE, sizeof(SimPreemption)),
     };
     /* every (dependency, user) pair: the plan's, then the host order's */
     g_autoptr(GArray) pairs = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -387,6 +401,7 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
             .n_tasks = n, .times = g_steal_pointer(&ex.times), .bw = g_steal_pointer(&ex.bw),
             .n_procs = soc->devs->len, .events = sim_kernel_events_run(k),
             .frames = g_steal_pointer(&ex.frames), .vsyncs = ex.vsyncs,
+            .preemptions = g_steal_pointer(&ex.preemptions),
             .frames_proc = render && render->fps > 0 ? ex.gpu : UINT32_MAX,
         };
         /* the LLM's end (a last frame may finish after it) */
@@ -416,6 +431,9 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
     }
     if (ex.frames) {
         g_array_unref(ex.frames);
+    }
+    if (ex.preemptions) {
+        g_array_unref(ex.preemptions);
     }
     return ok;
 }

@@ -63,6 +63,13 @@ typedef struct SimFrame {
     SimTime vsync_ps, start_ps, end_ps;
 } SimFrame;
 
+/* A task's kernel taken off its processor by a higher-priority op (a
+ * game's frame) from off_ps, back (context restored) at back_ps. */
+typedef struct SimPreemption {
+    uint32_t task;
+    SimTime off_ps, back_ps;
+} SimPreemption;
+
 typedef struct SimExecResult {
     uint32_t n_tasks;
     SimTaskTime *times;          /* one per task (transfer full) */
@@ -75,6 +82,7 @@ typedef struct SimExecResult {
     GArray *frames;              /* of SimFrame, finished ones (render only) */
     uint32_t frames_proc;        /* the GPU they ran on, UINT32_MAX if none */
     uint32_t vsyncs;             /* vsyncs while the LLM ran (render only) */
+    GArray *preemptions;         /* of SimPreemption, in resume order */
     double dram_energy_j;
     uint64_t events;             /* event-kernel events run */
 } SimExecResult;

@@ -474,22 +474,40 @@ test_render_priority(void)
     g_assert_cmpuint(low.x.frames->len, ==, again.x.frames->len);
     g_assert_cmpint(memcmp(low.x.frames->data, again.x.frames->data,
                            sizeof(SimFrame) * low.x.frames->len), ==, 0);
-    /* the trace shows every frame on the GPU's "game frames" track */
+    /* frames preempt the low-priority kernels only; each time a kernel is
+     * off the GPU lies inside its run and holds a whole frame (8 ms alone)
+     * plus the context save and restore */
+    g_assert_cmpuint(normal.x.preemptions->len, ==, 0);
+    g_assert_cmpuint(low.x.preemptions->len, >, 0);
+    for (guint i = 0; i < low.x.preemptions->len; i++) {
+        const SimPreemption *p = &g_array_index(low.x.preemptions, SimPreemption, i);
+        const SimTaskTime *tt = &low.x.times[p->task];
+        g_assert_cmpuint(sim_plan_task(low.plan, p->task)->proc, ==, g);
+        g_assert_cmpuint(tt->start_ps, <=, p->off_ps);
+        g_assert_cmpuint(p->back_ps, <=, tt->end_ps);
+        g_assert_cmpuint(p->back_ps - p->off_ps, >=, sim_time_from_us(8000 + 2 * 50));
+    }
+    /* the trace shows every frame on the GPU's "game frames" track, and
+     * each preemption nested in its kernel's slice */
     const char *names[] = { "cpu", "gpu", "npu" };
     TrcInput in = { low.plan, low.x.times, names, 3, (const SimBwSample *) low.x.bw->data,
                     low.x.bw->len, NULL, NULL, NULL, 0, 0,
-                    (const SimFrame *) low.x.frames->data, low.x.frames->len, 1 };
+                    (const SimFrame *) low.x.frames->data, low.x.frames->len, 1,
+                    (const SimPreemption *) low.x.preemptions->data, low.x.preemptions->len };
     g_autofree char *text = trc_perfetto_to_string(&in);
     g_autoptr(cJSON) root = cJSON_Parse(text);
     g_assert_nonnull(root);
-    guint frames = 0;
+    guint frames = 0, preempted = 0;
     const cJSON *e = NULL;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
         const cJSON *cat = cJSON_GetObjectItem(e, "cat");
         frames += cJSON_IsString(cat) && strcmp(cat->valuestring, "render") == 0 &&
                   cJSON_GetObjectItem(e, "pid")->valueint == 2;
+        preempted += cJSON_IsString(cat) && strcmp(cat->valuestring, "preemption") == 0 &&
+                     cJSON_GetObjectItem(e, "pid")->valueint == 2;
     }
     g_assert_cmpuint(frames, ==, low.x.frames->len);
+    g_assert_cmpuint(preempted, ==, low.x.preemptions->len);
     case_clear(&normal);
     case_clear(&low);
     case_clear(&again);
@@ -685,7 +703,7 @@ test_trace_matches_times(void)
     const char *names[] = { "cpu", "gpu", "npu" };
     TrcInput in = { c.plan, c.x.times, names, 3, (const SimBwSample *) c.x.bw->data,
                     c.x.bw->len, NULL, NULL, (const HwSpan *) c.x.control->data,
-                    c.x.control->len, c.x.control_proc, NULL, 0, 0 };
+                    c.x.control->len, c.x.control_proc, NULL, 0, 0, NULL, 0 };
     g_autofree char *text = trc_perfetto_to_string(&in);
     g_autoptr(cJSON) root = cJSON_Parse(text);
     g_assert_nonnull(root);

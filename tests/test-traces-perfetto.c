@@ -38,7 +38,7 @@ test_structure(void)
     SimBwSample bw[] = { { 1000000, 1, 30.5 }, { 2000000, 1, 40.0 }, { 4000000, 1, 0 } };
     const char *keys[] = { "soc", NULL };
     const char *vals[] = { "tiny" };
-    TrcInput in = { plan, times, procs, 3, bw, 3, keys, vals, NULL, 0, 0, NULL, 0, 0 };
+    TrcInput in = { plan, times, procs, 3, bw, 3, keys, vals, NULL, 0, 0, NULL, 0, 0, NULL, 0 };
 
     g_autofree char *text = trc_perfetto_to_string(&in);
     g_autoptr(cJSON) root = cJSON_Parse(text);

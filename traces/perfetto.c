@@ -206,6 +206,18 @@ trc_perfetto_to_string(const TrcInput *in)
         g_string_free(args, TRUE);
     }
 
+    /* time a kernel spent preempted: nested inside its slice */
+    for (uint32_t i = 0; i < in->n_preemptions; i++) {
+        const SimPreemption *p = &in->preemptions[i];
+        const SimTask *t = sim_plan_task(in->plan, p->task);
+        g_autofree char *ts = us(p->off_ps);
+        g_autofree char *dur = us(p->back_ps - p->off_ps);
+        emit(&w, p->off_ps, "{\"name\":\"preempted\",\"cat\":\"preemption\",\"ph\":\"X\","
+                            "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,"
+                            "\"args\":{\"task\":%u}}", pid_of(in, t), lane[p->task], ts, dur,
+             p->task);
+    }
+
     /* the host's submissions, one track above the processor's lanes */
     if (in->n_control && in->control_proc < in->n_procs) {
         uint32_t pid = in->control_proc + 1;

@@ -8,7 +8,9 @@
  * bandwidth per initiator and in total; flow arrows join a sync's producer
  * to the sync and the sync to its consumers.  Timestamps are microseconds
  * printed exactly from picoseconds (never through a double).  Events are
- * written one per line, sorted by (ts, sequence).  Open the file at
+ * written one per line, sorted by (ts, sequence).  A kernel a game's frame
+ * preempted keeps one slice from its start to its end, with a nested
+ * "preempted" slice for each time it was off the GPU.  Open the file at
  * ui.perfetto.dev.
  */
 #ifndef TRC_PERFETTO_H
@@ -41,6 +43,10 @@ typedef struct TrcInput {
     const SimFrame *frames;
     uint32_t n_frames;
     uint32_t frame_proc;
+    /* kernels preempted by a frame: a "preempted" slice nested in the
+     * task's slice for each time it was off its processor (may be NULL) */
+    const SimPreemption *preemptions;
+    uint32_t n_preemptions;
 } TrcInput;
 
 /* Write the trace to @path atomically.  FALSE with an I/O error. */

@@ -140,6 +140,8 @@ hs_run_write_trace(const char *path, const HwSoc *soc, const SimPlan *plan,
         x->control ? x->control->len : 0, x->control_proc,
         x->frames ? (const SimFrame *) x->frames->data : NULL,
         x->frames ? x->frames->len : 0, gpu ? gpu->index : UINT32_MAX,
+        x->preemptions ? (const SimPreemption *) x->preemptions->data : NULL,
+        x->preemptions ? x->preemptions->len : 0,
     };
     return trc_perfetto_write(path, &in, error);
 }
