@@ -129,35 +129,27 @@ span_cmp(const void *x, const void *y)
     return p->a < q->a ? -1 : (p->a > q->a);
 }
 
-/* GPU time inside [a, b) that a game's frames took on @proc (frames run
- * one at a time, in time order): a frame that preempted a kernel ran inside
- * that kernel's interval, and the GPU was the game's then. */
+/* Time inside [a, b) that @proc's kernels spent preempted (off the GPU
+ * for a game's frame, its context save and restore): the game's time, not
+ * the LLM's, though it lies inside those kernels' intervals. */
 static SimTime
-frames_inside(const SimExecResult *r, uint32_t proc, SimTime a, SimTime b)
+preempted_inside(const SimPlan *plan, const SimExecResult *r, uint32_t proc, SimTime a,
+                 SimTime b)
 {
-    if (proc != r->frames_proc || r->frames == NULL) {
-        return 0;
-    }
-    const SimFrame *f = (const SimFrame *) r->frames->data;
-    guint lo = 0, hi = r->frames->len;
-    while (lo < hi) {                    /* first frame ending after a */
-        guint mid = (lo + hi) / 2;
-        if (f[mid].end_ps <= a) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
     SimTime in = 0;
-    for (guint i = lo; i < r->frames->len && f[i].start_ps < b; i++) {
-        in += MIN(b, f[i].end_ps) - MAX(a, f[i].start_ps);
+    for (guint i = 0; r->preemptions && i < r->preemptions->len; i++) {
+        const SimPreemption *p = &g_array_index(r->preemptions, SimPreemption, i);
+        SimTime lo = MAX(a, p->off_ps), hi = MIN(b, p->back_ps);
+        if (hi > lo && sim_plan_task(plan, p->task)->proc == proc) {
+            in += hi - lo;
+        }
     }
     return in;
 }
 
 /*
  * Time @proc was busy inside [t0, t1): the union of its tasks' intervals,
- * less the game's frames inside them.
+ * less the time its kernels spent preempted.
  * Sync tasks count for the CPU that runs them, and so do the host's kernel
  * submissions (the control plane: a driver sync blocks in finish and
  * copies, a fast one polls, every accelerator kernel is submitted); they
@@ -199,9 +191,10 @@ busy_in(const SimPlan *plan, const SimExecResult *r, uint32_t proc, SimTime t0, 
     SimTime busy = 0;
     for (guint i = 0; i < n; i++) {
         const Span *s = &g_array_index(spans, Span, i);
-        busy += s->b - s->a - frames_inside(r, proc, s->a, s->b);
+        busy += s->b - s->a;
     }
-    return busy;
+    /* a preemption lies inside its kernel's interval, so inside the union */
+    return busy - preempted_inside(plan, r, proc, t0, t1);
 }
 
 static void
@@ -247,6 +240,12 @@ hot_op_measure(const SimPlan *plan, const SimExecResult *r, SimRunReport *rep)
     g_autoptr(GHashTable) ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                                       op_time_free);
     SimTime total = 0;
+    /* each kernel's time off the GPU for a game's frames is not its own */
+    g_autofree SimTime *off = g_new0(SimTime, MAX(1, r->n_tasks));
+    for (guint i = 0; r->preemptions && i < r->preemptions->len; i++) {
+        const SimPreemption *p = &g_array_index(r->preemptions, SimPreemption, i);
+        off[p->task] += p->back_ps - p->off_ps;
+    }
     for (uint32_t i = 0; i < r->n_tasks; i++) {
         const SimTask *t = sim_plan_task(plan, i);
         if (t->phase != SIM_PHASE_PREFILL || t->kind != SIM_TASK_KERNEL) {
@@ -260,8 +259,7 @@ hot_op_measure(const SimPlan *plan, const SimExecResult *r, SimRunReport *rep)
             o->elems = g_new0(double, r->n_procs);
             g_hash_table_insert(ops, g_strdup(label), o);
         }
-        SimTime d = r->times[i].end_ps - r->times[i].start_ps -
-                    frames_inside(r, t->proc, r->times[i].start_ps, r->times[i].end_ps);
+        SimTime d = r->times[i].end_ps - r->times[i].start_ps - off[i];
         o->busy += d;
         total += d;
         o->elems[t->proc] += (double) (t->slice.tok1 - t->slice.tok0) *
