@@ -742,6 +742,39 @@ test_trace_matches_times(void)
     case_clear(&c);
 }
 
+/* A prompt longer than the largest prepared shape (1024): hetero-tensor's
+ * solver may run it all on the NPU in 1024-token pieces, so it is never
+ * slower than npu-pipe, and it gains on it by giving the GPU a share. */
+static void
+test_long_prompt(void)
+{
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 4096;
+    w.decode = 0;
+    w.check_layers = -1;
+    Case pipe, tensor;
+    run_case("sd8gen3", "llama-3-8b", "npu-pipe", &w, &pipe);
+    run_case("sd8gen3", "llama-3-8b", "hetero-tensor", &w, &tensor);
+    g_assert_cmpfloat(tensor.r.prefill.tokens_per_s, >, 1.1 * pipe.r.prefill.tokens_per_s);
+    /* four or more NPU pieces of one matmul: more than two shapes in a row */
+    g_autoptr(HwSoc) soc = load_soc("sd8gen3");
+    uint32_t npu = hw_soc_find_kind(soc, HW_KIND_NPU)->index, most = 0;
+    g_autoptr(GHashTable) per_node = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (uint32_t i = 0; i < sim_plan_len(tensor.plan); i++) {
+        const SimTask *t = sim_plan_task(tensor.plan, i);
+        if (t->kind == SIM_TASK_KERNEL && t->proc == npu && t->phase == SIM_PHASE_PREFILL) {
+            gpointer key = GUINT_TO_POINTER(t->node + 1);
+            uint32_t c = GPOINTER_TO_UINT(g_hash_table_lookup(per_node, key)) + 1;
+            g_hash_table_insert(per_node, key, GUINT_TO_POINTER(c));
+            most = MAX(most, c);
+        }
+    }
+    g_assert_cmpuint(most, >=, 3);
+    case_clear(&pipe);
+    case_clear(&tensor);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -764,6 +797,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/driver-sync-drains", test_driver_sync_drains);
+    g_test_add_func("/sim/run/long-prompt", test_long_prompt);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
     return g_test_run();
 }

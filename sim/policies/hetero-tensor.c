@@ -13,8 +13,12 @@
  *   row cutting        NPU rows [0, r), GPU rows [r, N), both write one output
  *   sequence cutting   NPU the largest prepared shape <= S, GPU the rest
  *                      (300 = 256 on NPU + 44 on GPU)
- *   multi-sequence     NPU two prepared shapes in a row, GPU the rest
- *                      (600 = 512 + 32 on NPU, 56 on GPU)
+ *   multi-sequence     NPU several prepared shapes in a row, GPU the rest
+ *                      (600 = 512 + 32 on NPU, 56 on GPU); the shapes are
+ *                      the largest that fit, one after another, and every
+ *                      number of them is a candidate, so a prompt longer
+ *                      than the largest shape can go all to the NPU
+ *                      (4096 = 4 x 1024) or share with the GPU
  *   hybrid             NPU rows [0, r) padded to the next prepared shape,
  *                      GPU rows [r, N) at the real length
  *
@@ -31,10 +35,14 @@ typedef struct Part {
     MdlPrecision prec;
 } Part;
 
+/* At most 32 pieces of the largest shape (a 32768-token prompt, the CLI's
+ * limit, over 1024), the smaller ones of the rest, and a GPU part. */
+#define MAX_PARTS 48
+
 typedef struct Candidate {
     uint64_t time_ps;
     uint32_t n;
-    Part parts[4];
+    Part parts[MAX_PARTS];
 } Candidate;
 
 static void
@@ -135,38 +143,38 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
         }
     }
     if (!decode) {
-        /* sequence cutting: a prepared shape on the NPU, the rest on the GPU */
-        uint32_t p1 = std_floor(b, S);
-        if (p1 > 0 && p1 < S) {
-            SimSlice sn = full, sg = full;
-            sn.tok1 = p1;
-            sg.tok0 = p1;
-            c = (Candidate) { 0, 2, { part(npu, sn, np), part(gpu, sg, MDL_PREC_W4A16) } };
+        /* sequence and multi-sequence cutting: the first k pieces of S in
+         * the largest prepared shapes that fit run on the NPU in a row; the
+         * rest runs on the GPU, or padded onto the NPU (pipe-like) */
+        Candidate npu_k = { 0, 0, { { 0 } } };
+        uint32_t t0 = 0;
+        for (uint32_t p = std_floor(b, S); p > 0 && npu_k.n + 2 <= MAX_PARTS;
+             p = std_floor(b, S - t0)) {
+            SimSlice sn = full;
+            sn.tok0 = t0;
+            sn.tok1 = t0 + p;
+            npu_k.parts[npu_k.n++] = part(npu, sn, np);
+            t0 += p;
+            if (t0 == S) {
+                break;                   /* all on the NPU, no padding */
+            }
+            SimSlice rest = full;
+            rest.tok0 = t0;
+            c = npu_k;
+            c.parts[c.n++] = part(gpu, rest, MDL_PREC_W4A16);
             c.time_ps = candidate_cost(b, node, &c);
             consider(&best, &c);
-
-            /* multi-sequence: a second prepared shape on the NPU, in a row */
-            uint32_t p2 = std_floor(b, S - p1);
-            if (p2 > 0) {
-                SimSlice sn2 = full, sg2 = full;
-                sn2.tok0 = p1;
-                sn2.tok1 = p1 + p2;
-                sg2.tok0 = p1 + p2;
-                c = (Candidate) { 0, 2, { part(npu, sn, np), part(npu, sn2, np) } };
-                if (p1 + p2 < S) {
-                    c.parts[c.n++] = part(gpu, sg2, MDL_PREC_W4A16);
-                }
+            rest.pad_tokens = pad_for(b, S - t0);
+            if (rest.pad_tokens) {
+                c = npu_k;
+                c.parts[c.n++] = part(npu, rest, np);
                 c.time_ps = candidate_cost(b, node, &c);
                 consider(&best, &c);
             }
-            /* the remainder padded onto the NPU instead (pipe-like) */
-            SimSlice rest = sg;
-            rest.pad_tokens = pad_for(b, S - p1);
-            if (rest.pad_tokens || S - p1 == sim_builder_std_shape(b, S - p1)) {
-                c = (Candidate) { 0, 2, { part(npu, sn, np), part(npu, rest, np) } };
-                c.time_ps = candidate_cost(b, node, &c);
-                consider(&best, &c);
-            }
+        }
+        if (t0 == S && npu_k.n > 1) {
+            npu_k.time_ps = candidate_cost(b, node, &npu_k);
+            consider(&best, &npu_k);
         }
     }
 
