@@ -353,9 +353,9 @@ eng_isa_name(void)
     return isa_name[isa_current()];
 }
 
-void
-eng_w4_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r0,
-              size_t r1)
+static void
+w4_matmul_block(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r0,
+                size_t r1)
 {
     switch (isa_current()) {
 #ifdef HAVE_W4_AVX2
@@ -375,5 +375,24 @@ eng_w4_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1
         for (size_t t = s0; t < s1; t++) {
             y[t * n + r] = w4_dot_scalar(w, r, x + t * k);
         }
+    }
+}
+
+/* Bytes of input tokens a block keeps in a core's L2 while every row of
+ * the weight passes over it. */
+#define W4_X_BLOCK_BYTES (256 * 1024)
+
+void
+eng_w4_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r0,
+              size_t r1)
+{
+    /* Tokens in blocks: a row meets every token of the block before the
+     * next row, so the inputs come from L2 instead of being streamed
+     * from memory once per weight row (a 1024-token prefill re-read 16 MB
+     * of inputs for each of 14336 rows).  Every y[t, r] is still the
+     * same operations in the same order: the bits do not change. */
+    size_t tb = MAX(2, W4_X_BLOCK_BYTES / (sizeof(float) * MAX(w->cols, 1))) & ~(size_t) 1;
+    for (size_t t = s0; t < s1; t += tb) {
+        w4_matmul_block(x, w, y, t, MIN(s1, t + tb), r0, r1);
     }
 }

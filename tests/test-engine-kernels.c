@@ -102,6 +102,31 @@ test_matmul_w4_paths(void)
     g_test_message("SIMD paths checked: %d (now using %s)", ran, eng_isa_name());
 }
 
+/* A long input row (k = 8236: the W4A16 kernel takes tokens in blocks of
+ * 6 to keep them in L2) gives the same bits over 23 tokens at once as one
+ * token at a time, on every path. */
+static void
+test_matmul_w4_blocked(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(8);
+    const size_t t = 23, k = 64 * 128 + 44, n = 19;
+    g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
+    g_autoptr(EngMatrix) m = eng_matrix_new_w4(w, (uint32_t) n, (uint32_t) k);
+    g_autofree float *one = g_new0(float, t * n), *all = g_new0(float, t * n);
+    EngTensor xt = { x, t, k }, ot = { one, t, n }, at = { all, t, n };
+    for (EngIsa isa = ENG_ISA_PORTABLE; isa < ENG_ISA_COUNT; isa++) {
+        if (!eng_set_isa(isa)) {
+            continue;
+        }
+        for (size_t i = 0; i < t; i++) {
+            eng_matmul(&xt, m, &ot, i, i + 1, 0, n);
+        }
+        eng_matmul(&xt, m, &at, 0, t, 0, n);
+        g_assert_cmpmem(all, sizeof(float) * t * n, one, sizeof(float) * t * n);
+    }
+    g_assert_true(eng_set_isa(ENG_ISA_AUTO));
+}
+
 /* The packed W4A16 format dequantises to the reference quantiser's values,
  * and the INT4 error is at most half a step per weight. */
 static void
@@ -236,6 +261,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/matmul/odd-sizes", test_matmul_odd);
     g_test_add_func("/engine/matmul/formats-vs-dequantised", test_matmul_formats);
     g_test_add_func("/engine/matmul/w4-paths-same-bits", test_matmul_w4_paths);
+    g_test_add_func("/engine/matmul/w4-token-blocks-same-bits", test_matmul_w4_blocked);
     g_test_add_func("/engine/quant/w4-error-bound", test_quant_w4_bound);
     g_test_add_func("/engine/quant/fp16-round", test_fp16);
     g_test_add_func("/engine/quant/int8", test_int8);
