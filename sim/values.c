@@ -22,6 +22,7 @@ struct SimChecker {
     uint32_t max_pos;
     GArray *tokens;              /* of uint32_t: every position's token */
     State ref;
+    gboolean recompute;          /* never copy a slice from the reference */
 };
 
 /* One checked run: its own buffers, and what it has in flight. */
@@ -31,6 +32,7 @@ struct SimValues {
     State matched;               /* the plan's arithmetic in order (buf NULL: none) */
     GHashTable *staging;         /* task id -> float* */
     gboolean precision_changed;
+    uint64_t reused;             /* slices copied from the reference */
 };
 
 static gboolean
@@ -110,11 +112,71 @@ eng_weight(MdlWeight w)
     }
 }
 
+/* Rows [r0, r1) of two [*, cols] buffers hold the same bits. */
+static gboolean
+same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
+{
+    return r1 <= r0 || memcmp(a + r0 * cols, b + r0 * cols, sizeof(float) * (r1 - r0) * cols) == 0;
+}
+
+/*
+ * A slice whose inputs hold exactly the reference's bits: the engine gives
+ * every output element the same bits whatever the cut (engine/kernels.h),
+ * so computing it would give exactly the reference's output, and the
+ * slice is copied from there instead.  This is memoisation of a pure
+ * function, not a shortcut in the check: a slice that reads anything else
+ * (a buffer not yet written, a stale value behind a missing sync) is
+ * computed, so a wrong plan still gives wrong numbers.  Only the costly
+ * kernels at the reference's own precision are looked up: the W4A16 (or
+ * FP) matmul and prefill attention; INT8 activations are quantised with
+ * one scale over the whole input, so those are always computed.
+ */
+static gboolean
+from_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
+               MdlPrecision prec, float *out)
+{
+    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlNode *n = &g->nodes[ni];
+    State *ref = &v->ref;
+    if (v->recompute || s == ref || prec != MDL_PREC_W4A16) {
+        return FALSE;
+    }
+    const size_t t0 = sl->tok0, t1 = sl->tok1;
+    if (n->op == MDL_OP_MATMUL) {
+        /* the rows the matmul reads: [t0, t1) of k inputs, from the offset */
+        size_t base = (size_t) n->src_tok_offset * g->nodes[n->src[0]].features;
+        if (!same_rows(buffer(v, s, p, n->src[0]) + base, buffer(v, ref, p, n->src[0]) + base,
+                       n->k, t0, t1)) {
+            return FALSE;
+        }
+    } else if (n->op == MDL_OP_ATTENTION && !g->decode) {
+        /* queries [t0, t1); keys and values of every position up to t1 */
+        const size_t kvd = (size_t) n->kv_heads * n->head_dim;
+        const size_t cache = (size_t) n->layer * v->batch;
+        if (!same_rows(buffer(v, s, p, n->src[0]), buffer(v, ref, p, n->src[0]), n->features,
+                       t0, t1) ||
+            !same_rows(buffer(v, s, p, n->src[1]), buffer(v, ref, p, n->src[1]), kvd, 0, t1) ||
+            !same_rows(buffer(v, s, p, n->src[2]), buffer(v, ref, p, n->src[2]), kvd, 0, t1) ||
+            !same_rows(s->k_cache[cache], ref->k_cache[cache], kvd, 0, n->pos0) ||
+            !same_rows(s->v_cache[cache], ref->v_cache[cache], kvd, 0, n->pos0)) {
+            return FALSE;
+        }
+    } else {
+        return FALSE;
+    }
+    const float *r = buffer(v, ref, p, ni);
+    const size_t d = n->features;
+    for (size_t t = t0; t < t1; t++) {
+        memcpy(out + t * d + sl->row0, r + t * d + sl->row0, sizeof(float) * (sl->row1 - sl->row0));
+    }
+    return TRUE;
+}
+
 /* Compute tokens [t0, t1) x features [r0, r1) of node @ni of phase @p
  * from @s's buffers into @out (a full-size node buffer). */
 static void
 compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
-        MdlPrecision prec, gboolean *precision_changed, float *out)
+        MdlPrecision prec, gboolean *precision_changed, uint64_t *reused, float *out)
 {
     const MdlGraph *g = g_ptr_array_index(v->graphs, p);
     const MdlNode *n = &g->nodes[ni];
@@ -124,6 +186,10 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
     const size_t src_d = n->n_src > 0 ? g->nodes[n->src[0]].features : 0;
     const size_t off = n->src_tok_offset;
 
+    if (from_reference(v, s, p, ni, sl, prec, out)) {
+        (*reused)++;
+        return;
+    }
     switch (n->op) {
     case MDL_OP_EMBED:
         for (size_t t = t0; t < t1; t++) {
@@ -322,8 +388,10 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
         uint32_t tok = (uint32_t) ((i * 7919u + 13u) % c->vocab);   /* a fixed prompt */
         g_array_append_val(v->tokens, tok);
     }
+    v->recompute = g_getenv("HS_VALUES_RECOMPUTE") != NULL;
     state_init(v, &v->ref);
     gboolean unused = FALSE;
+    uint64_t unused_n = 0;
 
     /* the reference: every node whole, in order; its greedy tokens drive
      * the decode steps of both runs */
@@ -336,7 +404,7 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
             }
             SimSlice all = { 0, n->tokens, 0, n->features, 0 };
             g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
-            compute(v, &v->ref, p, i, &all, MDL_PREC_W4A16, &unused, out);
+            compute(v, &v->ref, p, i, &all, MDL_PREC_W4A16, &unused, &unused_n, out);
             publish(v, &v->ref, p, i, &all, out);
         }
         if (p + 1 < graphs->len) {
@@ -351,6 +419,12 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
         }
     }
     return v;
+}
+
+void
+sim_checker_set_recompute(SimChecker *c, gboolean recompute)
+{
+    c->recompute = recompute;
 }
 
 void
@@ -389,6 +463,7 @@ matched_reference(SimChecker *c, const SimPlan *plan, State *m)
     }
     state_init(c, m);
     gboolean unused = FALSE;
+    uint64_t unused_n = 0;
     for (guint p = 0; p < c->graphs->len; p++) {
         const MdlGraph *g = g_ptr_array_index(c->graphs, p);
         for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -400,7 +475,7 @@ matched_reference(SimChecker *c, const SimPlan *plan, State *m)
             g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
             for (guint k = 0; k < ids->len; k++) {
                 const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
-                compute(c, m, p, i, &t->slice, t->work.prec, &unused, out);
+                compute(c, m, p, i, &t->slice, t->work.prec, &unused, &unused_n, out);
             }
             for (guint k = 0; k < ids->len; k++) {
                 const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
@@ -454,7 +529,7 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     }
     float *out = g_new0(float, (size_t) n->tokens * n->features);
     compute(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec,
-            &v->precision_changed, out);
+            &v->precision_changed, &v->reused, out);
     g_hash_table_insert(v->staging, GUINT_TO_POINTER(id), out);
 }
 
@@ -505,7 +580,7 @@ sim_values_check(SimValues *run, SimCheck *out)
 {
     SimChecker *v = run->c;
     *out = (SimCheck) { .checked = TRUE, .layers = v->layers, .full = v->full,
-                        .precision_changed = run->precision_changed };
+                        .precision_changed = run->precision_changed, .reused = run->reused };
     State *against = run->matched.buf ? &run->matched : &v->ref;
     compare_states(v, &run->run, against, &out->max_abs_err, &out->max_abs_ref);
     if (run->matched.buf) {

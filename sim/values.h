@@ -41,6 +41,7 @@ typedef struct SimCheck {
     double max_abs_err;          /* over every compared phase output */
     double max_abs_ref;
     double precision_err;        /* precision_changed: max |run - W4A16 reference| */
+    uint64_t reused;             /* slices copied from the reference (see below) */
 } SimCheck;
 
 /*
@@ -62,6 +63,17 @@ SimChecker *sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers,
 uint64_t sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
                            uint32_t batch);
 void sim_checker_free(SimChecker *c);
+
+/*
+ * A run's slice whose inputs hold exactly the reference's bits is copied
+ * from the reference instead of computed: the engine gives each output
+ * element the same bits whatever the cut (engine/kernels.h), so that is
+ * what computing it would give.  Slices reading anything else (a stale
+ * buffer behind a missing sync) are computed.  @recompute TRUE computes
+ * every slice (the default when HS_VALUES_RECOMPUTE is set), to show
+ * both give the same numbers.
+ */
+void sim_checker_set_recompute(SimChecker *c, gboolean recompute);
 
 /* The token sequence the reference ran: the fixed prompt, then one token
  * per decode step (greedy from the reference's logits when the whole model

@@ -105,6 +105,7 @@ test_policy_runs(gconstpointer data)
     g_assert_true(a.r.check.full);
     g_assert_cmpfloat(a.r.check.max_abs_ref, >, 0.1);
     g_assert_true(a.r.check.match);
+    g_assert_cmpuint(a.r.check.reused, >, 0);      /* slices copied from the reference */
     /* another precision on some tasks: matched against the plan's own
      * arithmetic, and the quantisation shows against the W4A16 reference */
     if (a.r.check.precision_changed) {
@@ -174,12 +175,20 @@ test_dropped_syncs_break_order(void)
     w.decode = 0;
     w.check_layers = 0;
     g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w, NULL);
-    g_autoptr(SimValues) values = sim_values_new(checker, plan);
     SimExecResult x = { 0 };
-    g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
-    g_assert_no_error(error);
-    SimCheck check;
-    sim_values_check(values, &check);
+    SimCheck check, computed;
+    /* slices whose inputs are the reference's are copied from it; every
+     * slice computed gives the same numbers (see sim_checker_set_recompute) */
+    for (int recompute = 1; recompute >= 0; recompute--) {
+        sim_checker_set_recompute(checker, recompute);
+        g_autoptr(SimValues) values = sim_values_new(checker, plan);
+        sim_exec_result_clear(&x);
+        g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
+        g_assert_no_error(error);
+        sim_values_check(values, recompute ? &computed : &check);
+    }
+    g_assert_cmpuint(computed.reused, ==, 0);
+    g_assert_cmpfloat(check.max_abs_err, ==, computed.max_abs_err);
     g_assert_false(check.precision_changed);
     g_assert_false(check.match);                   /* wrong numbers, reported */
     g_assert_cmpfloat(check.max_abs_err, >, 1e-3 * check.max_abs_ref);
@@ -233,14 +242,22 @@ test_dropped_syncs_break_order_w4a8(void)
                 t->n_deps = 0;
             }
         }
-        g_autoptr(SimValues) values = sim_values_new(checker, plan);
-        SimExecResult x = { 0 };
-        g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
-        SimCheck check;
-        sim_values_check(values, &check);
-        g_assert_true(check.precision_changed);
-        g_assert_cmpint(check.match, ==, !broken);
-        sim_exec_result_clear(&x);
+        SimCheck check[2];
+        for (int recompute = 0; recompute < 2; recompute++) {
+            sim_checker_set_recompute(checker, recompute);
+            g_autoptr(SimValues) values = sim_values_new(checker, plan);
+            SimExecResult x = { 0 };
+            g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
+            sim_values_check(values, &check[recompute]);
+            sim_exec_result_clear(&x);
+        }
+        g_assert_true(check[0].precision_changed);
+        g_assert_cmpint(check[0].match, ==, !broken);
+        /* copying slices whose inputs are the reference's changes nothing */
+        g_assert_cmpuint(check[0].reused, >, 0);
+        g_assert_cmpuint(check[1].reused, ==, 0);
+        g_assert_cmpfloat(check[0].max_abs_err, ==, check[1].max_abs_err);
+        g_assert_cmpfloat(check[0].precision_err, ==, check[1].precision_err);
     }
 }
 
