@@ -10,11 +10,13 @@
 extern const HsBench hs_bench_kernel;
 extern const HsBench hs_bench_cost;
 extern const HsBench hs_bench_engine;
+extern const HsBench hs_bench_default;
 
 static const HsBench *const benches[] = {
     &hs_bench_kernel,
     &hs_bench_cost,
     &hs_bench_engine,
+    &hs_bench_default,
 };
 
 double

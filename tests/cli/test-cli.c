@@ -198,6 +198,20 @@ test_bench_kernel_quick(void)
     }
 }
 
+/* bench default runs the executable as a child and reports its time and
+ * memory (the figures themselves are the benchmark's, not a test's) */
+static void
+test_bench_default_quick(void)
+{
+    g_autoptr(Run) r = hs("bench", "default", "--quick", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) root = cJSON_Parse(r->out);
+    g_assert_nonnull(root);
+    g_assert_cmpint(cJSON_GetObjectItem(root, "runs")->valueint, ==, 1);
+    g_assert_cmpfloat(cJSON_GetObjectItem(root, "wall_s_median")->valuedouble, >, 0);
+    g_assert_cmpfloat(cJSON_GetObjectItem(root, "peak_rss_gib")->valuedouble, >, 0);
+}
+
 static void
 test_run_json_schema(void)
 {
@@ -639,6 +653,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/default-run", test_default_run);
     g_test_add_func("/cli/list-socs", test_list_socs);
     g_test_add_func("/cli/bench-kernel-quick", test_bench_kernel_quick);
+    g_test_add_func("/cli/bench-default-quick", test_bench_default_quick);
     g_test_add_func("/cli/run-json-schema", test_run_json_schema);
     g_test_add_func("/cli/determinism-threads", test_determinism_threads);
     g_test_add_func("/cli/run-errors", test_run_errors);
