@@ -15,7 +15,8 @@
  * AVX2 and AVX-512 paths therefore give the same bits; the fastest the CPU
  * has is used (eng_set_isa() picks one; HS_ENGINE_NO_SIMD=1 forces the
  * portable one).  OpenMP parallelises over output rows; each row takes its
- * tokens two at a time so the INT4 weights are unpacked once per pair.
+ * tokens two at a time (AVX-512: four, which has the registers for it) so
+ * the INT4 weights are unpacked once per pair (quad).
  */
 #include "engine/matmul-w4.h"
 
@@ -236,28 +237,40 @@ w4_fold512(__m512 a01, __m512 a23, __m256 s, __m256 tot)
                            tot);
 }
 
-/* Row @r against @nt (1 or 2) tokens x[0], x[1]: out[t] = W[r, :] . x[t] */
+/* Row @r against @nt (1..W4_TOK_512) tokens x[t]: out[t] = W[r, :] . x[t] */
+#define W4_TOK_512 4
 W4_TARGET512 static inline __attribute__((always_inline)) void
-w4_row_avx512(const EngMatrix *w, size_t r, const float *const x[2], int nt, float out[2])
+w4_row_avx512(const EngMatrix *w, size_t r, const float *const x[W4_TOK_512], int nt,
+              float out[W4_TOK_512])
 {
     const size_t k = w->cols, full = k / ENG_W4_GROUP;
     const uint8_t *q = w->q4 + r * w->groups * 64;
     const uint16_t *sc = w->scales + r * w->groups;
-    __m256 tot[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() };
+    __m256 tot[W4_TOK_512];
+    _Pragma("GCC unroll 4")
+    for (int t = 0; t < nt; t++) {
+        tot[t] = _mm256_setzero_ps();
+    }
     for (size_t g = 0; g < full; g++) {
         const uint8_t *qg = q + g * 64;
-        __m512 a01[2] = { _mm512_setzero_ps(), _mm512_setzero_ps() };
-        __m512 a23[2] = { _mm512_setzero_ps(), _mm512_setzero_ps() };
+        __m512 a01[W4_TOK_512], a23[W4_TOK_512];
+        _Pragma("GCC unroll 4")
+        for (int t = 0; t < nt; t++) {
+            a01[t] = _mm512_setzero_ps();
+            a23[t] = _mm512_setzero_ps();
+        }
         for (int i = 0; i < 4; i++) {
             __m512 f01, f23;
             w4_unpack32_512(qg + i * 16, &f01, &f23);
-            for (int t = 0; t < nt; t++) {
+            _Pragma("GCC unroll 4")
+        for (int t = 0; t < nt; t++) {
                 const float *xg = x[t] + g * ENG_W4_GROUP + 32 * i;
                 a01[t] = _mm512_fmadd_ps(f01, _mm512_loadu_ps(xg), a01[t]);
                 a23[t] = _mm512_fmadd_ps(f23, _mm512_loadu_ps(xg + 16), a23[t]);
             }
         }
         __m256 s = _mm256_set1_ps(_cvtsh_ss(sc[g]));
+        _Pragma("GCC unroll 4")
         for (int t = 0; t < nt; t++) {
             tot[t] = w4_fold512(a01[t], a23[t], s, tot[t]);
         }
@@ -279,16 +292,20 @@ w4_matmul_avx512(const float *x, const EngMatrix *w, float *y, size_t s0, size_t
     #pragma omp parallel for schedule(static) if ((r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     for (size_t r = r0; r < r1; r++) {
         size_t t = s0;
-        for (; t + 2 <= s1; t += 2) {
-            const float *xs[2] = { x + t * k, x + (t + 1) * k };
-            float out[2];
-            w4_row_avx512(w, r, xs, 2, out);       /* inlined: nt is constant */
-            y[t * n + r] = out[0];
-            y[(t + 1) * n + r] = out[1];
+        for (; t + W4_TOK_512 <= s1; t += W4_TOK_512) {
+            const float *xs[W4_TOK_512];
+            float out[W4_TOK_512];
+            for (int i = 0; i < W4_TOK_512; i++) {
+                xs[i] = x + (t + i) * k;
+            }
+            w4_row_avx512(w, r, xs, W4_TOK_512, out);  /* inlined: nt is constant */
+            for (int i = 0; i < W4_TOK_512; i++) {
+                y[(t + i) * n + r] = out[i];
+            }
         }
-        if (t < s1) {
-            const float *xs[2] = { x + t * k, x + t * k };
-            float out[2];
+        for (; t < s1; t++) {
+            const float *xs[W4_TOK_512] = { x + t * k };
+            float out[W4_TOK_512];
             w4_row_avx512(w, r, xs, 1, out);
             y[t * n + r] = out[0];
         }
@@ -391,7 +408,7 @@ eng_w4_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1
      * from memory once per weight row (a 1024-token prefill re-read 16 MB
      * of inputs for each of 14336 rows).  Every y[t, r] is still the
      * same operations in the same order: the bits do not change. */
-    size_t tb = MAX(2, W4_X_BLOCK_BYTES / (sizeof(float) * MAX(w->cols, 1))) & ~(size_t) 1;
+    size_t tb = MAX(4, W4_X_BLOCK_BYTES / (sizeof(float) * MAX(w->cols, 1))) & ~(size_t) 3;
     for (size_t t = s0; t < s1; t += tb) {
         w4_matmul_block(x, w, y, t, MIN(s1, t + tb), r0, r1);
     }

@@ -103,7 +103,7 @@ test_matmul_w4_paths(void)
 }
 
 /* A long input row (k = 8236: the W4A16 kernel takes tokens in blocks of
- * 6 to keep them in L2) gives the same bits over 23 tokens at once as one
+ * 4 to keep them in L2, and AVX-512 four at a time) gives the same bits over 23 tokens at once as one
  * token at a time, on every path. */
 static void
 test_matmul_w4_blocked(void)
