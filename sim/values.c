@@ -3,8 +3,10 @@
  */
 #include "sim/values.h"
 #include "engine/kernels.h"
+#include "sim/util/mem.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct State {
@@ -31,6 +33,7 @@ struct SimValues {
     State run;
     State matched;               /* the plan's arithmetic in order (buf NULL: none) */
     GHashTable *staging;         /* task id -> float* */
+    GHashTable *from_ref;        /* task ids whose slice is the reference's */
     gboolean precision_changed;
     uint64_t reused;             /* slices copied from the reference */
 };
@@ -50,7 +53,7 @@ buffer(SimChecker *v, State *s, uint32_t phase, uint32_t node)
     const MdlGraph *g = g_ptr_array_index(v->graphs, phase);
     if (s->buf[phase][node] == NULL) {
         const MdlNode *n = &g->nodes[node];
-        s->buf[phase][node] = g_new0(float, (size_t) n->tokens * n->features);
+        s->buf[phase][node] = hs_mem_alloc0(sizeof(float) * n->tokens * n->features);
     }
     return s->buf[phase][node];
 }
@@ -68,8 +71,8 @@ state_init(SimChecker *v, State *s)
     s->v_cache = g_new0(float *, n);
     for (size_t i = 0; i < n; i++) {
         if (i / v->batch < v->layers) {
-            s->k_cache[i] = g_new0(float, (size_t) v->max_pos * c->kv_heads * c->head_dim);
-            s->v_cache[i] = g_new0(float, (size_t) v->max_pos * c->kv_heads * c->head_dim);
+            s->k_cache[i] = hs_mem_alloc0(sizeof(float) * v->max_pos * c->kv_heads * c->head_dim);
+            s->v_cache[i] = hs_mem_alloc0(sizeof(float) * v->max_pos * c->kv_heads * c->head_dim);
         }
     }
 }
@@ -83,15 +86,15 @@ state_clear(SimChecker *v, State *s)
     for (guint p = 0; p < v->graphs->len; p++) {
         const MdlGraph *g = g_ptr_array_index(v->graphs, p);
         for (uint32_t i = 0; i < g->n_nodes; i++) {
-            g_free(s->buf[p][i]);
+            free(s->buf[p][i]);
         }
         g_free(s->buf[p]);
     }
     g_free(s->buf);
     size_t n = (size_t) eng_model_config(v->model)->layers * v->batch;
     for (size_t i = 0; i < n; i++) {
-        g_free(s->k_cache[i]);
-        g_free(s->v_cache[i]);
+        free(s->k_cache[i]);
+        free(s->v_cache[i]);
     }
     g_free(s->k_cache);
     g_free(s->v_cache);
@@ -132,8 +135,8 @@ same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
  * one scale over the whole input, so those are always computed.
  */
 static gboolean
-from_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
-               MdlPrecision prec, float *out)
+same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
+                  MdlPrecision prec)
 {
     const MdlGraph *g = g_ptr_array_index(v->graphs, p);
     const MdlNode *n = &g->nodes[ni];
@@ -164,11 +167,6 @@ from_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice 
     } else {
         return FALSE;
     }
-    const float *r = buffer(v, ref, p, ni);
-    const size_t d = n->features;
-    for (size_t t = t0; t < t1; t++) {
-        memcpy(out + t * d + sl->row0, r + t * d + sl->row0, sizeof(float) * (sl->row1 - sl->row0));
-    }
     return TRUE;
 }
 
@@ -186,7 +184,12 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
     const size_t src_d = n->n_src > 0 ? g->nodes[n->src[0]].features : 0;
     const size_t off = n->src_tok_offset;
 
-    if (from_reference(v, s, p, ni, sl, prec, out)) {
+    if (same_as_reference(v, s, p, ni, sl, prec)) {
+        const float *r = buffer(v, &v->ref, p, ni);
+        for (size_t t = t0; t < t1; t++) {
+            memcpy(out + t * d + sl->row0, r + t * d + sl->row0,
+                   sizeof(float) * (sl->row1 - sl->row0));
+        }
         (*reused)++;
         return;
     }
@@ -492,6 +495,7 @@ sim_values_new(SimChecker *checker, const SimPlan *plan)
     v->c = checker;
     state_init(checker, &v->run);
     v->staging = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    v->from_ref = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
         const SimTask *t = sim_plan_task(plan, i);
         if (t->kind == SIM_TASK_KERNEL && t->work.prec != MDL_PREC_W4A16) {
@@ -511,6 +515,7 @@ sim_values_free(SimValues *v)
     state_clear(v->c, &v->run);
     state_clear(v->c, &v->matched);
     g_hash_table_destroy(v->staging);
+    g_hash_table_destroy(v->from_ref);
     g_free(v);
 }
 
@@ -527,6 +532,12 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     if (!computed(v->c, n)) {
         return;
     }
+    if (same_as_reference(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec)) {
+        /* its output is the reference's: published from there at the end */
+        g_hash_table_add(v->from_ref, GUINT_TO_POINTER(id));
+        v->reused++;
+        return;
+    }
     float *out = g_new0(float, (size_t) n->tokens * n->features);
     compute(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec,
             &v->precision_changed, &v->reused, out);
@@ -537,11 +548,17 @@ static void
 values_end(void *opaque, uint32_t id, const SimTask *t)
 {
     SimValues *v = opaque;
+    uint32_t p = sim_values_phase_index(t);
+    if (g_hash_table_remove(v->from_ref, GUINT_TO_POINTER(id))) {
+        publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
+                buffer(v->c, &v->c->ref, p, (uint32_t) t->node));
+        return;
+    }
     float *out = g_hash_table_lookup(v->staging, GUINT_TO_POINTER(id));
     if (out == NULL) {
         return;
     }
-    publish(v->c, &v->run, sim_values_phase_index(t), (uint32_t) t->node, &t->slice, out);
+    publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice, out);
     g_hash_table_remove(v->staging, GUINT_TO_POINTER(id));
 }
 

@@ -4,6 +4,9 @@
 #include "sim/util/mem.h"
 #include "sim/util/error.h"
 
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 uint64_t
@@ -26,4 +29,27 @@ hs_mem_fits(uint64_t need, const char *what, const char *advice, GError **error)
                 "%s needs about %.1f GiB, more than 80 %% of this machine's %.1f GiB; %s",
                 what, (double) need / (1 << 30), (double) have / (1 << 30), advice);
     return FALSE;
+}
+
+#define HUGE_PAGE_BYTES ((size_t) 2 << 20)
+
+void *
+hs_mem_alloc0(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes < HUGE_PAGE_BYTES) {
+        p = calloc(1, MAX(bytes, 1));
+    } else if (posix_memalign(&p, HUGE_PAGE_BYTES, bytes) != 0) {
+        p = NULL;
+    } else {
+#ifdef MADV_HUGEPAGE
+        /* advice only: without it the buffer still works, in small pages */
+        (void) madvise(p, bytes & ~(HUGE_PAGE_BYTES - 1), MADV_HUGEPAGE);
+#endif
+        memset(p, 0, bytes);
+    }
+    if (p == NULL) {
+        g_error("hs_mem_alloc0: failed to allocate %zu bytes", bytes);
+    }
+    return p;
 }
