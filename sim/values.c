@@ -125,8 +125,8 @@ same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
 /*
  * A slice whose inputs hold exactly the reference's bits: the engine gives
  * every output element the same bits whatever the cut (engine/kernels.h),
- * so computing it would give exactly the reference's output, and the
- * slice is copied from there instead.  This is memoisation of a pure
+ * so computing it would give exactly the reference's output, which is
+ * taken from there instead.  This is memoisation of a pure
  * function, not a shortcut in the check: a slice that reads anything else
  * (a buffer not yet written, a stale value behind a missing sync) is
  * computed, so a wrong plan still gives wrong numbers.  Only the costly
