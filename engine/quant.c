@@ -70,7 +70,9 @@ w4_scale(const float *w, size_t n)
 {
     float amax = 0;
     for (size_t c = 0; c < n; c++) {
-        amax = fmaxf(amax, fabsf(w[c]));
+        /* what fmaxf gives (a NaN is passed over), without its library call */
+        float a = fabsf(w[c]);
+        amax = a > amax ? a : amax;
     }
     return eng_fp16_round(amax / 7.0f);
 }
@@ -78,8 +80,17 @@ w4_scale(const float *w, size_t n)
 static inline int
 w4_q(float w, float s)
 {
-    float q = s > 0 ? nearbyintf(w / s) : 0.0f;
-    return (int) (q < -8 ? -8 : (q > 7 ? 7 : q));
+    if (!(s > 0)) {
+        return 0;
+    }
+    /* nearbyintf(w / s) clamped to [-8, 7], without the library call:
+     * clamping first keeps |x| far below 2^22, where adding and taking
+     * away 1.5 * 2^23 rounds to the nearest integer, ties to even, exactly
+     * as nearbyintf does in the default rounding mode */
+    float x = w / s;
+    x = x < -9.0f ? -9.0f : (x > 8.0f ? 8.0f : x);
+    x = (x + 0x1.8p23f) - 0x1.8p23f;
+    return (int) (x < -8 ? -8 : (x > 7 ? 7 : x));
 }
 
 void
@@ -159,16 +170,19 @@ eng_matrix_set_rows(EngMatrix *m, uint32_t r0, uint32_t r1, const float *rows_f3
         }
         for (size_t g = 0; g < m->groups; g++) {
             size_t c0 = g * ENG_W4_GROUP, n = MIN(ENG_W4_GROUP, cols - c0);
-            /* the same rule as eng_quant_w4_inplace, the reference */
+            /* the same rule as eng_quant_w4_inplace, the reference; past
+             * the end of a last partial group the nibbles hold 8 (zero) */
             float s = w4_scale(wr + c0, n);
+            uint8_t nib[ENG_W4_GROUP];
+            for (size_t e = 0; e < ENG_W4_GROUP; e++) {
+                nib[e] = (uint8_t) (e < n ? w4_q(wr[c0 + e], s) + 8 : 8);
+            }
             uint8_t *qg = m->q4 + (r * m->groups + g) * 64;
             m->scales[r * m->groups + g] = eng_fp16_from_float(s);
-            memset(qg, 0x88, 64);
-            for (size_t e = 0; e < n; e++) {
-                uint8_t nib = (uint8_t) (w4_q(wr[c0 + e], s) + 8);
-                uint8_t *b = qg + w4_byte(e);
-                *b = w4_high(e) ? (uint8_t) ((*b & 0x0f) | (nib << 4))
-                                : (uint8_t) ((*b & 0xf0) | nib);
+            for (size_t e = 0; e < ENG_W4_GROUP; e++) {
+                if (!w4_high(e)) {
+                    qg[w4_byte(e)] = (uint8_t) (nib[e] | (nib[e + 16] << 4));
+                }
             }
         }
     }
@@ -264,7 +278,8 @@ eng_quant_act_int8_scale(const float *x, size_t d, size_t t0, size_t t1)
 {
     float amax = 0;
     for (size_t i = t0 * d; i < t1 * d; i++) {
-        amax = fmaxf(amax, fabsf(x[i]));
+        float a = fabsf(x[i]);            /* fmaxf, as in w4_scale */
+        amax = a > amax ? a : amax;
     }
     return amax > 0 ? amax / 127.0f : 1.0f;
 }
