@@ -157,6 +157,26 @@ test_quant_w4_bound(void)
     g_assert_cmpuint(eng_matrix_bytes(m), ==, rows * 3 * (64 + 2));
 }
 
+/* Rounding to the INT4 grid is to the nearest step, ties to even (as
+ * nearbyintf), and clamps to [-8, 7]: a group whose largest magnitude is 7
+ * has step 1 exactly, so each weight's code is plain to see. */
+static void
+test_quant_w4_ties(void)
+{
+    const float w[] = { 7, 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 3.49f, -6.5f, 6.5f, -7 };
+    const float want[] = { 7, 0, 2, 2, 0, -2, -2, 3, -6, 6, -7 };
+    const size_t n = G_N_ELEMENTS(w);
+    float got[G_N_ELEMENTS(w)], inplace[G_N_ELEMENTS(w)];
+    g_autoptr(EngMatrix) m = eng_matrix_new_w4(w, 1, (uint32_t) n);
+    eng_matrix_rows_f32(m, 0, 1, got);
+    memcpy(inplace, w, sizeof(w));
+    eng_quant_w4_inplace(inplace, 1, n, ENG_W4_GROUP);
+    for (size_t i = 0; i < n; i++) {
+        g_assert_cmpfloat(got[i], ==, want[i]);
+        g_assert_cmpfloat(inplace[i], ==, want[i]);
+    }
+}
+
 static void
 test_fp16(void)
 {
@@ -263,6 +283,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/matmul/w4-paths-same-bits", test_matmul_w4_paths);
     g_test_add_func("/engine/matmul/w4-token-blocks-same-bits", test_matmul_w4_blocked);
     g_test_add_func("/engine/quant/w4-error-bound", test_quant_w4_bound);
+    g_test_add_func("/engine/quant/w4-ties-to-even", test_quant_w4_ties);
     g_test_add_func("/engine/quant/fp16-round", test_fp16);
     g_test_add_func("/engine/quant/int8", test_int8);
     g_test_add_func("/engine/rmsnorm/odd-sizes", test_rmsnorm_odd);
