@@ -759,6 +759,35 @@ test_trace_matches_times(void)
     case_clear(&c);
 }
 
+/* Test-time scaling (FACTS.md §3, batch decode): on the NPU's 32-row
+ * tiles a decode step's matmuls cost about the same for 32 sequences as
+ * for one, so hetero-tensor's time per step grows far less than the batch
+ * (attention still grows with batch x context), while gpu-only, whose
+ * ~1 TFLOPS is the limit at batch 32, slows down several times. */
+static void
+test_batch_decode(void)
+{
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.decode = 4;
+    w.check_layers = -1;
+    double tpot[2][2];                   /* [policy][batch 1, 32] */
+    const char *const policies[2] = { "hetero-tensor", "gpu-only" };
+    for (int p = 0; p < 2; p++) {
+        for (int b = 0; b < 2; b++) {
+            Case c;
+            w.batch = b ? 32 : 1;
+            run_case("sd8gen3", "llama-3-8b", policies[p], &w, &c);
+            tpot[p][b] = c.r.decode.time_ms / w.decode;     /* per step */
+            case_clear(&c);
+        }
+    }
+    g_test_message("tpot ms: hetero-tensor %.1f -> %.1f, gpu-only %.1f -> %.1f", tpot[0][0],
+                   tpot[0][1], tpot[1][0], tpot[1][1]);
+    g_assert_cmpfloat(tpot[0][1], <, 1.6 * tpot[0][0]);
+    g_assert_cmpfloat(tpot[1][1], >, 3.0 * tpot[1][0]);
+}
+
 /* A prompt longer than the largest prepared shape (1024): hetero-tensor's
  * solver may run it all on the NPU in 1024-token pieces, so it is never
  * slower than npu-pipe, and it gains on it by giving the GPU a share. */
@@ -815,6 +844,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/driver-sync-drains", test_driver_sync_drains);
     g_test_add_func("/sim/run/long-prompt", test_long_prompt);
+    g_test_add_func("/sim/run/batch-decode", test_batch_decode);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
     return g_test_run();
 }
