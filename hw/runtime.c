@@ -60,16 +60,10 @@ hw_runtime_new(const HwSoc *soc, SimKernel *k)
         caps[i] = ((HwDev *) g_ptr_array_index(soc->devs, i))->dram_cap_gbps;
     }
     rt->mem = hw_mem_new(k, soc->mem.ceiling_gbps, caps, rt->n);
-    rt->npu_shapes = g_hash_table_new(g_int64_hash, g_int64_equal);
+    rt->npu_shapes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     rt->host = (const HwCpu *) g_ptr_array_index(soc->devs, soc->control_cpu);
     rt->control = g_array_new(FALSE, FALSE, sizeof(HwSpan));
     return rt;
-}
-
-static void
-free_key(gpointer key, gpointer value, gpointer data)
-{
-    g_free(key);
 }
 
 void
@@ -84,7 +78,6 @@ hw_runtime_free(HwRuntime *rt)
     }
     g_free(rt->queues);
     hw_mem_free(rt->mem);
-    g_hash_table_foreach(rt->npu_shapes, free_key, NULL);
     g_hash_table_destroy(rt->npu_shapes);
     g_array_unref(rt->control);
     g_free(rt);

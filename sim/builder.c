@@ -57,16 +57,10 @@ sim_builder_new(SimPlan *plan, const MdlGraph *graph, const SimPhaseInfo *info, 
     for (uint32_t i = 0; i < b->n_nodes; i++) {
         b->produced[i] = g_array_new(FALSE, FALSE, sizeof(Produced));
     }
-    b->syncs = g_hash_table_new(g_int64_hash, g_int64_equal);
+    b->syncs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     b->offline = g_hash_table_new(g_direct_hash, g_direct_equal);
     b->prepare = g_hash_table_new(g_direct_hash, g_direct_equal);
     return b;
-}
-
-static void
-free_key(gpointer key, gpointer value, gpointer data)
-{
-    g_free(key);
 }
 
 void
@@ -80,7 +74,6 @@ sim_builder_free(SimBuilder *b)
     }
     g_free(b->produced);
     g_array_free(b->entry, TRUE);
-    g_hash_table_foreach(b->syncs, free_key, NULL);
     g_hash_table_destroy(b->syncs);
     g_hash_table_destroy(b->offline);
     g_hash_table_destroy(b->prepare);
