@@ -131,6 +131,13 @@ run(int argc, char **argv, GError **error)
             }
             g_ptr_array_add(list, (gpointer) p);
         }
+        if (list->len == 0) {
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "--policies: expected one or more policy names, separated by commas "
+                        "(got \"%s\")", policies);
+            hs_run_opts_clear(&o);
+            return FALSE;
+        }
     } else {
         for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
             g_ptr_array_add(list, (gpointer) *p);

@@ -124,6 +124,14 @@ test_usage_errors(void)
     g_autoptr(Run) e = hs("soc", "show", NULL);
     g_assert_cmpint(e->status, ==, 2);
     g_assert_cmpstr(e->out, ==, "");
+
+    /* an empty list of policies (it crashed printing an empty table) */
+    g_autoptr(Run) f = hs("compare", "--policies", "", "--soc", "tiny", "--model", "tiny",
+                          "--functional", "off", NULL);
+    g_assert_cmpint(f->status, ==, 2);
+    assert_one_error_line(f, "--policies: expected one or more policy names, separated by "
+                             "commas (got \"\")");
+    g_assert_cmpstr(f->out, ==, "");
 }
 
 static void
