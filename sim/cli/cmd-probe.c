@@ -11,190 +11,15 @@
 #include "hw/sync.h"
 #include "models/spec.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/curve.h"
+#include "sim/run.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
-#include "sim/util/outfile.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* A curve: named columns of numbers, printed as text, CSV or JSON. */
-typedef struct Curve {
-    char *name;                  /* probe name */
-    char *title;
-    GPtrArray *cols;             /* of char* */
-    GArray *vals;                /* of double, row-major */
-    cJSON *extra;                /* JSON-only members (may be NULL) */
-    int name_col;                /* column whose values index @names, or -1 */
-    const char *const *names;
-} Curve;
-
-static Curve *
-curve_new(const char *name, const char *title, const char *const *cols)
-{
-    Curve *c = g_new0(Curve, 1);
-    c->name = g_strdup(name);
-    c->title = g_strdup(title);
-    c->cols = g_ptr_array_new_with_free_func(g_free);
-    for (const char *const *p = cols; *p; p++) {
-        g_ptr_array_add(c->cols, g_strdup(*p));
-    }
-    c->vals = g_array_new(FALSE, FALSE, sizeof(double));
-    c->name_col = -1;
-    return c;
-}
-
-static void
-curve_free(Curve *c)
-{
-    g_free(c->name);
-    g_free(c->title);
-    g_ptr_array_unref(c->cols);
-    g_array_free(c->vals, TRUE);
-    if (c->extra) {
-        cJSON_Delete(c->extra);
-    }
-    g_free(c);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Curve, curve_free)
-
-static void
-curve_row(Curve *c, const double *v)
-{
-    g_array_append_vals(c->vals, v, c->cols->len);
-}
-
-static guint
-curve_rows(const Curve *c)
-{
-    return c->vals->len / c->cols->len;
-}
-
-static double
-curve_at(const Curve *c, guint row, guint col)
-{
-    return g_array_index(c->vals, double, row * c->cols->len + col);
-}
-
-/* Cell (@row, @col) as text: a name for the named column, else %.6g. */
-static const char *
-curve_cell(const Curve *c, guint row, guint col, char buf[32])
-{
-    if ((int) col == c->name_col) {
-        return c->names[(int) curve_at(c, row, col)];
-    }
-    g_snprintf(buf, 32, "%.6g", curve_at(c, row, col));
-    return buf;
-}
-
-static void
-curve_print(const Curve *c, HsFormat f, FILE *out)
-{
-    guint nc = c->cols->len;
-    if (f == HS_FORMAT_JSON) {
-        g_autoptr(cJSON) root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "probe", c->name);
-        cJSON *rows = cJSON_AddArrayToObject(root, "rows");
-        for (guint r = 0; r < curve_rows(c); r++) {
-            cJSON *o = cJSON_CreateObject();
-            for (guint k = 0; k < nc; k++) {
-                if ((int) k == c->name_col) {
-                    cJSON_AddStringToObject(o, c->cols->pdata[k], c->names[(int) curve_at(c, r, k)]);
-                } else {
-                    cJSON_AddNumberToObject(o, c->cols->pdata[k], curve_at(c, r, k));
-                }
-            }
-            cJSON_AddItemToArray(rows, o);
-        }
-        if (c->extra) {
-            cJSON *it = c->extra->child;
-            while (it) {
-                cJSON *next = it->next;
-                cJSON_AddItemToObject(root, it->string, cJSON_Duplicate(it, TRUE));
-                it = next;
-            }
-        }
-        g_autofree char *s = hs_json_print(root, FALSE);
-        fprintf(out, "%s\n", s);
-        return;
-    }
-    if (f == HS_FORMAT_TEXT) {
-        fprintf(out, "%s\n", c->title);
-    }
-    for (guint k = 0; k < nc; k++) {
-        int w = (int) MAX(12, strlen(c->cols->pdata[k]) + 2);
-        if (f == HS_FORMAT_CSV) {
-            fprintf(out, "%s%s", k ? "," : "", (char *) c->cols->pdata[k]);
-        } else {
-            fprintf(out, "%*s", w, (char *) c->cols->pdata[k]);
-        }
-    }
-    fprintf(out, "\n");
-    for (guint r = 0; r < curve_rows(c); r++) {
-        for (guint k = 0; k < nc; k++) {
-            int w = (int) MAX(12, strlen(c->cols->pdata[k]) + 2);
-            char buf[32];
-            const char *cell = curve_cell(c, r, k, buf);
-            if (f == HS_FORMAT_CSV) {
-                fprintf(out, "%s%s", k ? "," : "", cell);
-            } else {
-                fprintf(out, "%*s", w, cell);
-            }
-        }
-        fprintf(out, "\n");
-    }
-}
-
-/* An SVG line plot of column @y against column 0. */
-static char *
-curve_svg(const Curve *c, guint y)
-{
-    const double W = 640, H = 400, L = 70, B = 50, T = 40, R = 20;
-    guint n = curve_rows(c);
-    double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
-    for (guint r = 0; r < n; r++) {
-        x0 = fmin(x0, curve_at(c, r, 0));
-        x1 = fmax(x1, curve_at(c, r, 0));
-        y1 = fmax(y1, curve_at(c, r, y));
-        y0 = fmin(y0, curve_at(c, r, y));
-    }
-    if (x1 <= x0) {
-        x1 = x0 + 1;
-    }
-    if (y1 <= y0) {
-        y1 = y0 + 1;
-    }
-    GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-                              "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
-                              "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-    g_string_append_printf(s, "<text x=\"%.0f\" y=\"24\" font-size=\"14\">%s</text>\n", L, c->title);
-    g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n",
-                           L, H - B, W - R, H - B);
-    g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n",
-                           L, T, L, H - B);
-    g_string_append_printf(s, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", (W + L) / 2 - 30, H - 12,
-                           (char *) c->cols->pdata[0]);
-    g_string_append_printf(s, "<text x=\"12\" y=\"%.0f\" transform=\"rotate(-90 12 %.0f)\">%s</text>\n",
-                           (H - B + T) / 2, (H - B + T) / 2, (char *) c->cols->pdata[y]);
-    for (int i = 0; i <= 4; i++) {
-        double yv = y0 + (y1 - y0) * i / 4, xv = x0 + (x1 - x0) * i / 4;
-        double py = H - B - (H - B - T) * i / 4, px = L + (W - L - R) * i / 4;
-        g_string_append_printf(s, "<text x=\"4\" y=\"%.0f\">%.3g</text>\n", py + 4, yv);
-        g_string_append_printf(s, "<text x=\"%.0f\" y=\"%.0f\">%.3g</text>\n", px - 10, H - B + 16, xv);
-    }
-    g_string_append(s, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"");
-    for (guint r = 0; r < n; r++) {
-        double px = L + (W - L - R) * (curve_at(c, r, 0) - x0) / (x1 - x0);
-        double py = H - B - (H - B - T) * (curve_at(c, r, y) - y0) / (y1 - y0);
-        g_string_append_printf(s, "%.1f,%.1f ", px, py);
-    }
-    g_string_append(s, "\"/>\n</svg>\n");
-    return g_string_free(s, FALSE);
-}
 
 /* ---- the probes ---------------------------------------------------------- */
 
@@ -226,37 +51,38 @@ alone_ps(const HwSoc *soc, HwKind kind, const HwOp *op, HwCost *cost)
     return cost ? cost->alone_ps : c.alone_ps;
 }
 
-static Curve *
-probe_gpu_gemm(const Probe *p)
+static HsCurve *
+probe_gpu_gemm(const Probe *p, GError **error)
 {
     /* [S, 4096] x [4096, 4096] with W4A16 weights, S growing */
-    Curve *c = curve_new("gpu-gemm", "GPU achieved TFLOPS vs tokens ([S,4096]x[4096,4096] W4A16)",
-                         (const char *const[]) { "tokens", "tflops", "time_us", NULL });
+    HsCurve *c = hs_curve_new("gpu-gemm", "GPU achieved TFLOPS vs tokens ([S,4096]x[4096,4096] W4A16)",
+                              (const char *const[]) { "tokens", "tflops", "time_us", NULL });
+    c->plot_col = 1;                 /* the title's TFLOPS, not the time */
     for (uint64_t s = 1; s <= 2048; s *= 2) {
         HwOp op = gemm(s, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
         uint64_t t = alone_ps(p->soc, HW_KIND_GPU, &op, NULL);
-        curve_row(c, (double[]) { (double) s, (double) op.flops / (double) t, t / 1e6 });
+        hs_curve_row(c, (double[]) { (double) s, (double) op.flops / (double) t, t / 1e6 });
     }
     return c;
 }
 
-static Curve *
-probe_npu_stage(const Probe *p)
+static HsCurve *
+probe_npu_stage(const Probe *p, GError **error)
 {
-    Curve *c = curve_new("npu-stage", "NPU latency vs n ([1024,1024]x[1024,n] FP16)",
+    HsCurve *c = hs_curve_new("npu-stage", "NPU latency vs n ([1024,1024]x[1024,n] FP16)",
                          (const char *const[]) { "n", "time_us", NULL });
     for (uint64_t n = 1; n <= 256; n++) {
         HwOp op = gemm(1024, 1024, n, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         uint64_t t = alone_ps(p->soc, HW_KIND_NPU, &op, NULL);
-        curve_row(c, (double[]) { (double) n, t / 1e6 });
+        hs_curve_row(c, (double[]) { (double) n, t / 1e6 });
     }
     return c;
 }
 
-static Curve *
-probe_npu_order(const Probe *p)
+static HsCurve *
+probe_npu_order(const Probe *p, GError **error)
 {
-    Curve *c = curve_new("npu-order",
+    HsCurve *c = hs_curve_new("npu-order",
                          "NPU order: time([K,4096]x[4096,14336]) / time([14336,4096]x[4096,K])",
                          (const char *const[]) { "k", "ratio", NULL });
     for (uint64_t k = 32; k <= 2048; k *= 2) {
@@ -264,13 +90,13 @@ probe_npu_order(const Probe *p)
         HwOp good = gemm(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         double r = (double) alone_ps(p->soc, HW_KIND_NPU, &bad, NULL) /
                    (double) alone_ps(p->soc, HW_KIND_NPU, &good, NULL);
-        curve_row(c, (double[]) { (double) k, r });
+        hs_curve_row(c, (double[]) { (double) k, r });
     }
     return c;
 }
 
-static Curve *
-probe_npu_shape(const Probe *p)
+static HsCurve *
+probe_npu_shape(const Probe *p, GError **error)
 {
     const MdlSpec *s = p->spec;
     uint64_t h = s->hidden_size, f = s->intermediate_size;
@@ -278,7 +104,7 @@ probe_npu_shape(const Probe *p)
     uint64_t q = (uint64_t) s->num_attention_heads * s->head_dim;
     static const char *const names[] = { "qkv", "o", "gate_up", "down" };
     const struct { uint64_t out, in; } mm[] = { { qkv, h }, { h, q }, { 2 * f, h }, { h, f } };
-    Curve *c = curve_new("npu-shape",
+    HsCurve *c = hs_curve_new("npu-shape",
                          "NPU vs GPU: the model's matmuls (NPU: W . X^T, W4A16), speed ratio",
                          (const char *const[]) { "seq", "matmul", "npu_us", "gpu_us",
                                                  "npu_over_gpu_speed", NULL });
@@ -292,7 +118,7 @@ probe_npu_shape(const Probe *p)
             HwOp gpu = gemm(seq, mm[i].in, mm[i].out, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
             double tn = (double) alone_ps(p->soc, HW_KIND_NPU, &npu, NULL);
             double tg = (double) alone_ps(p->soc, HW_KIND_GPU, &gpu, NULL);
-            curve_row(c, (double[]) { (double) seq, (double) i, tn / 1e6, tg / 1e6, tg / tn });
+            hs_curve_row(c, (double[]) { (double) seq, (double) i, tn / 1e6, tg / 1e6, tg / tn });
         }
     }
     return c;
@@ -343,27 +169,27 @@ stream_gbps(const HwSoc *soc, unsigned mask)
     return (double) bytes / ((double) sim_kernel_now(k) / 1000.0);
 }
 
-static Curve *
-probe_membw(const Probe *p)
+static HsCurve *
+probe_membw(const Probe *p, GError **error)
 {
     enum { C = 1u << HW_KIND_CPU, G = 1u << HW_KIND_GPU, N = 1u << HW_KIND_NPU };
-    Curve *c = curve_new("membw", "DRAM bandwidth of decode-like streaming (GB/s)",
-                         (const char *const[]) { "mask", "gbps", NULL });
-    static const struct { const char *name; unsigned mask; } sets[] = {
-        { "cpu", C }, { "gpu", G }, { "npu", N },
-        { "gpu+npu", G | N }, { "cpu+gpu", C | G }, { "cpu+npu", C | N },
-        { "all", C | G | N },
-    };
+    HsCurve *c = hs_curve_new("membw", "DRAM bandwidth of decode-like streaming (GB/s)",
+                         (const char *const[]) { "set", "gbps", NULL });
+    static const char *const names[] = { "cpu", "gpu", "npu", "gpu+npu", "cpu+gpu", "cpu+npu",
+                                         "all" };
+    static const unsigned masks[] = { C, G, N, G | N, C | G, C | N, C | G | N };
+    c->name_col = 0;
+    c->names = names;
     c->extra = cJSON_CreateObject();
     cJSON *single = cJSON_AddObjectToObject(c->extra, "single_gbps");
     cJSON *pair = cJSON_AddObjectToObject(c->extra, "pair_gbps");
-    for (size_t i = 0; i < G_N_ELEMENTS(sets); i++) {
-        double g = stream_gbps(p->soc, sets[i].mask);
-        curve_row(c, (double[]) { (double) sets[i].mask, g });
+    for (size_t i = 0; i < G_N_ELEMENTS(masks); i++) {
+        double g = stream_gbps(p->soc, masks[i]);
+        hs_curve_row(c, (double[]) { (double) i, g });
         if (i < 3) {
-            cJSON_AddNumberToObject(single, sets[i].name, g);
+            cJSON_AddNumberToObject(single, names[i], g);
         } else if (i < 6) {
-            cJSON_AddNumberToObject(pair, sets[i].name, g);
+            cJSON_AddNumberToObject(pair, names[i], g);
         } else {
             cJSON_AddNumberToObject(c->extra, "all_gbps", g);
         }
@@ -372,8 +198,8 @@ probe_membw(const Probe *p)
     return c;
 }
 
-static Curve *
-probe_npu_graph(const Probe *p)
+static HsCurve *
+probe_npu_graph(const Probe *p, GError **error)
 {
     /* activations of every matmul of the model at a sequence length: what
      * preparing its graphs handles */
@@ -382,18 +208,18 @@ probe_npu_graph(const Probe *p)
     uint64_t q = (uint64_t) s->num_attention_heads * s->head_dim;
     uint64_t kv = (uint64_t) s->num_key_value_heads * s->head_dim;
     uint64_t per_token = (3 * h + q + 2 * h + f) + (q + 2 * kv + h + 2 * f + h);
-    Curve *c = curve_new("npu-graph", "NPU graph preparation time vs sequence length (ms)",
+    HsCurve *c = hs_curve_new("npu-graph", "NPU graph preparation time vs sequence length (ms)",
                          (const char *const[]) { "seq", "prepare_ms", NULL });
     for (uint64_t seq = 32; seq <= 2048; seq += seq < 256 ? 32 : 128) {
         HwOp op = { .kind = HW_OP_PREPARE,
                     .read_bytes = per_token * 2 * seq * s->num_hidden_layers };
         uint64_t t = alone_ps(p->soc, HW_KIND_NPU, &op, NULL);
-        curve_row(c, (double[]) { (double) seq, t / 1e9 });
+        hs_curve_row(c, (double[]) { (double) seq, t / 1e9 });
     }
     return c;
 }
 
-static Curve *
+static HsCurve *
 probe_gemm_breakdown(const Probe *p, HwKind kind)
 {
     HwOp op = kind == HW_KIND_NPU
@@ -402,13 +228,13 @@ probe_gemm_breakdown(const Probe *p, HwKind kind)
               : gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
     HwCost cost;
     alone_ps(p->soc, kind, &op, &cost);
-    Curve *c = curve_new(kind == HW_KIND_NPU ? "npu-gemm" : "gpu-gemm",
+    HsCurve *c = hs_curve_new(kind == HW_KIND_NPU ? "npu-gemm" : "gpu-gemm",
                          kind == HW_KIND_NPU ? "NPU model breakdown of one matmul"
                                              : "GPU model breakdown of one matmul",
                          (const char *const[]) { "m", "k", "n", "cycles", "compute_cycles",
                                                  "weight_loads", "passes", "dram_bytes",
                                                  "compute_us", "time_us", "tflops", NULL });
-    curve_row(c, (double[]) { p->m, p->k, p->n, (double) cost.cycles,
+    hs_curve_row(c, (double[]) { p->m, p->k, p->n, (double) cost.cycles,
                               (double) cost.compute_cycles, (double) cost.weight_loads,
                               (double) cost.passes, (double) cost.dram_bytes,
                               cost.compute_ps / 1e6, cost.alone_ps / 1e6,
@@ -416,63 +242,80 @@ probe_gemm_breakdown(const Probe *p, HwKind kind)
     return c;
 }
 
-static Curve *
-probe_sync(const Probe *p)
+static HsCurve *
+probe_sync(const Probe *p, GError **error)
 {
-    Curve *c = curve_new("sync", "one GPU -> NPU -> GPU hand-off (us): 0 = driver, 1 = fast",
-                         (const char *const[]) { "mechanism", "gpu_to_npu_us", "npu_to_gpu_us",
-                                                 "round_trip_us", NULL });
+    static const char *const names[] = { "driver", "fast" };
+    HsCurve *c = hs_curve_new("sync", "one GPU -> NPU -> GPU hand-off (us)",
+                              (const char *const[]) { "mechanism", "gpu_to_npu_us",
+                                                      "npu_to_gpu_us", "round_trip_us", NULL });
+    c->name_col = 0;
+    c->names = names;
     const HwGpu *gpu = (const HwGpu *) hw_soc_find_kind(p->soc, HW_KIND_GPU);
     for (int m = 0; m < 2; m++) {
         double one = sim_time_to_us(hw_sync_cost_ps(p->soc, m ? HW_SYNC_FAST : HW_SYNC_DRIVER));
         /* back on the GPU after a blocking sync, its queue restarts */
         double back = one + (m ? 0 : gpu->launch_idle_us);
-        curve_row(c, (double[]) { m, one, back, one + back });
+        hs_curve_row(c, (double[]) { m, one, back, one + back });
     }
     return c;
 }
 
-typedef Curve *(*ProbeFn)(const Probe *p);
+/* Prefill speed of every built-in policy against the prompt length, at
+ * prepared and misaligned lengths (HeteroLLM §5.2's figures): the policies
+ * through the whole simulator, timing only. */
+static HsCurve *
+probe_prefill(const Probe *p, GError **error)
+{
+    static const char *names[64];
+    static const uint32_t seqs[] = { 32, 64, 96, 128, 192, 256, 300, 384, 512, 525, 600, 768,
+                                     1024 };
+    HsCurve *c = hs_curve_new("prefill", "prefill tokens/s vs prompt length, every policy",
+                              (const char *const[]) { "seq", "policy", "tokens_per_s", NULL });
+    c->name_col = 1;
+    c->names = names;
+    c->extra = cJSON_CreateObject();
+    cJSON_AddStringToObject(c->extra, "model", p->spec->name);
+    guint n = 0;
+    for (const SimPolicy *const *pol = sim_policy_list(); *pol && n < G_N_ELEMENTS(names);
+         pol++) {
+        names[n++] = (*pol)->name;
+    }
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.decode = 0;
+    w.check_layers = -1;
+    for (size_t i = 0; i < G_N_ELEMENTS(seqs); i++) {
+        w.prompt = seqs[i];
+        for (guint k = 0; k < n; k++) {
+            SimRunReport r = { 0 };
+            if (!sim_run(p->soc, p->spec, sim_policy_find(names[k]), &w, NULL, &r, NULL, NULL,
+                         error)) {
+                hs_curve_free(c);
+                return NULL;
+            }
+            hs_curve_row(c, (double[]) { seqs[i], k, r.prefill.tokens_per_s });
+            sim_run_report_clear(&r);
+        }
+    }
+    return c;
+}
+
+typedef HsCurve *(*ProbeFn)(const Probe *p, GError **error);
 
 static const struct {
     const char *name;
     ProbeFn fn;
-    gboolean needs_model;
 } probes[] = {
-    { "gpu-gemm", probe_gpu_gemm, FALSE },
-    { "npu-stage", probe_npu_stage, FALSE },
-    { "npu-order", probe_npu_order, FALSE },
-    { "npu-shape", probe_npu_shape, TRUE },
-    { "membw", probe_membw, FALSE },
-    { "npu-graph", probe_npu_graph, TRUE },
-    { "sync", probe_sync, FALSE },
+    { "gpu-gemm", probe_gpu_gemm },
+    { "npu-stage", probe_npu_stage },
+    { "npu-order", probe_npu_order },
+    { "npu-shape", probe_npu_shape },
+    { "membw", probe_membw },
+    { "npu-graph", probe_npu_graph },
+    { "sync", probe_sync },
+    { "prefill", probe_prefill },
 };
-
-static gboolean
-emit(Curve *c, HsFormat format, const char *out_dir, GError **error)
-{
-    if (out_dir == NULL) {
-        curve_print(c, format, stdout);
-        return TRUE;
-    }
-    g_autofree char *csv = g_strdup_printf("%s/%s.csv", out_dir, c->name);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    curve_print(c, HS_FORMAT_CSV, mem);
-    fclose(mem);
-    gboolean ok = hs_outfile_write_all(csv, buf, len, error);
-    free(buf);
-    if (ok && curve_rows(c) > 1) {
-        g_autofree char *svg_path = g_strdup_printf("%s/%s.svg", out_dir, c->name);
-        g_autofree char *svg = curve_svg(c, c->cols->len - 1);
-        ok = hs_outfile_write_all(svg_path, svg, strlen(svg), error);
-    }
-    if (ok) {
-        printf("wrote %s\n", csv);
-    }
-    return ok;
-}
 
 static gboolean
 run(int argc, char **argv, GError **error)
@@ -550,16 +393,16 @@ run(int argc, char **argv, GError **error)
     p.soc = soc;
     p.spec = spec;
     if (breakdown) {
-        g_autoptr(Curve) c = probe_gemm_breakdown(&p, strcmp(what, "npu-gemm") == 0
+        g_autoptr(HsCurve) c = probe_gemm_breakdown(&p, strcmp(what, "npu-gemm") == 0
                                                       ? HW_KIND_NPU : HW_KIND_GPU);
-        return emit(c, format, out_dir, error);
+        return hs_curve_emit(c, format, out_dir, error);
     }
     gboolean all = strcmp(what, "all") == 0, found = FALSE;
     for (size_t i = 0; i < G_N_ELEMENTS(probes); i++) {
         if (all || strcmp(what, probes[i].name) == 0) {
             found = TRUE;
-            g_autoptr(Curve) c = probes[i].fn(&p);
-            if (!emit(c, format, out_dir, error)) {
+            g_autoptr(HsCurve) c = probes[i].fn(&p, error);
+            if (c == NULL || !hs_curve_emit(c, format, out_dir, error)) {
                 return FALSE;
             }
         }
@@ -567,7 +410,7 @@ run(int argc, char **argv, GError **error)
     if (!found) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                     "--what: expected one of gpu-gemm, npu-stage, npu-order, npu-shape, "
-                    "membw, npu-graph, npu-gemm, sync, all (got \"%s\")", what);
+                    "membw, npu-graph, npu-gemm, sync, prefill, all (got \"%s\")", what);
         return FALSE;
     }
     return TRUE;

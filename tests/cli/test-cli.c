@@ -578,6 +578,41 @@ test_probe(void)
     g_assert_nonnull(cJSON_GetObjectItem(jm, "all_gbps"));
     g_assert_cmpfloat(cJSON_GetObjectItem(jm, "peak_gbps")->valuedouble, ==, 68);
 
+    /* every policy at every length, through the simulator: hetero-tensor is
+     * the fastest at each (HeteroLLM §5.2), padding shows as steps */
+    g_autoptr(Run) pf = hs("probe", "--what", "prefill", "--format", "json", NULL);
+    g_assert_cmpint(pf->status, ==, 0);
+    g_autoptr(cJSON) jp = cJSON_Parse(pf->out);
+    const cJSON *prow = NULL;
+    g_autoptr(GHashTable) best = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    int n_rows = 0, n_tensor = 0;
+    cJSON_ArrayForEach(prow, cJSON_GetObjectItem(jp, "rows")) {
+        gpointer seq = GINT_TO_POINTER(cJSON_GetObjectItem(prow, "seq")->valueint);
+        double tps = cJSON_GetObjectItem(prow, "tokens_per_s")->valuedouble;
+        g_assert_cmpfloat(tps, >, 0);
+        double *b = g_hash_table_lookup(best, seq);
+        if (b == NULL) {
+            b = g_new0(double, 2);
+            g_hash_table_insert(best, seq, b);
+        }
+        if (strcmp(cJSON_GetObjectItem(prow, "policy")->valuestring, "hetero-tensor") == 0) {
+            b[1] = tps;
+            n_tensor++;
+        } else {
+            b[0] = MAX(b[0], tps);
+        }
+        n_rows++;
+    }
+    g_assert_cmpint(n_tensor, ==, 13);
+    g_assert_cmpint(n_rows, ==, 13 * 8);
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, best);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        const double *b = value;
+        g_assert_cmpfloat(b[1], >, b[0]);
+    }
+
     g_autoptr(Run) g = hs("probe", "--what", "npu-gemm", "--m", "512", "--k", "4096", "--n",
                           "256", "--format", "json", NULL);
     g_assert_cmpint(g->status, ==, 0);
@@ -598,7 +633,8 @@ test_probe(void)
     g_assert_cmpint(a->status, ==, 0);
     static const char *const files[] = {
         "gpu-gemm.csv", "gpu-gemm.svg", "npu-stage.csv", "npu-stage.svg", "npu-order.csv",
-        "npu-shape.csv", "membw.csv", "npu-graph.csv", "npu-graph.svg", "sync.csv",
+        "npu-shape.csv", "npu-shape.svg", "membw.csv", "membw.svg", "npu-graph.csv",
+        "npu-graph.svg", "sync.csv", "prefill.csv", "prefill.svg",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
         g_autofree char *f = g_build_filename(out, files[i], NULL);
@@ -607,6 +643,14 @@ test_probe(void)
         g_assert_true(g_file_get_contents(f, &text, NULL, NULL));
         g_assert_true(g_str_has_suffix(files[i], ".svg") ? g_str_has_prefix(text, "<svg")
                                                           : strchr(text, ',') != NULL);
+        if (strcmp(files[i], "prefill.svg") == 0) {
+            /* a line per policy */
+            int lines = 0;
+            for (const char *q = text; (q = strstr(q, "<polyline")) != NULL; q++) {
+                lines++;
+            }
+            g_assert_cmpint(lines, ==, 8);
+        }
         g_unlink(f);
     }
     g_autoptr(GDir) d = g_dir_open(out, 0, NULL);

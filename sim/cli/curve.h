@@ -1,0 +1,39 @@
+/*
+ * curve.h - a curve of the `probe` command: named columns of numbers,
+ * printed as text, CSV or JSON, or written as DIR/NAME.csv plus an SVG line
+ * plot of one column (the last unless plot_col says) against the first,
+ * one line per name when a column holds names (a series per matmul, per
+ * policy, ...).
+ */
+#ifndef HS_CURVE_H
+#define HS_CURVE_H
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+
+#include "sim/cli/cli.h"
+
+typedef struct HsCurve {
+    char *name;                  /* probe name: the file name under --out */
+    char *title;
+    GPtrArray *cols;             /* of char* */
+    GArray *vals;                /* of double, row-major */
+    cJSON *extra;                /* JSON-only members (may be NULL) */
+    int name_col;                /* column whose values index @names, or -1 */
+    const char *const *names;
+    int plot_col;                /* the column the SVG plots, -1: the last */
+} HsCurve;
+
+/* @cols: NULL-terminated column names. */
+HsCurve *hs_curve_new(const char *name, const char *title, const char *const *cols);
+void hs_curve_free(HsCurve *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsCurve, hs_curve_free)
+
+/* Append a row: one value per column. */
+void hs_curve_row(HsCurve *c, const double *v);
+
+/* Print @c to stdout in @format, or with @out_dir write its CSV and SVG
+ * there (replacing them whole, never half-written). */
+gboolean hs_curve_emit(HsCurve *c, HsFormat format, const char *out_dir, GError **error);
+
+#endif
