@@ -326,11 +326,11 @@ run(int argc, char **argv, GError **error)
     int m = 0, k = 0, n = 0;
     GOptionEntry entries[] = {
         { "what", 'w', 0, G_OPTION_ARG_STRING, &what,
-          "gpu-gemm, npu-stage, npu-order, npu-shape, membw, npu-graph, npu-gemm, sync, all",
+          "gpu-gemm, npu-stage, npu-order, npu-shape, membw, npu-graph, npu-gemm, sync, prefill, all",
           "NAME" },
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name, "SoC (default sd8gen3)", "SOC" },
         { "model", 0, 0, G_OPTION_ARG_STRING, &model,
-          "Model for npu-shape / npu-graph (default llama-3-8b)", "MODEL" },
+          "Model for npu-shape, npu-graph and prefill (default llama-3-8b)", "MODEL" },
         { "m", 0, 0, G_OPTION_ARG_INT, &m, "npu-gemm / gpu-gemm: rows of the left operand", "M" },
         { "k", 0, 0, G_OPTION_ARG_INT, &k, "npu-gemm / gpu-gemm: reduction length", "K" },
         { "n", 0, 0, G_OPTION_ARG_INT, &n, "npu-gemm / gpu-gemm: columns of the right operand", "N" },
