@@ -69,12 +69,17 @@ probe_gpu_gemm(const Probe *p, GError **error)
 static HsCurve *
 probe_npu_stage(const Probe *p, GError **error)
 {
-    HsCurve *c = hs_curve_new("npu-stage", "NPU latency vs n ([1024,1024]x[1024,n] FP16)",
-                         (const char *const[]) { "n", "time_us", NULL });
+    HsCurve *c = hs_curve_new("npu-stage",
+                              "NPU compute time vs n ([1024,1024]x[1024,n] FP16; us)",
+                              (const char *const[]) { "n", "compute_us", "time_us", NULL });
+    /* the plot shows the stages of the compute; the latency adds the DRAM
+     * traffic, which grows smoothly with n and hides the first steps */
+    c->plot_col = 1;
     for (uint64_t n = 1; n <= 256; n++) {
         HwOp op = gemm(1024, 1024, n, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
-        uint64_t t = alone_ps(p->soc, HW_KIND_NPU, &op, NULL);
-        hs_curve_row(c, (double[]) { (double) n, t / 1e6 });
+        HwCost cost;
+        uint64_t t = alone_ps(p->soc, HW_KIND_NPU, &op, &cost);
+        hs_curve_row(c, (double[]) { (double) n, cost.compute_ps / 1e6, t / 1e6 });
     }
     return c;
 }
