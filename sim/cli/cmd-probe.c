@@ -2,7 +2,8 @@
  * cmd-probe.c - `hetero-sim probe`: the characterisation curves of the
  * papers, produced by running micro-workloads through the SoC's own models
  * (the cost estimates and the runtime with its shared DRAM), never by
- * formulas in the probe itself.
+ * formulas in the probe itself; and one curve of whole requests (prefill
+ * speed of every policy against the prompt length).
  */
 #include "hw/gpu.h"
 #include "hw/npu.h"
