@@ -15,17 +15,8 @@
 
 #define DOT_LANES 8
 
-/* The helpers are built for AVX-512, AVX2 and the baseline, picked at load
- * time: each lane does the same multiplies and adds on every one (C11 does
- * not contract them into FMAs), so the bits do not depend on the CPU. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ATTN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ATTN_CLONES
-#endif
-
 /* q . k over @n inputs in double, in the order of the header comment. */
-ATTN_CLONES static double
+ENG_CLONES static double
 dot_lanes(const float *restrict q, const float *restrict k, size_t n)
 {
     double lane[DOT_LANES] = { 0 };
@@ -43,7 +34,7 @@ dot_lanes(const float *restrict q, const float *restrict k, size_t n)
 
 /* acc[i] += s * v[i]: every element its own chain (in blocks of eight,
  * which the compiler vectorises without a runtime trip count) */
-ATTN_CLONES static void
+ENG_CLONES static void
 axpy(double *restrict acc, double s, const float *restrict v, size_t n)
 {
     size_t i = 0;
