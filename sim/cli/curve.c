@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 HsCurve *
 hs_curve_new(const char *name, const char *title, const char *const *cols)
 {
@@ -39,7 +38,6 @@ hs_curve_free(HsCurve *c)
     }
     g_free(c);
 }
-
 
 void
 hs_curve_row(HsCurve *c, const double *v)
@@ -153,6 +151,21 @@ tick(GString *s, double x, double y, const char *anchor, double v)
     g_string_append(s, "</text>\n");
 }
 
+/* An SVG page of @W x @H with @c's title and the x axis (margins: left
+ * @L, bottom @B, right @R). */
+static GString *
+svg_begin(const HsCurve *c, double W, double H, double L, double B, double R)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+                              "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
+                              "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+    g_string_append_printf(s, "<text x=\"%.0f\" y=\"24\" font-size=\"14\">%s</text>\n", L, c->title);
+    g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n",
+                           L, H - B, W - R, H - B);
+    return s;
+}
+
 /* An SVG bar chart of column @y, a bar per row named by column 0. */
 static char *
 curve_svg_bars(const HsCurve *c, guint y)
@@ -166,13 +179,7 @@ curve_svg_bars(const HsCurve *c, guint y)
     if (y1 <= 0) {
         y1 = 1;
     }
-    GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-                              "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
-                              "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-    g_string_append_printf(s, "<text x=\"%.0f\" y=\"24\" font-size=\"14\">%s</text>\n", L, c->title);
-    g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n",
-                           L, H - B, W - R, H - B);
+    GString *s = svg_begin(c, W, H, L, B, R);
     double slot = (W - L - R) / MAX(n, 1);
     for (guint r = 0; r < n; r++) {
         double v = curve_at(c, r, y), h = (H - B - T) * v / y1;
@@ -213,13 +220,7 @@ curve_svg(const HsCurve *c, guint y)
     if (y1 <= y0) {
         y1 = y0 + 1;
     }
-    GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-                              "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
-                              "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-    g_string_append_printf(s, "<text x=\"%.0f\" y=\"24\" font-size=\"14\">%s</text>\n", L, c->title);
-    g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n",
-                           L, H - B, W - R, H - B);
+    GString *s = svg_begin(c, W, H, L, B, R);
     g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n",
                            L, T, L, H - B);
     g_string_append_printf(s, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", (W + L) / 2 - 30, H - 12,
@@ -247,7 +248,7 @@ curve_svg(const HsCurve *c, guint y)
         }
         g_string_append(s, "\"/>\n");
         if (named) {
-            /* legend, top right */
+            /* legend, in the strip on the right */
             double ly = T + 14.0 * k;
             g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
                                       "stroke=\"%s\" stroke-width=\"2\"/>"
