@@ -270,21 +270,23 @@ eval_point(Ctx *c, const cJSON *pt, int idx, Row *row, GError **error)
 static char *
 scatter_svg(const Row *rows, guint n)
 {
-    /* simulated / published per point: 1 is perfect; the band is +-20 % */
-    const double W = 720, H = 360, L = 60, B = 110, T = 30, R = 20;
+    /* simulated / published per point: 1 is perfect; the band is +-20 %.
+     * The bottom and right margins hold the ids, written at 60 degrees
+     * (up to ~30 characters: ~150 px down, ~90 px right) */
+    const double W = 800, H = 440, L = 60, B = 170, T = 30, R = 100;
     GString *s = g_string_new(NULL);
     g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                               "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
                               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
                               "<text x=\"%.0f\" y=\"18\" font-size=\"13\">simulated / published "
                               "(1 = exact; band: +-20 %%)</text>\n", W, H, L);
-    double y0 = 0, y1 = 3;
+    double y0 = 0, y1 = 2;
 #define PY(v) (H - B - (H - B - T) * (fmin(fmax((v), y0), y1) - y0) / (y1 - y0))
     g_string_append_printf(s, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
                               "fill=\"#e8f4e8\"/>\n", L, PY(1.2), W - L - R, PY(0.8) - PY(1.2));
     g_string_append_printf(s, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" "
                               "stroke=\"#888\"/>\n", L, W - R, PY(1.0), PY(1.0));
-    for (int i = 0; i <= 6; i++) {
+    for (int i = 0; i <= 4; i++) {
         g_string_append_printf(s, "<text x=\"20\" y=\"%.1f\">%.1f</text>\n", PY(i * 0.5) + 4,
                                i * 0.5);
     }
