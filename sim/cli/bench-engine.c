@@ -47,11 +47,11 @@ gemm_gflops(size_t n, gboolean direct, int reps)
     return 2.0 * n * n * n / best / 1e9;
 }
 
-/* W4A16 matmul of @t tokens against [n x k] packed INT4 weights (a
- * prefill matmul, and what the functional check's reference spends most
- * of its time in), GFLOPS */
+/* Best of @reps seconds for a W4A16 matmul of @t tokens against [n x k]
+ * packed INT4 weights; @weight_bytes: what the weights take as stored
+ * (nibbles + FP16 scales). */
 static double
-w4_gemm_gflops(size_t t, size_t n, size_t k, int reps)
+w4_matmul_s(size_t t, size_t n, size_t k, int reps, double *weight_bytes)
 {
     float *w = g_new(float, n * k), *x = g_new(float, t * k), *y = g_new0(float, t * n);
     for (size_t i = 0; i < n * k; i++) {
@@ -69,10 +69,11 @@ w4_gemm_gflops(size_t t, size_t n, size_t k, int reps)
         eng_matmul(&xt, m, &yt, 0, t, 0, n);
         best = MIN(best, hs_bench_now_s() - t0);
     }
+    *weight_bytes = (double) eng_matrix_bytes(m);
     eng_matrix_free(m);
     g_free(x);
     g_free(y);
-    return 2.0 * t * n * k / best / 1e9;
+    return best;
 }
 
 /* Streaming read bandwidth: sum a buffer much larger than the caches. */
@@ -146,7 +147,8 @@ run(gboolean quick, HsFormat format, GError **error)
     /* FFN-down of Llama-3-8B over 256 tokens; first, before OpenBLAS's
      * own threads exist (see below) */
     const size_t pt = quick ? 16 : 256, pn = quick ? 1024 : 4096, pk = quick ? 1024 : 14336;
-    double w4_gemm = w4_gemm_gflops(pt, pn, pk, quick ? 1 : 3);
+    double unused_bytes, w4_gemm_s = w4_matmul_s(pt, pn, pk, quick ? 1 : 3, &unused_bytes);
+    double w4_gemm = 2.0 * pt * pn * pk / w4_gemm_s / 1e9;
     size_t sizes[] = { 1024, 2048 };
     double eng[2], blas[2];
     for (int i = 0; i < 2; i++) {
@@ -159,27 +161,8 @@ run(gboolean quick, HsFormat format, GError **error)
     /* W4A16 matrix-vector on packed INT4 weights (a decode step's matmul);
      * 64 MiB of weights, far more than the caches */
     size_t rows = quick ? 4096 : 32768, cols = 4096;
-    float *w = g_new(float, rows * cols), *x = g_new(float, cols), *y = g_new(float, rows);
-    for (size_t i = 0; i < rows * cols; i++) {
-        w[i] = (float) (i % 13) * 0.01f - 0.06f;
-    }
-    for (size_t i = 0; i < cols; i++) {
-        x[i] = 1.0f;
-    }
-    EngMatrix *m = eng_matrix_new_w4(w, (uint32_t) rows, (uint32_t) cols);
-    g_free(w);
-    double best = 1e30;
-    EngTensor xt = { x, 1, cols }, yt = { y, 1, rows };
-    for (int r = 0; r < 5; r++) {
-        double t0 = hs_bench_now_s();
-        eng_matmul(&xt, m, &yt, 0, 1, 0, rows);
-        best = MIN(best, hs_bench_now_s() - t0);
-    }
-    double int4_bytes = (double) eng_matrix_bytes(m);     /* nibbles + FP16 scales */
-    double w4_gbps = int4_bytes / best / 1e9;
-    eng_matrix_free(m);
-    g_free(x);
-    g_free(y);
+    double int4_bytes, w4_s = w4_matmul_s(1, rows, cols, 5, &int4_bytes);
+    double w4_gbps = int4_bytes / w4_s / 1e9;
     double mem_gbps = read_gbps(quick ? (64u << 20) : (512u << 20));
 
     double tiny_tps, tiny_bytes, big_tps = 0, big_bytes = 0;
