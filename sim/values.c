@@ -115,6 +115,16 @@ eng_weight(MdlWeight w)
     }
 }
 
+/* Slice @sl of one full-size [tokens, @d] node buffer into another. */
+static void
+copy_slice(const SimSlice *sl, size_t d, const float *src, float *dst)
+{
+    for (size_t t = sl->tok0; t < sl->tok1; t++) {
+        memcpy(dst + t * d + sl->row0, src + t * d + sl->row0,
+               sizeof(float) * (sl->row1 - sl->row0));
+    }
+}
+
 /* Rows [r0, r1) of two [*, cols] buffers hold the same bits. */
 static gboolean
 same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
@@ -174,7 +184,7 @@ same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSli
  * from @s's buffers into @out (a full-size node buffer). */
 static void
 compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
-        MdlPrecision prec, gboolean *precision_changed, uint64_t *reused, float *out)
+        MdlPrecision prec, gboolean *precision_changed, float *out)
 {
     const MdlGraph *g = g_ptr_array_index(v->graphs, p);
     const MdlNode *n = &g->nodes[ni];
@@ -184,15 +194,6 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
     const size_t src_d = n->n_src > 0 ? g->nodes[n->src[0]].features : 0;
     const size_t off = n->src_tok_offset;
 
-    if (same_as_reference(v, s, p, ni, sl, prec)) {
-        const float *r = buffer(v, &v->ref, p, ni);
-        for (size_t t = t0; t < t1; t++) {
-            memcpy(out + t * d + sl->row0, r + t * d + sl->row0,
-                   sizeof(float) * (sl->row1 - sl->row0));
-        }
-        (*reused)++;
-        return;
-    }
     switch (n->op) {
     case MDL_OP_EMBED:
         for (size_t t = t0; t < t1; t++) {
@@ -298,12 +299,7 @@ publish(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
 {
     const MdlGraph *g = g_ptr_array_index(v->graphs, p);
     const MdlNode *n = &g->nodes[ni];
-    float *dst = buffer(v, s, p, ni);
-    size_t d = n->features;
-    for (size_t t = sl->tok0; t < sl->tok1; t++) {
-        memcpy(dst + t * d + sl->row0, staged + t * d + sl->row0,
-               sizeof(float) * (sl->row1 - sl->row0));
-    }
+    copy_slice(sl, n->features, staged, buffer(v, s, p, ni));
     if (n->op == MDL_OP_ATTENTION) {
         const float *k = buffer(v, s, p, n->src[1]);
         const float *vv = buffer(v, s, p, n->src[2]);
@@ -394,7 +390,6 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
     v->recompute = g_getenv("HS_VALUES_RECOMPUTE") != NULL;
     state_init(v, &v->ref);
     gboolean unused = FALSE;
-    uint64_t unused_n = 0;
 
     /* the reference: every node whole, in order; its greedy tokens drive
      * the decode steps of both runs */
@@ -407,7 +402,7 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
             }
             SimSlice all = { 0, n->tokens, 0, n->features, 0 };
             g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
-            compute(v, &v->ref, p, i, &all, MDL_PREC_W4A16, &unused, &unused_n, out);
+            compute(v, &v->ref, p, i, &all, MDL_PREC_W4A16, &unused, out);
             publish(v, &v->ref, p, i, &all, out);
         }
         if (p + 1 < graphs->len) {
@@ -466,7 +461,6 @@ matched_reference(SimChecker *c, const SimPlan *plan, State *m)
     }
     state_init(c, m);
     gboolean unused = FALSE;
-    uint64_t unused_n = 0;
     for (guint p = 0; p < c->graphs->len; p++) {
         const MdlGraph *g = g_ptr_array_index(c->graphs, p);
         for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -478,7 +472,11 @@ matched_reference(SimChecker *c, const SimPlan *plan, State *m)
             g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
             for (guint k = 0; k < ids->len; k++) {
                 const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
-                compute(c, m, p, i, &t->slice, t->work.prec, &unused, &unused_n, out);
+                if (same_as_reference(c, m, p, i, &t->slice, t->work.prec)) {
+                    copy_slice(&t->slice, n->features, buffer(c, &c->ref, p, i), out);
+                } else {
+                    compute(c, m, p, i, &t->slice, t->work.prec, &unused, out);
+                }
             }
             for (guint k = 0; k < ids->len; k++) {
                 const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
@@ -540,7 +538,7 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     }
     float *out = g_new0(float, (size_t) n->tokens * n->features);
     compute(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec,
-            &v->precision_changed, &v->reused, out);
+            &v->precision_changed, out);
     g_hash_table_insert(v->staging, GUINT_TO_POINTER(id), out);
 }
 
