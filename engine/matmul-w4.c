@@ -263,7 +263,7 @@ w4_row_avx512(const EngMatrix *w, size_t r, const float *const x[W4_TOK_512], in
             __m512 f01, f23;
             w4_unpack32_512(qg + i * 16, &f01, &f23);
             _Pragma("GCC unroll 4")
-        for (int t = 0; t < nt; t++) {
+            for (int t = 0; t < nt; t++) {
                 const float *xg = x[t] + g * ENG_W4_GROUP + 32 * i;
                 a01[t] = _mm512_fmadd_ps(f01, _mm512_loadu_ps(xg), a01[t]);
                 a23[t] = _mm512_fmadd_ps(f23, _mm512_loadu_ps(xg + 16), a23[t]);

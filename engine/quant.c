@@ -179,9 +179,10 @@ eng_matrix_set_rows(EngMatrix *m, uint32_t r0, uint32_t r1, const float *rows_f3
             }
             uint8_t *qg = m->q4 + (r * m->groups + g) * 64;
             m->scales[r * m->groups + g] = eng_fp16_from_float(s);
-            for (size_t e = 0; e < ENG_W4_GROUP; e++) {
-                if (!w4_high(e)) {
-                    qg[w4_byte(e)] = (uint8_t) (nib[e] | (nib[e + 16] << 4));
+            /* per 32 weights, 16 bytes: weight j low, weight j + 16 high */
+            for (size_t e = 0; e < ENG_W4_GROUP; e += 32) {
+                for (size_t j = 0; j < 16; j++) {
+                    qg[e / 2 + j] = (uint8_t) (nib[e + j] | (nib[e + 16 + j] << 4));
                 }
             }
         }
