@@ -295,7 +295,7 @@ probe_prefill(const Probe *p, GError **error)
         w.prompt = seqs[i];
         for (guint k = 0; k < n; k++) {
             SimRunReport r = { 0 };
-            if (!sim_run(p->soc, p->spec, sim_policy_find(names[k]), &w, NULL, &r, NULL, NULL,
+            if (!sim_run(p->soc, p->spec, sim_policy_list()[k], &w, NULL, &r, NULL, NULL,
                          error)) {
                 hs_curve_free(c);
                 return NULL;
