@@ -24,8 +24,9 @@ const char *const mdl_weight_name[MDL_W_COUNT] = {
     "none", "q", "k", "v", "o", "gate", "up", "down", "lm_head",
 };
 const char *const mdl_precision_name[MDL_PREC_COUNT] = {
-    "w4a16", "w8a16", "w8a8", "w4a8", "fp16",
+    "w4a16", "w8a16", "w8a8", "w4a8", "fp16", "w8a8-shadow", "fp4a16", "q4_0", "q8_0",
 };
+G_STATIC_ASSERT(G_N_ELEMENTS(mdl_precision_name) == MDL_PREC_COUNT);
 
 typedef struct Builder {
     GArray *nodes;
@@ -154,9 +155,16 @@ mdl_prec_weight_bytes(MdlPrecision prec)
         return 0.5 + 2.0 / 128.0;      /* INT4 + an FP16 scale per 128 */
     case MDL_PREC_W8A16:
     case MDL_PREC_W8A8:
+    case MDL_PREC_W8A8_SHADOW:
         return 1.0;
     case MDL_PREC_FP16:
         return 2.0;
+    case MDL_PREC_FP4A16:
+        return 0.5 + 4.0 / 128.0;      /* FP4 + FP16 scale and bias per 128 */
+    case MDL_PREC_Q4_0:
+        return 0.5 + 2.0 / 32.0;       /* INT4 + an FP16 scale per 32 */
+    case MDL_PREC_Q8_0:
+        return 1.0 + 2.0 / 32.0;       /* INT8 + an FP16 scale per 32 */
     default:
         g_assert_not_reached();
     }
@@ -165,7 +173,8 @@ mdl_prec_weight_bytes(MdlPrecision prec)
 double
 mdl_prec_act_bytes(MdlPrecision prec)
 {
-    return (prec == MDL_PREC_W8A8 || prec == MDL_PREC_W4A8) ? 1.0 : 2.0;
+    return (prec == MDL_PREC_W8A8 || prec == MDL_PREC_W4A8 ||
+            prec == MDL_PREC_W8A8_SHADOW) ? 1.0 : 2.0;
 }
 
 void

@@ -59,6 +59,15 @@ typedef enum {
     MDL_PREC_W8A8,           /* INT8 weights and activations (per-tensor) */
     MDL_PREC_W4A8,           /* INT4 weights as W4A16, INT8 activations */
     MDL_PREC_FP16,           /* FP16 weights and activations */
+    MDL_PREC_W8A8_SHADOW,    /* W8A8 with the outlier activation channels
+                              * extracted and computed in float, added back
+                              * (mllm-NPU §3.3 shadow outliers) */
+    MDL_PREC_FP4A16,         /* E0M4 FP4 weights, groups of 128, FP16 scale
+                              * and bias; FP16 act (Transformer-Lite) */
+    MDL_PREC_Q4_0,           /* INT4 weights, groups of 32, FP16 scale; FP16
+                              * act (llama.cpp Q4_0, NPU-TTS) */
+    MDL_PREC_Q8_0,           /* INT8 weights, groups of 32, FP16 scale; FP16
+                              * act (llama.cpp Q8_0, NPU-TTS FFN-down) */
     MDL_PREC_COUNT
 } MdlPrecision;
 

@@ -33,9 +33,13 @@ weight_dtype(MdlPrecision p)
     switch (p) {
     case MDL_PREC_W4A16:
     case MDL_PREC_W4A8:
+    case MDL_PREC_FP4A16:
+    case MDL_PREC_Q4_0:
         return HW_DTYPE_INT4;
     case MDL_PREC_W8A16:
     case MDL_PREC_W8A8:
+    case MDL_PREC_W8A8_SHADOW:
+    case MDL_PREC_Q8_0:
         return HW_DTYPE_INT8;
     default:
         return HW_DTYPE_FP16;
@@ -45,7 +49,8 @@ weight_dtype(MdlPrecision p)
 static HwDtype
 act_dtype(MdlPrecision p)
 {
-    return (p == MDL_PREC_W8A8 || p == MDL_PREC_W4A8) ? HW_DTYPE_INT8 : HW_DTYPE_FP16;
+    return (p == MDL_PREC_W8A8 || p == MDL_PREC_W4A8 || p == MDL_PREC_W8A8_SHADOW)
+           ? HW_DTYPE_INT8 : HW_DTYPE_FP16;
 }
 
 void

@@ -21,9 +21,11 @@ gpu_plan(SimBuilder *b, GError **error)
 const SimPolicy sim_policy_cpu_only = {
     SIM_POLICY_ABI, "cpu-only",
     "everything on the CPU cores, W4A16 (llama.cpp-like baseline)", cpu_plan,
+    "llama-cpp",
 };
 
 const SimPolicy sim_policy_gpu_only = {
     SIM_POLICY_ABI, "gpu-only",
     "everything on the GPU, W4A16 (PPL/MNN/MLC OpenCL-like baseline)", gpu_plan,
+    "heterollm",
 };

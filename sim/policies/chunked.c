@@ -63,5 +63,5 @@ chunked_plan(SimBuilder *b, GError **error)
 const SimPolicy sim_policy_chunked = {
     SIM_POLICY_ABI, "chunked",
     "mllm-NPU chunked prefill: fixed chunks share one NPU graph; float ops on CPU",
-    chunked_plan,
+    chunked_plan, "mllm",
 };

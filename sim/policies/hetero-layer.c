@@ -41,5 +41,5 @@ layer_plan(SimBuilder *b, GError **error)
 const SimPolicy sim_policy_hetero_layer = {
     SIM_POLICY_ABI, "hetero-layer",
     "HeteroLLM layer level: matmuls on NPU (permuted, padded), the rest on GPU",
-    layer_plan,
+    layer_plan, "heterollm",
 };

@@ -201,5 +201,5 @@ tensor_plan(SimBuilder *b, GError **error)
 const SimPolicy sim_policy_hetero_tensor = {
     SIM_POLICY_ABI, "hetero-tensor",
     "HeteroLLM tensor level: row/sequence/multi-sequence/hybrid GPU+NPU cuts by a solver",
-    tensor_plan,
+    tensor_plan, "heterollm",
 };

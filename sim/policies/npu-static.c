@@ -112,17 +112,17 @@ online_plan(SimBuilder *b, GError **error)
 const SimPolicy sim_policy_npu_only = {
     SIM_POLICY_ABI, "npu-only",
     "prefill matmuls on the NPU padded to the next prepared shape; rest on GPU",
-    padding_plan,
+    padding_plan, "heterollm",
 };
 
 const SimPolicy sim_policy_npu_pipe = {
     SIM_POLICY_ABI, "npu-pipe",
     "prefill matmuls on the NPU as several prepared shapes in a row; rest on GPU",
-    pipe_plan,
+    pipe_plan, "heterollm",
 };
 
 const SimPolicy sim_policy_online_prepare = {
     SIM_POLICY_ABI, "online-prepare",
     "NPU graph prepared for the exact prompt length at request time (cost paid)",
-    online_plan,
+    online_plan, "heterollm",
 };

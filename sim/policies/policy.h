@@ -28,7 +28,7 @@
 #include "sim/builder.h"
 
 /* The ABI version a plug-in must report; bump when SimPolicy changes. */
-#define SIM_POLICY_ABI 1
+#define SIM_POLICY_ABI 2
 
 typedef struct SimPolicy {
     uint32_t abi;                /* SIM_POLICY_ABI */
@@ -40,6 +40,13 @@ typedef struct SimPolicy {
      * run this workload (e.g. a shape the NPU stack does not support).
      */
     gboolean (*plan_phase)(SimBuilder *b, GError **error);
+    /*
+     * The software stack this policy models (a profile in configs/stacks/,
+     * e.g. "heterollm", "llama-cpp", "mllm", "transformer-lite",
+     * "npu-tts"): what its kernel libraries achieve on the SoC.  NULL: the
+     * default stack.
+     */
+    const char *stack;
 } SimPolicy;
 
 /* Built-in policies, NULL-terminated.  (transfer none) */

@@ -36,6 +36,7 @@ static const SimPolicy policy = {
     SIM_POLICY_ABI, "gpu-npu-alternate",
     "example plug-in: even layers' prefill matmuls on the NPU, the rest on the GPU",
     plan_phase,
+    NULL,                        /* the default software stack */
 };
 
 const SimPolicy *hs_policy_plugin(void);
