@@ -3,9 +3,17 @@
  */
 #include "sim/cli/cli.h"
 #include "sim/util/error.h"
+#include "hw/soc.h"
+#include "models/spec.h"
+#include "sim/policies/policy.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+static gboolean check_numbers(const char *command, const GOptionEntry *entries, int argc,
+                              char **argv, GError **error);
+static void suggest_option(GError *error, const GOptionEntry *entries, char **argv, int argc);
 
 gboolean
 hs_cli_parse(const char *command, const char *params, const char *summary,
@@ -29,7 +37,15 @@ hs_cli_parse(const char *command, const char *params, const char *summary,
     }
     g_option_context_add_main_entries(ctx, help_entry, NULL);
     *help_shown = FALSE;
+    if (!check_numbers(command, entries, *argc, *argv, error)) {
+        return FALSE;
+    }
+    g_autofree char **before = g_memdup2(*argv, sizeof(char *) * (*argc + 1));
+    int before_argc = *argc;
     if (!g_option_context_parse(ctx, argc, argv, &local)) {
+        if (g_error_matches(local, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION)) {
+            suggest_option(local, entries, before, before_argc);
+        }
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                     "%s: %s (see 'hetero-sim %s --help')", command,
                     local->message, command);
@@ -85,4 +101,197 @@ hs_cli_no_extra_args(int argc, char **argv, int max, GError **error)
         return FALSE;
     }
     return TRUE;
+}
+
+guint
+hs_cli_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    g_autofree guint *row = g_new(guint, lb + 1);
+
+    for (size_t j = 0; j <= lb; j++) {
+        row[j] = (guint) j;
+    }
+    for (size_t i = 1; i <= la; i++) {
+        guint diag = row[0];
+        row[0] = (guint) i;
+        for (size_t j = 1; j <= lb; j++) {
+            guint up = row[j];
+            guint sub = diag + (g_ascii_tolower(a[i - 1]) != g_ascii_tolower(b[j - 1]));
+            row[j] = MIN(MIN(row[j - 1] + 1, up + 1), sub);
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *
+hs_cli_nearest(const char *name, const char *const *candidates)
+{
+    /* a typo is a few edits; a third of the name at most, so "x" does not
+     * suggest every one-letter-off name */
+    guint best = MAX(2u, (guint) strlen(name) / 3) + 1;
+    const char *pick = NULL;
+
+    for (const char *const *c = candidates; c && *c; c++) {
+        guint d = hs_cli_edit_distance(name, *c);
+        if (d < best || (d > 0 && g_str_has_prefix(*c, name) && pick == NULL)) {
+            best = MIN(best, d);
+            pick = *c;
+        }
+    }
+    return pick;
+}
+
+/* The names an "unknown KIND" message is about, or NULL.  (transfer full) */
+static GStrv
+names_for(const char *message)
+{
+    g_autofree char *dir = NULL;
+    if (g_str_has_prefix(message, "unknown SoC \"")) {
+        dir = g_build_filename(hs_cli_data_dir(), "configs", NULL);
+        return hw_soc_list(dir, NULL);
+    }
+    if (g_str_has_prefix(message, "unknown model \"")) {
+        dir = g_build_filename(hs_cli_data_dir(), "models", NULL);
+        return mdl_spec_list(dir, NULL);
+    }
+    if (g_str_has_prefix(message, "unknown policy \"")) {
+        g_autoptr(GPtrArray) a = g_ptr_array_new();
+        for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
+            g_ptr_array_add(a, g_strdup((*p)->name));
+        }
+        g_ptr_array_add(a, NULL);
+        return (GStrv) g_ptr_array_free(g_steal_pointer(&a), FALSE);
+    }
+    return NULL;
+}
+
+void
+hs_cli_suggest(GError *error)
+{
+    if (error == NULL || !(error->domain == HS_CONFIG_ERROR &&
+                           error->code == HS_CONFIG_ERROR_NOT_FOUND)) {
+        return;
+    }
+    g_auto(GStrv) names = names_for(error->message);
+    const char *open = strchr(error->message, '"');
+    const char *close = open ? strchr(open + 1, '"') : NULL;
+    if (names == NULL || close == NULL) {
+        return;
+    }
+    g_autofree char *name = g_strndup(open + 1, close - open - 1);
+    const char *near = hs_cli_nearest(name, (const char *const *) names);
+    if (near == NULL) {
+        return;
+    }
+    g_autofree char *head = g_strndup(error->message, close + 1 - error->message);
+    const char *rest = close + 1;
+    char *msg = g_str_has_prefix(rest, " (")
+                ? g_strdup_printf("%s (did you mean %s? %s", head, near, rest + 2)
+                : g_strdup_printf("%s (did you mean %s?)%s", head, near, rest);
+    g_free(error->message);
+    error->message = msg;
+}
+
+static const GOptionEntry *
+entry_for(const GOptionEntry *entries, const char *arg, const char **value, gboolean *inline_value)
+{
+    *value = NULL;
+    *inline_value = FALSE;
+    for (const GOptionEntry *e = entries; e && e->long_name; e++) {
+        if (g_str_has_prefix(arg, "--")) {
+            size_t n = strlen(e->long_name);
+            if (strncmp(arg + 2, e->long_name, n) == 0 && (arg[2 + n] == '\0' || arg[2 + n] == '=')) {
+                if (arg[2 + n] == '=') {
+                    *value = arg + 3 + n;
+                    *inline_value = TRUE;
+                }
+                return e;
+            }
+        } else if (arg[0] == '-' && e->short_name && arg[1] == e->short_name) {
+            if (arg[2]) {
+                *value = arg + 2;
+                *inline_value = TRUE;
+            }
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * GLib's own message for a bad number ("Cannot parse integer value “abc”
+ * for --prompt") is translated, curly-quoted and unlike ours: check the
+ * numeric options' values first and say it our way.
+ */
+static gboolean
+check_numbers(const char *command, const GOptionEntry *entries, int argc, char **argv,
+              GError **error)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        gboolean inl;
+        if (strcmp(arg, "--") == 0) {
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0') {
+            continue;
+        }
+        const GOptionEntry *e = entry_for(entries, arg, &v, &inl);
+        if (e == NULL || e->arg == G_OPTION_ARG_NONE) {
+            continue;
+        }
+        if (!inl) {
+            v = i + 1 < argc ? argv[++i] : NULL;
+        }
+        if (v == NULL) {
+            continue;                    /* GLib says "Missing argument" */
+        }
+        gboolean ok = TRUE;
+        const char *what = NULL;
+        if (e->arg == G_OPTION_ARG_INT || e->arg == G_OPTION_ARG_INT64) {
+            gint64 x;
+            ok = g_ascii_string_to_signed(v, 10, e->arg == G_OPTION_ARG_INT ? G_MININT : G_MININT64,
+                                          e->arg == G_OPTION_ARG_INT ? G_MAXINT : G_MAXINT64,
+                                          &x, NULL);
+            what = "an integer";
+        } else if (e->arg == G_OPTION_ARG_DOUBLE) {
+            char *end = NULL;
+            double x = g_ascii_strtod(v, &end);
+            ok = *v && end && *end == '\0' && isfinite(x);
+            what = "a number";
+        }
+        if (!ok) {
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "%s: --%s: expected %s (got \"%s\")", command, e->long_name, what, v);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* "run: Unknown option --promt" -> add "did you mean --prompt?" */
+static void
+suggest_option(GError *error, const GOptionEntry *entries, char **argv, int argc)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (const GOptionEntry *e = entries; e && e->long_name; e++) {
+        g_ptr_array_add(names, (gpointer) e->long_name);
+    }
+    g_ptr_array_add(names, (gpointer) "help");
+    g_ptr_array_add(names, NULL);
+    for (int i = 1; i < argc; i++) {
+        if (!g_str_has_prefix(argv[i], "--") || strstr(error->message, argv[i]) == NULL) {
+            continue;
+        }
+        g_autofree char *name = g_strndup(argv[i] + 2, strcspn(argv[i] + 2, "="));
+        const char *near = hs_cli_nearest(name, (const char *const *) names->pdata);
+        if (near) {
+            char *msg = g_strdup_printf("%s (did you mean --%s?)", error->message, near);
+            g_free(error->message);
+            error->message = msg;
+        }
+        return;
+    }
 }

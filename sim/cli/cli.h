@@ -49,4 +49,15 @@ const char *hs_cli_data_dir(void);
 /* Reject leftover positional arguments after the first @max. */
 gboolean hs_cli_no_extra_args(int argc, char **argv, int max, GError **error);
 
+/* Levenshtein distance, ASCII case folded. */
+guint hs_cli_edit_distance(const char *a, const char *b);
+
+/* The candidate @name is most likely a typo of (a few edits away), or
+ * NULL.  @candidates is NULL-terminated. */
+const char *hs_cli_nearest(const char *name, const char *const *candidates);
+
+/* An "unknown SoC / model / policy" error (HS_CONFIG_ERROR_NOT_FOUND)
+ * gets "did you mean NAME?" when a known name is a few edits away. */
+void hs_cli_suggest(GError *error);
+
 #endif /* HS_CLI_H */

@@ -47,17 +47,29 @@ list_models(GError **error)
             printf("%-16s (cannot load: %s)\n", *n, local->message);
             continue;
         }
-        printf("%-16s %6.2f B params  %s\n", *n,
-               (double) mdl_spec_param_count(spec) / 1e9, spec->description);
+        /* billions for the real models, millions for a teaching one */
+        double params = (double) mdl_spec_param_count(spec);
+        g_autofree char *size = params >= 1e8 ? g_strdup_printf("%6.2f B", params / 1e9)
+                                              : g_strdup_printf("%6.2f M", params / 1e6);
+        printf("%-16s %s params  %s\n", *n, size, spec->description);
     }
     return TRUE;
 }
 
+static char *plugin;                  /* list policies --policy-plugin FILE.so */
+
 static gboolean
 list_policies(GError **error)
 {
+    const SimPolicy *extra = NULL;
+    if (plugin && (extra = sim_policy_load_plugin(plugin, error)) == NULL) {
+        return FALSE;
+    }
     for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
         printf("%-16s %s\n", (*p)->name, (*p)->desc);
+    }
+    if (extra) {
+        printf("%-16s %s (plug-in %s)\n", extra->name, extra->desc ? extra->desc : "", plugin);
     }
     return TRUE;
 }
@@ -77,12 +89,17 @@ static gboolean
 run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE;
+    GOptionEntry entries[] = {
+        { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &plugin,
+          "With 'policies': also load and list this plug-in's policy", "FILE.so" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
     g_autoptr(GString) what = g_string_new(NULL);
     for (size_t i = 0; i < G_N_ELEMENTS(lists); i++) {
         g_string_append_printf(what, "%s%s", i ? "|" : "", lists[i].name);
     }
     if (!hs_cli_parse("list", what->str, "What is available, one line each.",
-                      NULL, &argc, &argv, &help, error)) {
+                      entries, &argc, &argv, &help, error)) {
         return FALSE;
     }
     if (help) {
@@ -98,9 +115,12 @@ run(int argc, char **argv, GError **error)
     }
     for (size_t i = 0; i < G_N_ELEMENTS(lists); i++) {
         if (strcmp(argv[1], lists[i].name) == 0) {
-            return lists[i].fn(error);
+            gboolean ok = lists[i].fn(error);
+            g_clear_pointer(&plugin, g_free);
+            return ok;
         }
     }
+    g_clear_pointer(&plugin, g_free);
     g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                 "list: expected one of %s (got \"%s\")", what->str, argv[1]);
     return FALSE;

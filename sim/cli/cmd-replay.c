@@ -2,12 +2,20 @@
  * cmd-replay.c - `hetero-sim replay FILE`: re-run a recording.
  *
  *   same SoC, no --policy   the recorded plan again: identical results
- *   --soc S                 the same plan re-timed on another SoC
+ *   --soc S                 the same plan re-timed on another SoC (placements
+ *                           as planned for the recorded one; a note says so)
+ *   --soc S --replan        the recorded workload re-planned by the recorded
+ *                           policy for S: what that SoC would really run
  *   --policy P              the recorded workload re-planned by P
  *   --sync M                the recorded plan with another sync mechanism
+ *
+ * Re-timing stays the default so `replay FILE` is the recorded run; the
+ * what-if "a better NPU" needs --replan, as the plan decides how much work
+ * the NPU gets (README, "Recording and replaying").
  */
 #include "sim/cli/run-opts.h"
 #include "sim/util/error.h"
+#include "sim/util/json.h"
 #include "traces/record.h"
 
 #include <stdio.h>
@@ -18,14 +26,19 @@
 static gboolean
 run(int argc, char **argv, GError **error)
 {
-    gboolean help = FALSE;
+    gboolean help = FALSE, replan = FALSE;
     g_autofree char *soc_name = NULL, *policy_name = NULL, *sync = NULL, *trace = NULL;
     g_autofree char *format_name = NULL, *functional = NULL;
+    g_autofree char *plugin = NULL;
     GOptionEntry entries[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name,
           "Re-time on this SoC (default: the one recorded)", "SOC" },
+        { "replan", 0, 0, G_OPTION_ARG_NONE, &replan,
+          "Re-plan the recorded workload with the recorded policy (for --soc)", NULL },
         { "policy", 'P', 0, G_OPTION_ARG_STRING, &policy_name,
           "Re-plan the recorded workload with this policy", "POLICY" },
+        { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &plugin,
+          "Load a policy from a shared module (see README)", "FILE.so" },
         { "sync", 0, 0, G_OPTION_ARG_STRING, &sync,
           "Run the plan's syncs with this mechanism: driver or fast", "MECH" },
         { "functional", 0, 0, G_OPTION_ARG_STRING, &functional,
@@ -75,6 +88,9 @@ run(int argc, char **argv, GError **error)
                     "(got \"%s\")", functional);
         return FALSE;
     }
+    if (!hs_cli_check_fits(rec->spec, &w, error)) {
+        return FALSE;
+    }
     g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
     g_autoptr(HwSoc) soc = hw_soc_load(soc_name ? soc_name : rec->soc, configs, error);
     if (soc == NULL) {
@@ -82,16 +98,21 @@ run(int argc, char **argv, GError **error)
     }
     g_autoptr(SimPlan) plan = NULL;
     const char *policy = rec->policy;
-    if (policy_name) {
-        const SimPolicy *p = sim_policy_find(policy_name);
+    gboolean plan_is_new = policy_name || replan || plugin;
+    if (plan_is_new) {
+        const char *name = policy_name ? policy_name : rec->policy;
+        const SimPolicy *p = hs_cli_policy(plugin, plugin && !policy_name ? NULL : name, error);
         if (p == NULL) {
-            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                        "unknown policy \"%s\" (see 'hetero-sim list policies')", policy_name);
             return FALSE;
         }
         plan = sim_run_plan(soc, rec->spec, p, &w, NULL, error);
         policy = p->name;
     } else {
+        if (soc_name) {
+            fprintf(stderr, "hetero-sim: note: re-timing the plan made for %s on %s "
+                    "(same placements; --replan re-plans it for %s)\n",
+                    rec->soc, soc->name, soc->name);
+        }
         plan = trc_record_plan_for(rec, soc, error);
         if (plan && sync) {
             for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
@@ -112,7 +133,16 @@ run(int argc, char **argv, GError **error)
     if (ok && trace) {
         ok = hs_run_write_trace(trace, soc, plan, &x, &r, error);
     }
-    if (ok) {
+    if (ok && format == HS_FORMAT_JSON && (soc_name || replan || policy_name || plugin)) {
+        /* what was replayed: the recorded plan re-timed, or a new plan */
+        g_autoptr(cJSON) j = hs_run_report_json(soc, &r);
+        cJSON *o = cJSON_AddObjectToObject(j, "replay");
+        cJSON_AddStringToObject(o, "recorded_soc", rec->soc);
+        cJSON_AddStringToObject(o, "recorded_policy", rec->policy);
+        cJSON_AddStringToObject(o, "plan", plan_is_new ? "replanned" : "recorded");
+        g_autofree char *s = hs_json_print(j, FALSE);
+        printf("%s\n", s);
+    } else if (ok) {
         hs_run_print(soc, &r, format);
     }
     sim_exec_result_clear(&x);
@@ -121,5 +151,6 @@ run(int argc, char **argv, GError **error)
 }
 
 const HsCommand hs_cmd_replay = {
-    "replay", "FILE [--soc S] [--policy P]", "re-run a recording, on another SoC or policy", run,
+    "replay", "FILE [--soc S [--replan]] [--policy P]",
+    "re-run a recording: re-timed on another SoC, or re-planned", run,
 };

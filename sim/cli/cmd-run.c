@@ -18,7 +18,8 @@ run(int argc, char **argv, GError **error)
     gboolean help = FALSE;
     GOptionEntry extra[] = {
         { "policy", 'P', 0, G_OPTION_ARG_STRING, &policy_name,
-          "Scheduling policy from 'list policies' (default hetero-tensor)", "POLICY" },
+          "Scheduling policy from 'list policies' (default hetero-tensor, or the "
+          "--policy-plugin's)", "POLICY" },
         { "trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace,
           "Write a Perfetto / Chrome trace JSON (open at ui.perfetto.dev)", "FILE" },
         { "record", 'r', 0, G_OPTION_ARG_FILENAME, &record,
@@ -45,8 +46,7 @@ run(int argc, char **argv, GError **error)
     ok = hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error);
     w.progress = isatty(fileno(stderr));
     ok = ok &&
-         (policy = hs_run_opts_policy(&o, policy_name ? policy_name : "hetero-tensor",
-                                      error)) != NULL &&
+         (policy = hs_run_opts_policy(&o, policy_name, error)) != NULL &&
          sim_run(soc, spec, policy, &w, NULL, &r, &x, &plan, error);
     if (ok && o.trace) {
         ok = hs_run_write_trace(o.trace, soc, plan, &x, &r, error);

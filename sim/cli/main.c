@@ -96,8 +96,14 @@ main(int argc, char **argv)
             fprintf(stderr, "hetero-sim: unknown option \"%s\" (see 'hetero-sim --help')\n",
                     args[0]);
         } else {
-            fprintf(stderr, "hetero-sim: unknown command \"%s\" (see 'hetero-sim --help')\n",
-                    args[0]);
+            const char *names[G_N_ELEMENTS(commands) + 1] = { NULL };
+            for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+                names[i] = commands[i]->name;
+            }
+            const char *near = hs_cli_nearest(args[0], names);
+            g_autofree char *hint = near ? g_strdup_printf("did you mean %s? ", near) : NULL;
+            fprintf(stderr, "hetero-sim: unknown command \"%s\" (%ssee 'hetero-sim --help')\n",
+                    args[0], hint ? hint : "");
         }
         return 2;
     }
@@ -107,6 +113,7 @@ main(int argc, char **argv)
     if (!cmd->run(cargc, view, &error)) {
         g_assert(error != NULL);
         fflush(stdout);
+        hs_cli_suggest(error);
         fprintf(stderr, "hetero-sim: %s\n", error->message);
         return error->domain == HS_USAGE_ERROR ? 2 : 1;
     }

@@ -166,8 +166,31 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
         return FALSE;
     }
     *spec = mdl_spec_load(o->model ? o->model : "llama-3-8b", models, error);
-    if (*spec == NULL) {
+    if (*spec == NULL || !hs_cli_check_fits(*spec, w, error)) {
+        g_clear_pointer(spec, mdl_spec_free);
         g_clear_pointer(soc, hw_soc_free);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+hs_cli_check_fits(const MdlSpec *spec, const SimWorkload *w, GError **error)
+{
+    /* positions past the model's context have no trained RoPE meaning:
+     * a run there times a request the model cannot serve */
+    if ((uint64_t) w->prompt + w->decode > spec->max_position_embeddings) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--prompt + --decode: expected at most %s's context length, "
+                    "max_position_embeddings %u (got %u + %u)", spec->name,
+                    spec->max_position_embeddings, w->prompt, w->decode);
+        return FALSE;
+    }
+    if (w->check_layers > 0 && (uint32_t) w->check_layers > spec->num_hidden_layers) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--functional: expected layers=N with N at most %s's %u layers "
+                    "(got layers=%d; 'full' checks them all and the logits)",
+                    spec->name, spec->num_hidden_layers, w->check_layers);
         return FALSE;
     }
     return TRUE;
@@ -176,14 +199,24 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
 const SimPolicy *
 hs_run_opts_policy(const HsRunOpts *o, const char *name, GError **error)
 {
-    if (o->plugin) {
-        const SimPolicy *p = sim_policy_load_plugin(o->plugin, error);
+    return hs_cli_policy(o->plugin, name, error);
+}
+
+const SimPolicy *
+hs_cli_policy(const char *plugin, const char *name, GError **error)
+{
+    if (plugin) {
+        const SimPolicy *p = sim_policy_load_plugin(plugin, error);
         if (p == NULL) {
             return NULL;
         }
+        /* no name: the plug-in was loaded to be run */
         if (name == NULL || strcmp(name, p->name) == 0) {
             return p;
         }
+    }
+    if (name == NULL) {
+        name = "hetero-tensor";
     }
     const SimPolicy *p = sim_policy_find(name);
     if (p == NULL) {
@@ -191,8 +224,11 @@ hs_run_opts_policy(const HsRunOpts *o, const char *name, GError **error)
         for (const SimPolicy *const *q = sim_policy_list(); *q; q++) {
             g_string_append_printf(list, "%s%s", list->len ? ", " : "", (*q)->name);
         }
-        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "unknown policy \"%s\" (known: %s)", name, list->str);
+        /* like an unknown SoC or model: bad input (exit 1), and main()
+         * adds "did you mean" (hs_cli_suggest) */
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
+                    "unknown policy \"%s\" (known: %s%s)", name, list->str,
+                    plugin ? "; or the plug-in's" : "");
     }
     return p;
 }

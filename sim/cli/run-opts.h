@@ -40,9 +40,16 @@ gboolean hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *for
                              HwSoc **soc, MdlSpec **spec, SimWorkload *w,
                              GError **error);
 
-/* A policy by name, or the plug-in's when @name matches it. */
+/* A policy by name, or the plug-in's (--policy-plugin) when @name matches
+ * it or is NULL; with no plug-in NULL means hetero-tensor.  Unknown names
+ * are HS_CONFIG_ERROR_NOT_FOUND (exit 1, as an unknown SoC or model). */
 const SimPolicy *hs_run_opts_policy(const HsRunOpts *o, const char *name,
                                     GError **error);
+const SimPolicy *hs_cli_policy(const char *plugin, const char *name, GError **error);
+
+/* Refuse a request past @spec's context length (max_position_embeddings)
+ * or a check of more layers than it has.  Usage error. */
+gboolean hs_cli_check_fits(const MdlSpec *spec, const SimWorkload *w, GError **error);
 
 /* Print a run as text, JSON or CSV (report.c). */
 void hs_run_print(const HwSoc *soc, const SimRunReport *r, HsFormat format);

@@ -18,7 +18,8 @@
  *
  *     const SimPolicy *hs_policy_plugin(void);
  *
- * and pass --policy-plugin FILE.so (see tests/plugin-example.c).
+ * and pass --policy-plugin FILE.so (see tests/plugin/plugin-example.c; README,
+ * "Policies", has the compile line).  Its name may not be a built-in's.
  */
 #ifndef SIM_POLICY_H
 #define SIM_POLICY_H

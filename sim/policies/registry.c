@@ -79,6 +79,14 @@ sim_policy_load_plugin(const char *path, GError **error)
         g_module_close(mod);
         return NULL;
     }
+    if (sim_policy_find(p->name)) {
+        /* `--policy NAME` must mean one thing whatever is loaded */
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: policy plug-in name \"%s\" is a built-in policy's; rename it",
+                    path, p->name);
+        g_module_close(mod);
+        return NULL;
+    }
     g_module_make_resident(mod);
     return p;
 }

@@ -286,8 +286,9 @@ test_run_errors(void)
     g_assert_cmpint(a->status, ==, 2);
     assert_one_error_line(a, "--prompt: expected an integer in [1, 32768] (got 0)");
 
+    /* an unknown name is bad input, whatever it names (exit 1) */
     g_autoptr(Run) b = hs("run", "--policy", "fastest", "--soc", "tiny", "--model", "tiny", NULL);
-    g_assert_cmpint(b->status, ==, 2);
+    g_assert_cmpint(b->status, ==, 1);
     g_assert_true(g_str_has_prefix(b->err, "hetero-sim: unknown policy \"fastest\" (known: "));
 
     g_autoptr(Run) c = hs("run", "--sync", "slow", NULL);
@@ -319,18 +320,73 @@ test_run_errors(void)
 
     /* a check bigger than any machine's memory (~15 TB): refused before
      * anything is allocated, by run and compare alike */
-    const char *huge = "hetero-sim: --functional full: checking the values of llama-3-8b at "
-                       "prompt 32768, decode 1000 x batch 256 needs about ";
-    g_autoptr(Run) g = hs("run", "--policy", "gpu-only", "--prompt", "32768", "--decode", "1000",
+    const char *huge = "hetero-sim: --functional full: checking the values of internlm2-1.8b "
+                       "at prompt 31000, decode 1000 x batch 256 needs about ";
+    g_autoptr(Run) g = hs("run", "--policy", "gpu-only", "--model", "internlm2-1.8b",
+                          "--prompt", "31000", "--decode", "1000",
                           "--batch", "256", "--functional", "full", NULL);
     g_assert_cmpint(g->status, ==, 2);
     g_assert_true(g_str_has_prefix(g->err, huge));
     g_assert_nonnull(strstr(g->err, " GiB; check fewer layers (--functional layers=N)"));
-    g_autoptr(Run) h = hs("compare", "--policies", "gpu-only,npu-only", "--prompt", "32768",
-                          "--decode", "1000", "--batch", "256", "--functional", "full", NULL);
+    g_autoptr(Run) h = hs("compare", "--policies", "gpu-only,npu-only", "--prompt", "31000",
+                          "--model", "internlm2-1.8b", "--decode", "1000", "--batch", "256", "--functional", "full", NULL);
     g_assert_cmpint(h->status, ==, 2);
     g_assert_true(g_str_has_prefix(h->err, huge));
     g_assert_cmpstr(h->out, ==, "");
+}
+
+/* The rough edges a new user meets: one line of ours, the right exit
+ * status, and "did you mean" for a typo. */
+static void
+test_rough_edges(void)
+{
+    g_autoptr(Run) a = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "2040",
+                          "--decode", "9", NULL);
+    g_assert_cmpint(a->status, ==, 2);
+    assert_one_error_line(a, "--prompt + --decode: expected at most tiny's context length, "
+                             "max_position_embeddings 2048 (got 2040 + 9)");
+    g_autoptr(Run) a2 = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "2040",
+                           "--decode", "8", "--functional", "off", NULL);
+    g_assert_cmpint(a2->status, ==, 0);
+    g_autoptr(Run) b = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "layers=3",
+                          NULL);
+    g_assert_cmpint(b->status, ==, 2);
+    assert_one_error_line(b, "--functional: expected layers=N with N at most tiny's 2 layers "
+                             "(got layers=3; 'full' checks them all and the logits)");
+
+    g_autoptr(Run) c = hs("run", "--prompt", "abc", NULL);
+    g_assert_cmpint(c->status, ==, 2);
+    assert_one_error_line(c, "run: --prompt: expected an integer (got \"abc\")");
+    g_autoptr(Run) c2 = hs("compare", "--render=6o", NULL);
+    g_assert_cmpint(c2->status, ==, 2);
+    assert_one_error_line(c2, "compare: --render: expected a number (got \"6o\")");
+
+    /* unknown names: exit 1 (bad input) for a SoC, a model and a policy alike */
+    g_autoptr(Run) d = hs("run", "--model", "llama3-8b", NULL);
+    g_assert_cmpint(d->status, ==, 1);
+    g_assert_true(g_str_has_prefix(d->err, "hetero-sim: unknown model \"llama3-8b\" (did you "
+                                           "mean llama-3-8b? known: "));
+    g_autoptr(Run) e = hs("run", "--soc", "sd8gen_3", NULL);
+    g_assert_cmpint(e->status, ==, 1);
+    g_assert_true(g_str_has_prefix(e->err, "hetero-sim: unknown SoC \"sd8gen_3\" (did you "
+                                           "mean sd8gen3? known: "));
+    g_autoptr(Run) f = hs("compare", "--policies", "gpu-only,hetero-tensr", NULL);
+    g_assert_cmpint(f->status, ==, 1);
+    g_assert_true(g_str_has_prefix(f->err, "hetero-sim: unknown policy \"hetero-tensr\" (did "
+                                           "you mean hetero-tensor? known: "));
+    g_autoptr(Run) g = hs("rnu", NULL);
+    g_assert_cmpint(g->status, ==, 2);
+    assert_one_error_line(g, "unknown command \"rnu\" (did you mean run? see 'hetero-sim --help')");
+    g_autoptr(Run) h = hs("run", "--promt", "5", NULL);
+    g_assert_cmpint(h->status, ==, 2);
+    assert_one_error_line(h, "run: Unknown option --promt (did you mean --prompt?) "
+                             "(see 'hetero-sim run --help')");
+    g_autoptr(Run) i = hs("run", "--model", "qqqqqq", NULL);
+    g_assert_null(strstr(i->err, "did you mean"));
+
+    /* the teaching model's size in millions, not 0.00 B */
+    g_autoptr(Run) m = hs("list", "models", NULL);
+    g_assert_nonnull(strstr(m->out, "\ntiny               0.13 M params"));
 }
 
 static void
@@ -345,6 +401,16 @@ test_compare_csv(void)
     g_assert_true(g_str_has_prefix(lines[0], "soc,model,policy,sync,"));
     g_assert_true(g_str_has_prefix(lines[1], "tiny,tiny,gpu-only,fast,33,2,1,"));
     g_assert_true(g_str_has_prefix(lines[2], "tiny,tiny,hetero-tensor,fast,33,2,1,"));
+    /* the values check and the heaviest op, as in the JSON */
+    g_assert_true(g_str_has_suffix(lines[0], ",values_match,max_abs_err,precision_err,"
+                                             "heaviest_op,heaviest_op_share"));
+    g_auto(GStrv) cells = g_strsplit(lines[1], ",", -1);
+    guint nc = g_strv_length(cells);
+    g_assert_cmpuint(nc, ==, 25);
+    g_assert_cmpstr(cells[nc - 5], ==, "true");
+    g_assert_cmpstr(cells[nc - 3], ==, "");           /* no precision change on the GPU */
+    g_assert_cmpstr(cells[nc - 2], ==, "ffn_down");
+    g_assert_cmpfloat(g_ascii_strtod(cells[nc - 1], NULL), >, 0.05);
 }
 
 /* The text table ends with where the winner gains; --render adds the
@@ -431,6 +497,22 @@ test_record_replay(void)
     g_assert_cmpint(d->status, ==, 0);
     g_autoptr(cJSON) jd = cJSON_Parse(d->out);
     g_assert_cmpstr(cJSON_GetObjectItem(jd, "soc")->valuestring, ==, "sd8gen3");
+    /* re-timing says so, on stderr and in the JSON; --replan re-plans */
+    assert_one_error_line(d, "note: re-timing the plan made for tiny on sd8gen3 (same "
+                             "placements; --replan re-plans it for sd8gen3)");
+    const cJSON *rd = cJSON_GetObjectItem(jd, "replay");
+    g_assert_cmpstr(cJSON_GetObjectItem(rd, "plan")->valuestring, ==, "recorded");
+    g_assert_cmpstr(cJSON_GetObjectItem(rd, "recorded_soc")->valuestring, ==, "tiny");
+    g_autoptr(Run) d2 = hs("replay", rec, "--soc", "sd8gen3", "--replan", "--format", "json",
+                           NULL);
+    g_assert_cmpint(d2->status, ==, 0);
+    g_assert_cmpstr(d2->err, ==, "");
+    g_autoptr(cJSON) jd2 = cJSON_Parse(d2->out);
+    const cJSON *rd2 = cJSON_GetObjectItem(jd2, "replay");
+    g_assert_cmpstr(cJSON_GetObjectItem(rd2, "plan")->valuestring, ==, "replanned");
+    g_assert_cmpstr(cJSON_GetObjectItem(jd2, "policy")->valuestring, ==, "chunked");
+    /* the plain replay has no "replay" member (it is the recorded run) */
+    g_assert_null(cJSON_GetObjectItem(jb, "replay"));
 
     g_autoptr(Run) e = hs("replay", "/nonexistent.json", NULL);
     g_assert_cmpint(e->status, ==, 1);
@@ -489,6 +571,29 @@ test_validate(void)
     assert_one_error_line(m, "validate: some points are outside their tolerance and not "
                              "declared known misses");
     g_assert_nonnull(strstr(m->out, "| x | none | decode_tokens_per_s | 1000 |"));
+
+    /* --out writes the table and plot whatever the verdict; the exit
+     * status is validate's: 1 for a miss, even a declared one, unless
+     * --known-misses accepts it */
+    g_assert_true(g_file_set_contents(pts,
+        "{\"points\":[{\"id\":\"x\",\"paper\":\"none\",\"soc\":\"sd8gen3\","
+        "\"model\":\"llama-3-8b\",\"metric\":\"decode_tokens_per_s\",\"policy\":\"gpu-only\","
+        "\"sync\":\"fast\",\"workload\":{\"prompt\":16,\"decode\":2,\"batch\":1},"
+        "\"published\":1000,\"tolerance_pct\":15,\"known_miss\":\"a test: declared to miss "
+        "by two orders of magnitude\"}]}", -1, NULL));
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    g_autofree char *svg = g_build_filename(out, "validate.svg", NULL);
+    g_autofree char *csv = g_build_filename(out, "validate.csv", NULL);
+    g_autoptr(Run) o1 = hs("validate", "--points", pts, "--out", out, NULL);
+    g_assert_cmpint(o1->status, ==, 1);
+    g_assert_true(g_file_test(svg, G_FILE_TEST_EXISTS));
+    g_unlink(svg);
+    g_autoptr(Run) o2 = hs("validate", "--points", pts, "--out", out, "--known-misses", NULL);
+    g_assert_cmpint(o2->status, ==, 0);
+    g_assert_true(g_file_test(svg, G_FILE_TEST_EXISTS));
+    g_unlink(svg);
+    g_unlink(csv);
+    g_rmdir(out);
 
     g_assert_true(g_file_set_contents(pts, "{\"points\":[{\"id\":\"x\"}]}", -1, NULL));
     g_autoptr(Run) b = hs("validate", "--points", pts, NULL);
@@ -686,6 +791,42 @@ test_policy_plugin(void)
     const cJSON *npu = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "devices"), "npu");
     g_assert_cmpfloat(cJSON_GetObjectItem(npu, "busy_ms")->valuedouble, >, 0);
 
+    /* loaded without --policy: its policy runs (not hetero-tensor) */
+    g_autoptr(Run) r2 = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "64",
+                           "--decode", "0", "--functional", "off", "--policy-plugin", so,
+                           "--format", "json", NULL);
+    g_assert_cmpint(r2->status, ==, 0);
+    g_autoptr(cJSON) j2 = cJSON_Parse(r2->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(j2, "policy")->valuestring, ==, "gpu-npu-alternate");
+    /* list policies and replay load one too */
+    g_autoptr(Run) l = hs("list", "policies", "--policy-plugin", so, NULL);
+    g_assert_cmpint(l->status, ==, 0);
+    g_assert_nonnull(strstr(l->out, "\ngpu-npu-alternate "));
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *rec = g_build_filename(dir, "rec.json", NULL);
+    g_autoptr(Run) a = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "64",
+                          "--decode", "1", "--functional", "off", "--record", rec, NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_autoptr(Run) rp = hs("replay", rec, "--policy-plugin", so, "--format", "json", NULL);
+    g_assert_cmpint(rp->status, ==, 0);
+    g_autoptr(cJSON) jp = cJSON_Parse(rp->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(jp, "policy")->valuestring, ==, "gpu-npu-alternate");
+    g_assert_cmpstr(cJSON_GetObjectItem(cJSON_GetObjectItem(jp, "replay"), "plan")->valuestring,
+                    ==, "replanned");
+    g_unlink(rec);
+    g_rmdir(dir);
+    /* a plug-in named like a built-in is refused, wherever it is loaded */
+    const char *shadow = g_getenv("HS_PLUGIN_SHADOW");
+    g_autoptr(Run) sh = hs("run", "--soc", "tiny", "--model", "tiny", "--policy-plugin", shadow,
+                           "--policy", "gpu-only", NULL);
+    g_assert_cmpint(sh->status, ==, 1);
+    g_autofree char *want = g_strdup_printf("%s: policy plug-in name \"gpu-only\" is a built-in "
+                                            "policy's; rename it", shadow);
+    assert_one_error_line(sh, want);
+    g_autoptr(Run) sl = hs("list", "policies", "--policy-plugin", shadow, NULL);
+    g_assert_cmpint(sl->status, ==, 1);
+
     g_autoptr(Run) bad = hs("run", "--policy-plugin", "/nonexistent/p.so", NULL);
     g_assert_cmpint(bad->status, ==, 1);
     g_assert_true(g_str_has_prefix(bad->err,
@@ -709,6 +850,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/run-json-schema", test_run_json_schema);
     g_test_add_func("/cli/determinism-threads", test_determinism_threads);
     g_test_add_func("/cli/run-errors", test_run_errors);
+    g_test_add_func("/cli/rough-edges", test_rough_edges);
     g_test_add_func("/cli/compare-csv", test_compare_csv);
     g_test_add_func("/cli/compare-text", test_compare_text);
     g_test_add_func("/cli/lists", test_lists);

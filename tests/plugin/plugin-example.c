@@ -32,8 +32,13 @@ plan_phase(SimBuilder *b, GError **error)
     return TRUE;
 }
 
+/* the tests build it a second time as "gpu-only", which must be refused */
+#ifndef PLUGIN_NAME
+#define PLUGIN_NAME "gpu-npu-alternate"
+#endif
+
 static const SimPolicy policy = {
-    SIM_POLICY_ABI, "gpu-npu-alternate",
+    SIM_POLICY_ABI, PLUGIN_NAME,
     "example plug-in: even layers' prefill matmuls on the NPU, the rest on the GPU",
     plan_phase,
     NULL,                        /* the default software stack */
