@@ -91,8 +91,11 @@ void sim_exec_result_clear(SimExecResult *r);
 
 /*
  * Execute @plan on @soc, with a game rendering alongside if @render is
- * not NULL and render->fps > 0.  FALSE with an error if the plan cannot
- * run (HS_SIM_ERROR: deadlock, a task a processor cannot run).
+ * not NULL and render->fps > 0.  FALSE with an error, @out untouched, if
+ * the plan is malformed (HS_TRACE_ERROR_BAD_PLAN from sim_plan_check or
+ * sim_plan_topo_order: bad ids, a cycle) or cannot run (HS_SIM_ERROR: a
+ * deadlock, a task a processor cannot run, rendering on a SoC without a
+ * GPU, a task the runtime refused to submit; values ops cannot fail).
  */
 gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
                       const SimValuesOps *values, void *values_opaque,

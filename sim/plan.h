@@ -121,7 +121,8 @@ void sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep);
  * Structural checks every plan must pass before it runs, each failing with
  * HS_TRACE_ERROR_BAD_PLAN naming the task id and field:
  * dependency ids in range and not self, no cycles, processor indices below
- * @n_procs.  (Slice coverage needs the graph: see sim_plan_check_slices.)
+ * @n_procs.  (Slice coverage needs the graph: a recording's plan is checked
+ * for overlaps and holes by traces/record.c, check_coverage.)
  */
 gboolean sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error);
 
