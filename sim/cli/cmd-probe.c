@@ -59,6 +59,8 @@ probe_gpu_gemm(const Probe *p, GError **error)
     HsCurve *c = hs_curve_new("gpu-gemm", "GPU achieved TFLOPS vs tokens ([S,4096]x[4096,4096] W4A16)",
                               (const char *const[]) { "tokens", "tflops", "time_us", NULL });
     c->plot_col = 1;                 /* the title's TFLOPS, not the time */
+    c->x_title = "tokens S (powers of two)";
+    c->y_title = "achieved TFLOPS";
     for (uint64_t s = 1; s <= 2048; s *= 2) {
         HwOp op = gemm(s, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
         uint64_t t = alone_ps(p->soc, HW_KIND_GPU, &op, NULL);
@@ -76,6 +78,9 @@ probe_npu_stage(const Probe *p, GError **error)
     /* the plot shows the stages of the compute; the latency adds the DRAM
      * traffic, which grows smoothly with n and hides the first steps */
     c->plot_col = 1;
+    c->x_title = "n (columns of the right operand)";
+    c->x_scale = HS_AXIS_LINEAR;     /* the steps are at tile multiples of n */
+    c->y_title = "NPU compute time (µs)";
     for (uint64_t n = 1; n <= 256; n++) {
         HwOp op = gemm(1024, 1024, n, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwCost cost;
@@ -91,6 +96,9 @@ probe_npu_order(const Probe *p, GError **error)
     HsCurve *c = hs_curve_new("npu-order",
                          "NPU order: time([K,4096]x[4096,14336]) / time([14336,4096]x[4096,K])",
                          (const char *const[]) { "k", "ratio", NULL });
+    c->x_title = "K (tokens)";
+    c->x_scale = HS_AXIS_LOG2;
+    c->y_title = "time ratio, wrong order / right order (x)";
     for (uint64_t k = 32; k <= 2048; k *= 2) {
         HwOp bad = gemm(k, 4096, 14336, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwOp good = gemm(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
@@ -116,6 +124,9 @@ probe_npu_shape(const Probe *p, GError **error)
                                                  "npu_over_gpu_speed", NULL });
     c->name_col = 1;
     c->names = names;
+    c->x_title = "tokens";
+    c->x_scale = HS_AXIS_LOG2;
+    c->y_title = "NPU speed / GPU speed (x)";
     c->extra = cJSON_CreateObject();
     cJSON_AddStringToObject(c->extra, "model", s->name);
     for (uint64_t seq = 256; seq <= 1024; seq *= 4) {
@@ -130,27 +141,49 @@ probe_npu_shape(const Probe *p, GError **error)
     return c;
 }
 
-typedef struct Meter {
+/* One stream of decode-like traffic: the same memory-bound op again and
+ * again, each resubmitted when the last ends, until the horizon. */
+typedef struct Stream {
     HwRuntime *rt;
-    uint32_t left;
-} Meter;
+    SimKernel *k;
+    HwSubmit s;
+    uint64_t op_bytes;
+    uint64_t bytes_done;         /* of the ops that ended by the horizon */
+    SimTime last_ps;             /* when the last of them ended */
+} Stream;
+
+/* long enough for ~100 ops per stream: the last, cut-off op is ~1 % */
+#define STREAM_HORIZON_PS ((SimTime) 200 * 1000 * 1000 * 1000)
 
 static void
-meter_done(void *opaque)
+stream_done(void *opaque)
 {
-    ((Meter *) opaque)->left--;
+    Stream *st = opaque;
+    SimTime now = sim_kernel_now(st->k);
+    if (now > STREAM_HORIZON_PS) {
+        return;
+    }
+    st->bytes_done += st->op_bytes;
+    st->last_ps = now;
+    g_assert_true(hw_runtime_submit(st->rt, &st->s, NULL));
 }
 
-/* Decode-like streaming (1-token W4A16 matmuls, 64 MiB of weights each) on
- * the processors in @mask at once; total bytes / time. */
+/*
+ * Decode-like streaming (1-token W4A16 matmuls, 64 MiB of weights each) on
+ * the processors in @mask at once, every stream busy the whole time: each
+ * stream's achieved rate (its bytes over its time, into @gbps by kind)
+ * while all run.  Their sum is what the DRAM gave them together; one
+ * stream's bytes over the slowest one's time would not be (a stream that
+ * finishes early leaves the others alone for the rest).
+ */
 static double
-stream_gbps(const HwSoc *soc, unsigned mask)
+stream_gbps(const HwSoc *soc, unsigned mask, double gbps[HW_KIND_COUNT])
 {
     g_autoptr(SimKernel) k = sim_kernel_new();
     g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
-    Meter m = { rt, 0 };
-    uint64_t bytes = 0;
+    Stream st[HW_KIND_COUNT] = { 0 };
     for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
+        gbps[kind] = 0;
         if (!(mask & (1u << kind))) {
             continue;
         }
@@ -164,34 +197,46 @@ stream_gbps(const HwSoc *soc, unsigned mask)
         }
         HwCost cost;
         hw_dev_estimate(d, &op, &cost);
-        bytes += cost.dram_bytes;
-        HwSubmit s = { .dev = d->index, .op = op, .npu_tokens = 32, .presubmitted = TRUE,
-                       .on_done = meter_done, .opaque = &m };
-        m.left++;
-        g_assert_true(hw_runtime_submit(rt, &s, NULL));
+        st[kind] = (Stream) { rt, k, { .dev = d->index, .op = op, .npu_tokens = 32,
+                                       .presubmitted = TRUE, .on_done = stream_done,
+                                       .opaque = &st[kind] }, cost.dram_bytes, 0, 0 };
+        g_assert_true(hw_runtime_submit(rt, &st[kind].s, NULL));
     }
     sim_kernel_run_until(k, SIM_TIME_MAX);
-    g_assert(m.left == 0);
-    return (double) bytes / ((double) sim_kernel_now(k) / 1000.0);
+    double total = 0;
+    for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
+        if (st[kind].last_ps > 0) {
+            gbps[kind] = (double) st[kind].bytes_done / ((double) st[kind].last_ps / 1000.0);
+            total += gbps[kind];
+        }
+    }
+    return total;
 }
 
 static HsCurve *
 probe_membw(const Probe *p, GError **error)
 {
     enum { C = 1u << HW_KIND_CPU, G = 1u << HW_KIND_GPU, N = 1u << HW_KIND_NPU };
-    HsCurve *c = hs_curve_new("membw", "DRAM bandwidth of decode-like streaming (GB/s)",
-                         (const char *const[]) { "set", "gbps", NULL });
+    HsCurve *c = hs_curve_new("membw", "DRAM bandwidth of decode-like streaming, all streams "
+                                       "running at once",
+                              (const char *const[]) { "set", "cpu_gbps", "gpu_gbps",
+                                                      "npu_gbps", "gbps", NULL });
     static const char *const names[] = { "cpu", "gpu", "npu", "gpu+npu", "cpu+gpu", "cpu+npu",
                                          "all" };
     static const unsigned masks[] = { C, G, N, G | N, C | G, C | N, C | G | N };
     c->name_col = 0;
     c->names = names;
+    c->stack_from = 1;               /* each stream's share of the total */
+    c->y_title = "achieved DRAM bandwidth (GB/s)";
+    c->x_title = "processors streaming at once";
     c->extra = cJSON_CreateObject();
     cJSON *single = cJSON_AddObjectToObject(c->extra, "single_gbps");
     cJSON *pair = cJSON_AddObjectToObject(c->extra, "pair_gbps");
     for (size_t i = 0; i < G_N_ELEMENTS(masks); i++) {
-        double g = stream_gbps(p->soc, masks[i]);
-        hs_curve_row(c, (double[]) { (double) i, g });
+        double by[HW_KIND_COUNT];
+        double g = stream_gbps(p->soc, masks[i], by);
+        hs_curve_row(c, (double[]) { (double) i, by[HW_KIND_CPU], by[HW_KIND_GPU],
+                                     by[HW_KIND_NPU], g });
         if (i < 3) {
             cJSON_AddNumberToObject(single, names[i], g);
         } else if (i < 6) {
@@ -216,6 +261,8 @@ probe_npu_graph(const Probe *p, GError **error)
     uint64_t per_token = (3 * h + q + 2 * h + f) + (q + 2 * kv + h + 2 * f + h);
     HsCurve *c = hs_curve_new("npu-graph", "NPU graph preparation time vs sequence length (ms)",
                          (const char *const[]) { "seq", "prepare_ms", NULL });
+    c->x_title = "sequence length (tokens)";
+    c->y_title = "graph preparation (ms)";
     for (uint64_t seq = 32; seq <= 2048; seq += seq < 256 ? 32 : 128) {
         HwOp op = { .kind = HW_OP_PREPARE,
                     .read_bytes = per_token * 2 * seq * s->num_hidden_layers };
@@ -257,6 +304,8 @@ probe_sync(const Probe *p, GError **error)
                                                       "npu_to_gpu_us", "round_trip_us", NULL });
     c->name_col = 0;
     c->names = names;
+    c->x_title = "sync mechanism";
+    c->y_title = "round trip GPU -> NPU -> GPU (µs)";
     const HwGpu *gpu = (const HwGpu *) hw_soc_find_kind(p->soc, HW_KIND_GPU);
     for (int m = 0; m < 2; m++) {
         double one = sim_time_to_us(hw_sync_cost_ps(p->soc, m ? HW_SYNC_FAST : HW_SYNC_DRIVER));
@@ -280,6 +329,8 @@ probe_prefill(const Probe *p, GError **error)
                               (const char *const[]) { "seq", "policy", "tokens_per_s", NULL });
     c->name_col = 1;
     c->names = names;
+    c->x_title = "prompt length (tokens)";
+    c->y_title = "prefill tokens/s";
     c->extra = cJSON_CreateObject();
     cJSON_AddStringToObject(c->extra, "model", p->spec->name);
     guint n = 0;

@@ -270,34 +270,79 @@ eval_point(Ctx *c, const cJSON *pt, int idx, Row *row, GError **error)
 static char *
 scatter_svg(const Row *rows, guint n)
 {
-    /* simulated / published per point: 1 is perfect; the band is +-20 %.
-     * The bottom and right margins hold the ids, written at 60 degrees
-     * (up to ~30 characters: ~150 px down, ~90 px right) */
-    const double W = 800, H = 440, L = 60, B = 170, T = 30, R = 100;
+    /* simulated / published per point: 1 is perfect.  Each point has its
+     * own band: its tolerance (15 % absolute, 20 % ratios) or its
+     * published range.  The bottom margin holds the ids at 60 degrees. */
+    const double W = 920, H = 480, L = 70, B = 170, T = 40, R = 200;
     GString *s = g_string_new(NULL);
     g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                               "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
                               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-                              "<text x=\"%.0f\" y=\"18\" font-size=\"13\">simulated / published "
-                              "(1 = exact; band: +-20 %%)</text>\n", W, H, L);
-    double y0 = 0, y1 = 2;
+                              "<text x=\"%.0f\" y=\"22\" font-size=\"14\">Published points: "
+                              "simulated / published (1 = exact), each in its tolerance band"
+                              "</text>\n", W, H, L);
+    /* +-50 %: every tolerance fits with room; a point beyond sits on the edge */
+    double y0 = 0.5, y1 = 1.5;
 #define PY(v) (H - B - (H - B - T) * (fmin(fmax((v), y0), y1) - y0) / (y1 - y0))
-    g_string_append_printf(s, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
-                              "fill=\"#e8f4e8\"/>\n", L, PY(1.2), W - L - R, PY(0.8) - PY(1.2));
-    g_string_append_printf(s, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" "
-                              "stroke=\"#888\"/>\n", L, W - R, PY(1.0), PY(1.0));
-    for (int i = 0; i <= 4; i++) {
-        g_string_append_printf(s, "<text x=\"20\" y=\"%.1f\">%.1f</text>\n", PY(i * 0.5) + 4,
-                               i * 0.5);
+    for (int i = 0; i <= 10; i++) {
+        double v = 0.5 + i * 0.1;
+        g_string_append_printf(s, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" "
+                                  "stroke=\"%s\"/><text x=\"%.0f\" y=\"%.1f\" "
+                                  "text-anchor=\"end\">%.1f</text>\n", L, W - R, PY(v), PY(v),
+                               i == 5 ? "#666" : "#ececec", L - 6, PY(v) + 4, v);
     }
+    double cy = (H - B + T) / 2;
+    g_string_append_printf(s, "<text x=\"16\" y=\"%.0f\" text-anchor=\"middle\" "
+                              "font-size=\"13\" transform=\"rotate(-90 16 %.0f)\">simulated / "
+                              "published (x)</text>\n", cy, cy);
+    double slot = (W - L - R) / MAX(n, 1);
     for (guint i = 0; i < n; i++) {
-        double x = L + (W - L - R) * (i + 0.5) / n;
-        double ratio = rows[i].simulated / rows[i].published;
-        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>\n", x,
-                               PY(ratio), rows[i].ok ? "#2a7" : "#d33");
-        g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" transform=\"rotate(60 %.1f %.0f)\">"
-                                  "%s</text>\n", x, H - B + 12, x, H - B + 12, rows[i].id);
+        const Row *r = &rows[i];
+        double x = L + slot * (i + 0.5);
+        double lo = r->range ? r->lo / r->published : 1 - r->tolerance_pct / 100;
+        double hi = r->range ? r->hi / r->published : 1 + r->tolerance_pct / 100;
+        g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                                  "fill=\"#dcefdc\"/>\n", x - slot * 0.4, PY(hi), slot * 0.8,
+                               PY(lo) - PY(hi));
     }
+    g_string_append_printf(s, "<path d=\"M%.0f %.0f V%.0f H%.0f\" fill=\"none\" "
+                              "stroke=\"black\"/>\n", L, T, H - B, W - R);
+    for (guint i = 0; i < n; i++) {
+        const Row *r = &rows[i];
+        double x = L + slot * (i + 0.5), ratio = r->simulated / r->published, y = PY(ratio);
+        if (!r->ok && r->known_miss) {            /* known miss: orange triangle */
+            g_string_append_printf(s, "<path d=\"M%.1f %.1f l6 10 h-12 Z\" fill=\"#e08a00\"/>\n",
+                                   x, y - 6);
+        } else if (!r->ok) {                      /* miss: red cross */
+            g_string_append_printf(s, "<path d=\"M%.1f %.1f l10 10 m0 -10 l-10 10\" "
+                                      "stroke=\"#d33\" stroke-width=\"3\"/>\n", x - 5, y - 5);
+        } else if (r->calibrated) {               /* calibrated: blue square */
+            g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" "
+                                      "fill=\"#1f77b4\"/>\n", x - 5, y - 5);
+        } else {                                  /* ok: green circle */
+            g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+                                      "fill=\"#2a7\"/>\n", x, y);
+        }
+        g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" transform=\"rotate(60 %.1f %.0f)\">"
+                                  "%s</text>\n", x, H - B + 12, x, H - B + 12, r->id);
+    }
+    /* legend */
+    double lx = W - R + 16, ly = T + 10;
+    g_string_append_printf(s,
+        "<circle cx=\"%.0f\" cy=\"%.0f\" r=\"5\" fill=\"#2a7\"/><text x=\"%.0f\" y=\"%.0f\">ok</text>\n"
+        "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"#1f77b4\"/>"
+        "<text x=\"%.0f\" y=\"%.0f\">ok, calibrated</text>\n"
+        "<path d=\"M%.0f %.0f l6 10 h-12 Z\" fill=\"#e08a00\"/><text x=\"%.0f\" y=\"%.0f\">known miss</text>\n"
+        "<path d=\"M%.0f %.0f l10 10 m0 -10 l-10 10\" stroke=\"#d33\" stroke-width=\"3\"/>"
+        "<text x=\"%.0f\" y=\"%.0f\">miss</text>\n"
+        "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"#dcefdc\"/>"
+        "<text x=\"%.0f\" y=\"%.0f\">tolerance: 15 %% absolute,</text>"
+        "<text x=\"%.0f\" y=\"%.0f\">20 %% ratios, or its range</text>\n",
+        lx + 5, ly, lx + 18, ly + 4,
+        lx, ly + 15, lx + 18, ly + 24,
+        lx + 5, ly + 34, lx + 18, ly + 44,
+        lx, ly + 55, lx + 18, ly + 64,
+        lx - 1, ly + 75, lx + 18, ly + 85, lx + 18, ly + 99);
 #undef PY
     g_string_append(s, "</svg>\n");
     return g_string_free(s, FALSE);

@@ -6,6 +6,7 @@
 #include "sim/util/outfile.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ hs_curve_new(const char *name, const char *title, const char *const *cols)
     c->vals = g_array_new(FALSE, FALSE, sizeof(double));
     c->name_col = -1;
     c->plot_col = -1;
+    c->stack_from = -1;
     return c;
 }
 
@@ -64,7 +66,13 @@ curve_cell(const HsCurve *c, guint row, guint col, char buf[32])
     if ((int) col == c->name_col) {
         return c->names[(int) curve_at(c, row, col)];
     }
-    g_snprintf(buf, 32, "%.6g", curve_at(c, row, col));
+    double v = curve_at(c, row, col);
+    /* counts (cycles, bytes) as integers, not 3.38445e+06 */
+    if (v == floor(v) && fabs(v) < 1e15) {
+        g_snprintf(buf, 32, "%.0f", v);
+    } else {
+        g_snprintf(buf, 32, "%.6g", v);
+    }
     return buf;
 }
 
@@ -141,122 +149,404 @@ curve_series(const HsCurve *c, guint *n_series)
     return TRUE;
 }
 
-/* An SVG line plot of column @y against column 0, a line per series. */
-/* An axis label: whole numbers from 1000 up, else four digits. */
-static void
-tick(GString *s, double x, double y, const char *anchor, double v)
+/* ---- SVG plots ----------------------------------------------------------- */
+
+/* What a column means, with its unit, for an axis title: "time_us" ->
+ * "time (µs)", "tokens_per_s" -> "tokens/s".  (transfer full) */
+static char *
+col_title(const char *col)
 {
-    g_string_append_printf(s, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"%s\">", x, y, anchor);
-    g_string_append_printf(s, fabs(v) >= 1000 ? "%.0f" : "%.4g", v);
-    g_string_append(s, "</text>\n");
+    static const struct { const char *suffix, *unit; } units[] = {
+        { "_us", " (µs)" }, { "_ms", " (ms)" }, { "_gbps", " (GB/s)" }, { "_per_s", "/s" },
+        { "_kib", " (KiB)" }, { "_j", " (J)" }, { "_w", " (W)" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
+        if (g_str_has_suffix(col, units[i].suffix) && strlen(col) > strlen(units[i].suffix)) {
+            g_autofree char *head = g_strndup(col, strlen(col) - strlen(units[i].suffix));
+            g_strdelimit(head, "_", ' ');
+            return g_strconcat(head, units[i].unit, NULL);
+        }
+    }
+    char *t = g_strdup(col);
+    return g_strdelimit(t, "_", ' ');
 }
 
-/* An SVG page of @W x @H with @c's title and the x axis (margins: left
- * @L, bottom @B, right @R). */
+/* The step of 1-2-5 ticks that cuts @span into at most @max pieces. */
+static double
+nice_step(double span, int max)
+{
+    double raw = span / max, p = pow(10, floor(log10(raw)));
+    for (int i = 0; i < 3; i++) {
+        double m = (double[]) { 1, 2, 5 }[i];
+        if (m * p >= raw * (1 - 1e-9)) {
+            return m * p;
+        }
+    }
+    return 10 * p;
+}
+
+typedef struct Axis {
+    HsAxisScale scale;
+    double lo, hi;               /* data range, rounded out to ticks */
+    double p0, p1;               /* pixels of lo and hi */
+    double step;                 /* linear: tick step */
+    GArray *ticks;               /* of double */
+} Axis;
+
+static gboolean
+is_pow2(double v)
+{
+    return v >= 1 && v == floor(v) && ((uint64_t) v & ((uint64_t) v - 1)) == 0;
+}
+
+/* Pick the scale (auto: power-of-two or log10 where positive data spans
+ * decades) and round the range out to ticks. */
+static void
+axis_init(Axis *a, HsAxisScale scale, const double *v, guint n, gboolean from_zero)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    gboolean pos = TRUE, pow2 = TRUE;
+    for (guint i = 0; i < n; i++) {
+        lo = fmin(lo, v[i]);
+        hi = fmax(hi, v[i]);
+        pos = pos && v[i] > 0;
+        pow2 = pow2 && is_pow2(v[i]);
+    }
+    if (n == 0) {
+        lo = 0, hi = 1;
+    }
+    if (scale == HS_AXIS_AUTO) {
+        scale = pos && pow2 && hi / lo >= 16 ? HS_AXIS_LOG2
+                : pos && hi / lo >= 100 ? HS_AXIS_LOG10 : HS_AXIS_LINEAR;
+    }
+    if (scale != HS_AXIS_LINEAR && !pos) {
+        scale = HS_AXIS_LINEAR;          /* no log of zero */
+    }
+    a->scale = scale;
+    a->ticks = g_array_new(FALSE, FALSE, sizeof(double));
+    if (scale == HS_AXIS_LINEAR) {
+        if (from_zero) {
+            lo = fmin(lo, 0);
+        }
+        if (hi <= lo) {
+            hi = lo + 1;
+        }
+        a->step = nice_step(hi - lo, 5);
+        a->lo = floor(lo / a->step + 1e-9) * a->step;
+        a->hi = ceil(hi / a->step - 1e-9) * a->step;
+        for (double t = a->lo; t <= a->hi + a->step * 1e-6; t += a->step) {
+            double r = fabs(t) < a->step * 1e-6 ? 0 : t;
+            g_array_append_val(a->ticks, r);
+        }
+    } else if (scale == HS_AXIS_LOG2) {
+        int e0 = (int) floor(log2(lo) + 1e-9), e1 = (int) ceil(log2(hi) - 1e-9);
+        e1 = MAX(e1, e0 + 1);
+        int every = (e1 - e0 + 7) / 8;
+        a->lo = ldexp(1, e0);
+        a->hi = ldexp(1, e1);
+        for (int e = e0; e <= e1; e += every) {
+            double t = ldexp(1, e);
+            g_array_append_val(a->ticks, t);
+        }
+    } else {
+        int e0 = (int) floor(log10(lo) + 1e-9), e1 = (int) ceil(log10(hi) - 1e-9);
+        e1 = MAX(e1, e0 + 1);
+        a->lo = pow(10, e0);
+        a->hi = pow(10, e1);
+        for (int e = e0; e <= e1; e++) {
+            for (int m = 1; m <= 5; m *= (m == 1 ? 2 : 5)) {
+                double t = m * pow(10, e);
+                /* 2 and 5 between decades only when there are few decades */
+                if (t <= a->hi * (1 + 1e-9) && (m == 1 || e1 - e0 <= 2)) {
+                    g_array_append_val(a->ticks, t);
+                }
+                if (m == 5) {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+static double
+axis_px(const Axis *a, double v)
+{
+    double t = a->scale == HS_AXIS_LINEAR ? (v - a->lo) / (a->hi - a->lo)
+               : (log(fmax(v, a->lo * 1e-3)) - log(a->lo)) / (log(a->hi) - log(a->lo));
+    return a->p0 + (a->p1 - a->p0) * t;
+}
+
+/* A tick label: as many decimals as the step needs, no "0.9998". */
+static char *
+axis_label(const Axis *a, double v)
+{
+    if (a->scale != HS_AXIS_LINEAR) {
+        return fabs(v) >= 1e6 || fabs(v) < 1e-3 ? g_strdup_printf("%g", v)
+                                                 : g_strdup_printf("%.10g", v);
+    }
+    int dec = (int) MAX(0, -floor(log10(a->step) + 1e-9));
+    return g_strdup_printf("%.*f", dec, v);
+}
+
+static const char *
+scale_note(HsAxisScale s)
+{
+    return s == HS_AXIS_LOG2 ? ", log2 scale" : s == HS_AXIS_LOG10 ? ", log scale" : "";
+}
+
+/* Ticks, light grid lines and the title of one axis.  @x: horizontal. */
+static void
+axis_draw(GString *s, const Axis *a, gboolean x, double other0, double other1,
+          const char *title, double W, double H, double L, double B, double T)
+{
+    for (guint i = 0; i < a->ticks->len; i++) {
+        double v = g_array_index(a->ticks, double, i), p = axis_px(a, v);
+        g_autofree char *lab = axis_label(a, v);
+        if (x) {
+            g_string_append_printf(s, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
+                                      "stroke=\"#e4e4e4\"/>\n"
+                                      "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s"
+                                      "</text>\n", p, other0, p, other1, p, other0 + 16, lab);
+        } else {
+            g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
+                                      "stroke=\"#e4e4e4\"/>\n"
+                                      "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s"
+                                      "</text>\n", other0, p, other1, p, other0 - 6, p + 4, lab);
+        }
+    }
+    if (x) {
+        g_string_append_printf(s, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\" "
+                                  "font-size=\"13\">%s%s</text>\n",
+                               (a->p0 + a->p1) / 2, H - 10, title, scale_note(a->scale));
+    } else {
+        double cy = (H - B + T) / 2;
+        g_string_append_printf(s, "<text x=\"16\" y=\"%.0f\" text-anchor=\"middle\" "
+                                  "font-size=\"13\" transform=\"rotate(-90 16 %.0f)\">%s%s"
+                                  "</text>\n", cy, cy, title, scale_note(a->scale));
+    }
+    (void) W;
+    (void) L;
+}
+
+/* An SVG page of @W x @H with @c's title and the axis lines. */
 static GString *
-svg_begin(const HsCurve *c, double W, double H, double L, double B, double R)
+svg_begin(const HsCurve *c, double W, double H, double L, double B, double T, double R)
 {
     GString *s = g_string_new(NULL);
     g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                               "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
                               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-    g_string_append_printf(s, "<text x=\"%.0f\" y=\"24\" font-size=\"14\">%s</text>\n", L, c->title);
-    g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n",
-                           L, H - B, W - R, H - B);
+    g_string_append_printf(s, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">%s</text>\n", L,
+                           c->title);
+    (void) T;
     return s;
 }
 
-/* An SVG bar chart of column @y, a bar per row named by column 0. */
+static void
+svg_frame(GString *s, double W, double H, double L, double B, double T, double R)
+{
+    g_string_append_printf(s, "<path d=\"M%.0f %.0f V%.0f H%.0f\" fill=\"none\" "
+                              "stroke=\"black\"/>\n", L, T, H - B, W - R);
+}
+
+static const char *const series_color[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                            "#9467bd", "#8c564b", "#e377c2", "#17becf" };
+static const char *const series_dash[] = { "", "7 4", "2 3", "9 3 2 3", "4 4", "12 4",
+                                           "1 4", "6 2 2 2 2 2" };
+
+/* Marker @k (circle, square, triangle, diamond, down triangle, plus,
+ * cross, star-ish) at (@x, @y), so series that overlap stay apart. */
+static void
+marker(GString *s, guint k, double x, double y, const char *color)
+{
+    /* later series smaller: an identical curve drawn over an earlier one
+     * leaves a ring of the earlier marker showing */
+    const double r = 5.5 - 0.35 * (k % 8);
+    switch (k % 8) {
+    case 0:
+        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"/>\n",
+                               x, y, r, color);
+        break;
+    case 1:
+        g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                                  "fill=\"%s\"/>\n", x - r, y - r, 2 * r, 2 * r, color);
+        break;
+    case 2:
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" fill=\"%s\"/>\n",
+                               x, y - r - 1, x + r + 1, y + r, x - r - 1, y + r, color);
+        break;
+    case 3:
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" "
+                                  "fill=\"%s\"/>\n", x, y - r - 1, x + r + 1, y, x, y + r + 1,
+                               x - r - 1, y, color);
+        break;
+    case 4:
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" fill=\"%s\"/>\n",
+                               x, y + r + 1, x + r + 1, y - r, x - r - 1, y - r, color);
+        break;
+    case 5:
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f H%.1f M%.1f %.1f V%.1f\" stroke=\"%s\" "
+                                  "stroke-width=\"2.5\"/>\n", x - r - 1, y, x + r + 1, x,
+                               y - r - 1, y + r + 1, color);
+        break;
+    case 6:
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f M%.1f %.1f L%.1f %.1f\" "
+                                  "stroke=\"%s\" stroke-width=\"2.5\"/>\n", x - r, y - r, x + r,
+                               y + r, x - r, y + r, x + r, y - r, color);
+        break;
+    default:
+        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"white\" "
+                                  "stroke=\"%s\" stroke-width=\"2\"/>\n", x, y, r, color);
+        break;
+    }
+}
+
+static char *
+y_title_of(const HsCurve *c, guint y)
+{
+    return c->y_title ? g_strdup(c->y_title) : col_title(c->cols->pdata[y]);
+}
+
+/* An SVG bar chart of column @y, a bar per row named by column 0; with
+ * stack_from >= 0, each bar is a stack of columns stack_from .. @y - 1
+ * (their sum is @y) with a legend.  Every bar carries its value, and a
+ * bar too small to see keeps a sliver. */
 static char *
 curve_svg_bars(const HsCurve *c, guint y)
 {
-    const double W = 640, H = 400, L = 70, B = 50, T = 40, R = 20;
+    gboolean stacked = c->stack_from >= 0 && (guint) c->stack_from < y;
+    const double W = stacked ? 760 : 640, H = 420, L = 80, B = 56, T = 40, R = stacked ? 140 : 20;
     guint n = curve_rows(c);
-    double y1 = 0;
+    g_autofree double *v = g_new0(double, n + 1);
     for (guint r = 0; r < n; r++) {
-        y1 = fmax(y1, curve_at(c, r, y));
+        v[r] = curve_at(c, r, y);
+        v[n] = fmax(v[n], v[r] * 1.08);      /* room for the value on top */
     }
-    if (y1 <= 0) {
-        y1 = 1;
-    }
-    GString *s = svg_begin(c, W, H, L, B, R);
+    Axis ay = { .p0 = H - B, .p1 = T };
+    axis_init(&ay, HS_AXIS_LINEAR, v, n + 1, TRUE);
+    GString *s = svg_begin(c, W, H, L, B, T, R);
+    g_autofree char *yt = y_title_of(c, y);
+    axis_draw(s, &ay, FALSE, L, W - R, yt, W, H, L, B, T);
     double slot = (W - L - R) / MAX(n, 1);
     for (guint r = 0; r < n; r++) {
-        double v = curve_at(c, r, y), h = (H - B - T) * v / y1;
-        double x = L + slot * r + slot * 0.15;
-        g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                                  "fill=\"#1f77b4\"/>\n", x, H - B - h, slot * 0.7, h);
-        tick(s, x + slot * 0.35, H - B - h - 4, "middle", v);
+        double x = L + slot * r + slot * 0.18, w = slot * 0.64, base = H - B;
+        if (stacked) {
+            for (guint k = (guint) c->stack_from; k < y; k++) {
+                double h = (H - B) - axis_px(&ay, curve_at(c, r, k));
+                const char *col = series_color[(k - c->stack_from) % G_N_ELEMENTS(series_color)];
+                if (curve_at(c, r, k) > 0) {
+                    g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                                              "height=\"%.1f\" fill=\"%s\" stroke=\"white\"/>\n",
+                                           x, base - h, w, h, col);
+                    if (h > 16) {
+                        g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.1f\" "
+                                                  "text-anchor=\"middle\" fill=\"white\">"
+                                                  "%.1f</text>\n", x + w / 2, base - h / 2 + 4,
+                                               curve_at(c, r, k));
+                    }
+                }
+                base -= h;
+            }
+        } else {
+            double h = fmax(2, H - B - axis_px(&ay, v[r]));
+            g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                                      "fill=\"#1f77b4\"/>\n", x, H - B - h, w, h);
+            base = H - B - h;
+        }
+        g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                                  "font-weight=\"bold\">%.*f</text>\n", x + w / 2, base - 5,
+                               fabs(v[r]) >= 100 ? 0 : 1, v[r]);
         char buf[32];
         g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n",
-                               x + slot * 0.35, H - B + 16, curve_cell(c, r, 0, buf));
+                               x + w / 2, H - B + 16, curve_cell(c, r, 0, buf));
     }
+    if (c->x_title) {
+        g_string_append_printf(s, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\" "
+                                  "font-size=\"13\">%s</text>\n", (L + W - R) / 2, H - 10,
+                               c->x_title);
+    }
+    if (stacked) {
+        for (guint k = (guint) c->stack_from; k < y; k++) {
+            double ly = T + 18.0 * (k - c->stack_from);
+            g_autofree char *t = col_title(c->cols->pdata[k]);
+            g_string_append_printf(s, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" "
+                                      "fill=\"%s\"/><text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
+                                   W - R + 12, ly - 6,
+                                   series_color[(k - c->stack_from) % G_N_ELEMENTS(series_color)],
+                                   W - R + 32, ly + 4, t);
+        }
+    }
+    svg_frame(s, W, H, L, B, T, R);
+    g_array_free(ay.ticks, TRUE);
     g_string_append(s, "</svg>\n");
     return g_string_free(s, FALSE);
 }
 
+/* An SVG line plot of column @y against column 0, a line per series:
+ * rounded ticks, axis titles with units, a marker at every sample (a
+ * curve of two samples looks like two points joined), a colour, dash
+ * pattern and marker shape per series so identical curves stay visible. */
 static char *
 curve_svg(const HsCurve *c, guint y)
 {
     if (c->name_col == 0) {
         return curve_svg_bars(c, y);
     }
-    static const char *const color[] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
-                                         "#9467bd", "#8c564b", "#e377c2", "#7f7f7f" };
     guint n = curve_rows(c), n_series;
     gboolean named = curve_series(c, &n_series);
     /* a legend gets its own strip on the right, clear of the lines */
-    const double W = named ? 780 : 640, H = 400, L = 70, B = 50, T = 40, R = named ? 160 : 20;
-    double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
+    const double W = named ? 800 : 640, H = 420, L = 80, B = 56, T = 40, R = named ? 170 : 24;
+    g_autofree double *xs = g_new(double, n), *ys = g_new(double, n);
     for (guint r = 0; r < n; r++) {
-        x0 = fmin(x0, curve_at(c, r, 0));
-        x1 = fmax(x1, curve_at(c, r, 0));
-        y1 = fmax(y1, curve_at(c, r, y));
-        y0 = fmin(y0, curve_at(c, r, y));
+        xs[r] = curve_at(c, r, 0);
+        ys[r] = curve_at(c, r, y);
     }
-    if (x1 <= x0) {
-        x1 = x0 + 1;
-    }
-    if (y1 <= y0) {
-        y1 = y0 + 1;
-    }
-    GString *s = svg_begin(c, W, H, L, B, R);
-    g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n",
-                           L, T, L, H - B);
-    g_string_append_printf(s, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", (W + L) / 2 - 30, H - 12,
-                           (char *) c->cols->pdata[0]);
-    g_string_append_printf(s, "<text x=\"14\" y=\"%.0f\" text-anchor=\"middle\" "
-                              "transform=\"rotate(-90 14 %.0f)\">%s</text>\n",
-                           (H - B + T) / 2, (H - B + T) / 2, (char *) c->cols->pdata[y]);
-    for (int i = 0; i <= 4; i++) {
-        double yv = y0 + (y1 - y0) * i / 4, xv = x0 + (x1 - x0) * i / 4;
-        double py = H - B - (H - B - T) * i / 4, px = L + (W - L - R) * i / 4;
-        tick(s, L - 6, py + 4, "end", yv);
-        tick(s, px, H - B + 16, "middle", xv);
-    }
+    Axis ax = { .p0 = L, .p1 = W - R }, ay = { .p0 = H - B, .p1 = T };
+    axis_init(&ax, c->x_scale, xs, n, FALSE);
+    axis_init(&ay, c->y_scale, ys, n, TRUE);
+    GString *s = svg_begin(c, W, H, L, B, T, R);
+    g_autofree char *xt = c->x_title ? g_strdup(c->x_title) : col_title(c->cols->pdata[0]);
+    g_autofree char *yt = y_title_of(c, y);
+    axis_draw(s, &ax, TRUE, H - B, T, xt, W, H, L, B, T);
+    axis_draw(s, &ay, FALSE, L, W - R, yt, W, H, L, B, T);
+    svg_frame(s, W, H, L, B, T, R);
     for (guint k = 0; k < n_series; k++) {
-        const char *col = color[k % G_N_ELEMENTS(color)];
-        g_string_append_printf(s, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-                                  "points=\"", col);
+        const char *col = series_color[k % G_N_ELEMENTS(series_color)];
+        const char *dash = series_dash[k % G_N_ELEMENTS(series_dash)];
+        guint pts = 0;
+        g_string_append_printf(s, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s%s%s "
+                                  "points=\"", col, *dash ? " stroke-dasharray=\"" : "", dash,
+                               *dash ? "\"" : "");
         for (guint r = 0; r < n; r++) {
             if (named && (guint) curve_at(c, r, (guint) c->name_col) != k) {
                 continue;
             }
-            double px = L + (W - L - R) * (curve_at(c, r, 0) - x0) / (x1 - x0);
-            double py = H - B - (H - B - T) * (curve_at(c, r, y) - y0) / (y1 - y0);
-            g_string_append_printf(s, "%.1f,%.1f ", px, py);
+            g_string_append_printf(s, "%.1f,%.1f ", axis_px(&ax, xs[r]), axis_px(&ay, ys[r]));
+            pts++;
         }
         g_string_append(s, "\"/>\n");
+        /* markers where they stay apart: not on a dense curve (npu-stage) */
+        if (pts <= 40) {
+            for (guint r = 0; r < n; r++) {
+                if (!named || (guint) curve_at(c, r, (guint) c->name_col) == k) {
+                    marker(s, k, axis_px(&ax, xs[r]), axis_px(&ay, ys[r]), col);
+                }
+            }
+        }
         if (named) {
             /* legend, in the strip on the right */
-            double ly = T + 14.0 * k;
+            double ly = T + 20.0 * k + 6;
             g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
-                                      "stroke=\"%s\" stroke-width=\"2\"/>"
+                                      "stroke=\"%s\" stroke-width=\"2\"%s%s%s/>"
                                       "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
-                                   W - R + 16, ly, W - R + 36, ly, col, W - R + 42, ly + 4,
-                                   c->names[k]);
+                                   W - R + 14, ly, W - R + 50, ly, col,
+                                   *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "",
+                                   W - R + 58, ly + 4, c->names[k]);
+            marker(s, k, W - R + 32, ly, col);
         }
     }
+    g_array_free(ax.ticks, TRUE);
+    g_array_free(ay.ticks, TRUE);
     g_string_append(s, "</svg>\n");
     return g_string_free(s, FALSE);
 }

@@ -13,6 +13,15 @@
 
 #include "sim/cli/cli.h"
 
+/* How an SVG axis is scaled.  AUTO: powers of two on a log2 axis and
+ * positive data spanning two decades on a log10 one, else linear. */
+typedef enum {
+    HS_AXIS_AUTO,
+    HS_AXIS_LINEAR,
+    HS_AXIS_LOG2,
+    HS_AXIS_LOG10,
+} HsAxisScale;
+
 typedef struct HsCurve {
     char *name;                  /* probe name: the file name under --out */
     char *title;
@@ -22,6 +31,12 @@ typedef struct HsCurve {
     int name_col;                /* column whose values index @names, or -1 */
     const char *const *names;
     int plot_col;                /* the column the SVG plots, -1: the last */
+    /* SVG only (all optional): axis titles with units (default: from the
+     * column names, "time_us" -> "time (µs)"), scales, and for bar charts
+     * (name_col 0) the first of the columns stacked to make plot_col */
+    const char *x_title, *y_title;
+    HsAxisScale x_scale, y_scale;
+    int stack_from;              /* -1: plain bars */
 } HsCurve;
 
 /* @cols: NULL-terminated column names. */

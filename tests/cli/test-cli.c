@@ -682,6 +682,22 @@ test_probe(void)
     g_assert_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(jm, "pair_gbps"), "gpu+npu"));
     g_assert_nonnull(cJSON_GetObjectItem(jm, "all_gbps"));
     g_assert_cmpfloat(cJSON_GetObjectItem(jm, "peak_gbps")->valuedouble, ==, 68);
+    /* contention the right way round: two streams together move more than
+     * either alone, each getting less than alone (tiny: GPU 12, NPU 4 GB/s,
+     * ceiling 16) */
+    g_autoptr(Run) mt = hs("probe", "--what", "membw", "--soc", "tiny", "--format", "json", NULL);
+    g_assert_cmpint(mt->status, ==, 0);
+    g_autoptr(cJSON) jt = cJSON_Parse(mt->out);
+    double g1 = cJSON_GetObjectItem(cJSON_GetObjectItem(jt, "single_gbps"), "gpu")->valuedouble;
+    double gn = cJSON_GetObjectItem(cJSON_GetObjectItem(jt, "pair_gbps"), "gpu+npu")->valuedouble;
+    g_assert_cmpfloat(gn, >, g1);
+    const cJSON *pr = cJSON_GetArrayItem(cJSON_GetObjectItem(jt, "rows"), 3);
+    g_assert_cmpstr(cJSON_GetObjectItem(pr, "set")->valuestring, ==, "gpu+npu");
+    double sg = cJSON_GetObjectItem(pr, "gpu_gbps")->valuedouble;
+    double sn = cJSON_GetObjectItem(pr, "npu_gbps")->valuedouble;
+    g_assert_cmpfloat(fabs(sg + sn - gn), <, 1e-9);
+    g_assert_cmpfloat(sg, <=, g1 + 1e-9);
+    g_assert_cmpfloat(sg + sn, <=, 16 * 1.001);
 
     /* every policy at every length, through the simulator: hetero-tensor is
      * the fastest at each (HeteroLLM §5.2), padding shows as steps */
@@ -730,6 +746,11 @@ test_probe(void)
     }
     /* 4096/32 x 256/32 stationary tiles */
     g_assert_cmpfloat(cJSON_GetObjectItem(row, "weight_loads")->valuedouble, ==, 1024);
+    /* counts print as integers, not 3.38445e+06 */
+    g_autoptr(Run) gt = hs("probe", "--what", "npu-gemm", "--m", "4096", "--k", "4096", "--n",
+                           "4096", NULL);
+    g_assert_cmpint(gt->status, ==, 0);
+    g_assert_null(strstr(gt->out, "e+"));
 
     g_autoptr(GError) error = NULL;
     g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
@@ -748,6 +769,22 @@ test_probe(void)
         g_assert_true(g_file_get_contents(f, &text, NULL, NULL));
         g_assert_true(g_str_has_suffix(files[i], ".svg") ? g_str_has_prefix(text, "<svg")
                                                           : strchr(text, ',') != NULL);
+        if (g_str_has_suffix(files[i], ".svg")) {
+            /* a title on each axis; a unit where the quantity has one */
+            int titles = 0;
+            for (const char *q = text; (q = strstr(q, "font-size=\"13\"")) != NULL; q++) {
+                titles++;
+            }
+            g_assert_cmpint(titles, ==, 2);
+        }
+        if (strcmp(files[i], "gpu-gemm.svg") == 0) {
+            g_assert_nonnull(strstr(text, "log2 scale"));      /* 1 .. 2048 tokens */
+            g_assert_nonnull(strstr(text, ">1024<"));          /* ticks at powers of two */
+        }
+        if (strcmp(files[i], "npu-stage.svg") == 0) {
+            g_assert_nonnull(strstr(text, "NPU compute time (µs)"));
+            g_assert_nonnull(strstr(text, ">100<"));           /* 1-2-5 ticks, no 64.19 */
+        }
         if (strcmp(files[i], "prefill.svg") == 0) {
             /* a line per policy */
             int lines = 0;
