@@ -20,12 +20,14 @@ extern const HsCommand hs_cmd_validate;
 extern const HsCommand hs_cmd_list;
 extern const HsCommand hs_cmd_soc;
 extern const HsCommand hs_cmd_bench;
+extern const HsCommand hs_cmd_explain;
 
 static const HsCommand *const commands[] = {
     &hs_cmd_run,
     &hs_cmd_compare,
     &hs_cmd_replay,
     &hs_cmd_probe,
+    &hs_cmd_explain,
     &hs_cmd_validate,
     &hs_cmd_infer,
     &hs_cmd_list,

@@ -390,6 +390,71 @@ test_rough_edges(void)
     g_assert_nonnull(strstr(m->out, "\ntiny               0.13 M params"));
 }
 
+/* explain: the cost model's reasoning for one kernel, and a tiny run's
+ * events in order, on the classroom SoC whose default policy uses CPU,
+ * GPU and NPU, fills the DRAM and syncs. */
+static void
+test_explain(void)
+{
+    g_autoptr(Run) c = hs("run", "--soc", "classroom", "--model", "tiny", "--prompt", "96",
+                          "--decode", "2", "--format", "json", NULL);
+    g_assert_cmpint(c->status, ==, 0);
+    g_autoptr(cJSON) jc = cJSON_Parse(c->out);
+    const cJSON *devs = cJSON_GetObjectItem(jc, "devices");
+    static const char *const procs[] = { "cpu", "gpu", "npu" };
+    for (size_t i = 0; i < G_N_ELEMENTS(procs); i++) {
+        const cJSON *d = cJSON_GetObjectItem(devs, procs[i]);
+        g_assert_cmpfloat(cJSON_GetObjectItem(d, "busy_ms")->valuedouble, >, 0.1);
+    }
+    const cJSON *en = cJSON_GetObjectItem(jc, "energy");
+    g_assert_cmpfloat(cJSON_GetObjectItem(en, "prefill_j")->valuedouble, >=, 0.001);
+    /* the ceiling (0.8 GB/s) reached: contention */
+    g_assert_cmpfloat(cJSON_GetObjectItem(cJSON_GetObjectItem(jc, "dram"), "peak_gbps")->valuedouble,
+                      >, 0.79);
+
+    g_autoptr(Run) k = hs("explain", "--soc", "classroom", "--model", "tiny", "--prompt", "96",
+                          "--decode", "2", "--task", "L0.ffn_down", NULL);
+    g_assert_cmpint(k->status, ==, 0);
+    g_assert_cmpstr(k->err, ==, "");
+    static const char *const want[] = {
+        "L0.ffn_down[tokens 0:64], prefill, on npu", "L0.ffn_down[tokens 64:96], prefill, on gpu",
+        "tiles: the right operand [176 x 64] is cut into 22 x 8 = 176 tiles of 8 x 8",
+        "16 fill/drain cycles", "weight loads: 176 tiles", "passes: 1 ", "W4A16: the vector unit",
+        "waited for: task ", "DRAM: npu drew ", "why: ", "-> compute-bound",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        if (strstr(k->out, want[i]) == NULL) {
+            g_test_message("missing \"%s\" in:\n%s", want[i], k->out);
+            g_test_fail();
+        }
+    }
+    g_autoptr(Run) st = hs("explain", "--soc", "classroom", "--model", "tiny", "--prompt", "96",
+                           "--decode", "2", "--steps", NULL);
+    g_assert_cmpint(st->status, ==, 0);
+    g_assert_nonnull(strstr(st->out, " start npu "));
+    g_assert_nonnull(strstr(st->out, " start gpu "));
+    g_assert_nonnull(strstr(st->out, " start cpu      #2 sync "));
+    g_assert_nonnull(strstr(st->out, ": full, shared max-min fair"));
+    /* one line per task start and end (135 tasks), plus DRAM lines */
+    int lines = 0;
+    for (const char *q = st->out; (q = strstr(q, "  start ")) != NULL; q++) {
+        lines++;
+    }
+    g_assert_cmpint(lines, ==, 135);
+
+    /* Llama-3-8B's FFN-down: 22 passes over the weights at 360 KiB */
+    g_autoptr(Run) l = hs("explain", "--task", "L0.ffn_down", "--decode", "1", NULL);
+    g_assert_cmpint(l->status, ==, 0);
+    g_assert_nonnull(strstr(l->out, "passes: 22 (the stationary operand gets 360 KiB"));
+
+    g_autoptr(Run) e = hs("explain", "--soc", "tiny", "--model", "tiny", NULL);
+    g_assert_cmpint(e->status, ==, 2);
+    g_autoptr(Run) f = hs("explain", "--soc", "tiny", "--model", "tiny", "--task", "L0.fn_down",
+                          NULL);
+    g_assert_cmpint(f->status, ==, 2);
+    g_assert_nonnull(strstr(f->err, "did you mean L0.ffn_down?"));
+}
+
 static void
 test_compare_csv(void)
 {
@@ -889,6 +954,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/determinism-threads", test_determinism_threads);
     g_test_add_func("/cli/run-errors", test_run_errors);
     g_test_add_func("/cli/rough-edges", test_rough_edges);
+    g_test_add_func("/cli/explain", test_explain);
     g_test_add_func("/cli/compare-csv", test_compare_csv);
     g_test_add_func("/cli/compare-text", test_compare_text);
     g_test_add_func("/cli/lists", test_lists);
