@@ -89,8 +89,13 @@ explain_cost(const HwDev *dev, const HwOp *op, const HwCost *c)
                " = %.2f us\n", c->weight_loads, npu->tile_load_gbps,
                c->cycles - c->compute_cycles, c->cycles, npu->freq_mhz,
                (double) c->cycles / npu->freq_mhz);
-        printf("    passes: %" G_GUINT64_FORMAT " (the stationary operand gets %g KiB of TCM;"
-               " the streamed one is read again every pass)\n", c->passes, npu->stationary_kib);
+        double col = (double) op->k * (op->b_dtype == HW_DTYPE_INT4 ? 0.5
+                                       : op->b_dtype == HW_DTYPE_INT8 ? 1 : 2);
+        printf("    passes: %" G_GUINT64_FORMAT " (the stationary operand gets %g KiB of TCM: "
+               "%.0f of its %" G_GUINT64_FORMAT " columns of %.1f KiB at a time; the streamed "
+               "one is read again every pass)\n", c->passes, npu->stationary_kib,
+               MIN((double) op->n, MAX(1.0, floor(npu->stationary_kib * 1024.0 / col))), op->n,
+               col / 1024);
         double a_bytes = (double) op->m * (double) op->k *
                          (op->a_dtype == HW_DTYPE_INT4 ? 0.5 : op->a_dtype == HW_DTYPE_INT8 ? 1 : 2);
         if (op->a_dtype == HW_DTYPE_INT4 && op->compute == HW_DTYPE_FP16) {
