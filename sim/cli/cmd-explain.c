@@ -480,6 +480,6 @@ run(int argc, char **argv, GError **error)
 }
 
 const HsCommand hs_cmd_explain = {
-    "explain", "--task NAME|ID | --steps [options]",
+    "explain", "--task K | --steps [options]",
     "why a kernel took what it took; every event of a tiny run", run,
 };

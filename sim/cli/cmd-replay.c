@@ -151,6 +151,6 @@ run(int argc, char **argv, GError **error)
 }
 
 const HsCommand hs_cmd_replay = {
-    "replay", "FILE [--soc S [--replan]] [--policy P]",
+    "replay", "FILE [--soc S] [--replan] [--policy P]",
     "re-run a recording: re-timed on another SoC, or re-planned", run,
 };

@@ -656,7 +656,12 @@ test_validate(void)
     g_unlink(svg);
     g_autoptr(Run) o2 = hs("validate", "--points", pts, "--out", out, "--known-misses", NULL);
     g_assert_cmpint(o2->status, ==, 0);
-    g_assert_true(g_file_test(svg, G_FILE_TEST_EXISTS));
+    g_autofree char *plot = NULL;
+    g_assert_true(g_file_get_contents(svg, &plot, NULL, NULL));
+    /* the legend, and this point drawn as a known miss in its own band */
+    g_assert_nonnull(strstr(plot, ">known miss</text>"));
+    g_assert_nonnull(strstr(plot, ">ok, calibrated</text>"));
+    g_assert_nonnull(strstr(plot, "fill=\"#e08a00\"/>\n<text"));
     g_unlink(svg);
     g_unlink(csv);
     g_rmdir(out);
