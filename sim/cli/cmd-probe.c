@@ -150,17 +150,15 @@ typedef struct Stream {
     uint64_t op_bytes;
     uint64_t bytes_done;         /* of the ops that ended by the horizon */
     SimTime last_ps;             /* when the last of them ended */
+    const SimTime *horizon_ps;   /* resubmit until then */
 } Stream;
-
-/* long enough for ~100 ops per stream: the last, cut-off op is ~1 % */
-#define STREAM_HORIZON_PS ((SimTime) 200 * 1000 * 1000 * 1000)
 
 static void
 stream_done(void *opaque)
 {
     Stream *st = opaque;
     SimTime now = sim_kernel_now(st->k);
-    if (now > STREAM_HORIZON_PS) {
+    if (now > *st->horizon_ps) {
         return;
     }
     st->bytes_done += st->op_bytes;
@@ -182,6 +180,8 @@ stream_gbps(const HwSoc *soc, unsigned mask, double gbps[HW_KIND_COUNT])
     g_autoptr(SimKernel) k = sim_kernel_new();
     g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
     Stream st[HW_KIND_COUNT] = { 0 };
+    SimTime horizon_ps = 0;
+    uint32_t n_streams = 0;
     for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
         gbps[kind] = 0;
         if (!(mask & (1u << kind))) {
@@ -199,8 +199,18 @@ stream_gbps(const HwSoc *soc, unsigned mask, double gbps[HW_KIND_COUNT])
         hw_dev_estimate(d, &op, &cost);
         st[kind] = (Stream) { rt, k, { .dev = d->index, .op = op, .npu_tokens = 32,
                                        .presubmitted = TRUE, .on_done = stream_done,
-                                       .opaque = &st[kind] }, cost.dram_bytes, 0, 0 };
-        g_assert_true(hw_runtime_submit(rt, &st[kind].s, NULL));
+                                       .opaque = &st[kind] }, cost.dram_bytes, 0, 0,
+                              &horizon_ps };
+        /* ~50 ops of the slowest stream even if the others slow it n-fold:
+         * the one cut off at the horizon is then ~2 % of a stream's time */
+        horizon_ps = MAX(horizon_ps, 50 * cost.alone_ps);
+        n_streams++;
+    }
+    horizon_ps *= n_streams;
+    for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
+        if (st[kind].rt) {
+            g_assert_true(hw_runtime_submit(rt, &st[kind].s, NULL));
+        }
     }
     sim_kernel_run_until(k, SIM_TIME_MAX);
     double total = 0;

@@ -297,7 +297,7 @@ scale_note(HsAxisScale s)
 /* Ticks, light grid lines and the title of one axis.  @x: horizontal. */
 static void
 axis_draw(GString *s, const Axis *a, gboolean x, double other0, double other1,
-          const char *title, double W, double H, double L, double B, double T)
+          const char *title, double H, double B, double T)
 {
     for (guint i = 0; i < a->ticks->len; i++) {
         double v = g_array_index(a->ticks, double, i), p = axis_px(a, v);
@@ -324,13 +324,11 @@ axis_draw(GString *s, const Axis *a, gboolean x, double other0, double other1,
                                   "font-size=\"13\" transform=\"rotate(-90 16 %.0f)\">%s%s"
                                   "</text>\n", cy, cy, title, scale_note(a->scale));
     }
-    (void) W;
-    (void) L;
 }
 
-/* An SVG page of @W x @H with @c's title and the axis lines. */
+/* An SVG page of @W x @H with @c's title at @L. */
 static GString *
-svg_begin(const HsCurve *c, double W, double H, double L, double B, double T, double R)
+svg_begin(const HsCurve *c, double W, double H, double L)
 {
     GString *s = g_string_new(NULL);
     g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
@@ -338,7 +336,6 @@ svg_begin(const HsCurve *c, double W, double H, double L, double B, double T, do
                               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
     g_string_append_printf(s, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">%s</text>\n", L,
                            c->title);
-    (void) T;
     return s;
 }
 
@@ -401,6 +398,15 @@ marker(GString *s, guint k, double x, double y, const char *color)
     }
 }
 
+/* A bar's value: three significant digits, no exponent (0.267, 43.3, 1055) */
+static char *
+value_label(double v)
+{
+    return fabs(v) >= 100 ? g_strdup_printf("%.0f", v)
+           : fabs(v) >= 10 ? g_strdup_printf("%.1f", v)
+           : fabs(v) >= 1 ? g_strdup_printf("%.2f", v) : g_strdup_printf("%.3g", v);
+}
+
 static char *
 y_title_of(const HsCurve *c, guint y)
 {
@@ -424,9 +430,9 @@ curve_svg_bars(const HsCurve *c, guint y)
     }
     Axis ay = { .p0 = H - B, .p1 = T };
     axis_init(&ay, HS_AXIS_LINEAR, v, n + 1, TRUE);
-    GString *s = svg_begin(c, W, H, L, B, T, R);
+    GString *s = svg_begin(c, W, H, L);
     g_autofree char *yt = y_title_of(c, y);
-    axis_draw(s, &ay, FALSE, L, W - R, yt, W, H, L, B, T);
+    axis_draw(s, &ay, FALSE, L, W - R, yt, H, B, T);
     double slot = (W - L - R) / MAX(n, 1);
     for (guint r = 0; r < n; r++) {
         double x = L + slot * r + slot * 0.18, w = slot * 0.64, base = H - B;
@@ -439,10 +445,11 @@ curve_svg_bars(const HsCurve *c, guint y)
                                               "height=\"%.1f\" fill=\"%s\" stroke=\"white\"/>\n",
                                            x, base - h, w, h, col);
                     if (h > 16) {
+                        g_autofree char *lab = value_label(curve_at(c, r, k));
                         g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.1f\" "
                                                   "text-anchor=\"middle\" fill=\"white\">"
-                                                  "%.1f</text>\n", x + w / 2, base - h / 2 + 4,
-                                               curve_at(c, r, k));
+                                                  "%s</text>\n", x + w / 2, base - h / 2 + 4,
+                                               lab);
                     }
                 }
                 base -= h;
@@ -453,9 +460,9 @@ curve_svg_bars(const HsCurve *c, guint y)
                                       "fill=\"#1f77b4\"/>\n", x, H - B - h, w, h);
             base = H - B - h;
         }
+        g_autofree char *top = value_label(v[r]);
         g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                                  "font-weight=\"bold\">%.*f</text>\n", x + w / 2, base - 5,
-                               fabs(v[r]) >= 100 ? 0 : 1, v[r]);
+                                  "font-weight=\"bold\">%s</text>\n", x + w / 2, base - 5, top);
         char buf[32];
         g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n",
                                x + w / 2, H - B + 16, curve_cell(c, r, 0, buf));
@@ -504,11 +511,11 @@ curve_svg(const HsCurve *c, guint y)
     Axis ax = { .p0 = L, .p1 = W - R }, ay = { .p0 = H - B, .p1 = T };
     axis_init(&ax, c->x_scale, xs, n, FALSE);
     axis_init(&ay, c->y_scale, ys, n, TRUE);
-    GString *s = svg_begin(c, W, H, L, B, T, R);
+    GString *s = svg_begin(c, W, H, L);
     g_autofree char *xt = c->x_title ? g_strdup(c->x_title) : col_title(c->cols->pdata[0]);
     g_autofree char *yt = y_title_of(c, y);
-    axis_draw(s, &ax, TRUE, H - B, T, xt, W, H, L, B, T);
-    axis_draw(s, &ay, FALSE, L, W - R, yt, W, H, L, B, T);
+    axis_draw(s, &ax, TRUE, H - B, T, xt, H, B, T);
+    axis_draw(s, &ay, FALSE, L, W - R, yt, H, B, T);
     svg_frame(s, W, H, L, B, T, R);
     for (guint k = 0; k < n_series; k++) {
         const char *col = series_color[k % G_N_ELEMENTS(series_color)];
