@@ -53,7 +53,8 @@ static char *
 flops_text(double f)
 {
     return f >= 1e9 ? g_strdup_printf("%.3g GFLOP", f / 1e9)
-                    : g_strdup_printf("%.3g MFLOP", f / 1e6);
+           : f >= 1e6 ? g_strdup_printf("%.3g MFLOP", f / 1e6)
+                      : g_strdup_printf("%.3g kFLOP", f / 1e3);
 }
 
 static const HwDev *
@@ -458,6 +459,11 @@ run(int argc, char **argv, GError **error)
     ok = hs_run_opts_resolve(&o, 1u << HS_FORMAT_TEXT, &format, &soc, &spec, &w, error) &&
          (policy = hs_run_opts_policy(&o, policy_name, error)) != NULL &&
          sim_run(soc, spec, policy, &w, NULL, &r, &x, &plan, error);
+    g_autoptr(GArray) ids = NULL;
+    if (ok && task) {
+        ids = find_tasks(plan, task, error);   /* before any output */
+        ok = ids != NULL;
+    }
     if (ok) {
         printf("%s on %s, policy %s, sync %s: prompt %u, decode %u x batch %u (%u tasks)\n\n",
                r.model, r.soc, r.policy, sim_sync_name[w.sync], w.prompt, w.decode, w.batch,
@@ -465,9 +471,7 @@ run(int argc, char **argv, GError **error)
         if (steps) {
             print_steps(soc, plan, &x);
         } else {
-            g_autoptr(GArray) ids = find_tasks(plan, task, error);
-            ok = ids != NULL;
-            for (guint i = 0; ok && i < ids->len; i++) {
+            for (guint i = 0; i < ids->len; i++) {
                 explain_task(soc, plan, &x, g_array_index(ids, uint32_t, i));
                 printf("\n");
             }

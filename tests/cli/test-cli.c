@@ -453,6 +453,7 @@ test_explain(void)
                           NULL);
     g_assert_cmpint(f->status, ==, 2);
     g_assert_nonnull(strstr(f->err, "did you mean L0.ffn_down?"));
+    g_assert_cmpstr(f->out, ==, "");                 /* nothing printed before it */
 }
 
 static void
