@@ -19,7 +19,7 @@
  *    its columns into passes, and the streamed operand is read again for
  *    every pass.  Streamed INT4 weights feeding the FP16 datapath (W4A16:
  *    the matrix unit has no INT4 x FP16 mode) are dequantised by the
- *    vector unit on every pass (dequant_gbps).  Per FLOP that costs
+ *    vector unit on every pass (the stack's dequant rate).  Per FLOP that costs
  *    ~ reduction depth / stationary capacity, independent of the token
  *    count: FFN-down (W [4096,14336] . X^T [14336,S], K = 14336) falls to
  *    GPU-level speed while QKV/O/gate/up (K = 4096) stay several times
@@ -28,11 +28,13 @@
  *    pass, outputs are written once.
  *
  * Non-matmul ops run on the vector unit.  Static graphs: the runtime
- * refuses shapes that were not prepared; preparing costs a fixed part per
- * graph plus a part per MiB of activations (HeteroLLM §3.2 online prepare:
- * 408.4 ms at 135 tokens, 2050 ms at 1000 for Llama-3-8B, ~4 graphs).
+ * refuses shapes that were not prepared; preparing costs the stack's fixed
+ * part per graph plus a part per MiB of activations (HeteroLLM §3.2 online
+ * prepare with QNN: 408.4 ms at 135 tokens, 2050 ms at 1000 for
+ * Llama-3-8B, ~4 graphs).
  */
 #include "hw/npu.h"
+#include "hw/stack.h"
 #include "sim/util/error.h"
 
 #include <math.h>
@@ -55,28 +57,17 @@ static const HsParam hw_npu_params[] = {
     HS_PARAM_U32("fill_drain_cycles", HwNpu, fill_drain_cycles, 0, 100000, 64,
                  "pipeline fill + drain per weight tile"),
     HS_PARAM_F64("sram_kib", HwNpu, sram_kib, 1, 1048576, HS_REQUIRED,
-                 "on-chip TCM / SRAM, software managed"),
+                 "on-chip TCM / SRAM, software managed; it bounds stationary_kib, "
+                 "which is what the timing sees"),
     HS_PARAM_F64("stationary_kib", HwNpu, stationary_kib, 1, 1048576, HS_REQUIRED,
                  "TCM a matmul's stationary operand may occupy (the rest: "
                  "stream buffers, outputs)"),
-    HS_PARAM_F64("dequant_gbps", HwNpu, dequant_gbps, 0.001, 10000, HS_REQUIRED,
-                 "INT4 weight bytes the vector unit reads and dequantises to FP16 per second"),
     HS_PARAM_F64("dma_gbps", HwNpu, dma_gbps, 0.001, 10000, HS_REQUIRED,
                  "DDR -> TCM DMA bandwidth for large regular blocks"),
     HS_PARAM_F64("tile_load_gbps", HwNpu, tile_load_gbps, 0.001, 10000, HS_REQUIRED,
                  "TCM -> array bandwidth for loading stationary tiles"),
     HS_PARAM_F64("vector_gflops", HwNpu, vector_gflops, 0.001, 100000, HS_REQUIRED,
                  "vector unit (HVX) throughput for non-matmul ops"),
-    HS_PARAM_F64("launch_us", HwNpu, launch_us, 0, 100000, 0,
-                 "overhead of one graph execute call"),
-    HS_PARAM_U32("graphs_per_model", HwNpu, graphs_per_model, 1, 1024, 4,
-                 "static graphs a model is split into (each prepared separately)"),
-    HS_PARAM_F64("prepare_base_ms", HwNpu, prepare_base_ms, 0, 1e7, HS_REQUIRED,
-                 "graph preparation: fixed part per graph"),
-    HS_PARAM_F64("prepare_ms_per_mib", HwNpu, prepare_ms_per_mib, 0, 1e7, HS_REQUIRED,
-                 "graph preparation: per MiB of the activations it handles"),
-    HS_PARAM_BOOL("w4a16_decode", HwNpu, w4a16_decode, 0,
-                  "vendor stack supports W4A16 matmuls in decode"),
     HS_PARAM_END
 };
 
@@ -100,17 +91,18 @@ hw_npu_realize(HwDev *dev, GError **error)
 }
 
 static void
-hw_npu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
+hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *c)
 {
     const HwNpu *npu = (const HwNpu *) dev;
+    const HwStackNpu *sn = &stack->npu;
     const double period_ps = 1e6 / npu->freq_mhz;
 
-    c->overhead_ps = (uint64_t) (npu->launch_us * 1e6);
+    c->overhead_ps = (uint64_t) (sn->launch_us * 1e6);
     if (op->kind == HW_OP_PREPARE) {
         /* read_bytes: activations the graph handles */
         double mib = (double) op->read_bytes / (1024.0 * 1024.0);
-        double ms = npu->graphs_per_model * npu->prepare_base_ms +
-                    mib * npu->prepare_ms_per_mib;
+        double ms = sn->graphs_per_model * sn->prepare_base_ms +
+                    mib * sn->prepare_ms_per_mib;
         c->overhead_ps = 0;
         c->compute_ps = (uint64_t) (ms * 1e9);
         return;
@@ -147,17 +139,23 @@ hw_npu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
     double b_bytes = (double) (op->k * op->n) * dtype_bytes(op->b_dtype);
     double a_bytes = (double) (op->m * op->k) * dtype_bytes(op->a_dtype);
     c->dram_bytes = (uint64_t) (b_bytes + a_bytes * (double) c->passes) + op->write_bytes;
-    if (op->a_dtype == HW_DTYPE_INT4 && op->compute == HW_DTYPE_FP16) {
+    double dq = sn->dequant.gbps[op->wfmt];
+    if (op->a_dtype == HW_DTYPE_INT4 && op->compute == HW_DTYPE_FP16 && dq > 0) {
         /* W4A16: every pass the vector unit reads the streamed INT4 weight
          * and dequantises it to FP16 for the array, alongside it
-         * (double-buffered) */
-        uint64_t dequant_ps = (uint64_t) (a_bytes * (double) c->passes * 1000.0 /
-                                          npu->dequant_gbps);
+         * (double-buffered), at the rate the stack's HVX code reaches */
+        uint64_t dequant_ps = (uint64_t) (a_bytes * (double) c->passes * 1000.0 / dq);
         c->compute_ps = MAX(c->compute_ps, dequant_ps);
     }
     /* the DMA engine is the other limit on how fast bytes arrive */
     uint64_t dma_ps = (uint64_t) ((double) c->dram_bytes * 1000.0 / npu->dma_gbps);
     c->compute_ps = MAX(c->compute_ps, dma_ps);
+}
+
+static double
+hw_npu_stack_dram_scale(const HwDev *dev, const HwStack *stack)
+{
+    return stack->npu.dram_scale;
 }
 
 const HwDevClass hw_npu_class = {
@@ -168,4 +166,5 @@ const HwDevClass hw_npu_class = {
     .params = hw_npu_params,
     .realize = hw_npu_realize,
     .estimate = hw_npu_estimate,
+    .stack_dram_scale = hw_npu_stack_dram_scale,
 };

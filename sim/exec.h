@@ -20,6 +20,7 @@
 #include "sim/plan.h"
 
 typedef struct HwSoc HwSoc;
+typedef struct HwStack HwStack;
 
 /* When one task ran. */
 typedef struct SimTaskTime {
@@ -90,11 +91,13 @@ typedef struct SimExecResult {
 void sim_exec_result_clear(SimExecResult *r);
 
 /*
- * Execute @plan on @soc, with a game rendering alongside if @render is
- * not NULL and render->fps > 0.  FALSE with an error if the plan cannot
- * run (HS_SIM_ERROR: deadlock, a task a processor cannot run).
+ * Execute @plan on @soc running @stack's kernels, with a game rendering
+ * alongside if @render is not NULL and render->fps > 0.  FALSE with an
+ * error if the plan cannot run (HS_SIM_ERROR: deadlock, a task a processor
+ * cannot run).
  */
-gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
+gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stack,
+                      const SimRender *render,
                       const SimValuesOps *values, void *values_opaque,
                       SimExecResult *out, GError **error);
 

@@ -5,8 +5,8 @@
  * costs, GPU linear performance, cost-query purity.
  */
 #include "hw/gpu.h"
-#include "hw/npu.h"
 #include "hw/runtime.h"
+#include "hw/stack.h"
 #include "hw/sync.h"
 #include "sim/cost.h"
 #include "sim/run.h"
@@ -22,6 +22,16 @@ sd8gen3(void)
     HwSoc *soc = hw_soc_load("sd8gen3", dir, &error);
     g_assert_no_error(error);
     return soc;
+}
+
+/* HeteroLLM's stack: the one the sd8gen3 figures were measured with */
+static const HwStack *
+ppl_qnn(const HwSoc *soc)
+{
+    g_autoptr(GError) error = NULL;
+    const HwStack *st = hw_soc_stack(soc, "heterollm", &error);
+    g_assert_no_error(error);
+    return st;
 }
 
 static HwOp
@@ -50,7 +60,7 @@ static double
 stream_gbps(const HwSoc *soc, const HwKind *kinds, int n)
 {
     g_autoptr(SimKernel) k = sim_kernel_new();
-    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, ppl_qnn(soc), k);
     Count c = { 0 };
     uint64_t bytes = 0;
     hw_runtime_npu_prepared(rt, 32);
@@ -63,7 +73,7 @@ stream_gbps(const HwSoc *soc, const HwKind *kinds, int n)
             op.compute = HW_DTYPE_INT8;
         }
         HwCost cost;
-        hw_dev_estimate(d, &op, &cost);
+        hw_dev_estimate(d, ppl_qnn(soc), &op, &cost);
         bytes += cost.dram_bytes;
         HwSubmit s = { .dev = d->index, .op = op, .npu_tokens = 32, .on_done = done,
                        .opaque = &c, .presubmitted = TRUE };
@@ -102,7 +112,7 @@ test_npu_stage(void)
     for (uint64_t n = 1; n <= 128; n++) {
         HwOp op = matmul(1024, 1024, n, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwCost c;
-        hw_dev_estimate(npu, &op, &c);
+        hw_dev_estimate(npu, ppl_qnn(soc), &op, &c);
         /* compute cycles only: DRAM bytes still grow with n */
         if (n > 1 && (n - 1) % 32 != 0) {
             g_assert_cmpuint(c.compute_cycles, ==, prev);
@@ -127,7 +137,7 @@ prepare_ms(const HwSoc *soc, const MdlSpec *spec, uint32_t prompt)
     g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, sim_policy_find("online-prepare"), &w,
                                            NULL, &error);
     g_assert_no_error(error);
-    g_autoptr(SimCostModel) cost = sim_cost_new(soc);
+    g_autoptr(SimCostModel) cost = sim_cost_new(soc, ppl_qnn(soc));
     const HwDev *npu = hw_soc_find_kind(soc, HW_KIND_NPU);
     double ms = 0;
     for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
@@ -135,8 +145,8 @@ prepare_ms(const HwSoc *soc, const MdlSpec *spec, uint32_t prompt)
         if (t->kind == SIM_TASK_PREPARE && t->work.m == prompt) {
             HwOp op;
             HwCost c;
-            sim_work_to_hw_op(&t->work, t->kind, FALSE, &op);
-            hw_dev_estimate(npu, &op, &c);
+            sim_work_to_hw_op(&t->work, t->kind, &op);
+            hw_dev_estimate(npu, ppl_qnn(soc), &op, &c);
             ms += c.alone_ps / 1e9;
         }
     }
@@ -169,9 +179,16 @@ test_sync_costs(void)
     g_assert_cmpfloat(drv, <=, 600);
     g_assert_cmpfloat(fast, >=, 1);
     g_assert_cmpfloat(fast, <=, 10);
-    const HwGpu *gpu = (const HwGpu *) hw_soc_find_kind(soc, HW_KIND_GPU);
-    g_assert_cmpfloat(gpu->launch_idle_us, >=, 50);
-    g_assert_cmpfloat(gpu->launch_idle_us, <=, 100);
+    /* the one rule for the hand-off back to a drained GPU queue: the
+     * sync plus its restart (50-100 us, HeteroLLM §3.1) */
+    const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
+    double restart = sim_time_to_us(hw_dev_restart_ps(gpu, ppl_qnn(soc)));
+    g_assert_cmpfloat(restart, >=, 50);
+    g_assert_cmpfloat(restart, <=, 100);
+    g_assert_cmpfloat(sim_time_to_us(hw_sync_handoff_ps(soc, ppl_qnn(soc), HW_SYNC_DRIVER,
+                                                        gpu->index)), ==, drv + restart);
+    g_assert_cmpfloat(sim_time_to_us(hw_sync_handoff_ps(soc, ppl_qnn(soc), HW_SYNC_FAST,
+                                                        gpu->index)), ==, fast);
 }
 
 /* "Linear performance": GPU FLOPS grow ~linearly with tokens while
@@ -186,7 +203,7 @@ test_gpu_linear(void)
     for (uint64_t s = 1; s <= 2048; s *= 2, i++) {
         HwOp op = matmul(s, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4);
         HwCost c;
-        hw_dev_estimate(gpu, &op, &c);
+        hw_dev_estimate(gpu, ppl_qnn(soc), &op, &c);
         tf[i] = (double) op.flops / (double) c.alone_ps;
     }
     g_assert_cmpfloat(tf[1] / tf[0], >, 1.8);       /* 1 -> 2 tokens: ~2x */
@@ -209,8 +226,8 @@ test_npu_order(void)
         HwOp bad = matmul(k, 4096, 14336, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwOp good = matmul(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwCost cb, cg;
-        hw_dev_estimate(npu, &bad, &cb);
-        hw_dev_estimate(npu, &good, &cg);
+        hw_dev_estimate(npu, ppl_qnn(soc), &bad, &cb);
+        hw_dev_estimate(npu, ppl_qnn(soc), &good, &cg);
         last = (double) cb.alone_ps / (double) cg.alone_ps;
         peak = MAX(peak, last);
         g_assert_cmpuint(cb.weight_loads, >, cg.weight_loads);   /* the mechanism */
@@ -273,8 +290,8 @@ test_gpu_priority(void)
     g_autoptr(HwSoc) soc = sd8gen3();
     g_autoptr(SimKernel) k = sim_kernel_new();
     const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
-    ((HwGpu *) gpu)->preempt_us = 0;
-    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
+    ((HwGpu *) gpu)->preempt_us = 0;        /* a GPU that does not preempt */
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, ppl_qnn(soc), k);
     Order o = { { 0 }, 0 };
     Tag tags[4] = { { &o, 'A' }, { &o, 'B' }, { &o, 'C' }, { &o, 'F' } };
     HwOp kern = { .kind = HW_OP_ELEMWISE, .flops = 1000000000 };     /* ~1 ms */
@@ -308,9 +325,9 @@ test_gpu_preemption(void)
 {
     g_autoptr(HwSoc) soc = sd8gen3();
     g_autoptr(SimKernel) k = sim_kernel_new();
-    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, ppl_qnn(soc), k);
     const HwGpu *gpu = (const HwGpu *) hw_soc_find_kind(soc, HW_KIND_GPU);
-    g_assert_cmpfloat(gpu->preempt_us, >, 0);
+    g_assert_cmpuint(hw_dev_preempt_ps(&gpu->parent), >, 0);
     Ends e = { k, { 0 }, { 0 } };
     ends_of = &e;
     /* a compute-bound LLM kernel of 10 ms, no DRAM traffic */
@@ -328,8 +345,8 @@ test_gpu_preemption(void)
     SimTime t_frame = sim_kernel_now(k);
     g_assert_true(hw_runtime_submit(rt, &f, NULL));
     sim_kernel_run_until(k, SIM_TIME_MAX);
-    SimTime save = sim_time_from_us(gpu->preempt_us);
-    SimTime launch = sim_time_from_us(gpu->launch_busy_us);
+    SimTime save = hw_dev_preempt_ps(&gpu->parent);
+    SimTime launch = sim_time_from_us(ppl_qnn(soc)->gpu.launch_busy_us);
     g_assert_cmpuint(e.start_ps[1], ==, t_frame + launch + save);
     g_assert_cmpuint(e.end_ps[1], ==, e.start_ps[1] + sim_time_from_us(8000));
     g_assert_cmpuint(e.end_ps[0], ==, alone_end + (e.end_ps[1] - t_frame) + save);
@@ -356,8 +373,8 @@ test_npu_shape(void)
             HwOp on_npu = matmul(out, in, seq, HW_DTYPE_INT4, HW_DTYPE_FP16);
             HwOp on_gpu = matmul(seq, in, out, HW_DTYPE_FP16, HW_DTYPE_INT4);
             HwCost cn, cg;
-            hw_dev_estimate(npu, &on_npu, &cn);
-            hw_dev_estimate(gpu, &on_gpu, &cg);
+            hw_dev_estimate(npu, ppl_qnn(soc), &on_npu, &cn);
+            hw_dev_estimate(gpu, ppl_qnn(soc), &on_gpu, &cg);
             speed[i] = (double) cg.alone_ps / (double) cn.alone_ps;
             passes[i] = cn.passes;
         }

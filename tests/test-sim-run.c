@@ -183,7 +183,7 @@ test_dropped_syncs_break_order(void)
         sim_checker_set_recompute(checker, recompute);
         g_autoptr(SimValues) values = sim_values_new(checker, plan);
         sim_exec_result_clear(&x);
-        g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
+        g_assert_true(sim_exec_run(plan, soc, hw_soc_stack(soc, SIM_DEFAULT_STACK, NULL), NULL, &sim_values_ops, values, &x, &error));
         g_assert_no_error(error);
         sim_values_check(values, recompute ? &computed : &check);
     }
@@ -247,7 +247,7 @@ test_dropped_syncs_break_order_w4a8(void)
             sim_checker_set_recompute(checker, recompute);
             g_autoptr(SimValues) values = sim_values_new(checker, plan);
             SimExecResult x = { 0 };
-            g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
+            g_assert_true(sim_exec_run(plan, soc, hw_soc_stack(soc, SIM_DEFAULT_STACK, NULL), NULL, &sim_values_ops, values, &x, &error));
             sim_values_check(values, &check[recompute]);
             sim_exec_result_clear(&x);
         }
