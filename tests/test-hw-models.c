@@ -5,11 +5,13 @@
  * costs, GPU linear performance, cost-query purity.
  */
 #include "hw/gpu.h"
+#include "hw/npu.h"
 #include "hw/runtime.h"
 #include "hw/stack.h"
 #include "hw/sync.h"
 #include "sim/cost.h"
 #include "sim/run.h"
+#include "sim/util/json.h"
 
 #include <math.h>
 
@@ -354,6 +356,82 @@ test_gpu_preemption(void)
                      sim_time_from_us(10000 + 8000));
 }
 
+/* Same phone, other kernels: one SoC, two stacks.  Transformer-Lite's
+ * matmuls plateau at 1.6 TFLOPS where PPL's reach 1.0 (FACTS §1, §7), its
+ * GEMVs draw ~56 GB/s where PPL's draw 43.3 (FACTS §9); every shipped
+ * stack loads; a bad key is one line naming the file and JSON path. */
+static void
+test_stacks(void)
+{
+    g_autoptr(HwSoc) soc = sd8gen3();
+    const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
+    g_autoptr(GError) error = NULL;
+    const HwStack *tl = hw_soc_stack(soc, "transformer-lite", &error);
+    g_assert_no_error(error);
+    HwOp big = matmul(2048, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4);
+    HwOp gemv = matmul(1, 4096, 11008, HW_DTYPE_FP16, HW_DTYPE_INT4);
+    HwCost a, b;
+    hw_dev_estimate(gpu, ppl_qnn(soc), &big, &a);
+    hw_dev_estimate(gpu, tl, &big, &b);
+    g_assert_cmpfloat(fabs((double) big.flops / (double) a.compute_ps - 1.0), <, 0.01);
+    g_assert_cmpfloat(fabs((double) big.flops / (double) b.compute_ps - 1.6), <, 0.01);
+    hw_dev_estimate(gpu, ppl_qnn(soc), &gemv, &a);
+    hw_dev_estimate(gpu, tl, &gemv, &b);
+    g_assert_cmpfloat(fabs((double) a.dram_bytes / (double) (a.alone_ps - a.overhead_ps) * 1000 -
+                           43.3), <, 0.5);
+    g_assert_cmpfloat(fabs((double) b.dram_bytes / (double) (b.alone_ps - b.overhead_ps) * 1000 -
+                           56.0), <, 0.5);
+    static const char *const names[] = { "heterollm", "llama-cpp", "mllm", "transformer-lite",
+                                         "npu-tts" };
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        const HwStack *st = hw_soc_stack(soc, names[i], &error);
+        g_assert_no_error(error);
+        g_assert_cmpstr(st->name, ==, names[i]);
+    }
+    g_assert_null(hw_soc_stack(soc, "ppl", &error));
+    g_assert_true(g_str_has_prefix(error->message, "unknown stack \"ppl\" (known: heterollm, "));
+    g_clear_error(&error);
+    g_autoptr(cJSON) bad = cJSON_Parse("{\"name\": \"x\", \"cpu\": {\"simd_efficiency\": 1, "
+                                       "\"submit_us\": 5}, \"gpu\": {\"matmul_efficiency\": 2, "
+                                       "\"launch_busy_us\": 1, \"launch_idle_us\": 1}, "
+                                       "\"npu\": {}}");
+    g_assert_null(hw_stack_from_json(bad, "x.json", &error));
+    g_assert_cmpstr(error->message, ==,
+                    "x.json: $.gpu.matmul_efficiency: expected a number in [0.001, 1] (got 2)");
+}
+
+/* The array's own cycle count against SCALE-Sim v2's weight-stationary
+ * model of the same 32x32 array: cycles = folds x (M + 2R + C - 2) - 1,
+ * where a fold loads one R x C weight tile (R cycles), streams the M rows
+ * and fills/drains (R + C - 2).  hw/npu.c counts rounds of `arrays` folds
+ * x (M + fill_drain_cycles) and prices the tile load separately (the
+ * calibrated TCM -> array path, tile_load_gbps); adding the array's own R
+ * cycles per fold back must agree with SCALE-Sim to 2 cycles per fold. */
+static void
+test_npu_scalesim(void)
+{
+    g_autoptr(HwSoc) soc = sd8gen3();
+    const HwDev *npu = hw_soc_find_kind(soc, HW_KIND_NPU);
+    const HwNpu *n = (const HwNpu *) npu;
+    const uint64_t R = n->tile_rows, C = n->tile_cols;
+    static const uint64_t shapes[][3] = {
+        { 256, 4096, 14336 }, { 14336, 4096, 256 }, { 32, 4096, 4096 }, { 1000, 33, 65 },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+        const uint64_t M = shapes[i][0], K = shapes[i][1], N = shapes[i][2];
+        HwOp op = matmul(M, K, N, HW_DTYPE_FP16, HW_DTYPE_FP16);
+        HwCost c;
+        hw_dev_estimate(npu, ppl_qnn(soc), &op, &c);
+        const uint64_t folds = ((K + R - 1) / R) * ((N + C - 1) / C);
+        g_assert_cmpuint(c.weight_loads, ==, folds);
+        /* per array: each runs its share of the folds one after another */
+        const uint64_t per_array = (folds + n->arrays - 1) / n->arrays;
+        const double scalesim = (double) per_array * (double) (M + 2 * R + C - 2) - 1;
+        const double ours = (double) c.compute_cycles + (double) (per_array * R);
+        g_assert_cmpfloat(fabs(ours - scalesim), <=, 2.0 * (double) per_array + 1);
+    }
+}
+
 /* Shape sensitivity (HeteroLLM §3.2): after the transposition W . X^T,
  * FFN-down (reduction depth 14336) gets only 0.5-1.5x of the GPU's speed on
  * the NPU, while QKV (depth 4096) is several times faster; Llama-3-8B
@@ -392,6 +470,8 @@ main(int argc, char **argv)
     g_test_add_func("/hw/models/membw", test_membw);
     g_test_add_func("/hw/models/npu-stage", test_npu_stage);
     g_test_add_func("/hw/models/npu-order", test_npu_order);
+    g_test_add_func("/hw/models/npu-scalesim", test_npu_scalesim);
+    g_test_add_func("/hw/models/stacks", test_stacks);
     g_test_add_func("/hw/models/npu-shape", test_npu_shape);
     g_test_add_func("/hw/models/gpu-priority", test_gpu_priority);
     g_test_add_func("/hw/models/gpu-preemption", test_gpu_preemption);
