@@ -123,13 +123,17 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
      * cycle), then the pipeline fills and drains */
     uint64_t stream = (uint64_t) ceil((double) op->m / macs);
     c->compute_cycles = rounds * (stream + npu->fill_drain_cycles);
+    /* what the runtime's graphs get out of the arrays (1: all of it) */
+    uint64_t array_cycles = sn->matmul_efficiency == 1.0
+                            ? c->compute_cycles
+                            : (uint64_t) ((double) c->compute_cycles / sn->matmul_efficiency + 0.5);
     c->weight_loads = tiles;
     /* tiles are loaded as FP16/INT8 into the array; the load stalls it */
     double tile_bytes = (double) (npu->tile_rows * npu->tile_cols) *
                         (op->compute == HW_DTYPE_INT8 ? 1.0 : 2.0);
     double load_ps = (double) tiles * tile_bytes * 1000.0 / npu->tile_load_gbps;
     uint64_t load_cycles = (uint64_t) (load_ps / period_ps + 0.5);
-    c->cycles = c->compute_cycles + load_cycles;
+    c->cycles = array_cycles + load_cycles;
     c->compute_ps = (uint64_t) ((double) c->cycles * period_ps + 0.5);
 
     /* the stationary operand, cut along its columns into blocks that fit */

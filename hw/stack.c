@@ -48,6 +48,10 @@ static const HsParam gpu_params[] = {
 static const HsParam gpu_dequant[] = { DEQUANT_PARAMS(HwStackGpu) };
 
 static const HsParam npu_params[] = {
+    HS_PARAM_F64("matmul_efficiency", HwStackNpu, matmul_efficiency, 0.001, 1, 1,
+                 "share of the matrix units' own rate its matmul graphs reach (1: the "
+                 "array's cycle count; lower: the runtime's scheduling, layout and "
+                 "synchronisation between tiles)"),
     HS_PARAM_F64("launch_us", HwStackNpu, launch_us, 0, 100000, HS_REQUIRED,
                  "overhead of one graph execute call"),
     HS_PARAM_F64("dram_scale", HwStackNpu, dram_scale, 0.01, 4, 1,

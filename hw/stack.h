@@ -55,6 +55,7 @@ typedef struct HwStackGpu {
 } HwStackGpu;
 
 typedef struct HwStackNpu {
+    double matmul_efficiency;    /* share of the array's cycle count its graphs reach */
     double launch_us;            /* one graph execute call */
     double dram_scale;           /* its graphs' bandwidth / the SoC's cap */
     uint32_t graphs_per_model;   /* static graphs a model is split into */
