@@ -54,8 +54,9 @@ static const HsParam hw_npu_params[] = {
                  "INT8 MACs per PE per cycle"),
     HS_PARAM_F64("int4_macs_per_pe_cycle", HwNpu, int4_macs_per_pe_cycle, 0, 64, 2,
                  "MACs per PE per cycle with INT4 weights"),
-    HS_PARAM_U32("fill_drain_cycles", HwNpu, fill_drain_cycles, 0, 100000, 64,
-                 "pipeline fill + drain per weight tile"),
+    HS_PARAM_U32("fill_drain_cycles", HwNpu, fill_drain_cycles, 0, 100000, 62,
+                 "pipeline fill + drain per weight tile (SCALE-Sim: rows + cols - 2), "
+                 "after the tile_rows cycles that shift the tile in"),
     HS_PARAM_F64("sram_kib", HwNpu, sram_kib, 1, 1048576, HS_REQUIRED,
                  "on-chip TCM / SRAM, software managed; it bounds stationary_kib, "
                  "which is what the timing sees"),
@@ -65,7 +66,8 @@ static const HsParam hw_npu_params[] = {
     HS_PARAM_F64("dma_gbps", HwNpu, dma_gbps, 0.001, 10000, HS_REQUIRED,
                  "DDR -> TCM DMA bandwidth for large regular blocks"),
     HS_PARAM_F64("tile_load_gbps", HwNpu, tile_load_gbps, 0.001, 10000, HS_REQUIRED,
-                 "TCM -> array bandwidth for loading stationary tiles"),
+                 "staging of stationary tiles from the TCM into the matrix units' tile "
+                 "buffer, one tile at a time for all arrays (beyond the array's own load)"),
     HS_PARAM_F64("vector_gflops", HwNpu, vector_gflops, 0.001, 100000, HS_REQUIRED,
                  "vector unit (HVX) throughput for non-matmul ops"),
     HS_PARAM_END
@@ -119,16 +121,21 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     const uint64_t rounds = (tiles + npu->arrays - 1) / npu->arrays;
     const double macs = op->compute == HW_DTYPE_INT8 ? npu->int8_macs_per_pe_cycle
                                                      : npu->fp16_macs_per_pe_cycle;
-    /* m rows stream through each tile (faster datapaths take several per
-     * cycle), then the pipeline fills and drains */
+    /* each fold (SCALE-Sim's word for one stationary tile in one array):
+     * the tile shifts into the array one row per cycle (tile_rows cycles),
+     * the m rows stream through it (faster datapaths take several per
+     * cycle), then the pipeline fills and drains (R + C - 2): SCALE-Sim
+     * v2's weight-stationary count, folds x (M + 2R + C - 2) - 1 */
     uint64_t stream = (uint64_t) ceil((double) op->m / macs);
-    c->compute_cycles = rounds * (stream + npu->fill_drain_cycles);
+    c->compute_cycles = rounds * (npu->tile_rows + stream + npu->fill_drain_cycles);
     /* what the runtime's graphs get out of the arrays (1: all of it) */
     uint64_t array_cycles = sn->matmul_efficiency == 1.0
                             ? c->compute_cycles
                             : (uint64_t) ((double) c->compute_cycles / sn->matmul_efficiency + 0.5);
     c->weight_loads = tiles;
-    /* tiles are loaded as FP16/INT8 into the array; the load stalls it */
+    /* beyond the array: every stationary tile is first staged from the
+     * TCM into the HMX's tile buffer in its tile layout (NPU-TTS §3), one
+     * tile at a time for all the arrays, and the arrays wait for it */
     double tile_bytes = (double) (npu->tile_rows * npu->tile_cols) *
                         (op->compute == HW_DTYPE_INT8 ? 1.0 : 2.0);
     double load_ps = (double) tiles * tile_bytes * 1000.0 / npu->tile_load_gbps;
