@@ -130,7 +130,7 @@ test_defaults(void)
     g_assert_no_error(error);
     const HwNpu *n = (const HwNpu *) hw_soc_find_kind(soc, HW_KIND_NPU);
     g_assert_cmpuint(n->arrays, ==, 1);
-    g_assert_cmpuint(n->fill_drain_cycles, ==, 64);
+    g_assert_cmpuint(n->fill_drain_cycles, ==, 62);
     g_assert_null(g_hash_table_lookup(soc->sources, "$.processors[2].arrays"));
 }
 
