@@ -32,8 +32,8 @@ typedef struct HwMemParams {
 } HwMemParams;
 
 /* Conventional sync: blocking finish, then copy the hand-off buffer; the
- * consumer's queue was drained, so its next kernel pays the GPU's
- * launch_idle_us restart (charged by the runtime, not here). */
+ * consumer's queue was drained, so its next kernel pays the queue restart
+ * (hw_dev_restart_ps on the stack; charged by the runtime, not here). */
 typedef struct HwSyncDriverParams {
     double finish_us;                /* blocking clFinish-style wait returns */
     double copy_us;                  /* host<->device copy of the hand-off buffer */

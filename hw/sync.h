@@ -6,8 +6,8 @@
  *         idle, then copies the hand-off buffer through the conventional
  *         API (~400 us, whatever the size); the consumer's queue ran empty,
  *         so its next kernel also pays the queue restart (charged by the
- *         runtime as the GPU's launch_idle_us).  Both block the one host
- *         thread (the runtime serialises them with submissions), and the
+ *         runtime: hw_dev_restart_ps, the stack's launch_idle_us).  Both
+ *         block the one host thread (the runtime serialises them with submissions), and the
  *         finish drains the producer's queue: the executor makes it wait
  *         for all the host enqueued there before (in plan order) and holds
  *         back what comes after (sim/exec.c, host_order_edges).
