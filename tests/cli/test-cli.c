@@ -224,6 +224,22 @@ test_stacks(void)
 
     g_autoptr(Run) s = hs("stack", "show", NULL);
     g_assert_cmpint(s->status, ==, 2);
+
+    /* replay: the same plan on Transformer-Lite's kernels */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *rec = g_build_filename(dir, "rec.json", NULL);
+    g_autoptr(Run) r = hs("run", "-P", "gpu-only", "-p", "64", "-d", "4", "--functional", "off",
+                          "--record", rec, NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(Run) p = hs("replay", rec, "--stack", "transformer-lite", "--format", "json", NULL);
+    g_assert_cmpint(p->status, ==, 0);
+    g_autoptr(cJSON) jp = cJSON_Parse(p->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(jp, "stack")->valuestring, ==, "transformer-lite");
+    g_assert_cmpfloat(cJSON_GetObjectItem(cJSON_GetObjectItem(jp, "decode"), "tokens_per_s")->valuedouble,
+                      ==, cJSON_GetObjectItem(cJSON_GetObjectItem(jb, "decode"), "tokens_per_s")->valuedouble);
+    g_unlink(rec);
+    g_rmdir(dir);
 }
 
 static void
