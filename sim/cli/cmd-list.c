@@ -8,6 +8,7 @@
 #include "hw/stack.h"
 #include "models/spec.h"
 #include "sim/policies/policy.h"
+#include "sim/run.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -78,7 +79,8 @@ static gboolean
 list_policies(GError **error)
 {
     for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
-        printf("%-16s %s\n", (*p)->name, (*p)->desc);
+        printf("%-16s %s [stack %s]\n", (*p)->name, (*p)->desc,
+               (*p)->stack ? (*p)->stack : SIM_DEFAULT_STACK);
     }
     return TRUE;
 }
