@@ -31,7 +31,9 @@
  * refuses shapes that were not prepared; preparing costs the stack's fixed
  * part per graph plus a part per MiB of activations (HeteroLLM §3.2 online
  * prepare with QNN: 408.4 ms at 135 tokens, 2050 ms at 1000 for
- * Llama-3-8B, ~4 graphs).
+ * Llama-3-8B, ~4 graphs), and, where the stack says so, a part per
+ * weight its matmuls hold (QNN's graph optimisation as mllm-NPU §2.2
+ * measures it: seconds, growing with the model).
  */
 #include "hw/npu.h"
 #include "hw/stack.h"
@@ -105,6 +107,11 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
         double mib = (double) op->read_bytes / (1024.0 * 1024.0);
         double ms = sn->graphs_per_model * sn->prepare_base_ms +
                     mib * sn->prepare_ms_per_mib;
+        if (sn->prepare_ms_per_mparam > 0 && op->m > 0) {
+            /* flops: the graph's matmuls at m tokens, 2 per weight per token */
+            double mparams = (double) op->flops / (2.0 * (double) op->m) / 1e6;
+            ms += mparams * sn->prepare_ms_per_mparam;
+        }
         c->overhead_ps = 0;
         c->compute_ps = (uint64_t) (ms * 1e9);
         return;

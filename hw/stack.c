@@ -63,6 +63,8 @@ static const HsParam npu_params[] = {
                  "graph preparation: fixed part per graph"),
     HS_PARAM_F64("prepare_ms_per_mib", HwStackNpu, prepare_ms_per_mib, 0, 1e7, HS_REQUIRED,
                  "graph preparation: per MiB of the activations it handles"),
+    HS_PARAM_F64("prepare_ms_per_mparam", HwStackNpu, prepare_ms_per_mparam, 0, 1e7, 0,
+                 "graph optimisation: per million weights its matmuls hold"),
     HS_PARAM_BOOL("w4a16_decode", HwStackNpu, w4a16_decode, 0,
                   "the runtime runs W4A16 matmuls in decode"),
     HS_PARAM_END

@@ -61,6 +61,7 @@ typedef struct HwStackNpu {
     uint32_t graphs_per_model;   /* static graphs a model is split into */
     double prepare_base_ms;      /* graph preparation: fixed part per graph */
     double prepare_ms_per_mib;   /* graph preparation: per MiB of activations */
+    double prepare_ms_per_mparam; /* graph optimisation: per million weights */
     gboolean w4a16_decode;       /* runs W4A16 matmuls in decode */
     HwStackDequant dequant;      /* vector unit (HVX): weight -> FP16 tiles */
 } HwStackNpu;

@@ -382,6 +382,20 @@ test_stacks(void)
                            43.3), <, 0.5);
     g_assert_cmpfloat(fabs((double) b.dram_bytes / (double) (b.alone_ps - b.overhead_ps) * 1000 -
                            56.0), <, 0.5);
+    /* mllm-NPU's QNN optimises a graph for a time that grows with its
+     * weights (§2.2: Gemma-2B 0.36 + 11.54 s); HeteroLLM's does not */
+    const HwDev *npu = hw_soc_find_kind(soc, HW_KIND_NPU);
+    const HwStack *mllm = hw_soc_stack(soc, "mllm", &error);
+    g_assert_no_error(error);
+    HwOp prep = { .kind = HW_OP_PREPARE, .m = 512, .flops = 2 * 512 * 1982000000ull };
+    hw_dev_estimate(npu, mllm, &prep, &a);
+    g_assert_cmpfloat(fabs(a.alone_ps / 1e9 - (360 + 11540)), <, 5);
+    prep.flops *= 2;
+    hw_dev_estimate(npu, mllm, &prep, &b);
+    g_assert_cmpfloat(fabs((b.alone_ps - a.alone_ps) / 1e9 - 11540), <, 5);
+    hw_dev_estimate(npu, ppl_qnn(soc), &prep, &b);
+    g_assert_cmpfloat(fabs(b.alone_ps / 1e9 - 4 * 38.05), <, 1e-3);
+
     static const char *const names[] = { "heterollm", "llama-cpp", "mllm", "transformer-lite",
                                          "npu-tts" };
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
