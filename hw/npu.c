@@ -17,8 +17,8 @@
  *  - shape sensitivity: the stationary operand must fit the part of the
  *    TCM a matmul gets for it (stationary_kib); a bigger one is cut along
  *    its columns into passes, and the streamed operand is read again for
- *    every pass.  Streamed INT4 weights feeding the FP16 datapath (W4A16:
- *    the matrix unit has no INT4 x FP16 mode) are dequantised by the
+ *    every pass.  Streamed INT4/INT8 weights feeding the FP16 datapath
+ *    (W4A16, Q8_0: the matrix unit has no mixed mode) are dequantised by the
  *    vector unit on every pass (the stack's dequant rate).  Per FLOP that costs
  *    ~ reduction depth / stationary capacity, independent of the token
  *    count: FFN-down (W [4096,14336] . X^T [14336,S], K = 14336) falls to
@@ -158,10 +158,12 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     double a_bytes = (double) (op->m * op->k) * dtype_bytes(op->a_dtype);
     c->dram_bytes = (uint64_t) (b_bytes + a_bytes * (double) c->passes) + op->write_bytes;
     double dq = sn->dequant.gbps[op->wfmt];
-    if (op->a_dtype == HW_DTYPE_INT4 && op->compute == HW_DTYPE_FP16 && dq > 0) {
-        /* W4A16: every pass the vector unit reads the streamed INT4 weight
-         * and dequantises it to FP16 for the array, alongside it
-         * (double-buffered), at the rate the stack's HVX code reaches */
+    if ((op->a_dtype == HW_DTYPE_INT4 || op->a_dtype == HW_DTYPE_INT8) &&
+        op->compute == HW_DTYPE_FP16 && dq > 0) {
+        /* W4A16, Q8_0...: every pass the vector unit reads the streamed
+         * quantised weight and dequantises it to FP16 for the array,
+         * alongside it (double-buffered), at the rate the stack's HVX code
+         * reaches for that format */
         uint64_t dequant_ps = (uint64_t) (a_bytes * (double) c->passes * 1000.0 / dq);
         c->compute_ps = MAX(c->compute_ps, dequant_ps);
     }

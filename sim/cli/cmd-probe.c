@@ -30,6 +30,7 @@ typedef struct Probe {
     int m, k, n;                 /* npu-gemm / gpu-gemm breakdown */
     HwDtype dtype;
     gboolean w4a16;              /* npu-gemm: INT4 left operand, FP16 datapath */
+    gboolean q8_0;               /* npu-gemm: INT8 group-32 left operand, FP16 datapath */
 } Probe;
 
 static HwOp
@@ -42,7 +43,8 @@ gemm(uint64_t m, uint64_t k, uint64_t n, HwDtype a, HwDtype b, HwDtype compute)
         .kind = HW_OP_MATMUL, .m = m, .k = k, .n = n, .a_dtype = a, .b_dtype = b,
         .compute = compute, .flops = 2 * m * k * n,
         .wfmt = w == HW_DTYPE_INT4 ? (compute == HW_DTYPE_INT8 ? HW_WFMT_W4A8 : HW_WFMT_W4A16)
-              : w == HW_DTYPE_INT8 ? HW_WFMT_W8A8 : HW_WFMT_FP16,
+              : w == HW_DTYPE_INT8 ? (compute == HW_DTYPE_INT8 ? HW_WFMT_W8A8 : HW_WFMT_Q8_0)
+              : HW_WFMT_FP16,
         .weight_bytes = (uint64_t) (w == a ? m * k * ab : k * n * bb),
         .read_bytes = (uint64_t) (m * k * ab + k * n * bb), .write_bytes = m * n * 2,
     };
@@ -238,6 +240,7 @@ probe_gemm_breakdown(const Probe *p, HwKind kind)
 {
     HwOp op = kind == HW_KIND_NPU
               ? p->w4a16 ? gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
+                : p->q8_0 ? gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_FP16, HW_DTYPE_FP16)
                          : gemm(p->m, p->k, p->n, p->dtype, p->dtype, p->dtype)
               : gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
     HwCost cost;
@@ -354,7 +357,7 @@ run(int argc, char **argv, GError **error)
         { "m", 0, 0, G_OPTION_ARG_INT, &m, "npu-gemm / gpu-gemm: rows of the left operand", "M" },
         { "k", 0, 0, G_OPTION_ARG_INT, &k, "npu-gemm / gpu-gemm: reduction length", "K" },
         { "n", 0, 0, G_OPTION_ARG_INT, &n, "npu-gemm / gpu-gemm: columns of the right operand", "N" },
-        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm: fp16, int8 or w4a16 (INT4 left operand, as W . X^T; default fp16)", "T" },
+        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm: fp16, int8, w4a16 (INT4 left operand, as W . X^T) or q8_0 (INT8 group-32 left operand, FP16 datapath); default fp16", "T" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text, csv or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Write each curve as DIR/NAME.csv plus an SVG plot", "DIR" },
@@ -386,15 +389,16 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     if (dtype && strcmp(dtype, "fp16") != 0 && strcmp(dtype, "int8") != 0 &&
-        strcmp(dtype, "w4a16") != 0) {
+        strcmp(dtype, "w4a16") != 0 && strcmp(dtype, "q8_0") != 0) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "--dtype: expected fp16, int8 or w4a16 (got \"%s\")", dtype);
+                    "--dtype: expected fp16, int8, w4a16 or q8_0 (got \"%s\")", dtype);
         return FALSE;
     }
     if (dtype && strcmp(dtype, "int8") == 0) {
         p.dtype = HW_DTYPE_INT8;
     }
     p.w4a16 = dtype && strcmp(dtype, "w4a16") == 0;
+    p.q8_0 = dtype && strcmp(dtype, "q8_0") == 0;
     if (out_dir && g_mkdir_with_parents(out_dir, 0755) != 0) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot create directory",
                     out_dir);
