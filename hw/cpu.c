@@ -1,11 +1,17 @@
 /*
  * cpu.c - a CPU cluster: SIMD roofline over its cores.
  *
- * FP16 SIMD rate for FP16 / W4A16 work (weights dequantised in registers),
- * the integer dot-product rate for INT8 work, bandwidth capped per
- * initiator like every processor.  Kernels start without a driver queue.
+ * FP16 SIMD rate for FP16 / W4A16 work, the integer dot-product rate for
+ * INT8 work, each scaled by the share of it the stack's kernels reach
+ * (simd_efficiency); dequantising weights takes the same SIMD units, so
+ * the stack's dequant time per format adds to it.  Bandwidth capped per
+ * initiator like every processor.  Kernels start without a driver queue,
+ * but each operator call pays the library's fixed call cost (waking the
+ * worker threads, the barrier at its end): a cost that does not shrink
+ * with the model.
  */
 #include "hw/cpu.h"
+#include "hw/stack.h"
 
 static const HsParam hw_cpu_params[] = {
     HW_DEV_COMMON_PARAMS(HwCpu),
@@ -19,20 +25,50 @@ static const HsParam hw_cpu_params[] = {
                  HS_REQUIRED, "FP16 FLOPs per cycle per core"),
     HS_PARAM_F64("int8_ops_per_cycle", HwCpu, int8_ops_per_cycle, 0.1, 4096,
                  HS_REQUIRED, "INT8 ops per cycle per core (dot-product instructions)"),
-    HS_PARAM_F64("submit_us", HwCpu, submit_us, 0, 10000, 5,
-                 "CPU time spent submitting one accelerator kernel"),
     HS_PARAM_END
 };
 
 static void
-hw_cpu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
+hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwCost *c,
+               GString *out)
 {
     const HwCpu *cpu = (const HwCpu *) dev;
+    char f[32];
+    hw_flops_text((double) op->flops, f);
+    g_string_append_printf(out, "    compute: %s on %u cores at %g MHz, the stack "
+                           "reaching %g of their SIMD peak = %.2f us\n", f,
+                           cpu->cores, cpu->freq_mhz, stack->cpu.simd_efficiency,
+                           (double) c->compute_ps / 1e6);
+}
+
+static void
+hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *c)
+{
+    const HwCpu *cpu = (const HwCpu *) dev;
+    const HwStackCpu *sc = &stack->cpu;
     double per_cycle = op->compute == HW_DTYPE_INT8 ? cpu->int8_ops_per_cycle
                                                     : cpu->fp16_flops_per_cycle;
-    double flops_per_ps = cpu->cores * cpu->freq_mhz * 1e-6 * per_cycle;
+    double flops_per_ps = cpu->cores * cpu->freq_mhz * 1e-6 * per_cycle *
+                          sc->simd_efficiency;
+    c->overhead_ps = (uint64_t) (sc->call_us * 1e6 + 0.5);
     c->compute_ps = (uint64_t) ((double) op->flops / flops_per_ps + 0.5);
+    double dq = op->kind == HW_OP_MATMUL ? sc->dequant.gbps[op->wfmt] : 0;
+    if (dq > 0) {
+        c->compute_ps += (uint64_t) ((double) op->weight_bytes * 1000.0 / dq + 0.5);
+    }
     c->dram_bytes = op->read_bytes + op->write_bytes;
+}
+
+static double
+hw_cpu_submit_us(const HwDev *dev, const HwStack *stack)
+{
+    return stack->cpu.submit_us;
+}
+
+static double
+hw_cpu_stack_dram_scale(const HwDev *dev, const HwStack *stack)
+{
+    return stack->cpu.dram_scale;
 }
 
 const HwDevClass hw_cpu_class = {
@@ -42,4 +78,7 @@ const HwDevClass hw_cpu_class = {
     .instance_size = sizeof(HwCpu),
     .params = hw_cpu_params,
     .estimate = hw_cpu_estimate,
+    .explain = hw_cpu_explain,
+    .submit_us = hw_cpu_submit_us,
+    .stack_dram_scale = hw_cpu_stack_dram_scale,
 };

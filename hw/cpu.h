@@ -1,7 +1,8 @@
 /*
  * cpu.h - a CPU cluster: SIMD throughput, its own DRAM cap, and the
  * control-plane costs it pays for the other processors (kernel
- * submission, sync polling, dequantisation).
+ * submission, sync polling, dequantisation; their prices are the stack's,
+ * hw/stack.h).  Only hw/cpu.c reads this struct.
  */
 #ifndef HW_CPU_H
 #define HW_CPU_H
@@ -15,7 +16,6 @@ typedef struct HwCpu {
     double fp32_flops_per_cycle;     /* per core: SIMD lanes x FMA x pipes */
     double fp16_flops_per_cycle;     /* per core */
     double int8_ops_per_cycle;       /* per core, dot-product instructions */
-    double submit_us;                /* CPU time to submit one accelerator kernel */
 } HwCpu;
 
 #endif /* HW_CPU_H */

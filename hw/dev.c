@@ -2,6 +2,7 @@
  * dev.c - device base type and the model registry.
  */
 #include "hw/dev.h"
+#include "hw/soc.h"
 
 #include <string.h>
 
@@ -22,16 +23,82 @@ const char *const hw_op_name[HW_OP_COUNT] = {
     "matmul", "attention", "elemwise", "prepare", "sync", "render",
 };
 const char *const hw_dtype_name[HW_DTYPE_COUNT] = { "fp16", "int8", "int4" };
+const char *const hw_wfmt_name[HW_WFMT_COUNT] = {
+    "w4a16", "w8a16", "w8a8", "w4a8", "fp16", "w8a8-shadow", "fp4a16", "q4_0", "q8_0",
+};
+
+double
+hw_dev_dram_cap_gbps(const HwDev *dev, const HwStack *stack)
+{
+    double s = dev->cls->stack_dram_scale ? dev->cls->stack_dram_scale(dev, stack) : 1;
+    return s == 1 ? dev->dram_cap_gbps : MIN(s * dev->dram_cap_gbps, dev->soc->mem.ceiling_gbps);
+}
 
 void
-hw_dev_estimate(const HwDev *dev, const HwOp *op, HwCost *cost)
+hw_dev_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *cost)
 {
     *cost = (HwCost) { 0 };
-    dev->cls->estimate(dev, op, cost);
+    dev->cls->estimate(dev, stack, op, cost);
     /* bytes at the cap: GB/s == bytes per ns */
     uint64_t mem_ps = (uint64_t) ((double) cost->dram_bytes * 1000.0 /
-                                  dev->dram_cap_gbps + 0.5);
+                                  hw_dev_dram_cap_gbps(dev, stack) + 0.5);
     cost->alone_ps = cost->overhead_ps + MAX(cost->compute_ps, mem_ps);
+}
+
+void
+hw_flops_text(double f, char buf[32])
+{
+    if (f >= 1e9) {
+        g_snprintf(buf, 32, "%.3g GFLOP", f / 1e9);
+    } else if (f >= 1e6) {
+        g_snprintf(buf, 32, "%.3g MFLOP", f / 1e6);
+    } else {
+        g_snprintf(buf, 32, "%.3g kFLOP", f / 1e3);
+    }
+}
+
+void
+hw_dev_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwCost *c,
+               GString *out)
+{
+    if (dev->cls->explain) {
+        dev->cls->explain(dev, stack, op, c, out);
+    } else {
+        g_string_append_printf(out, "    compute: %.2f us\n", (double) c->compute_ps / 1e6);
+    }
+    double cap = hw_dev_dram_cap_gbps(dev, stack);
+    double mem_ps = (double) c->dram_bytes * 1000.0 / cap;
+    g_string_append_printf(out, "    memory: %.3f MiB at this processor's DRAM cap on this stack, "
+                           "%g GB/s = %.2f us\n", (double) c->dram_bytes / (1024.0 * 1024.0),
+                           cap, mem_ps / 1e6);
+    g_string_append_printf(out, "    -> %s-bound: max(%.2f, %.2f) us + %.2f us launch = %.2f us "
+                           "alone\n", (double) c->compute_ps >= mem_ps ? "compute" : "memory",
+                           (double) c->compute_ps / 1e6, mem_ps / 1e6,
+                           (double) c->overhead_ps / 1e6, (double) c->alone_ps / 1e6);
+}
+
+static uint64_t
+us_to_ps(double us)
+{
+    return (uint64_t) (us * 1e6 + 0.5);
+}
+
+uint64_t
+hw_dev_restart_ps(const HwDev *dev, const HwStack *stack)
+{
+    return dev->cls->restart_us ? us_to_ps(dev->cls->restart_us(dev, stack)) : 0;
+}
+
+uint64_t
+hw_dev_preempt_ps(const HwDev *dev)
+{
+    return dev->cls->preempt_us ? us_to_ps(dev->cls->preempt_us(dev)) : 0;
+}
+
+uint64_t
+hw_dev_submit_ps(const HwDev *dev, const HwStack *stack)
+{
+    return dev->cls->submit_us ? us_to_ps(dev->cls->submit_us(dev, stack)) : 0;
 }
 
 const HwDevClass *

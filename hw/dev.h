@@ -34,6 +34,7 @@ extern const char *const hw_kind_name[HW_KIND_COUNT];
 
 typedef struct HwDev HwDev;
 typedef struct HwSoc HwSoc;
+typedef struct HwStack HwStack;
 
 typedef struct HwDevClass {
     const char *model;           /* "npu-systolic": the JSON "model" value */
@@ -46,12 +47,31 @@ typedef struct HwDevClass {
     /* Release what realize() allocated (may be NULL). */
     void (*finalize)(HwDev *dev);
     /*
-     * What @op costs on this processor alone: overhead, compute time and
-     * DRAM bytes (model extras included).  Pure: no allocation, no events;
-     * the tensor-partition solver calls it thousands of times per plan.
-     * hw_dev_estimate() fills alone_ps from these.
+     * What @op costs on this processor alone, run by @stack's kernels:
+     * overhead, compute time and DRAM bytes (model extras included).
+     * Pure: no allocation, no events; the tensor-partition solver calls it
+     * thousands of times per plan.  hw_dev_estimate() fills alone_ps.
      */
-    void (*estimate)(const HwDev *dev, const HwOp *op, HwCost *cost);
+    void (*estimate)(const HwDev *dev, const HwStack *stack, const HwOp *op,
+                     HwCost *cost);
+    /* The rest of what the runtime and the profiler ask; NULL: 0. */
+    /* Extra device time of the first kernel after a blocking sync drained
+     * the queue (the GPU's restart, HeteroLLM §3.1). */
+    double (*restart_us)(const HwDev *dev, const HwStack *stack);
+    /* Context save (and again restore) when a higher-priority kernel
+     * preempts a running one; 0: kernels run to completion. */
+    double (*preempt_us)(const HwDev *dev);
+    /* Host time of one enqueue call to an accelerator, when this processor
+     * runs the control plane. */
+    double (*submit_us)(const HwDev *dev, const HwStack *stack);
+    /* Bandwidth @stack's kernels reach alone on this processor, as a
+     * multiple of its dram_cap_gbps. */
+    double (*stack_dram_scale)(const HwDev *dev, const HwStack *stack);
+    /* The reasoning behind @cost (what estimate() gave for @op) in words
+     * and numbers, one "    " indented line per step, for `explain`;
+     * NULL: hw_dev_explain() prints only the compute time. */
+    void (*explain)(const HwDev *dev, const HwStack *stack, const HwOp *op,
+                    const HwCost *cost, GString *out);
 } HwDevClass;
 
 /* Keys every processor has (offsets into HwDev via the instance type T). */
@@ -73,9 +93,32 @@ struct HwDev {
     HS_PARAM_F64("idle_w", T, parent.idle_w, 0, 100, 0,                     \
                  "power while idle (powered, not executing)")
 
-/* Cost of @op alone on @dev: the class estimate plus alone_ps, the time
- * with the device's own DRAM cap as the only bandwidth limit. */
-void hw_dev_estimate(const HwDev *dev, const HwOp *op, HwCost *cost);
+/* Cost of @op alone on @dev with @stack's kernels: the class estimate
+ * plus alone_ps, the time with the device's DRAM cap as the only
+ * bandwidth limit. */
+void hw_dev_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op,
+                     HwCost *cost);
+
+/*
+ * Append to @out why @op costs @cost (from hw_dev_estimate) on @dev with
+ * @stack's kernels: the class's own steps (NPU: tiles, rounds, fill/drain,
+ * tile staging, passes, dequantisation, DMA; GPU/CPU: the achieved rate),
+ * then the memory time at the cap and which bound set the time.
+ */
+void hw_dev_explain(const HwDev *dev, const HwStack *stack, const HwOp *op,
+                    const HwCost *cost, GString *out);
+
+/* "16.9 GFLOP", "1.44 MFLOP", "512 kFLOP" into @buf, for explanations. */
+void hw_flops_text(double flops, char buf[32]);
+
+/* The class queries, in ps (0 where the class has none). */
+uint64_t hw_dev_restart_ps(const HwDev *dev, const HwStack *stack);
+uint64_t hw_dev_preempt_ps(const HwDev *dev);
+uint64_t hw_dev_submit_ps(const HwDev *dev, const HwStack *stack);
+
+/* DRAM bandwidth @dev reaches alone on @stack: its cap scaled by what the
+ * stack's kernels achieve, never above the DRAM's ceiling. */
+double hw_dev_dram_cap_gbps(const HwDev *dev, const HwStack *stack);
 
 /* Look up a model by name; NULL if unknown. */
 const HwDevClass *hw_dev_class_find(const char *model);

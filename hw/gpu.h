@@ -1,5 +1,7 @@
 /*
- * gpu.h - a mobile GPU driven through an OpenCL-like in-order queue.
+ * gpu.h - a mobile GPU driven through an OpenCL-like in-order queue.  What
+ * its kernels achieve (matmul rate, launch costs) is the stack's
+ * (hw/stack.h); only hw/gpu.c reads this struct.
  */
 #ifndef HW_GPU_H
 #define HW_GPU_H
@@ -8,11 +10,7 @@
 
 typedef struct HwGpu {
     HwDev parent;
-    double peak_fp16_tflops;         /* datasheet peak */
-    double achieved_fp16_tflops;     /* plateau reached by large LLM kernels */
-    double launch_busy_us;           /* submit into a queue that still runs */
-    double launch_idle_us;           /* extra when the queue ran empty */
-    double copy_us;                  /* clEnqueueWriteBuffer-style copy, fixed */
+    double peak_fp16_tflops;         /* datasheet peak (bounds a stack's rate) */
     double preempt_us;               /* save or restore a preempted kernel;
                                       * 0: kernels run to completion */
 } HwGpu;

@@ -17,9 +17,9 @@
  *  - shape sensitivity: the stationary operand must fit the part of the
  *    TCM a matmul gets for it (stationary_kib); a bigger one is cut along
  *    its columns into passes, and the streamed operand is read again for
- *    every pass.  Streamed INT4 weights feeding the FP16 datapath (W4A16:
- *    the matrix unit has no INT4 x FP16 mode) are dequantised by the
- *    vector unit on every pass (dequant_gbps).  Per FLOP that costs
+ *    every pass.  Streamed INT4/INT8 weights feeding the FP16 datapath
+ *    (W4A16, Q8_0: the matrix unit has no mixed mode) are dequantised by the
+ *    vector unit on every pass (the stack's dequant rate).  Per FLOP that costs
  *    ~ reduction depth / stationary capacity, independent of the token
  *    count: FFN-down (W [4096,14336] . X^T [14336,S], K = 14336) falls to
  *    GPU-level speed while QKV/O/gate/up (K = 4096) stay several times
@@ -28,11 +28,15 @@
  *    pass, outputs are written once.
  *
  * Non-matmul ops run on the vector unit.  Static graphs: the runtime
- * refuses shapes that were not prepared; preparing costs a fixed part per
- * graph plus a part per MiB of activations (HeteroLLM §3.2 online prepare:
- * 408.4 ms at 135 tokens, 2050 ms at 1000 for Llama-3-8B, ~4 graphs).
+ * refuses shapes that were not prepared; preparing costs the stack's fixed
+ * part per graph plus a part per MiB of activations (HeteroLLM §3.2 online
+ * prepare with QNN: 408.4 ms at 135 tokens, 2050 ms at 1000 for
+ * Llama-3-8B, ~4 graphs), and, where the stack says so, a part per
+ * weight its matmuls hold (QNN's graph optimisation as mllm-NPU §2.2
+ * measures it: seconds, growing with the model).
  */
 #include "hw/npu.h"
+#include "hw/stack.h"
 #include "sim/util/error.h"
 
 #include <math.h>
@@ -52,31 +56,22 @@ static const HsParam hw_npu_params[] = {
                  "INT8 MACs per PE per cycle"),
     HS_PARAM_F64("int4_macs_per_pe_cycle", HwNpu, int4_macs_per_pe_cycle, 0, 64, 2,
                  "MACs per PE per cycle with INT4 weights"),
-    HS_PARAM_U32("fill_drain_cycles", HwNpu, fill_drain_cycles, 0, 100000, 64,
-                 "pipeline fill + drain per weight tile"),
+    HS_PARAM_U32("fill_drain_cycles", HwNpu, fill_drain_cycles, 0, 100000, 62,
+                 "pipeline fill + drain per weight tile (SCALE-Sim: rows + cols - 2), "
+                 "after the tile_rows cycles that shift the tile in"),
     HS_PARAM_F64("sram_kib", HwNpu, sram_kib, 1, 1048576, HS_REQUIRED,
-                 "on-chip TCM / SRAM, software managed"),
+                 "on-chip TCM / SRAM, software managed; it bounds stationary_kib, "
+                 "which is what the timing sees"),
     HS_PARAM_F64("stationary_kib", HwNpu, stationary_kib, 1, 1048576, HS_REQUIRED,
                  "TCM a matmul's stationary operand may occupy (the rest: "
                  "stream buffers, outputs)"),
-    HS_PARAM_F64("dequant_gbps", HwNpu, dequant_gbps, 0.001, 10000, HS_REQUIRED,
-                 "INT4 weight bytes the vector unit reads and dequantises to FP16 per second"),
     HS_PARAM_F64("dma_gbps", HwNpu, dma_gbps, 0.001, 10000, HS_REQUIRED,
                  "DDR -> TCM DMA bandwidth for large regular blocks"),
     HS_PARAM_F64("tile_load_gbps", HwNpu, tile_load_gbps, 0.001, 10000, HS_REQUIRED,
-                 "TCM -> array bandwidth for loading stationary tiles"),
+                 "staging of stationary tiles from the TCM into the matrix units' tile "
+                 "buffer, one tile at a time for all arrays (beyond the array's own load)"),
     HS_PARAM_F64("vector_gflops", HwNpu, vector_gflops, 0.001, 100000, HS_REQUIRED,
                  "vector unit (HVX) throughput for non-matmul ops"),
-    HS_PARAM_F64("launch_us", HwNpu, launch_us, 0, 100000, 0,
-                 "overhead of one graph execute call"),
-    HS_PARAM_U32("graphs_per_model", HwNpu, graphs_per_model, 1, 1024, 4,
-                 "static graphs a model is split into (each prepared separately)"),
-    HS_PARAM_F64("prepare_base_ms", HwNpu, prepare_base_ms, 0, 1e7, HS_REQUIRED,
-                 "graph preparation: fixed part per graph"),
-    HS_PARAM_F64("prepare_ms_per_mib", HwNpu, prepare_ms_per_mib, 0, 1e7, HS_REQUIRED,
-                 "graph preparation: per MiB of the activations it handles"),
-    HS_PARAM_BOOL("w4a16_decode", HwNpu, w4a16_decode, 0,
-                  "vendor stack supports W4A16 matmuls in decode"),
     HS_PARAM_END
 };
 
@@ -100,17 +95,23 @@ hw_npu_realize(HwDev *dev, GError **error)
 }
 
 static void
-hw_npu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
+hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *c)
 {
     const HwNpu *npu = (const HwNpu *) dev;
+    const HwStackNpu *sn = &stack->npu;
     const double period_ps = 1e6 / npu->freq_mhz;
 
-    c->overhead_ps = (uint64_t) (npu->launch_us * 1e6);
+    c->overhead_ps = (uint64_t) (sn->launch_us * 1e6);
     if (op->kind == HW_OP_PREPARE) {
         /* read_bytes: activations the graph handles */
         double mib = (double) op->read_bytes / (1024.0 * 1024.0);
-        double ms = npu->graphs_per_model * npu->prepare_base_ms +
-                    mib * npu->prepare_ms_per_mib;
+        double ms = sn->graphs_per_model * sn->prepare_base_ms +
+                    mib * sn->prepare_ms_per_mib;
+        if (sn->prepare_ms_per_mparam > 0 && op->m > 0) {
+            /* flops: the graph's matmuls at m tokens, 2 per weight per token */
+            double mparams = (double) op->flops / (2.0 * (double) op->m) / 1e6;
+            ms += mparams * sn->prepare_ms_per_mparam;
+        }
         c->overhead_ps = 0;
         c->compute_ps = (uint64_t) (ms * 1e9);
         return;
@@ -127,17 +128,26 @@ hw_npu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
     const uint64_t rounds = (tiles + npu->arrays - 1) / npu->arrays;
     const double macs = op->compute == HW_DTYPE_INT8 ? npu->int8_macs_per_pe_cycle
                                                      : npu->fp16_macs_per_pe_cycle;
-    /* m rows stream through each tile (faster datapaths take several per
-     * cycle), then the pipeline fills and drains */
+    /* each fold (SCALE-Sim's word for one stationary tile in one array):
+     * the tile shifts into the array one row per cycle (tile_rows cycles),
+     * the m rows stream through it (faster datapaths take several per
+     * cycle), then the pipeline fills and drains (R + C - 2): SCALE-Sim
+     * v2's weight-stationary count, folds x (M + 2R + C - 2) - 1 */
     uint64_t stream = (uint64_t) ceil((double) op->m / macs);
-    c->compute_cycles = rounds * (stream + npu->fill_drain_cycles);
+    c->compute_cycles = rounds * (npu->tile_rows + stream + npu->fill_drain_cycles);
+    /* what the runtime's graphs get out of the arrays (1: all of it) */
+    uint64_t array_cycles = sn->matmul_efficiency == 1.0
+                            ? c->compute_cycles
+                            : (uint64_t) ((double) c->compute_cycles / sn->matmul_efficiency + 0.5);
     c->weight_loads = tiles;
-    /* tiles are loaded as FP16/INT8 into the array; the load stalls it */
+    /* beyond the array: every stationary tile is first staged from the
+     * TCM into the HMX's tile buffer in its tile layout (NPU-TTS §3), one
+     * tile at a time for all the arrays, and the arrays wait for it */
     double tile_bytes = (double) (npu->tile_rows * npu->tile_cols) *
                         (op->compute == HW_DTYPE_INT8 ? 1.0 : 2.0);
     double load_ps = (double) tiles * tile_bytes * 1000.0 / npu->tile_load_gbps;
     uint64_t load_cycles = (uint64_t) (load_ps / period_ps + 0.5);
-    c->cycles = c->compute_cycles + load_cycles;
+    c->cycles = array_cycles + load_cycles;
     c->compute_ps = (uint64_t) ((double) c->cycles * period_ps + 0.5);
 
     /* the stationary operand, cut along its columns into blocks that fit */
@@ -147,17 +157,87 @@ hw_npu_estimate(const HwDev *dev, const HwOp *op, HwCost *c)
     double b_bytes = (double) (op->k * op->n) * dtype_bytes(op->b_dtype);
     double a_bytes = (double) (op->m * op->k) * dtype_bytes(op->a_dtype);
     c->dram_bytes = (uint64_t) (b_bytes + a_bytes * (double) c->passes) + op->write_bytes;
-    if (op->a_dtype == HW_DTYPE_INT4 && op->compute == HW_DTYPE_FP16) {
-        /* W4A16: every pass the vector unit reads the streamed INT4 weight
-         * and dequantises it to FP16 for the array, alongside it
-         * (double-buffered) */
-        uint64_t dequant_ps = (uint64_t) (a_bytes * (double) c->passes * 1000.0 /
-                                          npu->dequant_gbps);
+    double dq = sn->dequant.gbps[op->wfmt];
+    if ((op->a_dtype == HW_DTYPE_INT4 || op->a_dtype == HW_DTYPE_INT8) &&
+        op->compute == HW_DTYPE_FP16 && dq > 0) {
+        /* W4A16, Q8_0...: every pass the vector unit reads the streamed
+         * quantised weight and dequantises it to FP16 for the array,
+         * alongside it (double-buffered), at the rate the stack's HVX code
+         * reaches for that format */
+        uint64_t dequant_ps = (uint64_t) (a_bytes * (double) c->passes * 1000.0 / dq);
         c->compute_ps = MAX(c->compute_ps, dequant_ps);
     }
     /* the DMA engine is the other limit on how fast bytes arrive */
     uint64_t dma_ps = (uint64_t) ((double) c->dram_bytes * 1000.0 / npu->dma_gbps);
     c->compute_ps = MAX(c->compute_ps, dma_ps);
+}
+
+static void
+hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwCost *c,
+               GString *out)
+{
+    const HwNpu *npu = (const HwNpu *) dev;
+    const HwStackNpu *sn = &stack->npu;
+    if (op->kind != HW_OP_MATMUL) {
+        char f[32];
+        hw_flops_text((double) op->flops, f);
+        g_string_append_printf(out, "    compute: %s on the vector unit at %g GFLOPS = "
+                               "%.2f us\n", f, npu->vector_gflops,
+                               (double) c->compute_ps / 1e6);
+        return;
+    }
+    uint64_t kt = (op->k + npu->tile_rows - 1) / npu->tile_rows;
+    uint64_t nt = (op->n + npu->tile_cols - 1) / npu->tile_cols;
+    uint64_t rounds = (c->weight_loads + npu->arrays - 1) / npu->arrays;
+    uint64_t array_cycles = rounds ? c->compute_cycles : 0;
+    g_string_append_printf(out, "    tiles: the right operand [%" G_GUINT64_FORMAT " x %"
+                           G_GUINT64_FORMAT "] is cut into %" G_GUINT64_FORMAT " x %"
+                           G_GUINT64_FORMAT " = %" G_GUINT64_FORMAT " tiles of %u x %u, %u at a "
+                           "time (arrays) -> %" G_GUINT64_FORMAT " rounds\n", op->k, op->n, kt, nt,
+                           c->weight_loads, npu->tile_rows, npu->tile_cols, npu->arrays, rounds);
+    g_string_append_printf(out, "    each round: %u cycles to shift the tile in, the %"
+                           G_GUINT64_FORMAT " rows of the left operand streamed (%s datapath), "
+                           "%u fill/drain cycles -> %" G_GUINT64_FORMAT " array cycles "
+                           "(SCALE-Sim's weight-stationary count)\n", npu->tile_rows, op->m,
+                           op->compute == HW_DTYPE_INT8 ? "INT8" : "FP16",
+                           npu->fill_drain_cycles, array_cycles);
+    if (sn->matmul_efficiency != 1.0) {
+        g_string_append_printf(out, "    the stack's graphs reach %g of the arrays' count\n",
+                               sn->matmul_efficiency);
+    }
+    g_string_append_printf(out, "    tile staging: %" G_GUINT64_FORMAT " tiles into the HMX tile "
+                           "buffer at %g GB/s, one at a time; total %" G_GUINT64_FORMAT
+                           " cycles at %g MHz = %.2f us\n", c->weight_loads, npu->tile_load_gbps,
+                           c->cycles, npu->freq_mhz, (double) c->cycles / npu->freq_mhz);
+    double col = (double) op->k * dtype_bytes(op->b_dtype);
+    g_string_append_printf(out, "    passes: %" G_GUINT64_FORMAT " (the stationary operand gets "
+                           "%g KiB of TCM: %.0f of its %" G_GUINT64_FORMAT " columns of %.1f KiB "
+                           "at a time; the streamed one is read again every pass)\n", c->passes,
+                           npu->stationary_kib,
+                           MIN((double) op->n, MAX(1.0, floor(npu->stationary_kib * 1024.0 / col))),
+                           op->n, col / 1024);
+    double a_bytes = (double) (op->m * op->k) * dtype_bytes(op->a_dtype);
+    double dq = sn->dequant.gbps[op->wfmt];
+    if ((op->a_dtype == HW_DTYPE_INT4 || op->a_dtype == HW_DTYPE_INT8) &&
+        op->compute == HW_DTYPE_FP16 && dq > 0) {
+        g_string_append_printf(out, "    dequantisation: the vector unit turns %.2f MiB of "
+                               "quantised weights (all passes) into FP16 at %g GB/s = %.2f us, "
+                               "alongside the array\n",
+                               a_bytes * (double) c->passes / (1024.0 * 1024.0), dq,
+                               a_bytes * (double) c->passes / dq / 1e3);
+    }
+    g_string_append_printf(out, "    DMA: %.2f MiB (stationary once, streamed once per pass, "
+                           "output) at %g GB/s = %.2f us\n",
+                           (double) c->dram_bytes / (1024.0 * 1024.0), npu->dma_gbps,
+                           (double) c->dram_bytes / npu->dma_gbps / 1e3);
+    g_string_append_printf(out, "    compute time: the longest of array, dequantisation and "
+                           "DMA = %.2f us\n", (double) c->compute_ps / 1e6);
+}
+
+static double
+hw_npu_stack_dram_scale(const HwDev *dev, const HwStack *stack)
+{
+    return stack->npu.dram_scale;
 }
 
 const HwDevClass hw_npu_class = {
@@ -168,4 +248,6 @@ const HwDevClass hw_npu_class = {
     .params = hw_npu_params,
     .realize = hw_npu_realize,
     .estimate = hw_npu_estimate,
+    .stack_dram_scale = hw_npu_stack_dram_scale,
+    .explain = hw_npu_explain,
 };

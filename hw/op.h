@@ -36,13 +36,34 @@ typedef enum {
 
 extern const char *const hw_dtype_name[HW_DTYPE_COUNT];
 
+/* How a matmul's weights are stored, i.e. what the kernel library must do
+ * to turn them into its datapath's type (a stack profile prices each).
+ * Same order as models/graph.h's precisions, which sim/cost.c maps here;
+ * hw/ does not see models. */
+typedef enum {
+    HW_WFMT_W4A16,           /* INT4, groups of 128, FP16 scale */
+    HW_WFMT_W8A16,           /* INT8, a scale per row */
+    HW_WFMT_W8A8,            /* INT8 per tensor, INT8 activations */
+    HW_WFMT_W4A8,            /* INT4 groups, INT8 activations */
+    HW_WFMT_FP16,            /* FP16: nothing to dequantise */
+    HW_WFMT_W8A8_SHADOW,     /* W8A8 plus float outlier channels */
+    HW_WFMT_FP4A16,          /* E0M4 FP4, groups of 128 (shift and OR) */
+    HW_WFMT_Q4_0,            /* INT4, groups of 32 (llama.cpp Q4_0) */
+    HW_WFMT_Q8_0,            /* INT8, groups of 32 (llama.cpp Q8_0) */
+    HW_WFMT_COUNT
+} HwWfmt;
+
+/* "w4a16", ... "w8a8-shadow", ...: the precision names of models/graph.h */
+extern const char *const hw_wfmt_name[HW_WFMT_COUNT];
+
 typedef struct HwOp {
     HwOpKind kind;
     uint64_t m, k, n;        /* [m, k] x [k, n] */
     HwDtype a_dtype;         /* left operand (streamed on the NPU) */
     HwDtype b_dtype;         /* right operand (stationary on the NPU) */
     HwDtype compute;         /* datapath: FP16 or INT8 */
-    gboolean decode;         /* part of a decode step (vendor stack flags) */
+    HwWfmt wfmt;             /* matmul: how its weights are stored */
+    uint64_t weight_bytes;   /* matmul: stored weight bytes it reads */
     uint64_t flops;
     uint64_t read_bytes;     /* compulsory DRAM reads */
     uint64_t write_bytes;    /* DRAM writes */

@@ -2,8 +2,6 @@
  * runtime.c - see runtime.h.
  */
 #include "hw/runtime.h"
-#include "hw/cpu.h"
-#include "hw/gpu.h"
 #include "hw/sync.h"
 #include "sim/util/error.h"
 
@@ -34,34 +32,36 @@ typedef struct Queue {
 
 struct HwRuntime {
     const HwSoc *soc;
+    const HwStack *stack;
     SimKernel *k;
     HwMem *mem;
     Queue *queues;
     uint32_t n;
     GHashTable *npu_shapes;      /* prepared NPU token counts */
     uint64_t in_flight;          /* jobs submitted and not done */
-    const HwCpu *host;           /* runs the control plane (may be NULL) */
+    const HwDev *host;           /* runs the control plane (may be NULL) */
     GArray *control;             /* of HwSpan: host submission work */
     SimTime host_free_ps;        /* end of the host's last submission */
     uint64_t seq;
 };
 
 HwRuntime *
-hw_runtime_new(const HwSoc *soc, SimKernel *k)
+hw_runtime_new(const HwSoc *soc, const HwStack *stack, SimKernel *k)
 {
     HwRuntime *rt = g_new0(HwRuntime, 1);
     rt->soc = soc;
+    rt->stack = stack;
     rt->k = k;
     rt->n = soc->devs->len;
     rt->queues = g_new0(Queue, rt->n);
     g_autofree double *caps = g_new(double, rt->n);
     for (uint32_t i = 0; i < rt->n; i++) {
         g_queue_init(&rt->queues[i].waiting);
-        caps[i] = ((HwDev *) g_ptr_array_index(soc->devs, i))->dram_cap_gbps;
+        caps[i] = hw_dev_dram_cap_gbps(g_ptr_array_index(soc->devs, i), stack);
     }
     rt->mem = hw_mem_new(k, soc->mem.ceiling_gbps, caps, rt->n);
     rt->npu_shapes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    rt->host = (const HwCpu *) g_ptr_array_index(soc->devs, soc->control_cpu);
+    rt->host = g_ptr_array_index(soc->devs, soc->control_cpu);
     rt->control = g_array_new(FALSE, FALSE, sizeof(HwSpan));
     return rt;
 }
@@ -102,7 +102,7 @@ hw_runtime_mem(HwRuntime *rt)
 const GArray *
 hw_runtime_control_spans(const HwRuntime *rt, uint32_t *host)
 {
-    *host = rt->host ? rt->host->parent.index : UINT32_MAX;
+    *host = rt->host ? rt->host->index : UINT32_MAX;
     return rt->control;
 }
 
@@ -225,16 +225,13 @@ start_next(HwRuntime *rt, uint32_t dev)
     const HwDev *d = g_ptr_array_index(rt->soc->devs, dev);
     /* a queue that ran empty restarts once work arrives: after the
      * kernel's submission, however late the host is */
-    SimTime restart = 0;
-    if (j->s.after_drain && d->cls->kind == HW_KIND_GPU) {
-        restart = sim_time_from_us(((const HwGpu *) d)->launch_idle_us);
-    }
+    SimTime restart = j->s.after_drain ? hw_dev_restart_ps(d, rt->stack) : 0;
     /* a host that falls behind starves the device: nothing runs before
      * it has been submitted */
     /* a preemption: the GPU saves the preempted kernel's context before
      * the next one and restores it before it resumes */
     if (q->switching || j->preempted) {
-        restart += sim_time_from_us(((const HwGpu *) d)->preempt_us);
+        restart += hw_dev_preempt_ps(d);
         q->switching = j->preempted = FALSE;
     }
     SimTime now = sim_kernel_now(rt->k);
@@ -252,7 +249,7 @@ maybe_preempt(HwRuntime *rt, uint32_t dev, const Job *arrived)
     Queue *q = &rt->queues[dev];
     const HwDev *d = g_ptr_array_index(rt->soc->devs, dev);
     Job *r = q->running;
-    if (r == NULL || d->cls->kind != HW_KIND_GPU || ((const HwGpu *) d)->preempt_us <= 0 ||
+    if (r == NULL || hw_dev_preempt_ps(d) == 0 ||
         arrived->s.priority <= r->s.priority) {
         return;
     }
@@ -337,7 +334,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
          * a hand-off is submitted now, or when the host gets free. */
         SimTime now = sim_kernel_now(rt->k);
         SimTime a = s->presubmitted ? rt->host_free_ps : MAX(now, rt->host_free_ps);
-        HwSpan span = { a, a + sim_time_from_us(rt->host->submit_us) };
+        HwSpan span = { a, a + hw_dev_submit_ps(rt->host, rt->stack) };
         if (span.b_ps > span.a_ps) {
             g_array_append_val(rt->control, span);
         }
@@ -345,7 +342,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
         j->released_ps = span.b_ps;
         j->enqueued_ps = span.a_ps;
     }
-    hw_dev_estimate(d, &s->op, &j->cost);
+    hw_dev_estimate(d, rt->stack, &s->op, &j->cost);
     rt->in_flight++;
     g_queue_push_tail(&rt->queues[s->dev].waiting, j);
     maybe_preempt(rt, s->dev, j);

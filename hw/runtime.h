@@ -30,7 +30,8 @@
  * its submission ends, so a host slower than the device starves it (tiny
  * kernels, launch-bound decode); otherwise the device-side gap of a
  * submission is its launch overhead.  A GPU queue drained by a driver sync
- * restarts (launch_idle_us) after the next kernel's submission.
+ * restarts (the device class's restart cost on the stack) after the next
+ * kernel's submission.
  */
 #ifndef HW_RUNTIME_H
 #define HW_RUNTIME_H
@@ -71,7 +72,7 @@ typedef struct HwSubmit {
                                   * queue: no submission gap (the host paid
                                   * it while the queue was busy) */
     gboolean after_drain;        /* a blocking sync drained this queue: pay
-                                  * the GPU's restart (launch_idle_us) */
+                                  * its restart (hw_dev_restart_ps) */
     HwSyncMech sync;             /* HW_OP_SYNC only */
     uint32_t sync_from, sync_to; /* HW_OP_SYNC only */
     HwOpFn on_start;             /* may be NULL */
@@ -80,7 +81,8 @@ typedef struct HwSubmit {
     void *opaque;
 } HwSubmit;
 
-HwRuntime *hw_runtime_new(const HwSoc *soc, SimKernel *k);  /* (transfer full) */
+/* The processors of @soc running @stack's kernels.  (transfer full) */
+HwRuntime *hw_runtime_new(const HwSoc *soc, const HwStack *stack, SimKernel *k);
 void hw_runtime_free(HwRuntime *rt);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwRuntime, hw_runtime_free)
 

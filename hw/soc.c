@@ -2,6 +2,7 @@
  * soc.c - builds a SoC from its JSON description.  See soc.h.
  */
 #include "hw/soc.h"
+#include "hw/stack.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 
@@ -30,8 +31,6 @@ static const HsParam hw_sync_driver_params[] = {
 static const HsParam hw_sync_fast_params[] = {
     HS_PARAM_F64("poll_us", HwSyncFastParams, poll_us, 0, 1e6, HS_REQUIRED,
                  "one flag poll on a small/middle CPU core"),
-    HS_PARAM_F64("usleep_granularity_us", HwSyncFastParams, usleep_granularity_us,
-                 0, 1e6, HS_REQUIRED, "usleep() wakes up at multiples of this"),
     HS_PARAM_END
 };
 
@@ -76,7 +75,28 @@ hw_soc_free(HwSoc *soc)
     if (soc->sources) {
         g_hash_table_unref(soc->sources);
     }
+    if (soc->stacks) {
+        g_hash_table_unref(soc->stacks);
+    }
+    g_mutex_clear(&soc->stacks_lock);
+    g_free(soc->stacks_dir);
     g_free(soc);
+}
+
+const HwStack *
+hw_soc_stack(const HwSoc *csoc, const char *name_or_path, GError **error)
+{
+    HwSoc *soc = (HwSoc *) csoc;     /* the cache only: loaded once, never changed */
+    g_mutex_lock(&soc->stacks_lock);
+    HwStack *st = g_hash_table_lookup(soc->stacks, name_or_path);
+    if (st == NULL) {
+        st = hw_stack_load(name_or_path, soc->stacks_dir, error);
+        if (st) {
+            g_hash_table_insert(soc->stacks, g_strdup(name_or_path), st);
+        }
+    }
+    g_mutex_unlock(&soc->stacks_lock);
+    return st;
 }
 
 static const cJSON *
@@ -162,6 +182,9 @@ hw_soc_from_json(const cJSON *root, const char *what, GError **error)
 
     soc->devs = g_ptr_array_new_with_free_func((GDestroyNotify) hw_dev_free);
     soc->sources = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    soc->stacks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                        (GDestroyNotify) hw_stack_free);
+    g_mutex_init(&soc->stacks_lock);
 
     gboolean ok = hs_param_apply(root, "$", hw_soc_top_params, &top, top_sections,
                                  NULL, error);
@@ -292,6 +315,7 @@ hw_soc_load(const char *name_or_path, const char *configs_dir, GError **error)
     HwSoc *soc = hw_soc_from_json(root, path, error);
     if (soc) {
         soc->path = g_steal_pointer(&path);
+        soc->stacks_dir = g_build_filename(configs_dir, "stacks", NULL);
     }
     return soc;
 }

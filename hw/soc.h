@@ -32,17 +32,19 @@ typedef struct HwMemParams {
 } HwMemParams;
 
 /* Conventional sync: blocking finish, then copy the hand-off buffer; the
- * consumer's queue was drained, so its next kernel pays the GPU's
- * launch_idle_us restart (charged by the runtime, not here). */
+ * consumer's queue was drained, so its next kernel pays the queue restart
+ * (hw_dev_restart_ps on the stack; charged by the runtime, not here). */
 typedef struct HwSyncDriverParams {
     double finish_us;                /* blocking clFinish-style wait returns */
     double copy_us;                  /* host<->device copy of the hand-off buffer */
 } HwSyncDriverParams;
 
-/* Fast sync: unified buffers, sleep for the predicted time, poll a flag. */
+/* Fast sync: unified buffers, sleep for the predicted time, poll a flag.
+ * usleep's 80-100 us granularity (HeteroLLM §4.2) has no key: the thread
+ * sleeps the prediction rounded down and polls the rest, so the hand-off
+ * costs one poll whatever the granularity (see sync.h). */
 typedef struct HwSyncFastParams {
     double poll_us;                  /* one flag poll on a small/middle core */
-    double usleep_granularity_us;    /* usleep() wakes up at multiples of this */
 } HwSyncFastParams;
 
 struct HwSoc {
@@ -55,6 +57,9 @@ struct HwSoc {
     GPtrArray *devs;                 /* of HwDev*, owned, in config order */
     uint32_t control_cpu;            /* runs sync threads and kernel submission */
     GHashTable *sources;             /* JSON path -> source note, owned */
+    char *stacks_dir;                /* where stack names are looked up */
+    GHashTable *stacks;              /* name or path -> HwStack*, loaded once */
+    GMutex stacks_lock;
 };
 
 /*
@@ -69,6 +74,14 @@ HwSoc *hw_soc_load(const char *name_or_path, const char *configs_dir,
 HwSoc *hw_soc_from_json(const cJSON *root, const char *what, GError **error);
 
 void hw_soc_free(HwSoc *soc);                    /* NULL is a no-op */
+
+/*
+ * The stack profile @name_or_path (a name in @configs_dir/stacks/ of
+ * hw_soc_load, or a JSON file), loaded on first use; NULL with
+ * HS_CONFIG_ERROR if it cannot be.
+ * (transfer none: lives as long as @soc)
+ */
+const HwStack *hw_soc_stack(const HwSoc *soc, const char *name_or_path, GError **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwSoc, hw_soc_free)
 
 /* The first processor of @kind, or NULL.  (transfer none) */

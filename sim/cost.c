@@ -2,21 +2,23 @@
  * cost.c - see cost.h.
  */
 #include "sim/cost.h"
-#include "hw/gpu.h"
-#include "hw/npu.h"
 #include "hw/soc.h"
+#include "hw/stack.h"
 #include "hw/sync.h"
 
 struct SimCostModel {
     const HwSoc *soc;
+    const HwStack *stack;
     double gpu_share;            /* of the GPU's time, for the LLM */
 };
 
 SimCostModel *
-sim_cost_new(const HwSoc *soc)
+sim_cost_new(const HwSoc *soc, const HwStack *stack)
 {
+    g_assert(stack != NULL);
     SimCostModel *c = g_new0(SimCostModel, 1);
     c->soc = soc;
+    c->stack = stack;
     c->gpu_share = 1.0;
     return c;
 }
@@ -53,12 +55,18 @@ act_dtype(MdlPrecision p)
            ? HW_DTYPE_INT8 : HW_DTYPE_FP16;
 }
 
+/* hw's weight formats mirror the model precisions one to one */
+G_STATIC_ASSERT((int) HW_WFMT_COUNT == (int) MDL_PREC_COUNT &&
+                (int) HW_WFMT_Q8_0 == (int) MDL_PREC_Q8_0 &&
+                (int) HW_WFMT_FP16 == (int) MDL_PREC_FP16 &&
+                (int) HW_WFMT_FP4A16 == (int) MDL_PREC_FP4A16);
+
 void
-sim_work_to_hw_op(const SimWork *w, SimTaskKind kind, gboolean decode, HwOp *op)
+sim_work_to_hw_op(const SimWork *w, SimTaskKind kind, HwOp *op)
 {
     *op = (HwOp) {
         .flops = w->flops, .read_bytes = w->read_bytes, .write_bytes = w->write_bytes,
-        .compute = act_dtype(w->prec), .decode = decode,
+        .compute = act_dtype(w->prec), .wfmt = (HwWfmt) w->prec,
         .m = w->m, .k = w->k, .n = w->n,
         .a_dtype = act_dtype(w->prec), .b_dtype = weight_dtype(w->prec),
     };
@@ -69,6 +77,9 @@ sim_work_to_hw_op(const SimWork *w, SimTaskKind kind, gboolean decode, HwOp *op)
     switch (w->op) {
     case MDL_OP_MATMUL:
         op->kind = HW_OP_MATMUL;
+        /* the weight is the [k, n] operand (before turning it around) */
+        op->weight_bytes = (uint64_t) ((double) (w->k * w->n) *
+                                       mdl_prec_weight_bytes(w->prec) + 0.5);
         if (w->weight_lhs) {
             /* W [rows, k] . X^T [k, tokens]: the tokens are stationary */
             op->m = w->n;
@@ -91,9 +102,9 @@ sim_cost_work_ps(const SimCostModel *c, uint32_t proc, const SimWork *w)
 {
     HwOp op;
     HwCost cost;
-    sim_work_to_hw_op(w, SIM_TASK_KERNEL, FALSE, &op);
+    sim_work_to_hw_op(w, SIM_TASK_KERNEL, &op);
     const HwDev *d = g_ptr_array_index(c->soc->devs, proc);
-    hw_dev_estimate(d, &op, &cost);
+    hw_dev_estimate(d, c->stack, &op, &cost);
     if (d->cls->kind == HW_KIND_GPU && c->gpu_share < 1.0) {
         return (uint64_t) ((double) cost.alone_ps / c->gpu_share);
     }
@@ -111,17 +122,17 @@ uint64_t
 sim_cost_sync_ps(const SimCostModel *c, SimSyncMech mech, uint32_t from, uint32_t to)
 {
     HwSyncMech m = mech == SIM_SYNC_DRIVER ? HW_SYNC_DRIVER : HW_SYNC_FAST;
-    uint64_t t = hw_sync_cost_ps(c->soc, m);
-    const HwDev *d = g_ptr_array_index(c->soc->devs, to);
-    if (m == HW_SYNC_DRIVER && d->cls->kind == HW_KIND_GPU) {
-        t += sim_time_from_us(((const HwGpu *) d)->launch_idle_us);
-    }
-    return t;
+    return hw_sync_handoff_ps(c->soc, c->stack, m, to);
 }
 
 gboolean
 sim_cost_npu_w4a16_decode(const SimCostModel *c)
 {
-    const HwNpu *npu = (const HwNpu *) hw_soc_find_kind(c->soc, HW_KIND_NPU);
-    return npu && npu->w4a16_decode;
+    return c->stack->npu.w4a16_decode;
+}
+
+const HwStack *
+sim_cost_stack(const SimCostModel *c)
+{
+    return c->stack;
 }

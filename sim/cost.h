@@ -15,13 +15,15 @@
 #include "hw/op.h"
 
 typedef struct HwSoc HwSoc;
+typedef struct HwStack HwStack;
 typedef struct SimCostModel SimCostModel;
 
 /* The hw op a task's work becomes (NPU matmuls marked weight_lhs are
  * turned around: W . X^T). */
-void sim_work_to_hw_op(const SimWork *w, SimTaskKind kind, gboolean decode, HwOp *op);
+void sim_work_to_hw_op(const SimWork *w, SimTaskKind kind, HwOp *op);
 
-SimCostModel *sim_cost_new(const HwSoc *soc);        /* (transfer full) */
+/* The profiler of @soc running @stack's kernels.  (transfer full) */
+SimCostModel *sim_cost_new(const HwSoc *soc, const HwStack *stack);
 void sim_cost_free(SimCostModel *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimCostModel, sim_cost_free)
 
@@ -37,7 +39,10 @@ uint64_t sim_cost_work_ps(const SimCostModel *c, uint32_t proc, const SimWork *w
 uint64_t sim_cost_sync_ps(const SimCostModel *c, SimSyncMech mech, uint32_t from,
                           uint32_t to);
 
-/* Does the NPU's vendor stack run W4A16 matmuls in decode? */
+/* Does the NPU's runtime on this stack run W4A16 matmuls in decode? */
 gboolean sim_cost_npu_w4a16_decode(const SimCostModel *c);
+
+/* The stack the profiler prices.  (transfer none) */
+const HwStack *sim_cost_stack(const SimCostModel *c);
 
 #endif /* SIM_COST_H */

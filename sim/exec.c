@@ -151,7 +151,7 @@ submit(Exec *ex, uint32_t id)
         s.sync_from = t->sync_from;
         s.sync_to = t->sync_to;
     } else {
-        sim_work_to_hw_op(&t->work, t->kind, t->phase == SIM_PHASE_DECODE, &s.op);
+        sim_work_to_hw_op(&t->work, t->kind, &s.op);
         s.npu_tokens = t->slice.pad_tokens ? t->slice.pad_tokens
                                            : t->slice.tok1 - t->slice.tok0;
         /* a kernel waiting only on its own queue was enqueued ahead; one
@@ -313,7 +313,8 @@ host_order_edges(const SimPlan *plan, const uint32_t *order, uint32_t n_procs,
 }
 
 gboolean
-sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
+sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stack,
+             const SimRender *render,
              const SimValuesOps *values,
              void *values_opaque, SimExecResult *out, GError **error)
 {
@@ -326,7 +327,7 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
         return FALSE;
     }
     g_autoptr(SimKernel) k = sim_kernel_new();
-    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, stack, k);
     Exec ex = {
         .plan = plan, .soc = soc, .k = k, .rt = rt, .values = values,
         .values_opaque = values_opaque, .n = n,

@@ -20,6 +20,7 @@
 #include "sim/plan.h"
 
 typedef struct HwSoc HwSoc;
+typedef struct HwStack HwStack;
 
 /* When one task ran. */
 typedef struct SimTaskTime {
@@ -90,14 +91,16 @@ typedef struct SimExecResult {
 void sim_exec_result_clear(SimExecResult *r);
 
 /*
- * Execute @plan on @soc, with a game rendering alongside if @render is
- * not NULL and render->fps > 0.  FALSE with an error, @out untouched, if
- * the plan is malformed (HS_TRACE_ERROR_BAD_PLAN from sim_plan_check or
- * sim_plan_topo_order: bad ids, a cycle) or cannot run (HS_SIM_ERROR: a
- * deadlock, a task a processor cannot run, rendering on a SoC without a
- * GPU, a task the runtime refused to submit; values ops cannot fail).
+ * Execute @plan on @soc running @stack's kernels, with a game rendering
+ * alongside if @render is not NULL and render->fps > 0.  FALSE with an
+ * error, @out untouched, if the plan is malformed (HS_TRACE_ERROR_BAD_PLAN
+ * from sim_plan_check or sim_plan_topo_order: bad ids, a cycle) or cannot
+ * run (HS_SIM_ERROR: a deadlock, a task a processor cannot run, rendering
+ * on a SoC without a GPU, a task the runtime refused to submit; values ops
+ * cannot fail).
  */
-gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc, const SimRender *render,
+gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stack,
+                      const SimRender *render,
                       const SimValuesOps *values, void *values_opaque,
                       SimExecResult *out, GError **error);
 

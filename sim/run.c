@@ -3,6 +3,7 @@
  */
 #include "sim/run.h"
 #include "hw/energy.h"
+#include "hw/stack.h"
 #include "sim/cost.h"
 #include "sim/util/error.h"
 #include "sim/util/mem.h"
@@ -77,13 +78,26 @@ plan_phase(SimPlan *plan, const HwSoc *soc, const SimCostModel *cost,
     return TRUE;
 }
 
+/* The stack a run uses: the workload's (--stack), else the policy's, else
+ * the default. */
+static const HwStack *
+run_stack(const HwSoc *soc, const char *policy_stack, const SimWorkload *w, GError **error)
+{
+    const char *name = w->stack ? w->stack : policy_stack ? policy_stack : SIM_DEFAULT_STACK;
+    return hw_soc_stack(soc, name, error);
+}
+
 SimPlan *
 sim_run_plan(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
              const SimWorkload *w, GPtrArray **graphs, GError **error)
 {
+    const HwStack *stack = run_stack(soc, policy->stack, w, error);
+    if (stack == NULL) {
+        return NULL;
+    }
     g_autoptr(SimPlan) plan = sim_plan_new();
     g_autoptr(GPtrArray) gs = g_ptr_array_new_with_free_func((GDestroyNotify) mdl_graph_free);
-    g_autoptr(SimCostModel) cost = sim_cost_new(soc);
+    g_autoptr(SimCostModel) cost = sim_cost_new(soc, stack);
     if (w->render.fps > 0 && w->render.llm_priority < HW_PRIO_NORMAL) {
         /* A game's frames go first, so prefill is planned with the GPU
          * time they leave: its long matmuls lose throughput in proportion.
@@ -472,6 +486,11 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    const SimPolicy *named = sim_policy_find(policy);
+    const HwStack *stack = run_stack(soc, named ? named->stack : NULL, w, error);
+    if (stack == NULL) {
+        return FALSE;
+    }
     g_autoptr(SimChecker) own = NULL;
     g_autoptr(SimValues) values = NULL;
     if (w->check_layers >= 0) {
@@ -494,7 +513,7 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
         ops = &progress_ops;
         opaque = &prog;
     }
-    gboolean ok = sim_exec_run(plan, soc, &w->render, ops, opaque, &r, error);
+    gboolean ok = sim_exec_run(plan, soc, stack, &w->render, ops, opaque, &r, error);
     if (w->progress) {
         fprintf(stderr, "\r%60s\r", "");
     }
@@ -502,7 +521,8 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
         g_prefix_error(error, "policy %s: ", policy);
         return FALSE;
     }
-    *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy };
+    *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy,
+                               .stack = stack->name };
     sim_run_measure(soc, plan, &r, w, report);
     if (values) {
         sim_values_check(values, &report->check);
@@ -526,7 +546,10 @@ sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     if (plan == NULL) {
         return FALSE;
     }
-    if (!sim_run_execute(soc, spec, policy->name, plan, w, checker, report, exec, error)) {
+    /* a plug-in's stack: execute on the one it was planned on */
+    SimWorkload on = *w;
+    on.stack = w->stack ? w->stack : policy->stack;
+    if (!sim_run_execute(soc, spec, policy->name, plan, &on, checker, report, exec, error)) {
         return FALSE;
     }
     if (plan_out) {

@@ -24,7 +24,14 @@ typedef struct SimWorkload {
     uint64_t seed;               /* synthetic weights */
     SimRender render;            /* a game on the GPU alongside (fps 0: none) */
     gboolean progress;           /* report progress on stderr (not recorded) */
+    const char *stack;           /* software stack (configs/stacks/ name or a
+                                  * file), replacing the policy's; NULL: the
+                                  * policy's, or SIM_DEFAULT_STACK (not owned) */
 } SimWorkload;
+
+/* The stack of a policy that names none: the engine the SoC configs'
+ * calibration rows were measured on (HeteroLLM: PPL-OpenCL + QNN). */
+#define SIM_DEFAULT_STACK "heterollm"
 
 void sim_workload_init(SimWorkload *w);
 
@@ -44,6 +51,7 @@ typedef struct SimRunReport {
     const char *soc;             /* (transfer none) names */
     const char *model;
     const char *policy;
+    const char *stack;           /* the stack it ran on */
     SimWorkload workload;
     SimPhaseStats prefill, decode;
     double tpot_ms, ttft_ms;

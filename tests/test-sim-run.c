@@ -183,7 +183,7 @@ test_dropped_syncs_break_order(void)
         sim_checker_set_recompute(checker, recompute);
         g_autoptr(SimValues) values = sim_values_new(checker, plan);
         sim_exec_result_clear(&x);
-        g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
+        g_assert_true(sim_exec_run(plan, soc, hw_soc_stack(soc, SIM_DEFAULT_STACK, NULL), NULL, &sim_values_ops, values, &x, &error));
         g_assert_no_error(error);
         sim_values_check(values, recompute ? &computed : &check);
     }
@@ -247,7 +247,7 @@ test_dropped_syncs_break_order_w4a8(void)
             sim_checker_set_recompute(checker, recompute);
             g_autoptr(SimValues) values = sim_values_new(checker, plan);
             SimExecResult x = { 0 };
-            g_assert_true(sim_exec_run(plan, soc, NULL, &sim_values_ops, values, &x, &error));
+            g_assert_true(sim_exec_run(plan, soc, hw_soc_stack(soc, SIM_DEFAULT_STACK, NULL), NULL, &sim_values_ops, values, &x, &error));
             sim_values_check(values, &check[recompute]);
             sim_exec_result_clear(&x);
         }
@@ -788,6 +788,27 @@ test_batch_decode(void)
     g_assert_cmpfloat(tpot[1][1], >, 3.0 * tpot[1][0]);
 }
 
+/* A decode batch that is not a prepared NPU shape (33, 40, 256 sequences)
+ * runs: the NPU's rows are padded to the shape that holds them (64, 64,
+ * 256 tokens: whole 32-row tiles), as batch 1..32 is padded to 32. */
+static void
+test_batch_decode_padded(void)
+{
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 64;
+    w.decode = 2;
+    w.check_layers = -1;
+    static const uint32_t batches[] = { 33, 40, 256 };
+    for (size_t i = 0; i < G_N_ELEMENTS(batches); i++) {
+        Case c;
+        w.batch = batches[i];
+        run_case("sd8gen3", "llama-3.2-1b", "hetero-tensor", &w, &c);
+        g_assert_cmpfloat(c.r.decode.tokens_per_s, >, 0);
+        case_clear(&c);
+    }
+}
+
 /* A prompt longer than the largest prepared shape (1024): hetero-tensor's
  * solver may run it all on the NPU in 1024-token pieces, so it is never
  * slower than npu-pipe, and it gains on it by giving the GPU a share. */
@@ -845,6 +866,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/driver-sync-drains", test_driver_sync_drains);
     g_test_add_func("/sim/run/long-prompt", test_long_prompt);
     g_test_add_func("/sim/run/batch-decode", test_batch_decode);
+    g_test_add_func("/sim/run/batch-decode-padded", test_batch_decode_padded);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
     return g_test_run();
 }

@@ -5,6 +5,7 @@
  */
 #include "hw/soc.h"
 #include "sim/cli/bench.h"
+#include "sim/run.h"
 #include "sim/util/json.h"
 
 #include <stdio.h>
@@ -15,6 +16,10 @@ run(gboolean quick, HsFormat format, GError **error)
     g_autofree char *dir = g_build_filename(hs_cli_data_dir(), "configs", NULL);
     g_autoptr(HwSoc) soc = hw_soc_load("sd8gen3", dir, error);
     if (soc == NULL) {
+        return FALSE;
+    }
+    const HwStack *stack = hw_soc_stack(soc, SIM_DEFAULT_STACK, error);
+    if (stack == NULL) {
         return FALSE;
     }
     const HwDev *npu = hw_soc_find_kind(soc, HW_KIND_NPU);
@@ -30,7 +35,7 @@ run(gboolean quick, HsFormat format, GError **error)
         op.read_bytes = op.m * op.k / 2 + op.k * op.n * 2;
         op.write_bytes = op.m * op.n * 2;
         HwCost c;
-        hw_dev_estimate(npu, &op, &c);
+        hw_dev_estimate(npu, stack, &op, &c);
         sink += c.alone_ps;
     }
     double dt = hs_bench_now_s() - t0;

@@ -12,12 +12,11 @@
  *
  * It plans and executes the request as `run` does, then reads the plan,
  * the task times and the DRAM samples, and asks each processor's model
- * (hw_dev_estimate, through hw/'s public headers) for its breakdown.
+ * (hw_dev_estimate, hw_dev_explain: hw/ says why, in its own terms) for
+ * its breakdown.
  */
-#include "hw/cpu.h"
-#include "hw/gpu.h"
-#include "hw/npu.h"
 #include "hw/soc.h"
+#include "hw/stack.h"
 #include "sim/cli/run-opts.h"
 #include "sim/cost.h"
 #include "sim/util/error.h"
@@ -61,72 +60,6 @@ static const HwDev *
 dev_of(const HwSoc *soc, uint32_t proc)
 {
     return g_ptr_array_index(soc->devs, proc);
-}
-
-/* The cost model's reasoning for @op on @dev, alone. */
-static void
-explain_cost(const HwDev *dev, const HwOp *op, const HwCost *c)
-{
-    g_autofree char *dram = bytes_text((double) c->dram_bytes);
-    double bytes_ps = (double) c->dram_bytes * 1000.0 / dev->dram_cap_gbps;
-    if (dev->cls->kind == HW_KIND_NPU && op->kind == HW_OP_MATMUL) {
-        const HwNpu *npu = (const HwNpu *) dev;
-        uint64_t kt = (op->k + npu->tile_rows - 1) / npu->tile_rows;
-        uint64_t nt = (op->n + npu->tile_cols - 1) / npu->tile_cols;
-        uint64_t rounds = (c->weight_loads + npu->arrays - 1) / npu->arrays;
-        uint64_t per_round = rounds ? c->compute_cycles / rounds : 0;
-        printf("    tiles: the right operand [%" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT
-               "] is cut into %" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT " = %" G_GUINT64_FORMAT
-               " tiles of %u x %u, %u at a time (arrays) -> %" G_GUINT64_FORMAT " rounds\n",
-               op->k, op->n, kt, nt, c->weight_loads, npu->tile_rows, npu->tile_cols,
-               npu->arrays, rounds);
-        printf("    each round streams the %" G_GUINT64_FORMAT " rows of the left operand "
-               "(%s datapath) plus %u fill/drain cycles = %" G_GUINT64_FORMAT " cycles -> %"
-               G_GUINT64_FORMAT " array cycles\n", op->m,
-               op->compute == HW_DTYPE_INT8 ? "INT8" : "FP16", npu->fill_drain_cycles,
-               per_round, c->compute_cycles);
-        printf("    weight loads: %" G_GUINT64_FORMAT " tiles into the array at %g GB/s stall "
-               "it %" G_GUINT64_FORMAT " cycles; total %" G_GUINT64_FORMAT " cycles at %g MHz"
-               " = %.2f us\n", c->weight_loads, npu->tile_load_gbps,
-               c->cycles - c->compute_cycles, c->cycles, npu->freq_mhz,
-               (double) c->cycles / npu->freq_mhz);
-        double col = (double) op->k * (op->b_dtype == HW_DTYPE_INT4 ? 0.5
-                                       : op->b_dtype == HW_DTYPE_INT8 ? 1 : 2);
-        printf("    passes: %" G_GUINT64_FORMAT " (the stationary operand gets %g KiB of TCM: "
-               "%.0f of its %" G_GUINT64_FORMAT " columns of %.1f KiB at a time; the streamed "
-               "one is read again every pass)\n", c->passes, npu->stationary_kib,
-               MIN((double) op->n, MAX(1.0, floor(npu->stationary_kib * 1024.0 / col))), op->n,
-               col / 1024);
-        double a_bytes = (double) op->m * (double) op->k *
-                         (op->a_dtype == HW_DTYPE_INT4 ? 0.5 : op->a_dtype == HW_DTYPE_INT8 ? 1 : 2);
-        if (op->a_dtype == HW_DTYPE_INT4 && op->compute == HW_DTYPE_FP16) {
-            g_autofree char *ab = bytes_text(a_bytes * (double) c->passes);
-            printf("    W4A16: the vector unit dequantises %s of INT4 weights (all passes) at "
-                   "%g GB/s = %.2f us, alongside the array\n", ab, npu->dequant_gbps,
-                   a_bytes * (double) c->passes / npu->dequant_gbps / 1e3);
-        }
-        printf("    DMA: %s (stationary once, streamed once per pass, output) at %g GB/s = "
-               "%.2f us\n", dram, npu->dma_gbps, (double) c->dram_bytes / npu->dma_gbps / 1e3);
-        printf("    compute time: the longest of array, dequantisation and DMA = %.2f us\n",
-               us(c->compute_ps));
-    } else if (dev->cls->kind == HW_KIND_GPU && op->kind != HW_OP_SYNC) {
-        const HwGpu *gpu = (const HwGpu *) dev;
-        g_autofree char *f = flops_text((double) op->flops);
-        printf("    compute: %s at the achieved %g TFLOPS = %.2f us\n", f,
-               gpu->achieved_fp16_tflops, us(c->compute_ps));
-    } else if (dev->cls->kind == HW_KIND_CPU && op->kind != HW_OP_SYNC) {
-        const HwCpu *cpu = (const HwCpu *) dev;
-        g_autofree char *f = flops_text((double) op->flops);
-        printf("    compute: %s on %u cores at %g MHz = %.2f us\n", f, cpu->cores,
-               cpu->freq_mhz, us(c->compute_ps));
-    } else {
-        printf("    compute: %.2f us\n", us(c->compute_ps));
-    }
-    printf("    memory: %s at this processor's DRAM cap %g GB/s = %.2f us\n", dram,
-           dev->dram_cap_gbps, bytes_ps / 1e6);
-    printf("    -> %s-bound: max(%.2f, %.2f) us + %.2f us launch = %.2f us alone\n",
-           (double) c->compute_ps >= bytes_ps ? "compute" : "memory", us(c->compute_ps),
-           bytes_ps / 1e6, us(c->overhead_ps), us(c->alone_ps));
 }
 
 /* Average DRAM rate of each initiator over [a, b] from the samples. */
@@ -208,7 +141,8 @@ explain_wait(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x, uint
 }
 
 static void
-explain_task(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x, uint32_t id)
+explain_task(const HwSoc *soc, const HwStack *stack, const SimPlan *plan,
+             const SimExecResult *x, uint32_t id)
 {
     const SimTask *t = sim_plan_task(plan, id);
     const HwDev *dev = dev_of(soc, t->proc);
@@ -222,8 +156,8 @@ explain_task(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x, uint
     } else {
         HwOp op;
         HwCost c;
-        sim_work_to_hw_op(&t->work, t->kind, t->phase == SIM_PHASE_DECODE, &op);
-        hw_dev_estimate(dev, &op, &c);
+        sim_work_to_hw_op(&t->work, t->kind, &op);
+        hw_dev_estimate(dev, stack, &op, &c);
         g_autofree char *rd = bytes_text((double) t->work.read_bytes);
         g_autofree char *wr = bytes_text((double) t->work.write_bytes);
         g_autofree char *fl = flops_text((double) t->work.flops);
@@ -233,8 +167,10 @@ explain_task(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x, uint
                t->work.weight_lhs ? " as W . X^T (weights on the left, the small operand "
                                     "stationary)" : "",
                mdl_precision_name[t->work.prec], fl, rd, wr);
-        printf("  the cost model, alone on %s:\n", dev->name);
-        explain_cost(dev, &op, &c);
+        printf("  the cost model, alone on %s (stack %s):\n", dev->name, stack->name);
+        g_autoptr(GString) why = g_string_new(NULL);
+        hw_dev_explain(dev, stack, &op, &c, why);
+        fputs(why->str, stdout);
     }
     printf("  in this run: %.4f -> %.4f ms, %.2f us", ms(x->times[id].start_ps),
            ms(x->times[id].end_ps), us(dur));
@@ -242,8 +178,8 @@ explain_task(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x, uint
         /* the launch is paid before the start; the rest may stretch */
         HwOp op;
         HwCost c;
-        sim_work_to_hw_op(&t->work, t->kind, t->phase == SIM_PHASE_DECODE, &op);
-        hw_dev_estimate(dev, &op, &c);
+        sim_work_to_hw_op(&t->work, t->kind, &op);
+        hw_dev_estimate(dev, stack, &op, &c);
         uint64_t body = c.alone_ps - c.overhead_ps;
         if (dur > body + body / 100) {
             printf(" (%.0f %% longer than its %.2f us alone: a smaller DRAM share than its "
@@ -460,9 +396,10 @@ run(int argc, char **argv, GError **error)
          (policy = hs_run_opts_policy(&o, policy_name, error)) != NULL &&
          sim_run(soc, spec, policy, &w, NULL, &r, &x, &plan, error);
     g_autoptr(GArray) ids = NULL;
+    const HwStack *stack = NULL;
     if (ok && task) {
         ids = find_tasks(plan, task, error);   /* before any output */
-        ok = ids != NULL;
+        ok = ids != NULL && (stack = hw_soc_stack(soc, r.stack, error)) != NULL;
     }
     if (ok) {
         printf("%s on %s, policy %s, sync %s: prompt %u, decode %u x batch %u (%u tasks)\n\n",
@@ -472,7 +409,7 @@ run(int argc, char **argv, GError **error)
             print_steps(soc, plan, &x);
         } else {
             for (guint i = 0; i < ids->len; i++) {
-                explain_task(soc, plan, &x, g_array_index(ids, uint32_t, i));
+                explain_task(soc, stack, plan, &x, g_array_index(ids, uint32_t, i));
                 printf("\n");
             }
         }

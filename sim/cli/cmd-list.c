@@ -1,12 +1,14 @@
 /*
- * cmd-list.c - `hetero-sim list socs|models|policies`: what is available,
+ * cmd-list.c - `hetero-sim list socs|stacks|models|policies`: what is available,
  * one line each.
  */
 #include "sim/cli/cli.h"
 #include "sim/util/error.h"
 #include "hw/soc.h"
+#include "hw/stack.h"
 #include "models/spec.h"
 #include "sim/policies/policy.h"
+#include "sim/run.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +30,26 @@ list_socs(GError **error)
             continue;
         }
         printf("%-16s %s\n", *n, soc->description);
+    }
+    return TRUE;
+}
+
+static gboolean
+list_stacks(GError **error)
+{
+    g_autofree char *dir = g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL);
+    g_auto(GStrv) names = hw_stack_list(dir, error);
+    if (names == NULL) {
+        return FALSE;
+    }
+    for (char **n = names; *n; n++) {
+        g_autoptr(GError) local = NULL;
+        g_autoptr(HwStack) st = hw_stack_load(*n, dir, &local);
+        if (st == NULL) {
+            printf("%-16s (cannot load: %s)\n", *n, local->message);
+            continue;
+        }
+        printf("%-16s %s\n", *n, st->description);
     }
     return TRUE;
 }
@@ -66,7 +88,8 @@ list_policies(GError **error)
         return FALSE;
     }
     for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
-        printf("%-16s %s\n", (*p)->name, (*p)->desc);
+        printf("%-16s %s [stack %s]\n", (*p)->name, (*p)->desc,
+               (*p)->stack ? (*p)->stack : SIM_DEFAULT_STACK);
     }
     if (extra) {
         printf("%-16s %s (plug-in %s)\n", extra->name, extra->desc ? extra->desc : "", plugin);
@@ -81,6 +104,7 @@ typedef struct ListWhat {
 
 static const ListWhat lists[] = {
     { "socs", list_socs },
+    { "stacks", list_stacks },
     { "models", list_models },
     { "policies", list_policies },
 };
@@ -127,5 +151,5 @@ run(int argc, char **argv, GError **error)
 }
 
 const HsCommand hs_cmd_list = {
-    "list", "socs|models|policies", "what is available, one line each", run,
+    "list", "socs|stacks|models|policies", "what is available, one line each", run,
 };

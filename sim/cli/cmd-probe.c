@@ -5,8 +5,6 @@
  * formulas in the probe itself; and one curve of whole requests (prefill
  * speed of every policy against the prompt length).
  */
-#include "hw/gpu.h"
-#include "hw/npu.h"
 #include "hw/runtime.h"
 #include "hw/soc.h"
 #include "hw/sync.h"
@@ -26,10 +24,13 @@
 
 typedef struct Probe {
     const HwSoc *soc;
+    const HwStack *stack;        /* whose kernels the curves measure */
+    const char *stack_override;  /* --stack for the policies (prefill), or NULL */
     const MdlSpec *spec;         /* for npu-shape / npu-graph */
     int m, k, n;                 /* npu-gemm / gpu-gemm breakdown */
     HwDtype dtype;
     gboolean w4a16;              /* npu-gemm: INT4 left operand, FP16 datapath */
+    gboolean q8_0;               /* npu-gemm: INT8 group-32 left operand, FP16 datapath */
 } Probe;
 
 static HwOp
@@ -37,18 +38,23 @@ gemm(uint64_t m, uint64_t k, uint64_t n, HwDtype a, HwDtype b, HwDtype compute)
 {
     double ab = a == HW_DTYPE_FP16 ? 2 : a == HW_DTYPE_INT8 ? 1 : 0.5;
     double bb = b == HW_DTYPE_FP16 ? 2 : b == HW_DTYPE_INT8 ? 1 : 0.5;
+    HwDtype w = a == HW_DTYPE_FP16 ? b : a;   /* the narrower operand: the weight */
     return (HwOp) {
         .kind = HW_OP_MATMUL, .m = m, .k = k, .n = n, .a_dtype = a, .b_dtype = b,
         .compute = compute, .flops = 2 * m * k * n,
+        .wfmt = w == HW_DTYPE_INT4 ? (compute == HW_DTYPE_INT8 ? HW_WFMT_W4A8 : HW_WFMT_W4A16)
+              : w == HW_DTYPE_INT8 ? (compute == HW_DTYPE_INT8 ? HW_WFMT_W8A8 : HW_WFMT_Q8_0)
+              : HW_WFMT_FP16,
+        .weight_bytes = (uint64_t) (w == a ? m * k * ab : k * n * bb),
         .read_bytes = (uint64_t) (m * k * ab + k * n * bb), .write_bytes = m * n * 2,
     };
 }
 
 static uint64_t
-alone_ps(const HwSoc *soc, HwKind kind, const HwOp *op, HwCost *cost)
+alone_ps(const Probe *p, HwKind kind, const HwOp *op, HwCost *cost)
 {
     HwCost c;
-    hw_dev_estimate(hw_soc_find_kind(soc, kind), op, cost ? cost : &c);
+    hw_dev_estimate(hw_soc_find_kind(p->soc, kind), p->stack, op, cost ? cost : &c);
     return cost ? cost->alone_ps : c.alone_ps;
 }
 
@@ -63,7 +69,7 @@ probe_gpu_gemm(const Probe *p, GError **error)
     c->y_title = "achieved TFLOPS";
     for (uint64_t s = 1; s <= 2048; s *= 2) {
         HwOp op = gemm(s, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
-        uint64_t t = alone_ps(p->soc, HW_KIND_GPU, &op, NULL);
+        uint64_t t = alone_ps(p, HW_KIND_GPU, &op, NULL);
         hs_curve_row(c, (double[]) { (double) s, (double) op.flops / (double) t, t / 1e6 });
     }
     return c;
@@ -84,7 +90,7 @@ probe_npu_stage(const Probe *p, GError **error)
     for (uint64_t n = 1; n <= 256; n++) {
         HwOp op = gemm(1024, 1024, n, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwCost cost;
-        uint64_t t = alone_ps(p->soc, HW_KIND_NPU, &op, &cost);
+        uint64_t t = alone_ps(p, HW_KIND_NPU, &op, &cost);
         hs_curve_row(c, (double[]) { (double) n, cost.compute_ps / 1e6, t / 1e6 });
     }
     return c;
@@ -94,17 +100,20 @@ static HsCurve *
 probe_npu_order(const Probe *p, GError **error)
 {
     HsCurve *c = hs_curve_new("npu-order",
-                         "NPU order: time([K,4096]x[4096,14336]) / time([14336,4096]x[4096,K])",
-                         (const char *const[]) { "k", "ratio", NULL });
+                         "NPU order: time([K,4096]x[4096,14336]) / time([14336,4096]x[4096,K]); "
+                         "array_ratio: the arrays' own cycles alone (SCALE-Sim's model)",
+                         (const char *const[]) { "k", "ratio", "array_ratio", NULL });
     c->x_title = "K (tokens)";
     c->x_scale = HS_AXIS_LOG2;
     c->y_title = "time ratio, wrong order / right order (x)";
     for (uint64_t k = 32; k <= 2048; k *= 2) {
         HwOp bad = gemm(k, 4096, 14336, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwOp good = gemm(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
-        double r = (double) alone_ps(p->soc, HW_KIND_NPU, &bad, NULL) /
-                   (double) alone_ps(p->soc, HW_KIND_NPU, &good, NULL);
-        hs_curve_row(c, (double[]) { (double) k, r });
+        HwCost cb, cg;
+        double r = (double) alone_ps(p, HW_KIND_NPU, &bad, &cb) /
+                   (double) alone_ps(p, HW_KIND_NPU, &good, &cg);
+        double a = (double) cb.compute_cycles / (double) cg.compute_cycles;
+        hs_curve_row(c, (double[]) { (double) k, r, a });
     }
     return c;
 }
@@ -133,8 +142,8 @@ probe_npu_shape(const Probe *p, GError **error)
         for (size_t i = 0; i < G_N_ELEMENTS(mm); i++) {
             HwOp npu = gemm(mm[i].out, mm[i].in, seq, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16);
             HwOp gpu = gemm(seq, mm[i].in, mm[i].out, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
-            double tn = (double) alone_ps(p->soc, HW_KIND_NPU, &npu, NULL);
-            double tg = (double) alone_ps(p->soc, HW_KIND_GPU, &gpu, NULL);
+            double tn = (double) alone_ps(p, HW_KIND_NPU, &npu, NULL);
+            double tg = (double) alone_ps(p, HW_KIND_GPU, &gpu, NULL);
             hs_curve_row(c, (double[]) { (double) seq, (double) i, tn / 1e6, tg / 1e6, tg / tn });
         }
     }
@@ -175,10 +184,11 @@ stream_done(void *opaque)
  * finishes early leaves the others alone for the rest).
  */
 static double
-stream_gbps(const HwSoc *soc, unsigned mask, double gbps[HW_KIND_COUNT])
+stream_gbps(const Probe *p, unsigned mask, double gbps[HW_KIND_COUNT])
 {
+    const HwSoc *soc = p->soc;
     g_autoptr(SimKernel) k = sim_kernel_new();
-    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, k);
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, p->stack, k);
     Stream st[HW_KIND_COUNT] = { 0 };
     SimTime horizon_ps = 0;
     uint32_t n_streams = 0;
@@ -196,7 +206,7 @@ stream_gbps(const HwSoc *soc, unsigned mask, double gbps[HW_KIND_COUNT])
             hw_runtime_npu_prepared(rt, 32);
         }
         HwCost cost;
-        hw_dev_estimate(d, &op, &cost);
+        hw_dev_estimate(d, p->stack, &op, &cost);
         st[kind] = (Stream) { rt, k, { .dev = d->index, .op = op, .npu_tokens = 32,
                                        .presubmitted = TRUE, .on_done = stream_done,
                                        .opaque = &st[kind] }, cost.dram_bytes, 0, 0,
@@ -244,7 +254,7 @@ probe_membw(const Probe *p, GError **error)
     cJSON *pair = cJSON_AddObjectToObject(c->extra, "pair_gbps");
     for (size_t i = 0; i < G_N_ELEMENTS(masks); i++) {
         double by[HW_KIND_COUNT];
-        double g = stream_gbps(p->soc, masks[i], by);
+        double g = stream_gbps(p, masks[i], by);
         hs_curve_row(c, (double[]) { (double) i, by[HW_KIND_CPU], by[HW_KIND_GPU],
                                      by[HW_KIND_NPU], g });
         if (i < 3) {
@@ -276,7 +286,7 @@ probe_npu_graph(const Probe *p, GError **error)
     for (uint64_t seq = 32; seq <= 2048; seq += seq < 256 ? 32 : 128) {
         HwOp op = { .kind = HW_OP_PREPARE,
                     .read_bytes = per_token * 2 * seq * s->num_hidden_layers };
-        uint64_t t = alone_ps(p->soc, HW_KIND_NPU, &op, NULL);
+        uint64_t t = alone_ps(p, HW_KIND_NPU, &op, NULL);
         hs_curve_row(c, (double[]) { (double) seq, t / 1e9 });
     }
     return c;
@@ -287,10 +297,11 @@ probe_gemm_breakdown(const Probe *p, HwKind kind)
 {
     HwOp op = kind == HW_KIND_NPU
               ? p->w4a16 ? gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
+                : p->q8_0 ? gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_FP16, HW_DTYPE_FP16)
                          : gemm(p->m, p->k, p->n, p->dtype, p->dtype, p->dtype)
               : gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
     HwCost cost;
-    alone_ps(p->soc, kind, &op, &cost);
+    alone_ps(p, kind, &op, &cost);
     HsCurve *c = hs_curve_new(kind == HW_KIND_NPU ? "npu-gemm" : "gpu-gemm",
                          kind == HW_KIND_NPU ? "NPU model breakdown of one matmul"
                                              : "GPU model breakdown of one matmul",
@@ -316,11 +327,13 @@ probe_sync(const Probe *p, GError **error)
     c->names = names;
     c->x_title = "sync mechanism";
     c->y_title = "round trip GPU -> NPU -> GPU (µs)";
-    const HwGpu *gpu = (const HwGpu *) hw_soc_find_kind(p->soc, HW_KIND_GPU);
+    const uint32_t gpu = hw_soc_find_kind(p->soc, HW_KIND_GPU)->index;
+    const uint32_t npu = hw_soc_find_kind(p->soc, HW_KIND_NPU)->index;
     for (int m = 0; m < 2; m++) {
-        double one = sim_time_to_us(hw_sync_cost_ps(p->soc, m ? HW_SYNC_FAST : HW_SYNC_DRIVER));
+        HwSyncMech mech = m ? HW_SYNC_FAST : HW_SYNC_DRIVER;
+        double one = sim_time_to_us(hw_sync_handoff_ps(p->soc, p->stack, mech, npu));
         /* back on the GPU after a blocking sync, its queue restarts */
-        double back = one + (m ? 0 : gpu->launch_idle_us);
+        double back = sim_time_to_us(hw_sync_handoff_ps(p->soc, p->stack, mech, gpu));
         hs_curve_row(c, (double[]) { m, one, back, one + back });
     }
     return c;
@@ -352,6 +365,7 @@ probe_prefill(const Probe *p, GError **error)
     sim_workload_init(&w);
     w.decode = 0;
     w.check_layers = -1;
+    w.stack = p->stack_override;
     for (size_t i = 0; i < G_N_ELEMENTS(seqs); i++) {
         w.prompt = seqs[i];
         for (guint k = 0; k < n; k++) {
@@ -389,19 +403,22 @@ run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE;
     g_autofree char *what = NULL, *soc_name = NULL, *model = NULL, *format_name = NULL;
-    g_autofree char *out_dir = NULL, *dtype = NULL;
+    g_autofree char *out_dir = NULL, *dtype = NULL, *stack_name = NULL;
     int m = 0, k = 0, n = 0;
     GOptionEntry entries[] = {
         { "what", 'w', 0, G_OPTION_ARG_STRING, &what,
           "gpu-gemm, npu-stage, npu-order, npu-shape, membw, npu-graph, npu-gemm, sync, prefill, all",
           "NAME" },
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name, "SoC (default sd8gen3)", "SOC" },
+        { "stack", 0, 0, G_OPTION_ARG_STRING, &stack_name,
+          "Software stack whose kernels the curves measure: a name from 'list stacks' or "
+          "a JSON file (default " SIM_DEFAULT_STACK "; prefill: each policy's own)", "STACK" },
         { "model", 0, 0, G_OPTION_ARG_STRING, &model,
           "Model for npu-shape, npu-graph and prefill (default llama-3-8b)", "MODEL" },
         { "m", 0, 0, G_OPTION_ARG_INT, &m, "npu-gemm / gpu-gemm: rows of the left operand", "M" },
         { "k", 0, 0, G_OPTION_ARG_INT, &k, "npu-gemm / gpu-gemm: reduction length", "K" },
         { "n", 0, 0, G_OPTION_ARG_INT, &n, "npu-gemm / gpu-gemm: columns of the right operand", "N" },
-        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm: fp16, int8 or w4a16 (INT4 left operand, as W . X^T; default fp16)", "T" },
+        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm: fp16, int8, w4a16 (INT4 left operand, as W . X^T) or q8_0 (INT8 group-32 left operand, FP16 datapath); default fp16", "T" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text, csv or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Write each curve as DIR/NAME.csv plus an SVG plot", "DIR" },
@@ -433,15 +450,16 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     if (dtype && strcmp(dtype, "fp16") != 0 && strcmp(dtype, "int8") != 0 &&
-        strcmp(dtype, "w4a16") != 0) {
+        strcmp(dtype, "w4a16") != 0 && strcmp(dtype, "q8_0") != 0) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "--dtype: expected fp16, int8 or w4a16 (got \"%s\")", dtype);
+                    "--dtype: expected fp16, int8, w4a16 or q8_0 (got \"%s\")", dtype);
         return FALSE;
     }
     if (dtype && strcmp(dtype, "int8") == 0) {
         p.dtype = HW_DTYPE_INT8;
     }
     p.w4a16 = dtype && strcmp(dtype, "w4a16") == 0;
+    p.q8_0 = dtype && strcmp(dtype, "q8_0") == 0;
     if (out_dir && g_mkdir_with_parents(out_dir, 0755) != 0) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot create directory",
                     out_dir);
@@ -459,6 +477,11 @@ run(int argc, char **argv, GError **error)
     }
     p.soc = soc;
     p.spec = spec;
+    p.stack = hw_soc_stack(soc, stack_name ? stack_name : SIM_DEFAULT_STACK, error);
+    if (p.stack == NULL) {
+        return FALSE;
+    }
+    p.stack_override = stack_name;
     if (breakdown) {
         g_autoptr(HsCurve) c = probe_gemm_breakdown(&p, strcmp(what, "npu-gemm") == 0
                                                       ? HW_KIND_NPU : HW_KIND_GPU);

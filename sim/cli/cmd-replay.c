@@ -28,13 +28,16 @@ run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE, replan = FALSE;
     g_autofree char *soc_name = NULL, *policy_name = NULL, *sync = NULL, *trace = NULL;
-    g_autofree char *format_name = NULL, *functional = NULL;
+    g_autofree char *format_name = NULL, *functional = NULL, *stack = NULL;
     g_autofree char *plugin = NULL;
     GOptionEntry entries[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name,
           "Re-time on this SoC (default: the one recorded)", "SOC" },
         { "replan", 0, 0, G_OPTION_ARG_NONE, &replan,
           "Re-plan the recorded workload with the recorded policy (for --soc)", NULL },
+        { "stack", 0, 0, G_OPTION_ARG_STRING, &stack,
+          "Re-time the same plan on this software stack (same phone, other kernels; "
+          "default: the policy's)", "STACK" },
         { "policy", 'P', 0, G_OPTION_ARG_STRING, &policy_name,
           "Re-plan the recorded workload with this policy", "POLICY" },
         { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &plugin,
@@ -94,6 +97,10 @@ run(int argc, char **argv, GError **error)
     g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
     g_autoptr(HwSoc) soc = hw_soc_load(soc_name ? soc_name : rec->soc, configs, error);
     if (soc == NULL) {
+        return FALSE;
+    }
+    w.stack = stack;
+    if (stack && hw_soc_stack(soc, stack, error) == NULL) {
         return FALSE;
     }
     g_autoptr(SimPlan) plan = NULL;

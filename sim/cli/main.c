@@ -19,6 +19,7 @@ extern const HsCommand hs_cmd_infer;
 extern const HsCommand hs_cmd_validate;
 extern const HsCommand hs_cmd_list;
 extern const HsCommand hs_cmd_soc;
+extern const HsCommand hs_cmd_stack;
 extern const HsCommand hs_cmd_bench;
 extern const HsCommand hs_cmd_explain;
 
@@ -32,6 +33,7 @@ static const HsCommand *const commands[] = {
     &hs_cmd_infer,
     &hs_cmd_list,
     &hs_cmd_soc,
+    &hs_cmd_stack,
     &hs_cmd_bench,
 };
 

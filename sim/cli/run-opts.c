@@ -16,6 +16,9 @@ entries_for(HsRunOpts *o)
     GOptionEntry e[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &o->soc,
           "SoC config: a name from 'list socs' or a JSON file (default sd8gen3)", "SOC" },
+        { "stack", 0, 0, G_OPTION_ARG_STRING, &o->stack,
+          "Software stack the kernels run on, replacing each policy's own: a name from "
+          "'list stacks' or a JSON file", "STACK" },
         { "model", 'm', 0, G_OPTION_ARG_STRING, &o->model,
           "Model: a name from 'list models', a config.json or a model directory "
           "(default llama-3-8b)", "MODEL" },
@@ -80,6 +83,7 @@ void
 hs_run_opts_clear(HsRunOpts *o)
 {
     g_free(o->soc);
+    g_free(o->stack);
     g_free(o->model);
     g_free(o->sync);
     g_free(o->format);
@@ -163,6 +167,11 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
     g_autofree char *models = g_build_filename(hs_cli_data_dir(), "models", NULL);
     *soc = hw_soc_load(o->soc ? o->soc : "sd8gen3", configs, error);
     if (*soc == NULL) {
+        return FALSE;
+    }
+    w->stack = o->stack;
+    if (o->stack && hw_soc_stack(*soc, o->stack, error) == NULL) {
+        g_clear_pointer(soc, hw_soc_free);
         return FALSE;
     }
     *spec = mdl_spec_load(o->model ? o->model : "llama-3-8b", models, error);
@@ -253,6 +262,7 @@ hs_run_report_json(const HwSoc *soc, const SimRunReport *r)
     cJSON_AddStringToObject(o, "soc", r->soc);
     cJSON_AddStringToObject(o, "model", r->model);
     cJSON_AddStringToObject(o, "policy", r->policy);
+    cJSON_AddStringToObject(o, "stack", r->stack);
     cJSON_AddStringToObject(o, "sync", sim_sync_name[r->workload.sync]);
     cJSON_AddNumberToObject(o, "prompt_tokens", r->workload.prompt);
     cJSON_AddNumberToObject(o, "decode_tokens", r->workload.decode);

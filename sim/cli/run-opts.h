@@ -12,6 +12,7 @@
 
 typedef struct HsRunOpts {
     char *soc;                   /* name or path (default sd8gen3) */
+    char *stack;                 /* software stack replacing the policy's, or NULL */
     char *model;                 /* name or path (default llama-3-8b) */
     char *sync;                  /* driver | fast */
     char *format;

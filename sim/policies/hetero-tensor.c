@@ -113,8 +113,10 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
     const uint32_t align = info->opts->row_align;
     const SimSlice full = sim_builder_full(b, node);
     const gboolean decode = info->phase == SIM_PHASE_DECODE;
-    /* decode: the batch padded to the smallest NPU shape (one tile of rows) */
-    const uint32_t npu_pad = decode ? MAX(info->opts->min_npu_shape, S) : 0;
+    /* decode: the batch padded to the prepared NPU shape that holds it
+     * (one tile of rows up to 32 sequences; 0 if none does) */
+    const uint32_t npu_pad = decode ? sim_builder_std_shape(b, MAX(info->opts->min_npu_shape, S))
+                                    : 0;
     Candidate best = { UINT64_MAX, 0, { { 0 } } };
     Candidate c;
 

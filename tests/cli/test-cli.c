@@ -170,6 +170,78 @@ test_soc_show(void)
     g_assert_cmpfloat(cJSON_GetObjectItem(mem, "peak_gbps")->valuedouble, ==, 20);
 }
 
+/* Stack profiles: listed, shown with sources, described; --stack replaces
+ * the policy's stack (same phone, Transformer-Lite's kernels: the GPU's
+ * decode draws more bandwidth) and the report says which ran; a bad name
+ * is one line, exit 1; replay re-times a recording on another stack. */
+static void
+test_stacks(void)
+{
+    g_autoptr(Run) l = hs("list", "stacks", NULL);
+    g_assert_cmpint(l->status, ==, 0);
+    g_assert_true(g_str_has_prefix(l->out, "heterollm "));
+    static const char *const names[] = { "\nllama-cpp ", "\nmllm ", "\nnpu-tts ",
+                                         "\ntransformer-lite " };
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_assert_nonnull(strstr(l->out, names[i]));
+    }
+    g_assert_null(strstr(l->out, "cannot load"));
+
+    g_autoptr(Run) t = hs("stack", "show", "transformer-lite", NULL);
+    g_assert_cmpint(t->status, ==, 0);
+    g_assert_nonnull(strstr(t->out, "matmul_efficiency"));
+    g_assert_nonnull(strstr(t->out, "[Transformer-Lite §3.2"));
+    g_autoptr(Run) d = hs("stack", "describe", NULL);
+    g_assert_cmpint(d->status, ==, 0);
+    g_assert_nonnull(strstr(d->out, "$.npu.dequant"));
+    g_assert_nonnull(strstr(d->out, "q4_0_gbps"));
+
+    g_autoptr(Run) a = hs("run", "-P", "gpu-only", "-p", "64", "-d", "4", "--functional", "off",
+                          "--format", "json", NULL);
+    g_autoptr(Run) b = hs("run", "-P", "gpu-only", "-p", "64", "-d", "4", "--functional", "off",
+                          "--stack", "transformer-lite", "--format", "json", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_assert_cmpint(b->status, ==, 0);
+    g_autoptr(cJSON) ja = cJSON_Parse(a->out);
+    g_autoptr(cJSON) jb = cJSON_Parse(b->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(ja, "stack")->valuestring, ==, "heterollm");
+    g_assert_cmpstr(cJSON_GetObjectItem(jb, "stack")->valuestring, ==, "transformer-lite");
+    double ga = cJSON_GetObjectItem(cJSON_GetObjectItem(ja, "dram"), "decode_avg_gbps")->valuedouble;
+    double gb = cJSON_GetObjectItem(cJSON_GetObjectItem(jb, "dram"), "decode_avg_gbps")->valuedouble;
+    g_assert_cmpfloat(fabs(ga / 43.3 - 1), <, 0.05);
+    g_assert_cmpfloat(fabs(gb / 56.0 - 1), <, 0.05);
+
+    g_autoptr(Run) c = hs("run", "-P", "cpu-only", "-p", "16", "-d", "1", "--functional", "off",
+                          "--format", "json", NULL);
+    g_autoptr(cJSON) jc = cJSON_Parse(c->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(jc, "stack")->valuestring, ==, "llama-cpp");
+
+    g_autoptr(Run) e = hs("run", "--stack", "ppl", NULL);
+    g_assert_cmpint(e->status, ==, 1);
+    g_assert_cmpstr(e->out, ==, "");
+    g_assert_true(g_str_has_prefix(e->err, "hetero-sim: unknown stack \"ppl\" (known: heterollm, "));
+    g_assert_true(strchr(e->err, '\n') == e->err + strlen(e->err) - 1);     /* one line */
+
+    g_autoptr(Run) s = hs("stack", "show", NULL);
+    g_assert_cmpint(s->status, ==, 2);
+
+    /* replay: the same plan on Transformer-Lite's kernels */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *rec = g_build_filename(dir, "rec.json", NULL);
+    g_autoptr(Run) r = hs("run", "-P", "gpu-only", "-p", "64", "-d", "4", "--functional", "off",
+                          "--record", rec, NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(Run) p = hs("replay", rec, "--stack", "transformer-lite", "--format", "json", NULL);
+    g_assert_cmpint(p->status, ==, 0);
+    g_autoptr(cJSON) jp = cJSON_Parse(p->out);
+    g_assert_cmpstr(cJSON_GetObjectItem(jp, "stack")->valuestring, ==, "transformer-lite");
+    g_assert_cmpfloat(cJSON_GetObjectItem(cJSON_GetObjectItem(jp, "decode"), "tokens_per_s")->valuedouble,
+                      ==, cJSON_GetObjectItem(cJSON_GetObjectItem(jb, "decode"), "tokens_per_s")->valuedouble);
+    g_unlink(rec);
+    g_rmdir(dir);
+}
+
 static void
 test_default_run(void)
 {
@@ -230,7 +302,7 @@ test_run_json_schema(void)
     g_autoptr(cJSON) j = cJSON_Parse(r->out);
     g_assert_nonnull(j);
     static const char *const keys[] = {
-        "soc", "model", "policy", "sync", "prompt_tokens", "decode_tokens", "batch",
+        "soc", "model", "policy", "stack", "sync", "prompt_tokens", "decode_tokens", "batch",
         "prefill", "decode", "ttft_ms", "dram", "energy", "devices", "functional", "sim",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
@@ -419,7 +491,7 @@ test_explain(void)
     static const char *const want[] = {
         "L0.ffn_down[tokens 0:64], prefill, on npu", "L0.ffn_down[tokens 64:96], prefill, on gpu",
         "tiles: the right operand [176 x 64] is cut into 22 x 8 = 176 tiles of 8 x 8",
-        "16 fill/drain cycles", "weight loads: 176 tiles", "passes: 1 ", "W4A16: the vector unit",
+        "14 fill/drain cycles", "tile staging: 176 tiles", "passes: 1 ", "dequantisation: the vector unit",
         "waited for: task ", "DRAM: npu drew ", "why: ", "-> compute-bound",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
@@ -952,6 +1024,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/usage-errors", test_usage_errors);
     g_test_add_func("/cli/bad-config", test_bad_config);
     g_test_add_func("/cli/soc-show", test_soc_show);
+    g_test_add_func("/cli/stacks", test_stacks);
     g_test_add_func("/cli/default-run", test_default_run);
     g_test_add_func("/cli/list-socs", test_list_socs);
     g_test_add_func("/cli/bench-kernel-quick", test_bench_kernel_quick);

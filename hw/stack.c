@@ -1,0 +1,249 @@
+/*
+ * stack.c - software stack profiles (see stack.h).
+ */
+#include "hw/stack.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+#include "sim/util/param.h"
+
+#include <string.h>
+
+#define DQ(T, fmt, key)                                                       \
+    HS_PARAM_F64(key, T, dequant.gbps[HW_WFMT_##fmt], 0, 10000, 0,          \
+                 "weight bytes of this format dequantised per second (0: fused, free)")
+
+#define DEQUANT_PARAMS(T)                                                     \
+    DQ(T, W4A16, "w4a16_gbps"), DQ(T, W8A16, "w8a16_gbps"),                  \
+    DQ(T, W8A8, "w8a8_gbps"), DQ(T, W4A8, "w4a8_gbps"),                      \
+    DQ(T, W8A8_SHADOW, "w8a8_shadow_gbps"), DQ(T, FP4A16, "fp4a16_gbps"),    \
+    DQ(T, Q4_0, "q4_0_gbps"), DQ(T, Q8_0, "q8_0_gbps"), HS_PARAM_END
+
+static const HsParam cpu_params[] = {
+    HS_PARAM_F64("simd_efficiency", HwStackCpu, simd_efficiency, 0.001, 1, HS_REQUIRED,
+                 "share of the cores' SIMD peak its matmul kernels reach"),
+    HS_PARAM_F64("dram_scale", HwStackCpu, dram_scale, 0.01, 4, 1,
+                 "bandwidth its kernels reach alone, as a multiple of the SoC's "
+                 "dram_cap_gbps (bounded by the DRAM ceiling)"),
+    HS_PARAM_F64("call_us", HwStackCpu, call_us, 0, 100000, 0,
+                 "fixed cost of one operator call on the cores (wake-up, barrier)"),
+    HS_PARAM_F64("submit_us", HwStackCpu, submit_us, 0, 10000, HS_REQUIRED,
+                 "host CPU time of one accelerator enqueue / graph-execute call"),
+    HS_PARAM_END
+};
+static const HsParam cpu_dequant[] = { DEQUANT_PARAMS(HwStackCpu) };
+
+static const HsParam gpu_params[] = {
+    HS_PARAM_F64("matmul_efficiency", HwStackGpu, matmul_efficiency, 0.001, 1, HS_REQUIRED,
+                 "FP16 throughput its large matmul kernels plateau at, as a share of "
+                 "the GPU's peak_fp16_tflops"),
+    HS_PARAM_F64("dram_scale", HwStackGpu, dram_scale, 0.01, 4, 1,
+                 "bandwidth its kernels reach alone, as a multiple of the SoC's "
+                 "dram_cap_gbps (bounded by the DRAM ceiling)"),
+    HS_PARAM_F64("launch_busy_us", HwStackGpu, launch_busy_us, 0, 100000, HS_REQUIRED,
+                 "kernel submission into a non-empty queue"),
+    HS_PARAM_F64("launch_idle_us", HwStackGpu, launch_idle_us, 0, 100000, HS_REQUIRED,
+                 "extra cost when the queue had run empty (restart after a blocking sync)"),
+    HS_PARAM_END
+};
+static const HsParam gpu_dequant[] = { DEQUANT_PARAMS(HwStackGpu) };
+
+static const HsParam npu_params[] = {
+    HS_PARAM_F64("matmul_efficiency", HwStackNpu, matmul_efficiency, 0.001, 1, 1,
+                 "share of the matrix units' own rate its matmul graphs reach (1: the "
+                 "array's cycle count; lower: the runtime's scheduling, layout and "
+                 "synchronisation between tiles)"),
+    HS_PARAM_F64("launch_us", HwStackNpu, launch_us, 0, 100000, HS_REQUIRED,
+                 "overhead of one graph execute call"),
+    HS_PARAM_F64("dram_scale", HwStackNpu, dram_scale, 0.01, 4, 1,
+                 "bandwidth its graphs reach alone, as a multiple of the SoC's "
+                 "dram_cap_gbps (bounded by the DRAM ceiling)"),
+    HS_PARAM_U32("graphs_per_model", HwStackNpu, graphs_per_model, 1, 1024, HS_REQUIRED,
+                 "static graphs a model is split into (each prepared separately)"),
+    HS_PARAM_F64("prepare_base_ms", HwStackNpu, prepare_base_ms, 0, 1e7, HS_REQUIRED,
+                 "graph preparation: fixed part per graph"),
+    HS_PARAM_F64("prepare_ms_per_mib", HwStackNpu, prepare_ms_per_mib, 0, 1e7, HS_REQUIRED,
+                 "graph preparation: per MiB of the activations it handles"),
+    HS_PARAM_F64("prepare_ms_per_mparam", HwStackNpu, prepare_ms_per_mparam, 0, 1e7, 0,
+                 "graph optimisation: per million weights its matmuls hold"),
+    HS_PARAM_BOOL("w4a16_decode", HwStackNpu, w4a16_decode, 0,
+                  "the runtime runs W4A16 matmuls in decode"),
+    HS_PARAM_END
+};
+static const HsParam npu_dequant[] = { DEQUANT_PARAMS(HwStackNpu) };
+
+typedef struct StackTop {
+    char *name;
+    char *description;
+} StackTop;
+
+static const HsParam top_params[] = {
+    HS_PARAM_STR("name", StackTop, name, NULL, NULL, "short name of the stack"),
+    HS_PARAM_STR("description", StackTop, description, "", NULL, "one line"),
+    HS_PARAM_END
+};
+
+typedef struct Section {
+    const char *key;             /* "cpu" */
+    const char *title;           /* for show / describe */
+    size_t offset;               /* into HwStack */
+    const HsParam *params;
+    const HsParam *dequant;
+} Section;
+
+static const Section sections[] = {
+    { "cpu", "CPU kernels and the host's calls", offsetof(HwStack, cpu),
+      cpu_params, cpu_dequant },
+    { "gpu", "GPU kernels and queue", offsetof(HwStack, gpu), gpu_params, gpu_dequant },
+    { "npu", "NPU runtime and graphs", offsetof(HwStack, npu), npu_params, npu_dequant },
+};
+
+static const char *const top_keys[] = { "cpu", "gpu", "npu", NULL };
+static const char *const section_keys[] = { "dequant", NULL };
+
+void
+hw_stack_free(HwStack *stack)
+{
+    if (stack == NULL) {
+        return;
+    }
+    g_free(stack->name);
+    g_free(stack->description);
+    g_free(stack->path);
+    if (stack->sources) {
+        g_hash_table_unref(stack->sources);
+    }
+    g_free(stack);
+}
+
+static gboolean
+apply_section(const cJSON *root, const Section *sec, HwStack *st, GError **error)
+{
+    void *out = (char *) st + sec->offset;
+    g_autofree char *path = hs_json_path_key("$", sec->key);
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, sec->key);
+    if (obj == NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "$: missing required key \"%s\"", sec->key);
+        return FALSE;
+    }
+    if (!hs_param_apply(obj, path, sec->params, out, section_keys, st->sources, error)) {
+        return FALSE;
+    }
+    const cJSON *dq = cJSON_GetObjectItemCaseSensitive(obj, "dequant");
+    g_autofree char *dq_path = hs_json_path_key(path, "dequant");
+    if (dq == NULL) {
+        hs_param_set_defaults(sec->dequant, out);
+        return TRUE;
+    }
+    return hs_param_apply(dq, dq_path, sec->dequant, out, NULL, st->sources, error);
+}
+
+HwStack *
+hw_stack_from_json(const cJSON *root, const char *what, GError **error)
+{
+    g_autoptr(HwStack) st = g_new0(HwStack, 1);
+    st->sources = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    StackTop top = { 0 };
+    gboolean ok = hs_param_apply(root, "$", top_params, &top, top_keys, NULL, error);
+    st->name = g_steal_pointer(&top.name);
+    st->description = g_steal_pointer(&top.description);
+    for (size_t i = 0; ok && i < G_N_ELEMENTS(sections); i++) {
+        ok = apply_section(root, &sections[i], st, error);
+    }
+    if (!ok) {
+        g_prefix_error(error, "%s: ", what);
+        return NULL;
+    }
+    return g_steal_pointer(&st);
+}
+
+HwStack *
+hw_stack_load(const char *name_or_path, const char *stacks_dir, GError **error)
+{
+    g_autofree char *path = NULL;
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
+        path = g_strdup(name_or_path);
+    } else {
+        g_autofree char *file = g_strdup_printf("%s.json", name_or_path);
+        path = stacks_dir ? g_build_filename(stacks_dir, file, NULL) : NULL;
+        if (path == NULL || !g_file_test(path, G_FILE_TEST_EXISTS)) {
+            g_auto(GStrv) names = stacks_dir ? hw_stack_list(stacks_dir, NULL) : NULL;
+            g_autofree char *list = names && names[0] ? g_strjoinv(", ", names)
+                                                      : g_strdup("none");
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
+                        "unknown stack \"%s\" (known: %s; or give a path to a JSON file)",
+                        name_or_path, list);
+            return NULL;
+        }
+    }
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    HwStack *st = hw_stack_from_json(root, path, error);
+    if (st) {
+        st->path = g_steal_pointer(&path);
+    }
+    return st;
+}
+
+GStrv
+hw_stack_list(const char *stacks_dir, GError **error)
+{
+    return hs_json_list_stems(stacks_dir, error);
+}
+
+void
+hw_stack_dump_text(const HwStack *st, GString *out)
+{
+    g_string_append_printf(out, "stack %s%s%s\n", st->name,
+                           st->description[0] ? ": " : "", st->description);
+    if (st->path) {
+        g_string_append_printf(out, "  from %s\n", st->path);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
+        const Section *sec = &sections[i];
+        const void *in = (const char *) st + sec->offset;
+        g_autofree char *path = hs_json_path_key("$", sec->key);
+        g_autofree char *dq_path = hs_json_path_key(path, "dequant");
+        g_string_append_printf(out, "\n%s (%s)\n", sec->key, sec->title);
+        hs_param_dump_text(sec->params, in, out, 2, st->sources, path);
+        g_string_append(out, "  dequant\n");
+        hs_param_dump_text(sec->dequant, in, out, 4, st->sources, dq_path);
+    }
+}
+
+cJSON *
+hw_stack_to_json(const HwStack *st)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "name", st->name);
+    cJSON_AddStringToObject(root, "description", st->description);
+    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
+        const Section *sec = &sections[i];
+        const void *in = (const char *) st + sec->offset;
+        cJSON *o = cJSON_AddObjectToObject(root, sec->key);
+        hs_param_dump_json(sec->params, in, o);
+        hs_param_dump_json(sec->dequant, in, cJSON_AddObjectToObject(o, "dequant"));
+    }
+    return root;
+}
+
+void
+hw_stack_describe(GString *out)
+{
+    g_string_append(out, "A stack profile: what one inference engine's kernel libraries and "
+                         "runtimes achieve on\neach processor of a SoC (the SoC config says "
+                         "what the silicon is).\n"
+                         "Top level: name (string, required), description (string), cpu, gpu, "
+                         "npu (all required)\n"
+                         "Any number may be written as {\"value\": N, \"source\": \"where it "
+                         "comes from\"}.\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
+        g_string_append_printf(out, "\n$.%s (%s)\n", sections[i].key, sections[i].title);
+        hs_param_describe(sections[i].params, out);
+        g_string_append_printf(out, "\n$.%s.dequant (optional; matmul weights of each "
+                                    "format, on this processor)\n", sections[i].key);
+        hs_param_describe(sections[i].dequant, out);
+    }
+}

@@ -1,0 +1,94 @@
+/*
+ * stack.h - a software stack profile: what one inference engine's kernel
+ * libraries and runtimes achieve on each kind of processor.
+ *
+ * The SoC config (hw/soc.h) says what the silicon is: clocks, arrays, TCM,
+ * peak rates, the DRAM, each initiator's bandwidth cap.  A stack says what
+ * an engine gets out of it, as shares of the hardware's numbers so that
+ * one profile serves every SoC: PPL's OpenCL matmul plateaus at ~1 TFLOPS
+ * of the Adreno 750's 2.8 (HeteroLLM §1), Transformer-Lite's at 1.6
+ * (Transformer-Lite §3.2); its kernels' bandwidth against the SoC's
+ * per-initiator cap (measured with PPL: 43.3 GB/s; Transformer-Lite's
+ * GEMVs imply ~58, FACTS §9, bounded by the DRAM ceiling); the
+ * fixed cost of each kernel launch, graph execute or enqueue call; what
+ * dequantising each weight format costs; what the vendor NPU runtime
+ * supports.  One SoC serves every system; a policy names the stack it runs
+ * on (SimPolicy.stack), `--stack` replaces it ("same phone, better
+ * kernels?").  Profiles live in configs/stacks/NAME.json, loaded with the
+ * same HsParam tables as SoC configs (every number may carry its source):
+ *
+ *   { "name": "heterollm", "description": "...",
+ *     "cpu": { ... }, "gpu": { ... }, "npu": { ... } }
+ *
+ * hw/ only reads the numbers; which stack a run uses is sim/run.c's call.
+ */
+#ifndef HW_STACK_H
+#define HW_STACK_H
+
+#include <glib.h>
+#include <cjson/cJSON.h>
+
+#include "hw/op.h"
+
+/* Weight bytes a library dequantises per second on one processor, per
+ * weight format (HwWfmt); 0: free — fused into the load, no time beyond
+ * reading the bytes. */
+typedef struct HwStackDequant {
+    double gbps[HW_WFMT_COUNT];
+} HwStackDequant;
+
+typedef struct HwStackCpu {
+    double simd_efficiency;      /* share of the cores' SIMD peak its matmuls reach */
+    double dram_scale;           /* its kernels' bandwidth / the SoC's cap */
+    double call_us;              /* fixed cost of one operator call (thread
+                                  * wake-up and barrier across the cores) */
+    double submit_us;            /* host time of one accelerator enqueue call */
+    HwStackDequant dequant;
+} HwStackCpu;
+
+typedef struct HwStackGpu {
+    double matmul_efficiency;    /* FP16 plateau of its large matmuls / the GPU's peak */
+    double dram_scale;           /* its kernels' bandwidth / the SoC's cap */
+    double launch_busy_us;       /* kernel submission into a queue that runs */
+    double launch_idle_us;       /* extra when the queue had run empty */
+    HwStackDequant dequant;
+} HwStackGpu;
+
+typedef struct HwStackNpu {
+    double matmul_efficiency;    /* share of the array's cycle count its graphs reach */
+    double launch_us;            /* one graph execute call */
+    double dram_scale;           /* its graphs' bandwidth / the SoC's cap */
+    uint32_t graphs_per_model;   /* static graphs a model is split into */
+    double prepare_base_ms;      /* graph preparation: fixed part per graph */
+    double prepare_ms_per_mib;   /* graph preparation: per MiB of activations */
+    double prepare_ms_per_mparam; /* graph optimisation: per million weights */
+    gboolean w4a16_decode;       /* runs W4A16 matmuls in decode */
+    HwStackDequant dequant;      /* vector unit (HVX): weight -> FP16 tiles */
+} HwStackNpu;
+
+typedef struct HwStack {
+    char *name;
+    char *description;
+    char *path;                  /* file it was loaded from */
+    HwStackCpu cpu;
+    HwStackGpu gpu;
+    HwStackNpu npu;
+    GHashTable *sources;         /* JSON path -> source note */
+} HwStack;
+
+/* @name_or_path: a shipped name (looked up as @stacks_dir/NAME.json) or a
+ * path to a JSON file.  (transfer full) */
+HwStack *hw_stack_load(const char *name_or_path, const char *stacks_dir, GError **error);
+HwStack *hw_stack_from_json(const cJSON *root, const char *what, GError **error);
+void hw_stack_free(HwStack *stack);               /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwStack, hw_stack_free)
+
+/* Names of the stacks shipped in @stacks_dir, sorted.  (transfer full) */
+GStrv hw_stack_list(const char *stacks_dir, GError **error);
+
+/* `stack show` (text with units and sources, or JSON) and `stack describe`. */
+void hw_stack_dump_text(const HwStack *stack, GString *out);
+cJSON *hw_stack_to_json(const HwStack *stack);    /* (transfer full) */
+void hw_stack_describe(GString *out);
+
+#endif /* HW_STACK_H */
