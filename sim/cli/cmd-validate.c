@@ -262,12 +262,12 @@ published_text(const HsPoint *p)
         return g_strdup_printf("%.4g", p->published);
     }
     if (isinf(p->lo)) {
-        return g_strdup_printf("<= %.3g", p->hi);
+        return g_strdup_printf("<= %.4g", p->hi);
     }
     if (isinf(p->hi)) {
-        return g_strdup_printf(">= %.3g", p->lo);
+        return g_strdup_printf(">= %.4g", p->lo);
     }
-    return g_strdup_printf("%.3g-%.3g", p->lo, p->hi);
+    return g_strdup_printf("%.4g-%.4g", p->lo, p->hi);
 }
 
 static void
