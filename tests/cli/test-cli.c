@@ -646,7 +646,9 @@ test_probe(void)
     g_assert_cmpfloat(cJSON_GetObjectItem(jm, "peak_gbps")->valuedouble, ==, 68);
 
     /* every policy at every length, through the simulator: hetero-tensor is
-     * the fastest at each (HeteroLLM §5.2), padding shows as steps */
+     * the fastest W4A16 policy at each (HeteroLLM §5.2), padding shows as
+     * steps.  The other papers' systems run other precisions (mllm-npu's
+     * INT8 is faster at some lengths) and are not compared here. */
     g_autoptr(Run) pf = hs("probe", "--what", "prefill", "--format", "json", NULL);
     g_assert_cmpint(pf->status, ==, 0);
     g_autoptr(cJSON) jp = cJSON_Parse(pf->out);
@@ -662,16 +664,18 @@ test_probe(void)
             b = g_new0(double, 2);
             g_hash_table_insert(best, seq, b);
         }
-        if (strcmp(cJSON_GetObjectItem(prow, "policy")->valuestring, "hetero-tensor") == 0) {
+        const char *pol = cJSON_GetObjectItem(prow, "policy")->valuestring;
+        if (strcmp(pol, "hetero-tensor") == 0) {
             b[1] = tps;
             n_tensor++;
-        } else {
+        } else if (strcmp(pol, "mllm-npu") != 0 && strcmp(pol, "transformer-lite") != 0 &&
+                   strcmp(pol, "npu-tts") != 0) {
             b[0] = MAX(b[0], tps);
         }
         n_rows++;
     }
     g_assert_cmpint(n_tensor, ==, 13);
-    g_assert_cmpint(n_rows, ==, 13 * 8);
+    g_assert_cmpint(n_rows, ==, 13 * 11);      /* 13 lengths x 11 policies */
     GHashTableIter it;
     gpointer key, value;
     g_hash_table_iter_init(&it, best);
@@ -716,7 +720,7 @@ test_probe(void)
             for (const char *q = text; (q = strstr(q, "<polyline")) != NULL; q++) {
                 lines++;
             }
-            g_assert_cmpint(lines, ==, 8);
+            g_assert_cmpint(lines, ==, 11);
         }
         g_unlink(f);
     }
