@@ -278,7 +278,8 @@ parse_point(const cJSON *pt, const char *path, HsPoint *p, GError **error)
         return fail(error, path, pt, "an object");
     }
     char *metric = NULL;
-    if (!get_str(pt, path, "id", &p->id, error) ||
+    if (!check_keys(pt, path, keys, error) ||
+        !get_str(pt, path, "id", &p->id, error) ||
         !get_str(pt, path, "paper", &p->paper, error) ||
         !get_str(pt, path, "soc", &p->soc, error) ||
         !get_str(pt, path, "model", &p->model, error) ||
@@ -307,7 +308,6 @@ parse_point(const cJSON *pt, const char *path, HsPoint *p, GError **error)
                  &p->tolerance_pct, error) ||
         !get_opt_str(pt, path, "known_miss", &p->known_miss, error) ||
         !get_opt_str(pt, path, "calibrated", &p->calibrated, error) ||
-        !check_keys(pt, path, keys, error) ||
         !parse_published(pt, path, p, error) ||
         !parse_workload(pt, path, p, error) ||
         !parse_baseline(pt, path, p, error)) {
