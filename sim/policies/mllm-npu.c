@@ -305,6 +305,15 @@ schedule(SimBuilder *b, Plan *p)
         rank[prog[i]] = i;
     }
     const uint32_t procs[2] = { info->proc_npu, info->proc_cpu };
+    /* released units (every dependency placed) of each processor */
+    g_autoptr(GArray) rel_npu = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autoptr(GArray) rel_cpu = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray *rel[2] = { rel_npu, rel_cpu };
+    for (uint32_t i = 0; i < n; i++) {
+        if (remaining[i] == 0) {
+            g_array_append_val(rel[u[i].proc == procs[0] ? 0 : 1], i);
+        }
+    }
     uint64_t free_ps[2] = { 0, 0 };
     uint32_t next_prog[2] = { 0, 0 };    /* in order: next unit of each in prog */
     for (uint32_t placed = 0; placed < n; placed++) {
@@ -325,15 +334,14 @@ schedule(SimBuilder *b, Plan *p)
                 }
             } else {
                 /* when the first unit is ready, then the best unit ready then */
-                for (uint32_t i = 0; i < n; i++) {
-                    if (!done[i] && remaining[i] == 0 && u[i].proc == procs[q]) {
-                        t = MIN(t, MAX(free_ps[q], ready_ps[i]));
-                    }
+                for (guint r = 0; r < rel[q]->len; r++) {
+                    uint32_t i = g_array_index(rel[q], uint32_t, r);
+                    t = MIN(t, MAX(free_ps[q], ready_ps[i]));
                 }
                 double best_c = -INFINITY;
-                for (uint32_t i = 0; t != UINT64_MAX && i < n; i++) {
-                    if (done[i] || remaining[i] != 0 || u[i].proc != procs[q] ||
-                        ready_ps[i] > t) {
+                for (guint r = 0; t != UINT64_MAX && r < rel[q]->len; r++) {
+                    uint32_t i = g_array_index(rel[q], uint32_t, r);
+                    if (ready_ps[i] > t) {
                         continue;
                     }
                     double c = 0;
@@ -358,6 +366,12 @@ schedule(SimBuilder *b, Plan *p)
         }
         g_assert(best_p >= 0);      /* the units form a DAG */
         done[best] = TRUE;
+        for (guint r = 0; r < rel[best_p]->len; r++) {
+            if (g_array_index(rel[best_p], uint32_t, r) == best) {
+                g_array_remove_index_fast(rel[best_p], r);
+                break;
+            }
+        }
         end_ps[best] = best_t + u[best].cost_ps;
         free_ps[best_p] = end_ps[best];
         order[placed] = best;
@@ -365,7 +379,9 @@ schedule(SimBuilder *b, Plan *p)
             uint32_t w = g_array_index(u[best].users, uint32_t, k);
             uint64_t at = end_ps[best] + (u[w].proc != u[best].proc ? sync_ps : 0);
             ready_ps[w] = MAX(ready_ps[w], at);
-            remaining[w]--;
+            if (--remaining[w] == 0) {
+                g_array_append_val(rel[u[w].proc == procs[0] ? 0 : 1], w);
+            }
         }
     }
     return order;
