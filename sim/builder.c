@@ -11,6 +11,7 @@ typedef struct Produced {
     uint32_t task;
     uint32_t proc;
     SimSlice slice;
+    gboolean timing_only;          /* a SHADOW task: not part of the coverage */
 } Produced;
 
 struct SimBuilder {
@@ -154,10 +155,6 @@ static uint32_t
 sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to)
 {
     gint64 key = ((gint64) src << 16) | ((gint64) from << 8) | to;
-    gpointer have = g_hash_table_lookup(b->syncs, &key);
-    if (have) {
-        return GPOINTER_TO_UINT(have) - 1;
-    }
     /* one hand-off covers everything @from wrote of @src so far */
     GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     GArray *prod = b->produced[src];
@@ -166,6 +163,13 @@ sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to)
         if (p->proc == from) {
             g_array_append_val(deps, p->task);
         }
+    }
+    gpointer have = g_hash_table_lookup(b->syncs, &key);
+    /* reuse it unless @from wrote more of @src since (a policy that
+     * places a node's slices apart, e.g. chunk by chunk) */
+    if (have && sim_plan_task(b->plan, GPOINTER_TO_UINT(have) - 1)->n_deps == deps->len) {
+        g_array_free(deps, TRUE);
+        return GPOINTER_TO_UINT(have) - 1;
     }
     g_autofree char *name = g_strdup_printf("sync %s %s", b->nodes[src].name,
                                             sim_sync_name[b->info.sync]);
@@ -179,7 +183,7 @@ sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to)
     g_array_free(deps, TRUE);
     gint64 *k = g_new(gint64, 1);
     *k = key;
-    g_hash_table_insert(b->syncs, k, GUINT_TO_POINTER(id + 1));
+    g_hash_table_replace(b->syncs, k, GUINT_TO_POINTER(id + 1));
     return id;
 }
 
@@ -226,32 +230,13 @@ task_name(const MdlNode *n, const SimSlice *s)
     return g_string_free(name, FALSE);
 }
 
-uint32_t
-sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
-                   MdlPrecision prec, GError **error)
+/* What a task of @slice of @n on @proc waits on: the writers of what it
+ * reads (through syncs from other processors); appended to @deps. */
+static void
+gather_deps(SimBuilder *b, const MdlNode *n, uint32_t proc, const SimSlice *s_,
+            GArray *deps)
 {
-    const MdlNode *n = sim_builder_node(b, node);
-    g_assert(proc < b->info.n_procs);
-    g_assert(slice.tok0 < slice.tok1 && slice.tok1 <= n->tokens);
-    g_assert(slice.row0 < slice.row1 && slice.row1 <= n->features);
-    g_assert(slice.pad_tokens == 0 || slice.pad_tokens >= slice.tok1 - slice.tok0);
-
-    GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    uint32_t shape = slice.pad_tokens ? slice.pad_tokens : slice.tok1 - slice.tok0;
-    if (proc == b->info.proc_npu && n->op == MDL_OP_MATMUL) {
-        gpointer prep = g_hash_table_lookup(b->prepare, GUINT_TO_POINTER(shape));
-        if (prep) {
-            uint32_t id = GPOINTER_TO_UINT(prep) - 1;
-            g_array_append_val(deps, id);
-        } else if (!g_hash_table_contains(b->offline, GUINT_TO_POINTER(shape))) {
-            g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
-                        "%s: no NPU graph prepared for %u tokens (static shapes "
-                        "must be prepared offline or in the plan)", n->name, shape);
-            g_array_free(deps, TRUE);
-            return UINT32_MAX;
-        }
-    }
-
+    SimSlice slice = *s_;
     for (uint32_t i = 0; i < n->n_src; i++) {
         uint32_t s = n->src[i];
         /* attention reads K and V (src 1, 2) of every earlier token; the
@@ -286,15 +271,13 @@ sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
     if (n->n_src == 0) {
         g_array_append_vals(deps, b->entry->data, b->entry->len);
     }
+}
 
-    SimTask t = {
-        .kind = SIM_TASK_KERNEL, .phase = b->info.phase, .step = b->info.step,
-        .proc = proc, .node = (int32_t) node, .slice = slice,
-    };
-    work_of(b, n, proc, &slice, prec, &t.work);
-    g_autofree char *name = task_name(n, &slice);
-    t.name = name;
-    /* de-duplicate deps, keep first-seen order (deterministic) */
+/* Add @t with @deps (freed here) de-duplicated in first-seen order
+ * (deterministic) and record it as a producer of its slice. */
+static uint32_t
+add_task(SimBuilder *b, SimTask *t, GArray *deps, gboolean timing_only)
+{
     GArray *uniq = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     for (guint i = 0; i < deps->len; i++) {
         uint32_t d = g_array_index(deps, uint32_t, i);
@@ -306,15 +289,79 @@ sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
             g_array_append_val(uniq, d);
         }
     }
-    t.n_deps = uniq->len;
-    t.deps = (uint32_t *) uniq->data;
-    uint32_t id = sim_plan_add(b->plan, &t);
+    t->n_deps = uniq->len;
+    t->deps = (uint32_t *) uniq->data;
+    uint32_t id = sim_plan_add(b->plan, t);
     g_array_free(uniq, TRUE);
     g_array_free(deps, TRUE);
 
-    Produced p = { id, proc, slice };
-    g_array_append_val(b->produced[node], p);
+    Produced p = { id, t->proc, t->slice, timing_only };
+    g_array_append_val(b->produced[t->node], p);
     return id;
+}
+
+uint32_t
+sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
+                   MdlPrecision prec, GError **error)
+{
+    const MdlNode *n = sim_builder_node(b, node);
+    g_assert(proc < b->info.n_procs);
+    g_assert(slice.tok0 < slice.tok1 && slice.tok1 <= n->tokens);
+    g_assert(slice.row0 < slice.row1 && slice.row1 <= n->features);
+    g_assert(slice.pad_tokens == 0 || slice.pad_tokens >= slice.tok1 - slice.tok0);
+
+    GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t shape = slice.pad_tokens ? slice.pad_tokens : slice.tok1 - slice.tok0;
+    if (proc == b->info.proc_npu && n->op == MDL_OP_MATMUL) {
+        gpointer prep = g_hash_table_lookup(b->prepare, GUINT_TO_POINTER(shape));
+        if (prep) {
+            uint32_t id = GPOINTER_TO_UINT(prep) - 1;
+            g_array_append_val(deps, id);
+        } else if (!g_hash_table_contains(b->offline, GUINT_TO_POINTER(shape))) {
+            g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
+                        "%s: no NPU graph prepared for %u tokens (static shapes "
+                        "must be prepared offline or in the plan)", n->name, shape);
+            g_array_free(deps, TRUE);
+            return UINT32_MAX;
+        }
+    }
+
+    gather_deps(b, n, proc, &slice, deps);
+
+    SimTask t = {
+        .kind = SIM_TASK_KERNEL, .phase = b->info.phase, .step = b->info.step,
+        .proc = proc, .node = (int32_t) node, .slice = slice,
+    };
+    work_of(b, n, proc, &slice, prec, &t.work);
+    g_autofree char *name = task_name(n, &slice);
+    t.name = name;
+    return add_task(b, &t, deps, FALSE);
+}
+
+uint32_t
+sim_builder_shadow(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
+                   const SimWork *work, const char *what)
+{
+    const MdlNode *n = sim_builder_node(b, node);
+    g_assert(proc < b->info.n_procs);
+    g_assert(slice.tok0 < slice.tok1 && slice.tok1 <= n->tokens);
+    g_assert(slice.row0 < slice.row1 && slice.row1 <= n->features);
+    GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    gather_deps(b, n, proc, &slice, deps);
+    g_autofree char *base = task_name(n, &slice);
+    g_autofree char *name = g_strdup_printf("%s.%s", base, what);
+    SimTask t = {
+        .kind = SIM_TASK_SHADOW, .phase = b->info.phase, .step = b->info.step,
+        .proc = proc, .node = (int32_t) node, .slice = slice, .work = *work, .name = name,
+    };
+    return add_task(b, &t, deps, TRUE);
+}
+
+void
+sim_builder_after(SimBuilder *b, uint32_t id, uint32_t before)
+{
+    g_assert(before < id);
+    sim_plan_add_dep(b->plan, id, before);
 }
 
 uint64_t
@@ -324,6 +371,12 @@ sim_builder_cost_ps(const SimBuilder *b, uint32_t node, uint32_t proc,
     SimWork w;
     work_of(b, sim_builder_node(b, node), proc, &slice, prec, &w);
     return sim_cost_work_ps(b->cost, proc, &w);
+}
+
+uint64_t
+sim_builder_work_cost_ps(const SimBuilder *b, uint32_t proc, const SimWork *work)
+{
+    return sim_cost_work_ps(b->cost, proc, work);
 }
 
 gboolean
@@ -350,9 +403,15 @@ sim_builder_finish(SimBuilder *b, uint32_t **exit, uint32_t *n_exit, GError **er
         GArray *prod = b->produced[i];
         uint64_t area = 0;
         for (guint j = 0; j < prod->len; j++) {
+            if (g_array_index(prod, Produced, j).timing_only) {
+                continue;
+            }
             const SimSlice *s = &g_array_index(prod, Produced, j).slice;
             area += (uint64_t) (s->tok1 - s->tok0) * (s->row1 - s->row0);
             for (guint k = j + 1; k < prod->len; k++) {
+                if (g_array_index(prod, Produced, k).timing_only) {
+                    continue;
+                }
                 const SimSlice *o = &g_array_index(prod, Produced, k).slice;
                 if (overlap(s->tok0, s->tok1, o->tok0, o->tok1) &&
                     overlap(s->row0, s->row1, o->row0, o->row1)) {

@@ -78,6 +78,22 @@ SimSlice sim_builder_full(const SimBuilder *b, uint32_t node);
 uint32_t sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc,
                             SimSlice slice, MdlPrecision prec, GError **error);
 
+/*
+ * A timing-only task (SIM_TASK_SHADOW) doing @work on @proc for @slice of
+ * @node: it waits on what a kernel of that slice would read, and readers
+ * of the slice wait on it as on the node's kernels (through a sync when on
+ * another processor), but it computes no values — they are part of the
+ * node's kernel task (e.g. mllm-NPU's shadow outlier matmul, whose result
+ * the W8A8_SHADOW kernel's value already includes).  Returns the task id.
+ */
+uint32_t sim_builder_shadow(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
+                            const SimWork *work, const char *what);
+
+/* Task @id starts only after task @before ended: an order a policy
+ * imposes on one processor's queue (a scheduler's choice, not data flow;
+ * @before must be an earlier task of the same phase). */
+void sim_builder_after(SimBuilder *b, uint32_t id, uint32_t before);
+
 /* Mark NPU static shape @tokens as prepared before the run (no cost). */
 void sim_builder_npu_offline(SimBuilder *b, uint32_t tokens);
 
@@ -101,6 +117,9 @@ void sim_builder_set_drop_syncs(SimBuilder *b, gboolean drop);
  */
 uint64_t sim_builder_cost_ps(const SimBuilder *b, uint32_t node, uint32_t proc,
                              SimSlice slice, MdlPrecision prec);
+/* Cost of arbitrary @work on @proc alone (e.g. a shadow task's), in ps. */
+uint64_t sim_builder_work_cost_ps(const SimBuilder *b, uint32_t proc, const SimWork *work);
+
 /* Does the NPU's vendor stack run W4A16 matmuls in decode? */
 gboolean sim_builder_npu_w4a16_decode(const SimBuilder *b);
 

@@ -5,7 +5,7 @@
 #include "sim/util/error.h"
 
 const char *const sim_task_kind_name[SIM_TASK_KIND_COUNT] = {
-    "kernel", "sync", "prepare",
+    "kernel", "sync", "prepare", "shadow",
 };
 const char *const sim_sync_name[SIM_SYNC_COUNT] = { "driver", "fast" };
 const char *const sim_phase_name[SIM_PHASE_COUNT] = { "prefill", "decode" };

@@ -28,6 +28,10 @@ typedef enum {
     SIM_TASK_KERNEL,          /* computes a slice of a graph node */
     SIM_TASK_SYNC,            /* hands data from one processor to another */
     SIM_TASK_PREPARE,         /* builds a static NPU graph for a shape */
+    SIM_TASK_SHADOW,          /* timing only: extra work on a node whose
+                               * values are its kernels' (mllm-NPU's shadow
+                               * outlier matmul on the CPU, merged into the
+                               * NPU's output); readers of the node wait on it */
     SIM_TASK_KIND_COUNT
 } SimTaskKind;
 
@@ -77,7 +81,7 @@ typedef struct SimTask {
     uint32_t proc;            /* processor index in the SoC */
     int32_t node;             /* graph node of this phase/step, -1 if none */
     SimSlice slice;           /* KERNEL only */
-    SimWork work;             /* KERNEL and PREPARE */
+    SimWork work;             /* KERNEL, PREPARE and SHADOW */
     SimSyncMech sync;         /* SYNC only */
     uint32_t sync_from;       /* SYNC: producer processor */
     uint32_t sync_to;         /* SYNC: consumer processor */

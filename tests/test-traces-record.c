@@ -175,7 +175,7 @@ static const Bad bad[] = {
     { "truncated.json",
       "invalid JSON at line 1, column 284" },
     { "unknown-kind.json",
-      "$.tasks[3].kind: expected one of kernel, sync, prepare (got \"magic\")" },
+      "$.tasks[3].kind: expected one of kernel, sync, prepare, shadow (got \"magic\")" },
     { "unknown-processor.json",
       "$.tasks[3].proc: expected a processor of $.processors (cpu, gpu, npu) (got \"dsp\")" },
     { "version-2.json",

@@ -1,16 +1,21 @@
 /*
- * cmd-validate.c - `hetero-sim validate`: every published point next to
- * the simulation, with its error and tolerance.
+ * cmd-validate.c - `hetero-sim validate`: every published point of every
+ * paper next to the simulation, with its error and tolerance.
  *
- * Points live in a data file (configs/points/heterollm.json by default),
- * one entry each: id, paper and section, SoC, model, policy, sync,
- * workload, metric, published value (or range) and tolerance.  Adding a
- * paper's points needs no code.  A point the model cannot meet without a
- * hack says so in "known_miss" (the reason); it is reported but does not
- * fail the command.  A point a parameter was fitted to says so in
- * "calibrated" (which parameter): it is shown, must still be met, and is
- * left out of the mean error, which measures prediction.  Runs are timing-only (values are checked by `run`).
+ * Points live in data files, one per paper (configs/points/PAPER.json,
+ * read by points.c); all of them run by default, --points FILE runs one.
+ * A point the model cannot meet without a hack says so in "known_miss"
+ * (the reason); it is reported and, with --known-misses, does not fail the
+ * command.  A point a parameter was fitted to says so in "calibrated"
+ * (which parameter): it is shown, must still be met, and is left out of
+ * the mean errors, which measure prediction; the fitted parameters are
+ * listed in a table of their own, so a reader sees what is fit.  A
+ * published range is met anywhere inside it; its error is the distance to
+ * the nearer bound (0 inside).  Runs are timing-only (values are checked
+ * by `run`).
  */
+#include "hw/dev.h"
+#include "sim/cli/points.h"
 #include "sim/cli/run-opts.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
@@ -21,23 +26,11 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef enum {
-    M_PREFILL_TPS, M_DECODE_TPS, M_DECODE_GBPS, M_PREFILL_W,
-    M_PREFILL_SPEEDUP, M_DECODE_SPEEDUP, M_PREFILL_SPEEDUP_MEAN,
-    M_PREFILL_LATENCY_REDUCTION_MEAN, M_PREFILL_PREPARE_SHARE,
-    M_COUNT
-} Metric;
-
-static const char *const metric_name[M_COUNT] = {
-    "prefill_tokens_per_s", "decode_tokens_per_s", "decode_dram_gbps", "prefill_avg_w",
-    "prefill_speedup", "decode_speedup", "prefill_speedup_mean",
-    "prefill_latency_reduction_mean", "prefill_prepare_share",
-};
-
 typedef struct Row {
-    char *id, *paper, *metric_s, *known_miss, *calibrated;
-    double published, lo, hi, tolerance_pct, simulated, error_pct;
-    gboolean range, ok;
+    const HsPoint *pt;           /* (transfer none) */
+    const char *file;            /* the paper's points file name */
+    double simulated, error_pct;
+    gboolean ok;
 } Row;
 
 typedef struct Ctx {
@@ -45,40 +38,17 @@ typedef struct Ctx {
     GHashTable *socs, *specs;    /* name -> loaded (owned) */
 } Ctx;
 
-static gboolean
-get_str(const cJSON *o, const char *path, const char *key, const char **out, GError **error)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsString(v)) {
-        g_autofree char *got = hs_json_describe(v);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s.%s: expected a string (got %s)", path, key, got);
-        return FALSE;
-    }
-    *out = v->valuestring;
-    return TRUE;
-}
+/* One simulated run and what the metrics read from it beyond the report:
+ * kernel time per processor kind and phase. */
+typedef struct Measured {
+    SimRunReport r;
+    double kernel_ms[SIM_PHASE_COUNT][HW_KIND_COUNT];
+} Measured;
 
-static gboolean
-get_num(const cJSON *o, const char *path, const char *key, double lo, double hi,
-        double *out, GError **error)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi)) {
-        g_autofree char *got = hs_json_describe(v);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s.%s: expected a number in [%g, %g] (got %s)", path, key, lo, hi, got);
-        return FALSE;
-    }
-    *out = v->valuedouble;
-    return TRUE;
-}
-
-/* Simulate one (policy, sync, prompt) of a point. */
 static gboolean
 simulate(Ctx *c, const char *soc_name, const char *model, const char *policy,
-         const char *sync, uint32_t prompt, uint32_t decode, uint32_t batch,
-         SimRunReport *r, const char *path, GError **error)
+         gboolean driver, uint32_t prompt, uint32_t decode, uint32_t batch,
+         Measured *m, const char *path, GError **error)
 {
     HwSoc *soc = g_hash_table_lookup(c->socs, soc_name);
     if (soc == NULL) {
@@ -111,159 +81,105 @@ simulate(Ctx *c, const char *soc_name, const char *model, const char *policy,
     w.decode = decode;
     w.batch = batch;
     w.check_layers = -1;
-    if (strcmp(sync, "driver") == 0) {
-        w.sync = SIM_SYNC_DRIVER;
-    } else if (strcmp(sync, "fast") != 0) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s.sync: expected driver or fast (got \"%s\")", path, sync);
+    w.sync = driver ? SIM_SYNC_DRIVER : SIM_SYNC_FAST;
+    SimExecResult x = { 0 };
+    g_autoptr(SimPlan) plan = NULL;
+    *m = (Measured) { 0 };
+    if (!sim_run(soc, spec, p, &w, NULL, &m->r, &x, &plan, error)) {
+        g_prefix_error(error, "%s: ", path);
         return FALSE;
     }
-    return sim_run(soc, spec, p, &w, NULL, r, NULL, NULL, error);
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind == SIM_TASK_SYNC) {
+            continue;
+        }
+        const HwDev *d = g_ptr_array_index(soc->devs, t->proc);
+        m->kernel_ms[t->phase][d->cls->kind] +=
+            sim_time_to_ms(x.times[i].end_ps - x.times[i].start_ps);
+    }
+    sim_exec_result_clear(&x);
+    return TRUE;
 }
 
+/* The metric's value of one run (for ratios: the quantity compared). */
 static double
-metric_of(Metric m, const SimRunReport *r)
+metric_of(HsMetric m, const Measured *x)
 {
+    const SimRunReport *r = &x->r;
     switch (m) {
-    case M_PREFILL_TPS:
-    case M_PREFILL_SPEEDUP:
-    case M_PREFILL_SPEEDUP_MEAN:
+    case HS_METRIC_PREFILL_TPS:
+    case HS_METRIC_PREFILL_SPEEDUP:
+    case HS_METRIC_PREFILL_SPEEDUP_MEAN:
         return r->prefill.tokens_per_s;
-    case M_DECODE_TPS:
-    case M_DECODE_SPEEDUP:
+    case HS_METRIC_DECODE_TPS:
+    case HS_METRIC_DECODE_SPEEDUP:
         return r->decode.tokens_per_s;
-    case M_DECODE_GBPS:
+    case HS_METRIC_DECODE_GBPS:
         return r->decode.dram_gbps;
-    case M_PREFILL_W:
+    case HS_METRIC_PREFILL_W:
         return r->prefill.avg_w;
-    case M_PREFILL_LATENCY_REDUCTION_MEAN:
+    case HS_METRIC_DECODE_W:
+        return r->decode.avg_w;
+    case HS_METRIC_PREFILL_NPU_MS:
+        return x->kernel_ms[SIM_PHASE_PREFILL][HW_KIND_NPU];
+    case HS_METRIC_PREFILL_NPU_OVER_CPU: {
+        double cpu = x->kernel_ms[SIM_PHASE_PREFILL][HW_KIND_CPU];
+        return cpu > 0 ? x->kernel_ms[SIM_PHASE_PREFILL][HW_KIND_NPU] / cpu : 0;
+    }
+    case HS_METRIC_DECODE_CPU_SHARE:
+        return r->decode.time_ms > 0
+               ? x->kernel_ms[SIM_PHASE_DECODE][HW_KIND_CPU] / r->decode.time_ms : 0;
+    case HS_METRIC_PREFILL_LATENCY_REDUCTION_MEAN:
         return r->prefill.time_ms;
-    case M_PREFILL_PREPARE_SHARE:
+    case HS_METRIC_PREFILL_PREPARE_SHARE:
         return r->prefill.time_ms > 0 ? r->prefill.prepare_ms / r->prefill.time_ms : 0;
+    case HS_METRIC_DECODE_STEP_RATIO:
+        return r->tpot_ms;
     default:
         g_assert_not_reached();
     }
 }
 
 static gboolean
-eval_point(Ctx *c, const cJSON *pt, int idx, Row *row, GError **error)
+eval_point(Ctx *c, const HsPoint *pt, int idx, Row *row, GError **error)
 {
     g_autofree char *path = g_strdup_printf("$.points[%d]", idx);
-    const char *id, *paper, *soc, *model, *metric, *policy, *sync;
-    if (!cJSON_IsObject(pt)) {
-        g_autofree char *got = hs_json_describe(pt);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s: expected an object (got %s)", path, got);
-        return FALSE;
-    }
-    if (!get_str(pt, path, "id", &id, error) || !get_str(pt, path, "paper", &paper, error) ||
-        !get_str(pt, path, "soc", &soc, error) || !get_str(pt, path, "model", &model, error) ||
-        !get_str(pt, path, "metric", &metric, error) ||
-        !get_str(pt, path, "policy", &policy, error) || !get_str(pt, path, "sync", &sync, error) ||
-        !get_num(pt, path, "tolerance_pct", 0, 1000, &row->tolerance_pct, error)) {
-        return FALSE;
-    }
-    int m = -1;
-    for (int i = 0; i < M_COUNT; i++) {
-        if (strcmp(metric, metric_name[i]) == 0) {
-            m = i;
-        }
-    }
-    if (m < 0) {
-        g_autofree char *list = g_strjoinv(", ", (char **) metric_name);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s.metric: expected one of %s (got \"%s\")", path, list, metric);
-        return FALSE;
-    }
-    row->id = g_strdup(id);
-    row->paper = g_strdup(paper);
-    row->metric_s = g_strdup(metric);
-    const cJSON *km = cJSON_GetObjectItemCaseSensitive(pt, "known_miss");
-    row->known_miss = cJSON_IsString(km) ? g_strdup(km->valuestring) : NULL;
-    const cJSON *cal = cJSON_GetObjectItemCaseSensitive(pt, "calibrated");
-    row->calibrated = cJSON_IsString(cal) ? g_strdup(cal->valuestring) : NULL;
-    if (row->known_miss && row->calibrated) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s: expected at most one of known_miss and calibrated (got both)", path);
-        return FALSE;
-    }
-    const cJSON *rng = cJSON_GetObjectItemCaseSensitive(pt, "published_range");
-    if (cJSON_IsArray(rng) && cJSON_GetArraySize(rng) == 2) {
-        row->range = TRUE;
-        row->lo = cJSON_GetArrayItem(rng, 0)->valuedouble;
-        row->hi = cJSON_GetArrayItem(rng, 1)->valuedouble;
-        row->published = (row->lo + row->hi) / 2;
-    } else if (!get_num(pt, path, "published", -1e12, 1e12, &row->published, error)) {
-        return FALSE;
-    }
-
-    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(pt, "workload");
-    g_autofree char *wpath = g_strdup_printf("%s.workload", path);
-    double decode = 0, batch = 1, prompt = 0;
-    if (!cJSON_IsObject(wl) || !get_num(wl, wpath, "decode", 0, 4096, &decode, error) ||
-        !get_num(wl, wpath, "batch", 1, 256, &batch, error)) {
-        if (error && *error == NULL) {
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                        "%s: expected an object", wpath);
-        }
-        return FALSE;
-    }
-    g_autoptr(GArray) prompts = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(wl, "prompts");
-    if (cJSON_IsArray(ps)) {
-        const cJSON *it = NULL;
-        cJSON_ArrayForEach(it, ps) {
-            uint32_t v = (uint32_t) it->valuedouble;
-            g_array_append_val(prompts, v);
-        }
-    } else if (get_num(wl, wpath, "prompt", 1, 32768, &prompt, error)) {
-        uint32_t v = (uint32_t) prompt;
-        g_array_append_val(prompts, v);
-    } else {
-        return FALSE;
-    }
-    const cJSON *base = cJSON_GetObjectItemCaseSensitive(pt, "baseline");
-    gboolean ratio = m == M_PREFILL_SPEEDUP || m == M_DECODE_SPEEDUP ||
-                     m == M_PREFILL_SPEEDUP_MEAN || m == M_PREFILL_LATENCY_REDUCTION_MEAN;
-    const char *bpolicy = NULL, *bsync = NULL;
-    if (ratio) {
-        g_autofree char *bpath = g_strdup_printf("%s.baseline", path);
-        if (!cJSON_IsObject(base) || !get_str(base, bpath, "policy", &bpolicy, error) ||
-            !get_str(base, bpath, "sync", &bsync, error)) {
-            if (error && *error == NULL) {
-                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
-                            "%s: missing key \"baseline\" (a %s compares two policies)",
-                            path, metric);
-            }
-            return FALSE;
-        }
-    }
+    gboolean ratio = hs_metric_is_ratio(pt->metric);
     double acc = 0;
-    for (guint i = 0; i < prompts->len; i++) {
-        uint32_t pr = g_array_index(prompts, uint32_t, i);
-        SimRunReport a = { 0 }, b = { 0 };
-        if (!simulate(c, soc, model, policy, sync, pr, (uint32_t) decode, (uint32_t) batch,
-                      &a, path, error)) {
+    for (guint i = 0; i < pt->n_prompts; i++) {
+        uint32_t pr = pt->prompts[i];
+        Measured a, b;
+        if (!simulate(c, pt->soc, pt->model, pt->policy, pt->sync_driver, pr, pt->decode,
+                      pt->batch, &a, path, error)) {
             return FALSE;
         }
-        double va = metric_of((Metric) m, &a), v = va;
+        double va = metric_of(pt->metric, &a), v = va;
+        sim_run_report_clear(&a.r);
         if (ratio) {
-            if (!simulate(c, soc, model, bpolicy, bsync, pr, (uint32_t) decode,
-                          (uint32_t) batch, &b, path, error)) {
-                sim_run_report_clear(&a);
+            g_autofree char *bpath = g_strdup_printf("%s.baseline", path);
+            if (!simulate(c, pt->soc, pt->base_model, pt->base_policy, pt->base_sync_driver,
+                          pr, pt->decode, pt->base_batch, &b, bpath, error)) {
                 return FALSE;
             }
-            double vb = metric_of((Metric) m, &b);
-            v = m == M_PREFILL_LATENCY_REDUCTION_MEAN ? 1.0 - va / vb : va / vb;
+            double vb = metric_of(pt->metric, &b);
+            sim_run_report_clear(&b.r);
+            v = pt->metric == HS_METRIC_PREFILL_LATENCY_REDUCTION_MEAN ? 1.0 - va / vb
+                                                                        : va / vb;
         }
         acc += v;
-        sim_run_report_clear(&a);
-        sim_run_report_clear(&b);
     }
-    row->simulated = acc / prompts->len;
-    row->error_pct = 100.0 * (row->simulated - row->published) / row->published;
-    row->ok = row->range ? (row->simulated >= row->lo && row->simulated <= row->hi)
-                         : fabs(row->error_pct) <= row->tolerance_pct;
+    row->pt = pt;
+    row->simulated = acc / pt->n_prompts;
+    if (pt->range) {
+        double bound = row->simulated < pt->lo ? pt->lo : row->simulated > pt->hi ? pt->hi
+                                                                                  : NAN;
+        row->error_pct = isnan(bound) ? 0 : 100.0 * (row->simulated - bound) / bound;
+        row->ok = isnan(bound);
+    } else {
+        row->error_pct = 100.0 * (row->simulated - pt->published) / pt->published;
+        row->ok = fabs(row->error_pct) <= pt->tolerance_pct;
+    }
     return TRUE;
 }
 
@@ -299,8 +215,8 @@ scatter_svg(const Row *rows, guint n)
     for (guint i = 0; i < n; i++) {
         const Row *r = &rows[i];
         double x = L + slot * (i + 0.5);
-        double lo = r->range ? r->lo / r->published : 1 - r->tolerance_pct / 100;
-        double hi = r->range ? r->hi / r->published : 1 + r->tolerance_pct / 100;
+        double lo = r->pt->range ? r->pt->lo / r->pt->published : 1 - r->pt->tolerance_pct / 100;
+        double hi = r->pt->range ? r->pt->hi / r->pt->published : 1 + r->pt->tolerance_pct / 100;
         g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                                   "fill=\"#dcefdc\"/>\n", x - slot * 0.4, PY(hi), slot * 0.8,
                                PY(lo) - PY(hi));
@@ -309,14 +225,14 @@ scatter_svg(const Row *rows, guint n)
                               "stroke=\"black\"/>\n", L, T, H - B, W - R);
     for (guint i = 0; i < n; i++) {
         const Row *r = &rows[i];
-        double x = L + slot * (i + 0.5), ratio = r->simulated / r->published, y = PY(ratio);
-        if (!r->ok && r->known_miss) {            /* known miss: orange triangle */
+        double x = L + slot * (i + 0.5), ratio = r->simulated / r->pt->published, y = PY(ratio);
+        if (!r->ok && r->pt->known_miss) {            /* known miss: orange triangle */
             g_string_append_printf(s, "<path d=\"M%.1f %.1f l6 10 h-12 Z\" fill=\"#e08a00\"/>\n",
                                    x, y - 6);
         } else if (!r->ok) {                      /* miss: red cross */
             g_string_append_printf(s, "<path d=\"M%.1f %.1f l10 10 m0 -10 l-10 10\" "
                                       "stroke=\"#d33\" stroke-width=\"3\"/>\n", x - 5, y - 5);
-        } else if (r->calibrated) {               /* calibrated: blue square */
+        } else if (r->pt->calibrated) {               /* calibrated: blue square */
             g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" "
                                       "fill=\"#1f77b4\"/>\n", x - 5, y - 5);
         } else {                                  /* ok: green circle */
@@ -324,7 +240,7 @@ scatter_svg(const Row *rows, guint n)
                                       "fill=\"#2a7\"/>\n", x, y);
         }
         g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" transform=\"rotate(60 %.1f %.0f)\">"
-                                  "%s</text>\n", x, H - B + 12, x, H - B + 12, r->id);
+                                  "%s</text>\n", x, H - B + 12, x, H - B + 12, r->pt->id);
     }
     /* legend */
     double lx = W - R + 16, ly = T + 10;
@@ -348,6 +264,190 @@ scatter_svg(const Row *rows, guint n)
     return g_string_free(s, FALSE);
 }
 
+
+/* Mean absolute error of one paper's rows (or all: @file NULL). */
+typedef struct Summary {
+    guint n, predicted, calibrated, ok, known;
+    double mape, mape_met;       /* over predicted rows; without known misses */
+    guint n_met;
+} Summary;
+
+static Summary
+summarise(const Row *rows, guint n, const char *file)
+{
+    Summary s = { 0 };
+    for (guint i = 0; i < n; i++) {
+        const Row *r = &rows[i];
+        if (file && strcmp(r->file, file) != 0) {
+            continue;
+        }
+        s.n++;
+        s.ok += r->ok;
+        s.known += !r->ok && r->pt->known_miss;
+        if (r->pt->calibrated) {
+            s.calibrated++;
+            continue;
+        }
+        s.predicted++;
+        s.mape += fabs(r->error_pct);
+        if (!r->pt->known_miss) {
+            s.n_met++;
+            s.mape_met += fabs(r->error_pct);
+        }
+    }
+    s.mape = s.predicted ? s.mape / s.predicted : 0;
+    s.mape_met = s.n_met ? s.mape_met / s.n_met : 0;
+    return s;
+}
+
+static char *
+published_text(const HsPoint *p)
+{
+    if (!p->range) {
+        return g_strdup_printf("%.4g", p->published);
+    }
+    if (isinf(p->lo)) {
+        return g_strdup_printf("<= %.4g", p->hi);
+    }
+    if (isinf(p->hi)) {
+        return g_strdup_printf(">= %.4g", p->lo);
+    }
+    return g_strdup_printf("%.4g-%.4g", p->lo, p->hi);
+}
+
+static void
+print_text(const Row *rows, guint n, GPtrArray *files, gboolean allow_known,
+           gboolean unexpected)
+{
+    for (guint f = 0; f < files->len; f++) {
+        const char *file = g_ptr_array_index(files, f);
+        printf("%s| point | paper | metric | published | simulated | error | tolerance | |\n"
+               "|---|---|---|---|---|---|---|---|\n", f ? "\n" : "");
+        for (guint i = 0; i < n; i++) {
+            const Row *r = &rows[i];
+            if (strcmp(r->file, file) != 0) {
+                continue;
+            }
+            g_autofree char *pub = published_text(r->pt);
+            g_autofree char *tol = r->pt->range ? g_strdup("range")
+                                   : g_strdup_printf("%.0f %%", r->pt->tolerance_pct);
+            printf("| %s | %s | %s | %s | %.4g | %+.1f %% | %s | %s |\n", r->pt->id,
+                   r->pt->paper, hs_metric_name[r->pt->metric], pub, r->simulated,
+                   r->error_pct, tol,
+                   !r->ok ? (r->pt->known_miss ? "known miss" : "MISS")
+                   : r->pt->calibrated ? "ok (calibrated)" : "ok");
+        }
+    }
+    printf("\n| paper | points | predicted | MAPE, predicted | MAPE, known misses apart "
+           "| calibrated | within tolerance | known misses |\n"
+           "|---|---|---|---|---|---|---|---|\n");
+    for (guint f = 0; f <= files->len; f++) {
+        const char *file = f < files->len ? g_ptr_array_index(files, f) : NULL;
+        Summary s = summarise(rows, n, file);
+        printf("| %s | %u | %u | %.1f %% | %.1f %% (%u) | %u | %u | %u |\n",
+               file ? file : "all papers", s.n, s.predicted, s.mape, s.mape_met, s.n_met,
+               s.calibrated, s.ok, s.known);
+    }
+    gboolean any_cal = FALSE;
+    for (guint i = 0; i < n; i++) {
+        const Row *r = &rows[i];
+        if (r->pt->calibrated) {
+            if (!any_cal) {
+                printf("\nfitted to published rows (left out of the errors above):\n\n"
+                       "| paper | row | what was fitted |\n|---|---|---|\n");
+                any_cal = TRUE;
+            }
+            printf("| %s | %s | %s |\n", r->file, r->pt->id, r->pt->calibrated);
+        }
+    }
+    if (!any_cal) {
+        printf("\nno parameter was fitted to any of these rows\n");
+    }
+    Summary all = summarise(rows, n, NULL);
+    printf("\nmean absolute percentage error: %.1f %% over %u points (calibration "
+           "points excluded); %s\n", all.mape, all.predicted,
+           all.ok == all.n ? "all within tolerance"
+           : !unexpected ? "misses are all known (see known_miss in the points file)"
+           : allow_known ? "some points MISS their tolerance"
+                         : "some points miss their tolerance (--known-misses "
+                           "accepts those the points file declares)");
+}
+
+static void
+print_json(const Row *rows, guint n, GPtrArray *files)
+{
+    g_autoptr(cJSON) j = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(j, "rows");
+    for (guint i = 0; i < n; i++) {
+        const Row *r = &rows[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", r->pt->id);
+        cJSON_AddStringToObject(o, "file", r->file);
+        cJSON_AddStringToObject(o, "paper", r->pt->paper);
+        cJSON_AddStringToObject(o, "metric", hs_metric_name[r->pt->metric]);
+        cJSON_AddNumberToObject(o, "published", r->pt->published);
+        if (r->pt->range) {
+            cJSON *rg = cJSON_AddArrayToObject(o, "published_range");
+            cJSON_AddItemToArray(rg, isinf(r->pt->lo) ? cJSON_CreateNull()
+                                                       : cJSON_CreateNumber(r->pt->lo));
+            cJSON_AddItemToArray(rg, isinf(r->pt->hi) ? cJSON_CreateNull()
+                                                       : cJSON_CreateNumber(r->pt->hi));
+        }
+        cJSON_AddNumberToObject(o, "simulated", r->simulated);
+        cJSON_AddNumberToObject(o, "error_pct", r->error_pct);
+        cJSON_AddNumberToObject(o, "tolerance_pct", r->pt->tolerance_pct);
+        cJSON_AddBoolToObject(o, "ok", r->ok);
+        if (r->pt->known_miss) {
+            cJSON_AddStringToObject(o, "known_miss", r->pt->known_miss);
+        }
+        if (r->pt->calibrated) {
+            cJSON_AddStringToObject(o, "calibrated", r->pt->calibrated);
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+    cJSON *papers = cJSON_AddArrayToObject(j, "papers");
+    for (guint f = 0; f < files->len; f++) {
+        Summary s = summarise(rows, n, g_ptr_array_index(files, f));
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "file", g_ptr_array_index(files, f));
+        cJSON_AddNumberToObject(o, "points", s.n);
+        cJSON_AddNumberToObject(o, "predicted", s.predicted);
+        cJSON_AddNumberToObject(o, "mape_pct", s.mape);
+        cJSON_AddNumberToObject(o, "mape_known_misses_apart_pct", s.mape_met);
+        cJSON_AddNumberToObject(o, "calibrated", s.calibrated);
+        cJSON_AddNumberToObject(o, "ok", s.ok);
+        cJSON_AddItemToArray(papers, o);
+    }
+    Summary all = summarise(rows, n, NULL);
+    cJSON_AddNumberToObject(j, "mape_pct", all.mape);
+    cJSON_AddBoolToObject(j, "all_ok", all.ok == all.n);
+    g_autofree char *s = hs_json_print(j, FALSE);
+    printf("%s\n", s);
+}
+
+static gboolean
+write_out(const char *out_dir, const Row *rows, guint n, GError **error)
+{
+    if (g_mkdir_with_parents(out_dir, 0755) != 0) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot create directory",
+                    out_dir);
+        return FALSE;
+    }
+    g_autoptr(GString) csv = g_string_new("file,id,metric,published,simulated,error_pct,"
+                                          "tolerance_pct,ok\n");
+    for (guint i = 0; i < n; i++) {
+        g_string_append_printf(csv, "%s,%s,%s,%.6g,%.6g,%.3f,%.1f,%d\n", rows[i].file,
+                               rows[i].pt->id, hs_metric_name[rows[i].pt->metric],
+                               rows[i].pt->published, rows[i].simulated, rows[i].error_pct,
+                               rows[i].pt->tolerance_pct, rows[i].ok);
+    }
+    g_autofree char *cp = g_build_filename(out_dir, "validate.csv", NULL);
+    g_autofree char *sp = g_build_filename(out_dir, "validate.svg", NULL);
+    g_autofree char *svg = scatter_svg(rows, n);
+    return hs_outfile_write_all(cp, csv->str, csv->len, error) &&
+           hs_outfile_write_all(sp, svg, strlen(svg), error);
+}
+
 static gboolean
 run(int argc, char **argv, GError **error)
 {
@@ -358,16 +458,17 @@ run(int argc, char **argv, GError **error)
           "Do not fail on points the points file declares a known_miss (with its reason)",
           NULL },
         { "points", 'p', 0, G_OPTION_ARG_FILENAME, &points,
-          "Published points (default configs/points/heterollm.json)", "FILE" },
+          "One paper's published points (default: every configs/points/*.json)", "FILE" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Also write DIR/validate.csv and DIR/validate.svg", "DIR" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("validate", NULL,
-                      "Published results side by side with the simulation.  Exit status 1 "
-                      "if a point is outside its tolerance (with --known-misses: a point "
-                      "that is not a declared known miss).",
+                      "Published results side by side with the simulation, per paper, with "
+                      "the mean error per paper and which parameters were fitted to which "
+                      "rows.  Exit status 1 if a point is outside its tolerance (with "
+                      "--known-misses: a point that is not a declared known miss).",
                       entries, &argc, &argv, &help, error)) {
         return FALSE;
     }
@@ -381,131 +482,80 @@ run(int argc, char **argv, GError **error)
     }
     g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
     g_autofree char *models = g_build_filename(hs_cli_data_dir(), "models", NULL);
-    g_autofree char *def = g_build_filename(configs, "points", "heterollm.json", NULL);
-    const char *file = points ? points : def;
-    g_autoptr(cJSON) root = hs_json_load_file(file, HS_CONFIG_ERROR, error);
-    if (root == NULL) {
-        return FALSE;
+    g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func((GDestroyNotify) hs_points_free);
+    g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
+    if (points) {
+        HsPoints *p = hs_points_load(points, error);
+        if (p == NULL) {
+            return FALSE;
+        }
+        g_ptr_array_add(sets, p);
+        g_ptr_array_add(files, g_strdup(p->name));
+        g_ptr_array_add(paths, g_strdup(points));
+    } else {
+        g_autofree char *dir = g_build_filename(configs, "points", NULL);
+        g_auto(GStrv) stems = hs_json_list_stems(dir, error);
+        if (stems == NULL) {
+            g_prefix_error(error, "%s: ", dir);
+            return FALSE;
+        }
+        for (char **s = stems; *s; s++) {
+            g_autofree char *base = g_strconcat(*s, ".json", NULL);
+            g_autofree char *file = g_build_filename(dir, base, NULL);
+            HsPoints *p = hs_points_load(file, error);
+            if (p == NULL) {
+                return FALSE;
+            }
+            g_ptr_array_add(sets, p);
+            g_ptr_array_add(files, g_strdup(p->name));
+            g_ptr_array_add(paths, g_steal_pointer(&file));
+        }
     }
-    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
-    if (!cJSON_IsArray(pts) || cJSON_GetArraySize(pts) == 0) {
-        g_autofree char *got = hs_json_describe(pts);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s: $.points: expected a non-empty array of points (got %s)", file, got);
-        return FALSE;
+    guint n = 0;
+    for (guint f = 0; f < sets->len; f++) {
+        n += ((HsPoints *) g_ptr_array_index(sets, f))->n;
     }
     Ctx c = { configs, models,
               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) hw_soc_free),
               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) mdl_spec_free) };
-    guint n = (guint) cJSON_GetArraySize(pts);
-    g_autofree Row *rows = g_new0(Row, n);
+    g_autofree Row *rows = g_new0(Row, MAX(1, n));
     gboolean ok = TRUE;
-    for (guint i = 0; i < n && ok; i++) {
-        ok = eval_point(&c, cJSON_GetArrayItem(pts, (int) i), (int) i, &rows[i], error);
-        if (!ok) {
-            g_prefix_error(error, "%s: ", file);
+    guint k = 0;
+    for (guint f = 0; f < sets->len && ok; f++) {
+        const HsPoints *set = g_ptr_array_index(sets, f);
+        for (guint i = 0; i < set->n && ok; i++, k++) {
+            rows[k].file = g_ptr_array_index(files, f);
+            ok = eval_point(&c, &set->points[i], (int) i, &rows[k], error);
+            if (!ok) {
+                g_prefix_error(error, "%s: ", (char *) g_ptr_array_index(paths, f));
+            }
         }
     }
     g_hash_table_destroy(c.socs);
     g_hash_table_destroy(c.specs);
-    gboolean all_ok = TRUE, unexpected = FALSE;
-    double mape = 0;
-    guint n_pred = 0;
-    if (ok) {
-        for (guint i = 0; i < n; i++) {
-            if (!rows[i].calibrated) {
-                mape += fabs(rows[i].error_pct);
-                n_pred++;
-            }
-            all_ok = all_ok && rows[i].ok;
-            unexpected = unexpected ||
-                         (!rows[i].ok && (rows[i].known_miss == NULL || !allow_known));
-        }
-        mape = n_pred ? mape / n_pred : 0;
-        if (format == HS_FORMAT_JSON) {
-            g_autoptr(cJSON) j = cJSON_CreateObject();
-            cJSON *arr = cJSON_AddArrayToObject(j, "rows");
-            for (guint i = 0; i < n; i++) {
-                cJSON *o = cJSON_CreateObject();
-                cJSON_AddStringToObject(o, "id", rows[i].id);
-                cJSON_AddStringToObject(o, "paper", rows[i].paper);
-                cJSON_AddStringToObject(o, "metric", rows[i].metric_s);
-                cJSON_AddNumberToObject(o, "published", rows[i].published);
-                cJSON_AddNumberToObject(o, "simulated", rows[i].simulated);
-                cJSON_AddNumberToObject(o, "error_pct", rows[i].error_pct);
-                cJSON_AddNumberToObject(o, "tolerance_pct", rows[i].tolerance_pct);
-                cJSON_AddBoolToObject(o, "ok", rows[i].ok);
-                if (rows[i].known_miss) {
-                    cJSON_AddStringToObject(o, "known_miss", rows[i].known_miss);
-                }
-                if (rows[i].calibrated) {
-                    cJSON_AddStringToObject(o, "calibrated", rows[i].calibrated);
-                }
-                cJSON_AddItemToArray(arr, o);
-            }
-            cJSON_AddNumberToObject(j, "mape_pct", mape);
-            cJSON_AddBoolToObject(j, "all_ok", all_ok);
-            g_autofree char *s = hs_json_print(j, FALSE);
-            printf("%s\n", s);
-        } else {
-            printf("| point | paper | metric | published | simulated | error | tolerance | |\n"
-                   "|---|---|---|---|---|---|---|---|\n");
-            for (guint i = 0; i < n; i++) {
-                g_autofree char *pub = rows[i].range
-                    ? g_strdup_printf("%.3g-%.3g", rows[i].lo, rows[i].hi)
-                    : g_strdup_printf("%.4g", rows[i].published);
-                printf("| %s | %s | %s | %s | %.4g | %+.1f %% | %s%.0f %% | %s |\n",
-                       rows[i].id, rows[i].paper, rows[i].metric_s, pub, rows[i].simulated,
-                       rows[i].error_pct, rows[i].range ? "range / " : "",
-                       rows[i].tolerance_pct,
-                       !rows[i].ok ? (rows[i].known_miss ? "known miss" : "MISS")
-                       : rows[i].calibrated ? "ok (calibrated)" : "ok");
-            }
-            printf("\nmean absolute percentage error: %.1f %% over %u points (calibration "
-                   "points excluded); %s\n", mape, n_pred,
-                   all_ok ? "all within tolerance"
-                   : !unexpected ? "misses are all known (see known_miss in the points file)"
-                   : allow_known ? "some points MISS their tolerance"
-                                 : "some points miss their tolerance (--known-misses "
-                                   "accepts those the points file declares)");
-        }
-        if (out_dir) {
-            if (g_mkdir_with_parents(out_dir, 0755) != 0) {
-                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
-                            "%s: cannot create directory", out_dir);
-                ok = FALSE;
-            } else {
-                GString *csv = g_string_new("id,metric,published,simulated,error_pct,"
-                                            "tolerance_pct,ok\n");
-                for (guint i = 0; i < n; i++) {
-                    g_string_append_printf(csv, "%s,%s,%.6g,%.6g,%.3f,%.1f,%d\n", rows[i].id,
-                                           rows[i].metric_s, rows[i].published,
-                                           rows[i].simulated, rows[i].error_pct,
-                                           rows[i].tolerance_pct, rows[i].ok);
-                }
-                g_autofree char *cp = g_build_filename(out_dir, "validate.csv", NULL);
-                g_autofree char *sp = g_build_filename(out_dir, "validate.svg", NULL);
-                g_autofree char *svg = scatter_svg(rows, n);
-                ok = hs_outfile_write_all(cp, csv->str, csv->len, error) &&
-                     hs_outfile_write_all(sp, svg, strlen(svg), error);
-                g_string_free(csv, TRUE);
-            }
-        }
+    if (!ok) {
+        return FALSE;
     }
+    gboolean unexpected = FALSE;
     for (guint i = 0; i < n; i++) {
-        g_free(rows[i].id);
-        g_free(rows[i].paper);
-        g_free(rows[i].metric_s);
-        g_free(rows[i].known_miss);
-        g_free(rows[i].calibrated);
+        unexpected = unexpected || (!rows[i].ok && (!rows[i].pt->known_miss || !allow_known));
     }
-    if (ok && unexpected) {
+    if (format == HS_FORMAT_JSON) {
+        print_json(rows, n, files);
+    } else {
+        print_text(rows, n, files, allow_known, unexpected);
+    }
+    if (out_dir && !write_out(out_dir, rows, n, error)) {
+        return FALSE;
+    }
+    if (unexpected) {
         g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
                     "validate: some points are outside their tolerance%s",
                     allow_known ? " and not declared known misses" : "");
         return FALSE;
     }
-    return ok;
+    return TRUE;
 }
 
 const HsCommand hs_cmd_validate = {

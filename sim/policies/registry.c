@@ -15,6 +15,14 @@ extern const SimPolicy sim_policy_online_prepare;
 extern const SimPolicy sim_policy_chunked;
 extern const SimPolicy sim_policy_hetero_layer;
 extern const SimPolicy sim_policy_hetero_tensor;
+extern const SimPolicy sim_policy_mllm_npu;
+extern const SimPolicy sim_policy_mllm_npu_in_order;
+extern const SimPolicy sim_policy_mllm_npu_per_group;
+extern const SimPolicy sim_policy_mllm_npu_naive;
+extern const SimPolicy sim_policy_mllm_npu_no_shadow;
+extern const SimPolicy sim_policy_mllm_npu_no_prune;
+extern const SimPolicy sim_policy_transformer_lite;
+extern const SimPolicy sim_policy_npu_tts;
 
 static const SimPolicy *const builtins[] = {
     &sim_policy_cpu_only,
@@ -25,6 +33,20 @@ static const SimPolicy *const builtins[] = {
     &sim_policy_chunked,
     &sim_policy_hetero_layer,
     &sim_policy_hetero_tensor,
+    &sim_policy_mllm_npu,
+    &sim_policy_transformer_lite,
+    &sim_policy_npu_tts,
+    NULL,
+};
+
+/* Ablation variants (NAME/VARIANT): found by name, not listed, so that
+ * `compare` without --policies runs the systems, not their ablations. */
+static const SimPolicy *const variants[] = {
+    &sim_policy_mllm_npu_in_order,
+    &sim_policy_mllm_npu_per_group,
+    &sim_policy_mllm_npu_naive,
+    &sim_policy_mllm_npu_no_shadow,
+    &sim_policy_mllm_npu_no_prune,
     NULL,
 };
 
@@ -40,6 +62,11 @@ sim_policy_find(const char *name)
     for (size_t i = 0; builtins[i]; i++) {
         if (strcmp(builtins[i]->name, name) == 0) {
             return builtins[i];
+        }
+    }
+    for (size_t i = 0; variants[i]; i++) {
+        if (strcmp(variants[i]->name, name) == 0) {
+            return variants[i];
         }
     }
     return NULL;

@@ -688,7 +688,18 @@ test_validate(void)
         double e = cJSON_GetObjectItem(row, "error_pct")->valuedouble;
         double pub = cJSON_GetObjectItem(row, "published")->valuedouble;
         double sim = cJSON_GetObjectItem(row, "simulated")->valuedouble;
-        g_assert_cmpfloat(fabs(100 * (sim - pub) / pub - e), <, 1e-6);
+        const cJSON *rng = cJSON_GetObjectItem(row, "published_range");
+        if (rng == NULL) {
+            g_assert_cmpfloat(fabs(100 * (sim - pub) / pub - e), <, 1e-6);
+        } else {
+            /* a range is met anywhere inside; outside, the error is the
+             * distance to the nearer bound */
+            const cJSON *lo = cJSON_GetArrayItem(rng, 0), *hi = cJSON_GetArrayItem(rng, 1);
+            gboolean in = (cJSON_IsNull(lo) || sim >= lo->valuedouble) &&
+                          (cJSON_IsNull(hi) || sim <= hi->valuedouble);
+            g_assert_cmpint(in, ==, row_ok);
+            g_assert_true(!in || e == 0);
+        }
     }
     g_assert_cmpint(ok, >=, 18);
     if (ok < cJSON_GetArraySize(rows)) {
@@ -746,6 +757,62 @@ test_validate(void)
     assert_one_error_line(b, want);
     g_unlink(pts);
     g_rmdir(dir);
+}
+
+/* validate runs every paper's points file by default: a row per point
+ * of each, the mean error per paper, and the fitted parameters apart. */
+static void
+test_validate_papers(void)
+{
+    g_autoptr(Run) r = hs("validate", "--known-misses", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    const cJSON *papers = cJSON_GetObjectItem(j, "papers");
+    const char *want[] = { "heterollm", "mllm-npu", "npu-tts", "transformer-lite" };
+    g_assert_cmpint(cJSON_GetArraySize(papers), ==, G_N_ELEMENTS(want));
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        const cJSON *p = cJSON_GetArrayItem(papers, (int) i);
+        g_assert_cmpstr(cJSON_GetObjectItem(p, "file")->valuestring, ==, want[i]);
+        g_assert_cmpint(cJSON_GetObjectItem(p, "points")->valueint, >=, 3);
+        /* the rows each paper's mechanisms predict (known misses apart:
+         * those wait for numbers the points files name) within 10 % */
+        g_assert_cmpfloat(cJSON_GetObjectItem(p, "mape_known_misses_apart_pct")->valuedouble,
+                          <=, 10.0);
+    }
+    g_autoptr(Run) t = hs("validate", "--known-misses", NULL);
+    g_assert_cmpint(t->status, ==, 0);
+    g_assert_nonnull(strstr(t->out, "| paper | points | predicted | MAPE, predicted |"));
+    g_assert_nonnull(strstr(t->out, "| heterollm | prefill-layer-vs-gpu-256 | "));
+    g_assert_nonnull(strstr(t->out, "| all papers | "));
+}
+
+/* Broken points files: one line naming the JSON path, exit 1, no output. */
+static void
+test_bad_points(void)
+{
+    static const char *const cases[][2] = {
+        { "prompt-zero.json", "$.points[0].workload.prompt: expected an integer in [1, 32768] (got 0)" },
+        { "prompt-huge.json", "$.points[0].workload.prompt: expected an integer in [1, 32768] (got 1000000000000)" },
+        { "prompts-negative.json", "$.points[0].workload.prompts[1]: expected an integer in [1, 32768] (got -1)" },
+        { "prompts-empty.json", "$.points[0].workload.prompts: expected an array of 1 to 64 prompt lengths (got 0 of them)" },
+        { "prompts-fraction.json", "$.points[0].workload.prompts[0]: expected an integer in [1, 32768] (got 64.5)" },
+        { "prompt-and-prompts.json", "$.points[0].workload: expected exactly one of \"prompt\" and \"prompts\" (got both)" },
+        { "batch-zero.json", "$.points[0].workload.batch: expected an integer in [1, 256] (got 0)" },
+        { "range-reversed.json", "$.points[0].published_range[1]: expected a bound at least the lower one, 2 (got 1)" },
+        { "range-open-both.json", "$.points[0].published_range: expected at least one finite bound (got an array)" },
+        { "unknown-key.json", "$.points[0]: unknown key \"tolerance\" (known: id, paper, soc, model, metric, policy, sync, baseline, workload, published, published_range, tolerance_pct, known_miss, calibrated, note)" },
+        { "bad-sync.json", "$.points[0].sync: expected \"driver\" or \"fast\" (got \"slow\")" },
+        { "ratio-no-baseline.json", "$.points[0]: missing key \"baseline\" (a prefill_speedup compares two runs)" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *path = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                                 "bad-points", cases[i][0], NULL);
+        g_autoptr(Run) r = hs("validate", "--points", path, NULL);
+        g_assert_cmpint(r->status, ==, 1);
+        g_autofree char *want = g_strdup_printf("%s: %s", path, cases[i][1]);
+        assert_one_error_line(r, want);
+        g_assert_cmpstr(r->out, ==, "");
+    }
 }
 
 static void
@@ -844,7 +911,9 @@ test_probe(void)
     g_assert_cmpfloat(sg + sn, <=, 16 * 1.001);
 
     /* every policy at every length, through the simulator: hetero-tensor is
-     * the fastest at each (HeteroLLM §5.2), padding shows as steps */
+     * the fastest W4A16 policy at each (HeteroLLM §5.2), padding shows as
+     * steps.  The other papers' systems run other precisions (mllm-npu's
+     * INT8 is faster at some lengths) and are not compared here. */
     g_autoptr(Run) pf = hs("probe", "--what", "prefill", "--format", "json", NULL);
     g_assert_cmpint(pf->status, ==, 0);
     g_autoptr(cJSON) jp = cJSON_Parse(pf->out);
@@ -860,16 +929,18 @@ test_probe(void)
             b = g_new0(double, 2);
             g_hash_table_insert(best, seq, b);
         }
-        if (strcmp(cJSON_GetObjectItem(prow, "policy")->valuestring, "hetero-tensor") == 0) {
+        const char *pol = cJSON_GetObjectItem(prow, "policy")->valuestring;
+        if (strcmp(pol, "hetero-tensor") == 0) {
             b[1] = tps;
             n_tensor++;
-        } else {
+        } else if (strcmp(pol, "mllm-npu") != 0 && strcmp(pol, "transformer-lite") != 0 &&
+                   strcmp(pol, "npu-tts") != 0) {
             b[0] = MAX(b[0], tps);
         }
         n_rows++;
     }
     g_assert_cmpint(n_tensor, ==, 13);
-    g_assert_cmpint(n_rows, ==, 13 * 8);
+    g_assert_cmpint(n_rows, ==, 13 * 11);      /* 13 lengths x 11 policies */
     GHashTableIter it;
     gpointer key, value;
     g_hash_table_iter_init(&it, best);
@@ -935,7 +1006,7 @@ test_probe(void)
             for (const char *q = text; (q = strstr(q, "<polyline")) != NULL; q++) {
                 lines++;
             }
-            g_assert_cmpint(lines, ==, 8);
+            g_assert_cmpint(lines, ==, 11);
         }
         g_unlink(f);
     }
@@ -1040,6 +1111,8 @@ main(int argc, char **argv)
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     g_test_add_func("/cli/record-replay", test_record_replay);
     g_test_add_func("/cli/validate", test_validate);
+    g_test_add_func("/cli/validate-papers", test_validate_papers);
+    g_test_add_func("/cli/bad-points", test_bad_points);
     g_test_add_func("/cli/infer", test_infer);
     g_test_add_func("/cli/probe", test_probe);
     return g_test_run();

@@ -1,0 +1,86 @@
+/*
+ * points.h - a paper's published points, as `hetero-sim validate` reads
+ * them from configs/points/PAPER.json.
+ *
+ * One entry per point: id, paper and section, SoC, model, policy, sync,
+ * workload (prompt or prompts, decode steps, batch), metric, the published
+ * value or range, the tolerance, and for ratios a baseline (policy, sync,
+ * and optionally another model or batch).  A point may say it is a known
+ * miss (with the reason) or that a parameter was fitted to it
+ * ("calibrated", naming the parameter).  Everything is checked here, with
+ * one-line errors naming the JSON path; nothing is simulated.
+ */
+#ifndef HS_POINTS_H
+#define HS_POINTS_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef enum {
+    HS_METRIC_PREFILL_TPS,               /* prefill tokens/s */
+    HS_METRIC_DECODE_TPS,                /* decode tokens/s (all sequences) */
+    HS_METRIC_DECODE_GBPS,               /* DRAM GB/s during decode */
+    HS_METRIC_PREFILL_W,                 /* average power in prefill */
+    HS_METRIC_DECODE_W,                  /* average power in decode */
+    HS_METRIC_PREFILL_NPU_MS,            /* NPU busy time in prefill */
+    HS_METRIC_PREFILL_NPU_OVER_CPU,      /* NPU busy / CPU busy, prefill */
+    HS_METRIC_DECODE_CPU_SHARE,          /* CPU busy / decode time */
+    HS_METRIC_PREFILL_PREPARE_SHARE,     /* NPU graph preparation / prefill */
+    /* ratios of the point's run over its baseline's */
+    HS_METRIC_PREFILL_SPEEDUP,           /* prefill tokens/s, run / baseline */
+    HS_METRIC_DECODE_SPEEDUP,            /* decode tokens/s, run / baseline */
+    HS_METRIC_PREFILL_SPEEDUP_MEAN,      /* the same, mean over prompts */
+    HS_METRIC_PREFILL_LATENCY_REDUCTION_MEAN,  /* 1 - time / baseline's */
+    HS_METRIC_DECODE_STEP_RATIO,         /* decode ms per step, run / baseline */
+    HS_METRIC_COUNT
+} HsMetric;
+
+extern const char *const hs_metric_name[HS_METRIC_COUNT];
+
+/* Does @m compare the point's run with a baseline run? */
+gboolean hs_metric_is_ratio(HsMetric m);
+
+typedef struct HsPoint {
+    char *id, *paper, *soc, *model, *policy;
+    gboolean sync_driver;        /* sync "driver" (else "fast") */
+    HsMetric metric;
+    double published;            /* the value, or a range's midpoint (a
+                                  * half-open range: its bound) */
+    gboolean range;              /* published_range [lo, hi]; a null end
+                                  * is open (lo -inf / hi +inf) */
+    double lo, hi;
+    double tolerance_pct;
+    uint32_t *prompts;           /* one or more prompt lengths */
+    uint32_t n_prompts;
+    uint32_t decode, batch;
+    /* ratios only: the baseline run (model and batch default to the
+     * point's) */
+    char *base_policy, *base_model;
+    gboolean base_sync_driver;
+    uint32_t base_batch;
+    char *known_miss;            /* why it misses (NULL: it must be met) */
+    char *calibrated;            /* what was fitted to it (NULL: prediction) */
+} HsPoint;
+
+typedef struct HsPoints {
+    char *name;                  /* the paper, from $.paper or the file stem */
+    HsPoint *points;
+    guint n;
+} HsPoints;
+
+/*
+ * Read and check a points file.  (transfer full)  Errors (HS_CONFIG_ERROR)
+ * are one line starting with @path: "p.json: $.points[0].workload.prompts[1]:
+ * expected an integer in [1, 32768] (got 0)".
+ */
+HsPoints *hs_points_load(const char *path, GError **error);
+
+/* The same from @len bytes of JSON text in memory; @what names it in
+ * errors (a fuzzer's entry point). */
+HsPoints *hs_points_parse(const char *text, gsize len, const char *what,
+                          GError **error);
+
+void hs_points_free(HsPoints *p);                /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsPoints, hs_points_free)
+
+#endif /* HS_POINTS_H */

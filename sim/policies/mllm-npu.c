@@ -1,0 +1,478 @@
+/*
+ * mllm-npu.c - mllm-NPU (FACTS.md §6): NPU prefill with INT8 linear
+ * layers, chunk-shared graphs, shadow outliers and out-of-order subgraphs;
+ * decode on the CPU.
+ *
+ * Prefill, as the paper describes it:
+ * - Linear layers run on the NPU as W8A8, per-tensor INT8 activations
+ *   (§2.3: per-group matmuls cost the NPU 8.1-10.7x per-tensor ones), at
+ *   the NPU's INT8 rate.  Float operators (norms, RoPE, attention,
+ *   activations, residual adds) run on the CPU; so does the prefill LM
+ *   head, which reads one token.
+ * - Chunk-shared graphs (§3.2): the prompt is cut into chunks of
+ *   --chunk tokens (default 256); the static operators of every chunk use
+ *   one graph prepared offline for that shape (the last chunk is padded);
+ *   attention depends on the chunk index and runs on the CPU.
+ * - Shadow outliers (§3.3): the activation channels beyond the per-tensor
+ *   scale (~0.2 % of channels, 5-15 per layer) are multiplied in float on
+ *   the CPU and merged into the NPU's INT8 result.  Only the layers that
+ *   matter most keep it — those near the input and the output, 15 % of the
+ *   layers (the 85 % least important are pruned, §3.3) — as
+ *   MDL_PREC_W8A8_SHADOW; the others run plain MDL_PREC_W8A8.  The shadow
+ *   matmul's CPU time is a SIM_TASK_SHADOW task: it scans the activations
+ *   for outliers, multiplies them by the hot-channel rows kept in CPU
+ *   memory and adds the result into the NPU's output, and every reader of
+ *   the matmul waits for it.  Its values are already in the kernel's (the
+ *   engine computes W8A8_SHADOW with the outliers in float).
+ * - Out-of-order subgraphs (§3.4): any unit (one operator of one chunk)
+ *   whose inputs are ready may run; each processor runs one at a time and
+ *   picks, among its ready units, the one with the largest contribution:
+ *   on the CPU the total NPU time it unlocks, on the NPU minus the CPU
+ *   time it unlocks (the paper's greedy rule), ties in program order.  The
+ *   policy runs that greedy choice on its own cost estimates (the
+ *   profiler) and fixes the resulting order on each processor's queue.
+ *   In order (the ablation), each processor runs its units chunk by chunk
+ *   in program order.
+ *
+ * Variants reproduce the ablation of §6 (each a policy of its own name):
+ *   mllm-npu/in-order   chunks + shadow, in-order subgraphs
+ *   mllm-npu/per-group  chunks, accuracy kept without shadow outliers by
+ *                       per-group INT8 weights (Q8_0: FP16 activations on
+ *                       the NPU's FP16 path), in order
+ *   mllm-npu/naive      no chunks: the prompt's exact-shape graph prepared
+ *                       at request time, per-group INT8, in order
+ *   mllm-npu/no-shadow  W8A8 everywhere, outliers clipped (accuracy cost)
+ *   mllm-npu/no-prune   shadow outliers in every layer
+ */
+#include "sim/policies/common.h"
+
+#include <math.h>
+
+typedef enum {
+    ACT_SHADOW_PRUNED,           /* W8A8 + shadow in the important layers */
+    ACT_SHADOW_ALL,              /* W8A8 + shadow in every layer */
+    ACT_W8A8,                    /* W8A8, outliers clipped */
+    ACT_PER_GROUP,               /* per-group INT8 weights, FP16 activations */
+} MllmAct;
+
+typedef struct MllmVariant {
+    gboolean chunk_share;        /* FALSE: one exact-shape graph, prepared online */
+    MllmAct act;
+    gboolean out_of_order;
+} MllmVariant;
+
+/* mllm-NPU §3.3: keep shadow execution in the 15 % most important layers */
+#define MLLM_SHADOW_KEEP 0.15
+/* §3.3: outliers sit in 0.1-0.3 % of channels, 5-15 channels per layer */
+#define MLLM_OUTLIER_SHARE 0.002
+#define MLLM_OUTLIER_MIN 5
+
+/* One operator of one chunk (or the shadow task of a linear one). */
+typedef struct Unit {
+    uint32_t node;
+    SimSlice slice;
+    uint32_t proc;
+    MdlPrecision prec;
+    gboolean shadow;             /* the shadow outlier task of @node */
+    uint32_t chunk;              /* program order: chunk, then unit index */
+    uint64_t cost_ps;
+    GArray *deps;                /* of uint32_t unit indices */
+    GArray *users;
+} Unit;
+
+typedef struct Plan {
+    const MllmVariant *v;
+    GArray *units;               /* of Unit */
+    uint32_t *first, *count;     /* per node: its kernel units */
+    int32_t *shadow_of;          /* per kernel unit: its shadow unit, -1 */
+} Plan;
+
+/* Layers near the input and the output matter most (§3.3's offline
+ * profile): the first and last of the 15 % kept, at least one each. */
+static gboolean
+mllm_layer_keeps_shadow(uint32_t layer, uint32_t layers)
+{
+    uint32_t keep = MAX(2, (uint32_t) ceil(MLLM_SHADOW_KEEP * layers));
+    uint32_t head = (keep + 1) / 2, tail = keep / 2;
+    return layer < head || layer + tail >= layers;
+}
+
+static uint32_t
+n_layers(SimBuilder *b)
+{
+    int32_t top = -1;
+    for (uint32_t i = 0; i < sim_builder_n_nodes(b); i++) {
+        top = MAX(top, sim_builder_node(b, i)->layer);
+    }
+    return (uint32_t) (top + 1);
+}
+
+static MdlPrecision
+linear_prec(const MllmVariant *v, const MdlNode *n, uint32_t layers)
+{
+    switch (v->act) {
+    case ACT_PER_GROUP:
+        return MDL_PREC_Q8_0;
+    case ACT_W8A8:
+        return MDL_PREC_W8A8;
+    case ACT_SHADOW_ALL:
+        return MDL_PREC_W8A8_SHADOW;
+    default:
+        return n->layer >= 0 && mllm_layer_keeps_shadow((uint32_t) n->layer, layers)
+               ? MDL_PREC_W8A8_SHADOW : MDL_PREC_W8A8;
+    }
+}
+
+/* The shadow matmul of @slice of linear node @n on the CPU: scan the
+ * input for outliers, multiply the outlier channels by their hot weight
+ * rows (FP16, kept in CPU memory), add into the NPU's output. */
+static void
+shadow_work(const MdlNode *n, const SimSlice *s, SimWork *w)
+{
+    uint64_t m = s->tok1 - s->tok0, feat = s->row1 - s->row0;
+    uint64_t ch = MAX(MLLM_OUTLIER_MIN, (uint64_t) ceil(MLLM_OUTLIER_SHARE * n->k));
+    *w = (SimWork) {
+        .op = MDL_OP_MATMUL, .prec = MDL_PREC_FP16, .m = m, .k = ch, .n = feat,
+        .flops = 2 * m * ch * feat + m * n->k + m * feat,
+        .read_bytes = m * n->k * 2 + ch * feat * 2 + m * feat * 2,
+        .write_bytes = m * feat * 2,
+    };
+}
+
+static uint32_t
+add_unit(Plan *p, const Unit *u)
+{
+    g_array_append_val(p->units, *u);
+    Unit *x = &g_array_index(p->units, Unit, p->units->len - 1);
+    x->deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    x->users = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    return p->units->len - 1;
+}
+
+static void
+add_dep(Plan *p, uint32_t user, uint32_t dep)
+{
+    Unit *u = &g_array_index(p->units, Unit, user);
+    for (guint i = 0; i < u->deps->len; i++) {
+        if (g_array_index(u->deps, uint32_t, i) == dep) {
+            return;
+        }
+    }
+    g_array_append_val(u->deps, dep);
+    g_array_append_val(g_array_index(p->units, Unit, dep).users, user);
+    u->chunk = MAX(u->chunk, g_array_index(p->units, Unit, dep).chunk);
+}
+
+/* The data flow between units, as the builder will derive it: what a
+ * unit reads of each source (attention: K/V of every earlier token). */
+static void
+link_unit(SimBuilder *b, Plan *p, uint32_t id)
+{
+    Unit u = g_array_index(p->units, Unit, id);
+    const MdlNode *n = sim_builder_node(b, u.node);
+    for (uint32_t i = 0; i < n->n_src; i++) {
+        uint32_t s = n->src[i];
+        uint32_t r0 = u.slice.tok0 + n->src_tok_offset, r1 = u.slice.tok1 + n->src_tok_offset;
+        if (n->op == MDL_OP_ATTENTION && i >= 1) {
+            r0 = 0;
+        }
+        for (uint32_t k = 0; k < p->count[s]; k++) {
+            uint32_t d = p->first[s] + k;
+            const Unit *du = &g_array_index(p->units, Unit, d);
+            if (du->slice.tok0 < r1 && r0 < du->slice.tok1) {
+                add_dep(p, id, d);
+                if (p->shadow_of[d] >= 0) {
+                    add_dep(p, id, (uint32_t) p->shadow_of[d]);
+                }
+            }
+        }
+    }
+}
+
+static void
+build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
+{
+    const SimPhaseInfo *info = sim_builder_info(b);
+    uint32_t n_nodes = sim_builder_n_nodes(b);
+    p->first = g_new0(uint32_t, n_nodes);
+    p->count = g_new0(uint32_t, n_nodes);
+    GArray *shadow = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (uint32_t i = 0; i < n_nodes; i++) {
+        const MdlNode *n = sim_builder_node(b, i);
+        gboolean npu = n->op == MDL_OP_MATMUL && n->weight != MDL_W_LM_HEAD;
+        MdlPrecision prec = npu ? linear_prec(p->v, n, layers) : MDL_PREC_W4A16;
+        p->first[i] = p->units->len;
+        for (uint32_t t0 = 0; t0 < n->tokens; t0 += chunk) {
+            uint32_t t1 = MIN(n->tokens, t0 + chunk);
+            Unit u = {
+                .node = i, .slice = sim_builder_full(b, i),
+                .proc = npu ? info->proc_npu : info->proc_cpu, .prec = prec,
+                .chunk = t0 / chunk,
+            };
+            u.slice.tok0 = t0;
+            u.slice.tok1 = t1;
+            u.slice.pad_tokens = npu && t1 - t0 < chunk ? chunk : 0;
+            u.cost_ps = sim_builder_cost_ps(b, i, u.proc, u.slice, prec);
+            uint32_t id = add_unit(p, &u);
+            int32_t none = -1;
+            g_array_append_val(shadow, none);
+            p->shadow_of = (int32_t *) shadow->data;
+            link_unit(b, p, id);
+            p->count[i]++;
+        }
+        if (prec != MDL_PREC_W8A8_SHADOW) {
+            continue;
+        }
+        for (uint32_t k = 0; k < p->count[i]; k++) {
+            uint32_t kid = p->first[i] + k;
+            Unit s = g_array_index(p->units, Unit, kid);
+            SimWork w;
+            s.proc = info->proc_cpu;
+            s.shadow = TRUE;
+            s.slice.pad_tokens = 0;
+            shadow_work(n, &s.slice, &w);
+            s.cost_ps = sim_builder_work_cost_ps(b, s.proc, &w);
+            uint32_t sid = add_unit(p, &s);
+            int32_t none = -1;
+            g_array_append_val(shadow, none);
+            p->shadow_of = (int32_t *) shadow->data;
+            /* reads what the kernel reads */
+            const Unit *ku = &g_array_index(p->units, Unit, kid);
+            for (guint d = 0; d < ku->deps->len; d++) {
+                add_dep(p, sid, g_array_index(ku->deps, uint32_t, d));
+            }
+            p->shadow_of[kid] = (int32_t) sid;
+        }
+    }
+    p->shadow_of = (int32_t *) g_array_free(shadow, FALSE);
+}
+
+static void
+plan_clear(Plan *p)
+{
+    for (guint i = 0; i < p->units->len; i++) {
+        Unit *u = &g_array_index(p->units, Unit, i);
+        g_array_free(u->deps, TRUE);
+        g_array_free(u->users, TRUE);
+    }
+    g_array_free(p->units, TRUE);
+    g_free(p->first);
+    g_free(p->count);
+    g_free(p->shadow_of);
+}
+
+/* Program order: chunk by chunk, units in graph order within a chunk. */
+static gint
+cmp_program(gconstpointer a, gconstpointer b, gpointer units)
+{
+    const Unit *ua = &g_array_index((GArray *) units, Unit, *(const uint32_t *) a);
+    const Unit *ub = &g_array_index((GArray *) units, Unit, *(const uint32_t *) b);
+    if (ua->chunk != ub->chunk) {
+        return ua->chunk < ub->chunk ? -1 : 1;
+    }
+    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+    return x < y ? -1 : (x > y);
+}
+
+/*
+ * The schedule, simulated on the policy's own cost estimates: returns the
+ * units in the order they start (a topological order).  Two processors
+ * (the CPU and the NPU) each run one unit at a time; a hand-off between
+ * them costs one sync.  Out of order, a free processor takes the ready
+ * unit with the largest contribution; in order, its next unit in program
+ * order once that is ready.
+ */
+static uint32_t *
+schedule(SimBuilder *b, Plan *p)
+{
+    const SimPhaseInfo *info = sim_builder_info(b);
+    uint32_t n = p->units->len;
+    Unit *u = (Unit *) p->units->data;
+    uint64_t sync_ps = sim_builder_sync_cost_ps(b, info->proc_npu, info->proc_cpu);
+    g_autofree uint32_t *remaining = g_new(uint32_t, n);
+    g_autofree uint64_t *ready_ps = g_new0(uint64_t, n);
+    g_autofree uint64_t *end_ps = g_new0(uint64_t, n);
+    g_autofree gboolean *done = g_new0(gboolean, n);
+    g_autofree uint32_t *prog = g_new(uint32_t, n);
+    uint32_t *order = g_new(uint32_t, n);
+    for (uint32_t i = 0; i < n; i++) {
+        remaining[i] = u[i].deps->len;
+        prog[i] = i;
+    }
+    g_qsort_with_data(prog, n, sizeof(uint32_t), cmp_program, p->units);
+    g_autofree uint32_t *rank = g_new(uint32_t, n);
+    for (uint32_t i = 0; i < n; i++) {
+        rank[prog[i]] = i;
+    }
+    const uint32_t procs[2] = { info->proc_npu, info->proc_cpu };
+    /* released units (every dependency placed) of each processor */
+    g_autoptr(GArray) rel_npu = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autoptr(GArray) rel_cpu = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray *rel[2] = { rel_npu, rel_cpu };
+    for (uint32_t i = 0; i < n; i++) {
+        if (remaining[i] == 0) {
+            g_array_append_val(rel[u[i].proc == procs[0] ? 0 : 1], i);
+        }
+    }
+    uint64_t free_ps[2] = { 0, 0 };
+    uint32_t next_prog[2] = { 0, 0 };    /* in order: next unit of each in prog */
+    for (uint32_t placed = 0; placed < n; placed++) {
+        int best_p = -1;
+        uint32_t best = 0;
+        uint64_t best_t = UINT64_MAX;
+        for (int q = 0; q < 2; q++) {
+            uint64_t t = UINT64_MAX;
+            uint32_t pick = UINT32_MAX;
+            if (!p->v->out_of_order) {
+                while (next_prog[q] < n &&
+                       (u[prog[next_prog[q]]].proc != procs[q] || done[prog[next_prog[q]]])) {
+                    next_prog[q]++;
+                }
+                if (next_prog[q] < n && remaining[prog[next_prog[q]]] == 0) {
+                    pick = prog[next_prog[q]];
+                    t = MAX(free_ps[q], ready_ps[pick]);
+                }
+            } else {
+                /* when the first unit is ready, then the best unit ready then */
+                for (guint r = 0; r < rel[q]->len; r++) {
+                    uint32_t i = g_array_index(rel[q], uint32_t, r);
+                    t = MIN(t, MAX(free_ps[q], ready_ps[i]));
+                }
+                double best_c = -INFINITY;
+                for (guint r = 0; t != UINT64_MAX && r < rel[q]->len; r++) {
+                    uint32_t i = g_array_index(rel[q], uint32_t, r);
+                    if (ready_ps[i] > t) {
+                        continue;
+                    }
+                    double c = 0;
+                    for (guint k = 0; k < u[i].users->len; k++) {
+                        const Unit *w = &u[g_array_index(u[i].users, uint32_t, k)];
+                        if (remaining[w - u] == 1 && w->proc != u[i].proc) {
+                            c += (double) w->cost_ps;
+                        }
+                    }
+                    c = u[i].proc == info->proc_npu ? -c : c;
+                    if (c > best_c || (c == best_c && rank[i] < rank[pick])) {
+                        best_c = c;
+                        pick = i;
+                    }
+                }
+            }
+            if (pick != UINT32_MAX && t < best_t) {
+                best_t = t;
+                best_p = q;
+                best = pick;
+            }
+        }
+        g_assert(best_p >= 0);      /* the units form a DAG */
+        done[best] = TRUE;
+        for (guint r = 0; r < rel[best_p]->len; r++) {
+            if (g_array_index(rel[best_p], uint32_t, r) == best) {
+                g_array_remove_index_fast(rel[best_p], r);
+                break;
+            }
+        }
+        end_ps[best] = best_t + u[best].cost_ps;
+        free_ps[best_p] = end_ps[best];
+        order[placed] = best;
+        for (guint k = 0; k < u[best].users->len; k++) {
+            uint32_t w = g_array_index(u[best].users, uint32_t, k);
+            uint64_t at = end_ps[best] + (u[w].proc != u[best].proc ? sync_ps : 0);
+            ready_ps[w] = MAX(ready_ps[w], at);
+            if (--remaining[w] == 0) {
+                g_array_append_val(rel[u[w].proc == procs[0] ? 0 : 1], w);
+            }
+        }
+    }
+    return order;
+}
+
+static gboolean
+mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
+{
+    const SimPhaseInfo *info = sim_builder_info(b);
+    uint32_t chunk = v->chunk_share ? info->opts->chunk_tokens : info->tokens;
+    if (v->chunk_share) {
+        sim_builder_npu_offline(b, chunk);      /* one graph for every chunk */
+    } else {
+        sim_builder_prepare(b, chunk);          /* the prompt's own, at request */
+    }
+    Plan p = { v, g_array_new(FALSE, FALSE, sizeof(Unit)), NULL, NULL, NULL };
+    build_units(b, &p, chunk, n_layers(b));
+    g_autofree uint32_t *order = schedule(b, &p);
+    uint32_t last[2] = { UINT32_MAX, UINT32_MAX };   /* npu, cpu */
+    gboolean ok = TRUE;
+    for (guint i = 0; i < p.units->len && ok; i++) {
+        const Unit *u = &g_array_index(p.units, Unit, order[i]);
+        uint32_t id;
+        if (u->shadow) {
+            SimWork w;
+            shadow_work(sim_builder_node(b, u->node), &u->slice, &w);
+            id = sim_builder_shadow(b, u->node, u->proc, u->slice, &w, "shadow");
+        } else {
+            id = sim_builder_kernel(b, u->node, u->proc, u->slice, u->prec, error);
+            ok = id != UINT32_MAX;
+        }
+        /* the schedule's order on each processor's queue */
+        uint32_t *l = &last[u->proc == info->proc_npu ? 0 : 1];
+        if (ok && *l != UINT32_MAX) {
+            sim_builder_after(b, id, *l);
+        }
+        *l = id;
+    }
+    plan_clear(&p);
+    return ok;
+}
+
+static gboolean
+mllm_plan(SimBuilder *b, const MllmVariant *v, GError **error)
+{
+    const SimPhaseInfo *info = sim_builder_info(b);
+    if (info->phase == SIM_PHASE_DECODE) {
+        return policy_all_on(b, info->proc_cpu, error);     /* MLLM's CPU backend */
+    }
+    return mllm_prefill(b, v, error);
+}
+
+#define MLLM_VARIANT(fn, ...)                                                   \
+    static gboolean fn(SimBuilder *b, GError **error)                          \
+    {                                                                           \
+        static const MllmVariant v = { __VA_ARGS__ };                           \
+        return mllm_plan(b, &v, error);                                         \
+    }
+
+MLLM_VARIANT(plan_full, TRUE, ACT_SHADOW_PRUNED, TRUE)
+MLLM_VARIANT(plan_in_order, TRUE, ACT_SHADOW_PRUNED, FALSE)
+MLLM_VARIANT(plan_per_group, TRUE, ACT_PER_GROUP, FALSE)
+MLLM_VARIANT(plan_naive, FALSE, ACT_PER_GROUP, FALSE)
+MLLM_VARIANT(plan_no_shadow, TRUE, ACT_W8A8, TRUE)
+MLLM_VARIANT(plan_no_prune, TRUE, ACT_SHADOW_ALL, TRUE)
+
+const SimPolicy sim_policy_mllm_npu = {
+    SIM_POLICY_ABI, "mllm-npu",
+    "mllm-NPU: W8A8 on the NPU with shadow outliers on the CPU, chunk-shared graphs, "
+    "out-of-order subgraphs; decode on the CPU", plan_full, "mllm",
+};
+const SimPolicy sim_policy_mllm_npu_in_order = {
+    SIM_POLICY_ABI, "mllm-npu/in-order",
+    "mllm-npu ablation: subgraphs in program order", plan_in_order, "mllm",
+};
+const SimPolicy sim_policy_mllm_npu_per_group = {
+    SIM_POLICY_ABI, "mllm-npu/per-group",
+    "mllm-npu ablation: per-group INT8 weights instead of shadow outliers, in order",
+    plan_per_group, "mllm",
+};
+const SimPolicy sim_policy_mllm_npu_naive = {
+    SIM_POLICY_ABI, "mllm-npu/naive",
+    "mllm-npu ablation: no chunks (graph prepared per prompt), per-group INT8, in order",
+    plan_naive, "mllm",
+};
+const SimPolicy sim_policy_mllm_npu_no_shadow = {
+    SIM_POLICY_ABI, "mllm-npu/no-shadow",
+    "mllm-npu ablation: W8A8 with outliers clipped (no shadow execution)",
+    plan_no_shadow, "mllm",
+};
+const SimPolicy sim_policy_mllm_npu_no_prune = {
+    SIM_POLICY_ABI, "mllm-npu/no-prune",
+    "mllm-npu ablation: shadow outliers in every layer", plan_no_prune, "mllm",
+};

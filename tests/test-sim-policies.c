@@ -1,0 +1,308 @@
+/*
+ * test-sim-policies.c - the mechanisms of the seed systems' policies
+ * (FACTS.md §6-§8), each checked where it shows: mllm-npu's shadow
+ * outliers (timing-only CPU tasks in the layers nearest input and output,
+ * waited on by the matmul's readers; values closer to the reference than
+ * plain W8A8), its out-of-order subgraphs (faster than in order on the
+ * same chunks), its chunk-shared graph (no preparation in the plan, where
+ * the naive variant prepares the prompt's own); npu-tts's batched decode
+ * (batch 32 costs the NPU's matmuls what batch 1 does); transformer-lite
+ * (GPU only, E0M4 weights).
+ */
+#include "sim/run.h"
+#include "sim/util/error.h"
+
+#include <math.h>
+#include <string.h>
+
+static char *
+data_dir(const char *sub)
+{
+    const char *root = g_getenv("HS_SOURCE_ROOT");
+    return g_build_filename(root ? root : HS_SOURCE_ROOT, sub, NULL);
+}
+
+typedef struct Case {
+    HwSoc *soc;
+    SimPlan *plan;
+    SimExecResult x;
+    SimRunReport r;
+} Case;
+
+static void
+run_case(const char *soc_name, const char *model, const char *policy,
+         const SimWorkload *w, Case *c)
+{
+    g_autofree char *configs = data_dir("configs");
+    g_autofree char *models = data_dir("models");
+    g_autoptr(GError) error = NULL;
+    memset(c, 0, sizeof(*c));
+    c->soc = hw_soc_load(soc_name, configs, &error);
+    g_assert_no_error(error);
+    g_autoptr(MdlSpec) spec = mdl_spec_load(model, models, &error);
+    g_assert_no_error(error);
+    const SimPolicy *p = sim_policy_find(policy);
+    g_assert_nonnull(p);
+    g_assert_true(sim_run(c->soc, spec, p, w, NULL, &c->r, &c->x, &c->plan, &error));
+    g_assert_no_error(error);
+}
+
+static void
+case_clear(Case *c)
+{
+    sim_plan_free(c->plan);
+    sim_exec_result_clear(&c->x);
+    sim_run_report_clear(&c->r);
+    hw_soc_free(c->soc);
+}
+
+static void
+timing_workload(SimWorkload *w, uint32_t prompt, uint32_t decode, uint32_t batch)
+{
+    sim_workload_init(w);
+    w->prompt = prompt;
+    w->decode = decode;
+    w->batch = batch;
+    w->check_layers = -1;
+}
+
+static uint32_t
+proc_of(const HwSoc *soc, HwKind kind)
+{
+    return hw_soc_find_kind(soc, kind)->index;
+}
+
+/* Shadow tasks: on the CPU, only in the 15 % of layers nearest the input
+ * and the output (Qwen1.5-1.8B: 24 layers -> 4: 0, 1, 22, 23), one per
+ * linear kernel of those layers, whose kernels run W8A8_SHADOW (the rest
+ * W8A8), and every reader of such a matmul waits on its shadow task. */
+static void
+test_mllm_shadow_plan(void)
+{
+    SimWorkload w;
+    timing_workload(&w, 512, 0, 1);
+    Case c;
+    run_case("sd8gen3", "qwen1.5-1.8b", "mllm-npu", &w, &c);
+    uint32_t cpu = proc_of(c.soc, HW_KIND_CPU), npu = proc_of(c.soc, HW_KIND_NPU);
+    uint32_t shadows = 0, shadow_kernels = 0, plain = 0;
+    g_autoptr(GHashTable) waited = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
+        const SimTask *t = sim_plan_task(c.plan, i);
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            g_hash_table_add(waited, GUINT_TO_POINTER(t->deps[d]));
+        }
+        if (t->kind == SIM_TASK_SHADOW) {
+            shadows++;
+            g_assert_cmpuint(t->proc, ==, cpu);
+            /* a few outlier channels: 0.2 % of the input's, at least 5 */
+            g_assert_cmpuint(t->work.k, >=, 5);
+            g_assert_cmpuint(t->work.k, <=, 15);
+            int layer = atoi(t->name + 1);
+            g_assert_true(layer <= 1 || layer >= 22);
+        } else if (t->kind == SIM_TASK_KERNEL && t->proc == npu) {
+            int layer = atoi(t->name + 1);
+            if (t->work.prec == MDL_PREC_W8A8_SHADOW) {
+                shadow_kernels++;
+                g_assert_true(layer <= 1 || layer >= 22);
+            } else {
+                g_assert_cmpint(t->work.prec, ==, MDL_PREC_W8A8);
+                plain++;
+            }
+        }
+    }
+    /* 4 layers x 7 linear layers x 2 chunks */
+    g_assert_cmpuint(shadows, ==, 4 * 7 * 2);
+    g_assert_cmpuint(shadow_kernels, ==, shadows);
+    g_assert_cmpuint(plain, ==, 20 * 7 * 2);
+    for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
+        if (sim_plan_task(c.plan, i)->kind == SIM_TASK_SHADOW) {
+            g_assert_true(g_hash_table_contains(waited, GUINT_TO_POINTER(i)));
+        }
+    }
+    /* and shadow execution costs time: without it (W8A8 everywhere) the
+     * same prefill is faster; in every layer, slower */
+    Case none, all;
+    run_case("sd8gen3", "qwen1.5-1.8b", "mllm-npu/no-shadow", &w, &none);
+    run_case("sd8gen3", "qwen1.5-1.8b", "mllm-npu/no-prune", &w, &all);
+    g_assert_cmpfloat(none.r.prefill.time_ms, <, c.r.prefill.time_ms);
+    g_assert_cmpfloat(c.r.prefill.time_ms, <, all.r.prefill.time_ms);
+    case_clear(&c);
+    case_clear(&none);
+    case_clear(&all);
+}
+
+/* Shadow outliers change values: with them the logits are closer to the
+ * reference than with plain per-tensor INT8 activations. */
+static void
+test_mllm_shadow_values(void)
+{
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 40;
+    w.decode = 1;
+    /* one chunk: the engine's per-tensor scale is taken over the whole
+     * input, which a later chunk would not have seen yet */
+    w.opts.chunk_tokens = 64;
+    w.check_layers = 0;
+    Case s, n;
+    run_case("tiny", "tiny", "mllm-npu", &w, &s);
+    run_case("tiny", "tiny", "mllm-npu/no-shadow", &w, &n);
+    g_assert_true(s.r.check.match && n.r.check.match);    /* each its own arithmetic */
+    g_assert_true(n.r.check.precision_changed);
+    g_assert_cmpfloat(n.r.check.precision_err, >, 0);
+    g_assert_cmpfloat(s.r.check.precision_err, <, n.r.check.precision_err);
+    case_clear(&s);
+    case_clear(&n);
+}
+
+static uint32_t
+n_kernels(const SimPlan *plan)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        n += sim_plan_task(plan, i)->kind == SIM_TASK_KERNEL;
+    }
+    return n;
+}
+
+/* The greedy out-of-order schedule beats program order on the same
+ * chunks, and the NPU runs the same kernels either way. */
+static void
+test_mllm_out_of_order(void)
+{
+    SimWorkload w;
+    timing_workload(&w, 1024, 0, 1);
+    Case o, i;
+    run_case("sd8gen3", "qwen1.5-1.8b", "mllm-npu", &w, &o);
+    run_case("sd8gen3", "qwen1.5-1.8b", "mllm-npu/in-order", &w, &i);
+    g_assert_cmpuint(n_kernels(o.plan), ==, n_kernels(i.plan));   /* only the order differs */
+    /* measured 483 vs 643 ms */
+    g_assert_cmpfloat(o.r.prefill.time_ms, <, 0.85 * i.r.prefill.time_ms);
+    /* in order, each processor runs chunk 0's work before chunk 1's */
+    uint32_t npu = proc_of(i.soc, HW_KIND_NPU);
+    SimTime last_chunk0 = 0, first_chunk1 = G_MAXUINT64;
+    for (uint32_t k = 0; k < sim_plan_len(i.plan); k++) {
+        const SimTask *t = sim_plan_task(i.plan, k);
+        if (t->kind != SIM_TASK_KERNEL || t->proc != npu) {
+            continue;
+        }
+        if (t->slice.tok0 == 0) {
+            last_chunk0 = MAX(last_chunk0, i.x.times[k].end_ps);
+        } else if (t->slice.tok0 == 256) {
+            first_chunk1 = MIN(first_chunk1, i.x.times[k].start_ps);
+        }
+    }
+    g_assert_cmpuint(last_chunk0, <=, first_chunk1);
+    case_clear(&o);
+    case_clear(&i);
+}
+
+/* Chunk-shared graphs: one graph prepared offline serves every chunk (no
+ * preparation in the plan); the naive variant prepares the prompt's own
+ * graph at request time and pays for it. */
+static void
+test_mllm_chunk_share(void)
+{
+    SimWorkload w;
+    timing_workload(&w, 512, 0, 1);
+    Case s, n;
+    run_case("sd8gen3", "qwen1.5-1.8b", "mllm-npu/per-group", &w, &s);
+    run_case("sd8gen3", "qwen1.5-1.8b", "mllm-npu/naive", &w, &n);
+    g_assert_cmpfloat(s.r.prefill.prepare_ms, ==, 0);
+    g_assert_cmpuint(s.plan->npu_offline->len, ==, 1);
+    g_assert_cmpuint(g_array_index(s.plan->npu_offline, uint32_t, 0), ==, 256);
+    g_assert_cmpfloat(n.r.prefill.prepare_ms, >, 100);
+    g_assert_cmpfloat(s.r.prefill.time_ms, <, n.r.prefill.time_ms);
+    case_clear(&s);
+    case_clear(&n);
+}
+
+/* NPU kernel time of one decode step's matmuls (step 0). */
+static double
+npu_matmul_ms(const Case *c)
+{
+    uint32_t npu = proc_of(c->soc, HW_KIND_NPU);
+    double ms = 0;
+    for (uint32_t i = 0; i < sim_plan_len(c->plan); i++) {
+        const SimTask *t = sim_plan_task(c->plan, i);
+        if (t->kind == SIM_TASK_KERNEL && t->phase == SIM_PHASE_DECODE && t->step == 0 &&
+            t->proc == npu && t->work.op == MDL_OP_MATMUL) {
+            ms += sim_time_to_ms(c->x.times[i].end_ps - c->x.times[i].start_ps);
+        }
+    }
+    return ms;
+}
+
+/* Batched decode on 32-row tiles: batch 32 costs the NPU's matmuls about
+ * what batch 1 does (the batch is padded to the tile), the LM head stays
+ * on the CPU, weights are Q4_0 with FFN-down Q8_0. */
+static void
+test_tts_batch(void)
+{
+    SimWorkload w1, w32;
+    timing_workload(&w1, 64, 1, 1);
+    timing_workload(&w32, 64, 1, 32);
+    Case a, b;
+    run_case("sd8gen3", "qwen2.5-1.5b", "npu-tts", &w1, &a);
+    run_case("sd8gen3", "qwen2.5-1.5b", "npu-tts", &w32, &b);
+    double ma = npu_matmul_ms(&a), mb = npu_matmul_ms(&b);
+    g_assert_cmpfloat(ma, >, 1);
+    g_assert_cmpfloat(mb, <, 1.1 * ma);
+    uint32_t cpu = proc_of(a.soc, HW_KIND_CPU), npu = proc_of(a.soc, HW_KIND_NPU);
+    for (uint32_t i = 0; i < sim_plan_len(b.plan); i++) {
+        const SimTask *t = sim_plan_task(b.plan, i);
+        if (t->kind != SIM_TASK_KERNEL || t->phase != SIM_PHASE_DECODE ||
+            t->work.op != MDL_OP_MATMUL) {
+            continue;
+        }
+        if (strstr(t->name, "lm_head")) {
+            g_assert_cmpuint(t->proc, ==, cpu);
+        } else {
+            g_assert_cmpuint(t->proc, ==, npu);
+            g_assert_cmpuint(t->slice.pad_tokens == 0 ? t->slice.tok1 : t->slice.pad_tokens,
+                             ==, 32);
+            g_assert_cmpint(t->work.prec, ==, strstr(t->name, "ffn_down") ? MDL_PREC_Q8_0
+                                                                           : MDL_PREC_Q4_0);
+        }
+    }
+    /* per sequence, batch 32 decodes many times faster */
+    g_assert_cmpfloat(b.r.decode.tokens_per_s, >, 4 * a.r.decode.tokens_per_s);
+    case_clear(&a);
+    case_clear(&b);
+}
+
+/* Transformer-Lite: every task on the GPU, matmul weights E0M4 FP4. */
+static void
+test_transformer_lite(void)
+{
+    SimWorkload w;
+    timing_workload(&w, 128, 2, 1);
+    Case c;
+    run_case("sd8gen3", "gemma-2b", "transformer-lite", &w, &c);
+    uint32_t gpu = proc_of(c.soc, HW_KIND_GPU);
+    for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
+        const SimTask *t = sim_plan_task(c.plan, i);
+        g_assert_cmpint(t->kind, ==, SIM_TASK_KERNEL);
+        g_assert_cmpuint(t->proc, ==, gpu);
+        if (t->work.op == MDL_OP_MATMUL) {
+            g_assert_cmpint(t->work.prec, ==, MDL_PREC_FP4A16);
+        }
+    }
+    g_assert_cmpstr(sim_policy_find("transformer-lite")->stack, ==, "transformer-lite");
+    g_assert_cmpstr(sim_policy_find("mllm-npu")->stack, ==, "mllm");
+    g_assert_cmpstr(sim_policy_find("npu-tts")->stack, ==, "npu-tts");
+    case_clear(&c);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/sim/policies/mllm-npu/shadow-plan", test_mllm_shadow_plan);
+    g_test_add_func("/sim/policies/mllm-npu/shadow-values", test_mllm_shadow_values);
+    g_test_add_func("/sim/policies/mllm-npu/out-of-order", test_mllm_out_of_order);
+    g_test_add_func("/sim/policies/mllm-npu/chunk-share", test_mllm_chunk_share);
+    g_test_add_func("/sim/policies/npu-tts/batch", test_tts_batch);
+    g_test_add_func("/sim/policies/transformer-lite/gpu-fp4", test_transformer_lite);
+    return g_test_run();
+}
