@@ -7,6 +7,8 @@
  *   --sync M                the recorded plan with another sync mechanism
  */
 #include "sim/cli/run-opts.h"
+#include "sim/cli/config.h"
+#include "sim/util/json.h"
 #include "sim/util/error.h"
 #include "traces/record.h"
 
@@ -21,6 +23,7 @@ run(int argc, char **argv, GError **error)
     gboolean help = FALSE;
     g_autofree char *soc_name = NULL, *policy_name = NULL, *sync = NULL, *trace = NULL;
     g_autofree char *format_name = NULL, *functional = NULL;
+    g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name,
           "Re-time on this SoC (default: the one recorded)", "SOC" },
@@ -34,6 +37,7 @@ run(int argc, char **argv, GError **error)
           "Write a Perfetto / Chrome trace JSON", "FILE" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
           "Output: text, json or csv (default text)", "FMT" },
+        HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("replay", "FILE", "Re-run a recording made with 'run --record FILE'.",
@@ -44,7 +48,8 @@ run(int argc, char **argv, GError **error)
         return TRUE;
     }
     HsFormat format;
-    if (!hs_cli_format(format_name, HS_FORMATS_ALL, &format, error)) {
+    g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
+    if (ovr == NULL || !hs_cli_format(format_name, HS_FORMATS_ALL, &format, error)) {
         return FALSE;
     }
     if (argc < 2) {
@@ -75,10 +80,30 @@ run(int argc, char **argv, GError **error)
                     "(got \"%s\")", functional);
         return FALSE;
     }
-    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
-    g_autoptr(HwSoc) soc = hw_soc_load(soc_name ? soc_name : rec->soc, configs, error);
+    g_autoptr(HwSoc) soc = hs_config_load_soc(soc_name ? soc_name : rec->soc, ovr, error);
     if (soc == NULL) {
         return FALSE;
+    }
+    if (hs_overrides_count(ovr, "model") > 0) {
+        /* the recorded plan is the recorded model's: another model needs a
+         * new plan */
+        if (policy_name == NULL) {
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "--set model.*: the recorded plan is for the recorded model; "
+                        "add --policy P to re-plan the changed model");
+            return FALSE;
+        }
+        g_autoptr(cJSON) mj = mdl_spec_to_json(rec->spec);
+        if (!hs_overrides_apply(ovr, "model", mj, error)) {
+            return FALSE;
+        }
+        MdlSpec *changed = mdl_spec_from_json(mj, rec->spec->name, error);
+        if (changed == NULL) {
+            hs_overrides_explain(ovr, "model", error);
+            return FALSE;
+        }
+        mdl_spec_free(rec->spec);
+        rec->spec = changed;
     }
     g_autoptr(SimPlan) plan = NULL;
     const char *policy = rec->policy;
@@ -112,7 +137,12 @@ run(int argc, char **argv, GError **error)
     if (ok && trace) {
         ok = hs_run_write_trace(trace, soc, plan, &x, &r, error);
     }
-    if (ok) {
+    if (ok && format == HS_FORMAT_JSON) {
+        g_autoptr(cJSON) j = hs_run_report_json(soc, &r);
+        cJSON_AddItemToObject(j, "config", hs_config_json(ovr, soc, rec->spec, &w));
+        g_autofree char *s = hs_json_print(j, FALSE);
+        printf("%s\n", s);
+    } else if (ok) {
         hs_run_print(soc, &r, format);
     }
     sim_exec_result_clear(&x);

@@ -12,6 +12,7 @@
  * left out of the mean error, which measures prediction.  Runs are timing-only (values are checked by `run`).
  */
 #include "sim/cli/run-opts.h"
+#include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
@@ -43,6 +44,7 @@ typedef struct Row {
 typedef struct Ctx {
     const char *configs, *models;
     GHashTable *socs, *specs;    /* name -> loaded (owned) */
+    const HsOverrides *ovr;      /* --set, applied to every point's SoC and model */
 } Ctx;
 
 static gboolean
@@ -82,18 +84,22 @@ simulate(Ctx *c, const char *soc_name, const char *model, const char *policy,
 {
     HwSoc *soc = g_hash_table_lookup(c->socs, soc_name);
     if (soc == NULL) {
-        soc = hw_soc_load(soc_name, c->configs, error);
+        soc = hs_config_load_soc(soc_name, c->ovr, error);
         if (soc == NULL) {
-            g_prefix_error(error, "%s.soc: ", path);
+            if ((*error)->domain != HS_USAGE_ERROR) {
+                g_prefix_error(error, "%s.soc: ", path);
+            }
             return FALSE;
         }
         g_hash_table_insert(c->socs, g_strdup(soc_name), soc);
     }
     MdlSpec *spec = g_hash_table_lookup(c->specs, model);
     if (spec == NULL) {
-        spec = mdl_spec_load(model, c->models, error);
+        spec = hs_config_load_model(model, c->ovr, error);
         if (spec == NULL) {
-            g_prefix_error(error, "%s.model: ", path);
+            if ((*error)->domain != HS_USAGE_ERROR) {
+                g_prefix_error(error, "%s.model: ", path);
+            }
             return FALSE;
         }
         g_hash_table_insert(c->specs, g_strdup(model), spec);
@@ -308,6 +314,7 @@ run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE, allow_known = FALSE;
     g_autofree char *points = NULL, *format_name = NULL, *out_dir = NULL;
+    g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "known-misses", 'k', 0, G_OPTION_ARG_NONE, &allow_known,
           "Do not fail on points the points file declares a known_miss (with its reason)",
@@ -317,6 +324,7 @@ run(int argc, char **argv, GError **error)
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Also write DIR/validate.csv and DIR/validate.svg", "DIR" },
+        HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("validate", NULL,
@@ -330,7 +338,8 @@ run(int argc, char **argv, GError **error)
         return TRUE;
     }
     HsFormat format;
-    if (!hs_cli_no_extra_args(argc, argv, 0, error) ||
+    g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
+    if (ovr == NULL || !hs_cli_no_extra_args(argc, argv, 0, error) ||
         !hs_cli_format(format_name, HS_FORMATS_TEXT_JSON, &format, error)) {
         return FALSE;
     }
@@ -351,13 +360,14 @@ run(int argc, char **argv, GError **error)
     }
     Ctx c = { configs, models,
               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) hw_soc_free),
-              g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) mdl_spec_free) };
+              g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) mdl_spec_free),
+              ovr };
     guint n = (guint) cJSON_GetArraySize(pts);
     g_autofree Row *rows = g_new0(Row, n);
     gboolean ok = TRUE;
     for (guint i = 0; i < n && ok; i++) {
         ok = eval_point(&c, cJSON_GetArrayItem(pts, (int) i), (int) i, &rows[i], error);
-        if (!ok) {
+        if (!ok && (*error)->domain != HS_USAGE_ERROR) {      /* --set names itself */
             g_prefix_error(error, "%s: ", file);
         }
     }
