@@ -20,6 +20,8 @@ extern const HsCommand hs_cmd_validate;
 extern const HsCommand hs_cmd_list;
 extern const HsCommand hs_cmd_soc;
 extern const HsCommand hs_cmd_bench;
+extern const HsCommand hs_cmd_sweep;
+extern const HsCommand hs_cmd_plot;
 
 static const HsCommand *const commands[] = {
     &hs_cmd_run,
@@ -27,6 +29,8 @@ static const HsCommand *const commands[] = {
     &hs_cmd_replay,
     &hs_cmd_probe,
     &hs_cmd_validate,
+    &hs_cmd_sweep,
+    &hs_cmd_plot,
     &hs_cmd_infer,
     &hs_cmd_list,
     &hs_cmd_soc,
