@@ -8,6 +8,7 @@
 
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -251,6 +252,280 @@ test_set_replay(void)
     g_rmdir(dir);
 }
 
+/* A temporary directory with a small sweep spec on the tiny SoC: 2
+ * policies x 3 SRAM sizes (0 is out of range: those points fail) x 2
+ * prompts. */
+static char *
+tiny_spec(char **dir)
+{
+    *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    char *path = g_build_filename(*dir, "spec.json", NULL);
+    static const char text[] =
+        "{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", \"functional\": \"off\", "
+        "\"decode\": 2},\n"
+        " \"axes\": {\"policy\": [\"gpu-only\", \"hetero-tensor\"], "
+        "\"npu.sram_kib\": [64, 128, 0], \"prompt\": [16, 32]},\n"
+        " \"points\": [{\"policy\": \"npu-only\", \"prompt\": 48}]}\n";
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+static int
+count_lines(const char *s)
+{
+    int n = 0;
+    for (const char *p = s; *p; p++) {
+        n += *p == '\n';
+    }
+    return n;
+}
+
+static void
+rm_rf(const char *dir)
+{
+    g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+    g_assert_cmpint(system(cmd), ==, 0);
+}
+
+/* Every row and column but the host's wall time, as JSON text. */
+static char *
+rows_of(const char *db)
+{
+    g_autoptr(Run) r = hs("sweep", "--show", db, "--all", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = parse(r->out);
+    cJSON *row = NULL;
+    cJSON_ArrayForEach(row, j) {
+        cJSON_DeleteItemFromObjectCaseSensitive(row, "wall_s");
+    }
+    return cJSON_Print(j);
+}
+
+/* The same rows with 1 and 2 workers; a failing point is a row with its
+ * error and the others go on; a second run redoes nothing. */
+static void
+test_sweep_jobs(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", "--jobs", "1", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_assert_cmpstr(a->out, ==, "a.db: 13 points, 13 run now, 0 already there; 4 failed in all\n");
+    g_autoptr(Run) b = hs_in(dir, "sweep", spec, "--db", "b.db", "--jobs", "2", NULL);
+    g_assert_cmpint(b->status, ==, 0);
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_autofree char *db = g_build_filename(dir, "b.db", NULL);
+    g_autofree char *ra = rows_of(da), *rb = rows_of(db);
+    g_assert_cmpstr(ra, ==, rb);
+
+    g_autoptr(cJSON) rows = parse(ra);
+    g_assert_cmpint(cJSON_GetArraySize(rows), ==, 13);
+    const cJSON *row = NULL;
+    int failed = 0;
+    cJSON_ArrayForEach(row, rows) {
+        gboolean ok = strcmp(at(row, "status")->valuestring, "ok") == 0;
+        double sram = cJSON_GetObjectItemCaseSensitive(row, "npu.sram_kib")->valuedouble;
+        const cJSON *policy = at(row, "policy");
+        if (!ok) {
+            failed++;
+            g_assert_cmpfloat(sram, ==, 0);
+            g_assert_cmpstr(at(row, "error")->valuestring, ==,
+                            "--set npu.sram_kib=0: expected a number in [1, 1048576] (got 0)");
+            g_assert_true(cJSON_IsNull(at(row, "prefill_tok_s")));
+        } else {
+            g_assert_cmpfloat(at(row, "prefill_tok_s")->valuedouble, >, 0);
+            g_assert_cmpuint(strlen(at(row, "config_hash")->valuestring), ==, 64);
+            /* the row's result is what 'run --format json' prints */
+            g_assert_cmpstr(at(row, "result.policy")->valuestring, ==, policy->valuestring);
+            g_assert_cmpfloat(at(row, "result.prefill.tokens_per_s")->valuedouble, ==,
+                              at(row, "prefill_tok_s")->valuedouble);
+        }
+    }
+    g_assert_cmpint(failed, ==, 4);
+
+    /* the row of point 0 equals a run with the same options */
+    g_autoptr(Run) one = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                            "--decode", "2", "--policy", "gpu-only", "--prompt", "16",
+                            "--set", "npu.sram_kib=64", "--format", "json", NULL);
+    g_autoptr(cJSON) jone = parse(one->out);
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(jone, "sim"),
+                                            "wall_s");
+    g_autofree char *tone = cJSON_PrintUnformatted(jone);
+    g_autofree char *trow = cJSON_PrintUnformatted(at(cJSON_GetArrayItem(rows, 0), "result"));
+    g_assert_cmpstr(tone, ==, trow);
+
+    g_autoptr(Run) again = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_assert_cmpstr(again->out, ==,
+                    "a.db: 13 points, 0 run now, 13 already there; 4 failed in all\n");
+    g_autoptr(Run) retry = hs_in(dir, "sweep", spec, "--db", "a.db", "--retry-errors", NULL);
+    g_assert_cmpstr(retry->out, ==,
+                    "a.db: 13 points, 4 run now, 9 already there; 4 failed in all\n");
+
+    /* --show --where, csv */
+    g_autoptr(Run) w = hs("sweep", "--show", da, "--where", "policy = 'npu-only'", "--format",
+                          "csv", NULL);
+    g_assert_cmpint(w->status, ==, 0);
+    g_assert_true(g_str_has_prefix(w->out, "point,decode,functional,model,npu.sram_kib,"
+                                           "policy,prompt,soc,status,prefill_tok_s,"));
+    g_assert_nonnull(strstr(w->out, "\n12,2,off,tiny,,npu-only,48,tiny,ok,"));
+    g_assert_cmpint(count_lines(w->out), ==, 2);
+    g_autoptr(Run) bad = hs("sweep", "--show", da, "--where", "nope = 1", NULL);
+    assert_one_error_line(bad, "--where: no such column: nope");
+    rm_rf(dir);
+}
+
+/* Bad specs: one line with the file and JSON path. */
+static void
+test_sweep_spec_errors(void)
+{
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        { "{\"axes\": {\"colour\": [1]}}",
+          "$.axes.colour: expected a run option (soc, model, policy, sync, prompt, decode, "
+          "batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or a "
+          "config key such as npu.sram_kib (got \"colour\")" },
+        { "{\"axes\": {\"prompt\": []}}",
+          "$.axes.prompt: expected a non-empty array of values (got an empty array)" },
+        { "{\"axes\": {\"prompt\": [16, [1]]}}",
+          "$.axes.prompt[1]: expected a string, number or boolean (got an array)" },
+        { "{\"base\": 3}", "$.base: expected an object of settings (got 3)" },
+        { "{\"grid\": {}}",
+          "$: unknown key \"grid\" (known keys: description, base, axes, points)" },
+    };
+    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "bad.json", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_assert_true(g_file_set_contents(path, cases[i].text, -1, NULL));
+        g_autoptr(Run) r = hs_in(dir, "sweep", path, NULL);
+        g_assert_cmpint(r->status, ==, 1);
+        g_autofree char *want = g_strdup_printf("%s: %s", path, cases[i].msg);
+        assert_one_error_line(r, want);
+    }
+    /* nothing was run, so no database was made */
+    g_autofree char *db = g_build_filename(dir, "sweep.db", NULL);
+    g_assert_false(g_file_test(db, G_FILE_TEST_EXISTS));
+    g_autoptr(Run) u = hs("sweep", NULL);
+    assert_one_error_line(u, "sweep: missing SPEC (see 'hetero-sim sweep --help')");
+    g_assert_cmpint(u->status, ==, 2);
+    rm_rf(dir);
+}
+
+/* kill -9 in the middle, then resume: the rows equal an uninterrupted
+ * sweep's, no point stored twice or lost, the database intact. */
+static void
+test_sweep_resume(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    g_autofree char *spec = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs", "sweeps",
+                                             "tcm.json", NULL);
+    g_autoptr(Run) full = hs_in(dir, "sweep", spec, "--db", "full.db", "--jobs", "2", NULL);
+    g_assert_cmpint(full->status, ==, 0);
+    g_autofree char *dfull = g_build_filename(dir, "full.db", NULL);
+    g_autofree char *dcut = g_build_filename(dir, "cut.db", NULL);
+
+    /* kill at growing delays until the kill lands mid-way */
+    int stored = 0;
+    for (int delay_ms = 150; delay_ms < 20000 && (stored == 0 || stored == 48);
+         delay_ms *= 2) {
+        g_unlink(dcut);
+        const char *argv[] = { g_getenv("HS_BIN"), "sweep", spec, "--db", "cut.db",
+                               "--jobs", "1", NULL };
+        GPid pid;
+        g_autoptr(GError) error = NULL;
+        g_assert_true(g_spawn_async(dir, (char **) argv, NULL,
+                                    G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                                    NULL, NULL, &pid, &error));
+        g_usleep((gulong) delay_ms * 1000);
+        kill(pid, SIGKILL);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (!g_file_test(dcut, G_FILE_TEST_EXISTS)) {
+            continue;
+        }
+        g_autoptr(Run) c = hs("sweep", "--show", dcut, "--format", "csv", NULL);
+        g_assert_cmpint(c->status, ==, 0);              /* readable after kill -9 */
+        stored = count_lines(c->out) - 1;
+        g_test_message("killed after %d ms: %d points stored", delay_ms, stored);
+    }
+    g_assert_cmpint(stored, >, 0);
+    g_assert_cmpint(stored, <, 48);
+    g_autoptr(Run) resume = hs_in(dir, "sweep", spec, "--db", "cut.db", "--jobs", "2", NULL);
+    g_assert_cmpint(resume->status, ==, 0);
+    g_autofree char *want = g_strdup_printf("cut.db: 48 points, %d run now, %d already there; "
+                                            "0 failed in all\n", 48 - stored, stored);
+    g_assert_cmpstr(resume->out, ==, want);
+    g_autofree char *rf = rows_of(dfull), *rc = rows_of(dcut);
+    g_assert_cmpstr(rf, ==, rc);
+    rm_rf(dir);
+}
+
+/* --list prints a command per point; their records merged give the
+ * same rows as a local sweep. */
+static void
+test_sweep_list_merge(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    g_autoptr(Run) l = hs_in(dir, "sweep", spec, "--list", NULL);
+    g_assert_cmpint(l->status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(l->out, "\n", -1);
+    g_assert_cmpint(g_strv_length(lines), ==, 14);
+    g_autoptr(GString) all = g_string_new(NULL);
+    for (int i = 0; i < 13; i++) {
+        g_assert_nonnull(strstr(lines[i], " sweep "));
+        const char *sh[] = { "/bin/sh", "-c", lines[i], NULL };
+        g_autoptr(Run) p = spawn(dir, (char **) sh);
+        g_assert_cmpint(p->status, ==, 0);
+        g_string_append(all, p->out);
+    }
+    g_autofree char *recs = g_build_filename(dir, "records.jsonl", NULL);
+    g_assert_true(g_file_set_contents(recs, all->str, -1, NULL));
+    g_autoptr(Run) m = hs_in(dir, "sweep", spec, "--db", "m.db", "--merge", recs, NULL);
+    g_assert_cmpint(m->status, ==, 0);
+    g_assert_cmpstr(m->out, ==, "m.db: merged 13 records\n");
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_autofree char *dm = g_build_filename(dir, "m.db", NULL);
+    g_autofree char *ra = rows_of(da), *rm = rows_of(dm);
+    g_assert_cmpstr(ra, ==, rm);
+    /* nothing left to list */
+    g_autoptr(Run) l2 = hs_in(dir, "sweep", spec, "--db", "a.db", "--list", NULL);
+    g_assert_cmpstr(l2->out, ==, "");
+    rm_rf(dir);
+}
+
+/* mpirun -n 2: rank 0 owns the database, rank 1 runs the points; the
+ * rows equal the local run's. */
+static void
+test_sweep_mpi(void)
+{
+    g_autofree char *mpirun = g_find_program_in_path("mpirun");
+    if (mpirun == NULL) {
+        g_test_skip("mpirun not installed");
+        return;
+    }
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    const char *argv[] = { mpirun, "-n", "2", "--oversubscribe", "--allow-run-as-root",
+                           g_getenv("HS_BIN"), "sweep", spec, "--db", "mpi.db", NULL };
+    g_autoptr(Run) m = spawn(dir, (char **) argv);
+    if (strstr(m->err, "built without MPI")) {
+        g_test_skip("hetero-sim built without MPI");
+        rm_rf(dir);
+        return;
+    }
+    g_assert_cmpint(m->status, ==, 0);
+    g_assert_cmpstr(m->out, ==, "mpi.db: 13 points, 13 run now on 1 MPI ranks, 0 already "
+                                "there; 4 failed in all\n");
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_autofree char *dm = g_build_filename(dir, "mpi.db", NULL);
+    g_autofree char *ra = rows_of(da), *rm = rows_of(dm);
+    g_assert_cmpstr(ra, ==, rm);
+    rm_rf(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -259,5 +534,10 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/set-errors", test_set_errors);
     g_test_add_func("/sweep/set-run", test_set_run);
     g_test_add_func("/sweep/set-replay", test_set_replay);
+    g_test_add_func("/sweep/spec-errors", test_sweep_spec_errors);
+    g_test_add_func("/sweep/jobs-same-rows", test_sweep_jobs);
+    g_test_add_func("/sweep/list-merge", test_sweep_list_merge);
+    g_test_add_func("/sweep/mpi", test_sweep_mpi);
+    g_test_add_func("/sweep/kill-resume", test_sweep_resume);
     return g_test_run();
 }
