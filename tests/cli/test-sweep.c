@@ -374,6 +374,41 @@ test_sweep_jobs(void)
     rm_rf(dir);
 }
 
+/* plot: a line per series with a legend, axis labels with units; the
+ * settings not plotted must be pinned. */
+static void
+test_plot(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_autoptr(Run) t = hs_in(dir, "plot", "a.db", "--x", "npu.sram_kib", "--series", "policy",
+                             "--where", "prompt = 16", "--format", "csv", NULL);
+    g_assert_cmpint(t->status, ==, 0);
+    g_assert_true(g_str_has_prefix(t->out, "npu.sram_kib (KiB),       policy,prefill tokens/s\n"
+                                           "64,gpu-only,"));
+    g_assert_cmpint(count_lines(t->out), ==, 5);        /* the failed SRAM 0 left out */
+    g_autoptr(Run) s = hs_in(dir, "plot", "a.db", "--x", "npu.sram_kib", "--series", "policy",
+                             "--where", "prompt < 20", "--y", "ttft_ms", "--out", "p.svg", NULL);
+    g_assert_cmpint(s->status, ==, 0);
+    g_autofree char *svg_path = g_build_filename(dir, "p.svg", NULL);
+    g_autofree char *svg = NULL;
+    g_assert_true(g_file_get_contents(svg_path, &svg, NULL, NULL));
+    g_assert_nonnull(strstr(svg, ">npu.sram_kib (KiB)</text>"));
+    g_assert_nonnull(strstr(svg, ">TTFT (ms)</text>"));
+    g_assert_nonnull(strstr(svg, "prompt &lt; 20"));
+    g_assert_nonnull(strstr(svg, ">hetero-tensor</text>"));
+    g_assert_cmpint(count_lines(strstr(svg, "<polyline")), >, 1);
+    g_autoptr(Run) d = hs_in(dir, "plot", "a.db", "--x", "npu.sram_kib", "--series", "policy", NULL);
+    assert_one_error_line(d, "plot: several rows share an x value on one line: pin the other "
+                             "settings that vary (prompt) with --where");
+    g_autoptr(Run) n = hs_in(dir, "plot", "a.db", "--x", "policy", NULL);
+    assert_one_error_line(n, "--x: expected a numeric setting (policy holds text); plot names "
+                             "as --series");
+    rm_rf(dir);
+}
+
 /* Bad specs: one line with the file and JSON path. */
 static void
 test_sweep_spec_errors(void)
@@ -541,6 +576,7 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/jobs-same-rows", test_sweep_jobs);
     g_test_add_func("/sweep/list-merge", test_sweep_list_merge);
     g_test_add_func("/sweep/mpi", test_sweep_mpi);
+    g_test_add_func("/sweep/plot", test_plot);
     g_test_add_func("/sweep/kill-resume", test_sweep_resume);
     return g_test_run();
 }
