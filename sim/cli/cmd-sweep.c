@@ -23,7 +23,7 @@
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3, sqlite3_close)
 
 typedef struct Opts {
-    char *db, *show, *where, *format;
+    char *db, *show, *where, *format, *columns;
     int jobs, point;
     gboolean list, merge, retry, all, quiet;
 } Opts;
@@ -172,7 +172,7 @@ run(int argc, char **argv, GError **error)
 {
     Opts o = { .point = -1 };
     gboolean help = FALSE;
-    g_autofree char *db = NULL, *show = NULL, *where = NULL, *format = NULL;
+    g_autofree char *db = NULL, *show = NULL, *where = NULL, *format = NULL, *columns = NULL;
     GOptionEntry entries[] = {
         { "db", 0, 0, G_OPTION_ARG_FILENAME, &db,
           "SQLite database of the results (default sweep.db)", "DB" },
@@ -192,6 +192,8 @@ run(int argc, char **argv, GError **error)
         { "where", 'w', 0, G_OPTION_ARG_STRING, &where,
           "--show: only rows matching this SQL condition (e.g. \"policy = 'gpu-only'\")",
           "SQL" },
+        { "columns", 'c', 0, G_OPTION_ARG_STRING, &columns,
+          "--show: these columns (settings or metrics, comma-separated)", "A,B,.." },
         { "all", 'a', 0, G_OPTION_ARG_NONE, &o.all,
           "--show: every column (config hash, version, wall time, the full result)", NULL },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
@@ -222,11 +224,11 @@ run(int argc, char **argv, GError **error)
             return FALSE;
         }
         g_autoptr(sqlite3) sdb = hs_sweep_db_open(show, NULL, error);
-        return sdb && hs_sweep_db_show(sdb, where, (int) f, o.all, error);
+        return sdb && hs_sweep_db_show(sdb, where, columns, (int) f, o.all, error);
     }
-    if (format || where || o.all) {
+    if (format || where || columns || o.all) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "sweep: --format, --where and --all go with --show DB");
+                    "sweep: --format, --where, --columns and --all go with --show DB");
         return FALSE;
     }
     if (argc < 2) {

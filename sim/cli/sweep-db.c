@@ -339,7 +339,8 @@ csv_quote(const char *s)
 }
 
 gboolean
-hs_sweep_db_show(sqlite3 *db, const char *where, int format, gboolean all, GError **error)
+hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format,
+                 gboolean all, GError **error)
 {
     g_autoptr(GPtrArray) cols = table_columns(db);
     if (cols->len == 0) {
@@ -351,7 +352,25 @@ hs_sweep_db_show(sqlite3 *db, const char *where, int format, gboolean all, GErro
     g_autoptr(GHashTable) names = setting_names(db);
     /* point, the settings, status, the metrics, match, error; --all: the rest */
     g_autoptr(GPtrArray) show = g_ptr_array_new();
-    g_ptr_array_add(show, "point");
+    g_autoptr(GPtrArray) chosen = g_ptr_array_new_with_free_func(g_free);
+    if (columns) {
+        g_auto(GStrv) list = g_strsplit(columns, ",", -1);
+        for (char **c = list; *c; c++) {
+            g_autofree char *col = hs_sweep_column(g_strstrip(*c));
+            if (!has_col(cols, col)) {
+                g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                            "--columns: no column \"%s\" in %s", *c,
+                            sqlite3_db_filename(db, "main"));
+                return FALSE;
+            }
+            g_ptr_array_add(chosen, g_steal_pointer(&col));
+        }
+        for (guint i = 0; i < chosen->len; i++) {
+            g_ptr_array_add(show, chosen->pdata[i]);
+        }
+    }
+    if (!columns) {
+        g_ptr_array_add(show, "point");
     for (guint i = 0; i < cols->len; i++) {
         if (g_hash_table_contains(names, cols->pdata[i])) {
             g_ptr_array_add(show, cols->pdata[i]);
@@ -370,6 +389,7 @@ hs_sweep_db_show(sqlite3 *db, const char *where, int format, gboolean all, GErro
         g_ptr_array_add(show, "result");
     }
     g_ptr_array_add(show, "error");
+    }
     g_autoptr(GString) sql = g_string_new("SELECT ");
     for (guint i = 0; i < show->len; i++) {
         g_string_append_printf(sql, "%s\"%s\"", i ? ", " : "", (char *) show->pdata[i]);

@@ -90,9 +90,10 @@ typedef struct HsSweepMetric {
 extern const HsSweepMetric hs_sweep_metrics[];   /* ends with column NULL */
 
 /* --show: print the rows (text, csv or json) matching @where (SQL, may
- * be NULL). */
-gboolean hs_sweep_db_show(sqlite3 *db, const char *where, int format, gboolean all,
-                          GError **error);
+ * be NULL): @columns (comma-separated settings or columns, may be NULL
+ * for point, settings, status, metrics, error; @all adds the rest). */
+gboolean hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format,
+                          gboolean all, GError **error);
 
 /* A setting column's human label, with its unit ("npu.sram_kib (KiB)"). */
 char *hs_sweep_label(const char *column);

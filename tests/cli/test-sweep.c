@@ -369,6 +369,9 @@ test_sweep_jobs(void)
                                            "policy,prompt,soc,status,prefill_tok_s,"));
     g_assert_nonnull(strstr(w->out, "\n12,2,off,tiny,,npu-only,48,tiny,ok,"));
     g_assert_cmpint(count_lines(w->out), ==, 2);
+    g_autoptr(Run) c = hs("sweep", "--show", da, "--where", "prompt = 48", "--columns",
+                          "policy, npu.sram_kib,status", NULL);
+    g_assert_cmpstr(c->out, ==, "policy    npu.sram_kib  status\nnpu-only                ok\n");
     g_autoptr(Run) bad = hs("sweep", "--show", da, "--where", "nope = 1", NULL);
     assert_one_error_line(bad, "--where: no such column: nope");
     rm_rf(dir);
