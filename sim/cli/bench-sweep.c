@@ -30,7 +30,7 @@ run(gboolean quick, HsFormat format, GError **error)
     if (!g_file_set_contents(path, text, -1, error)) {
         return FALSE;
     }
-    g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(path, error);
+    g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(path, NULL, error);
     if (spec == NULL) {
         return FALSE;
     }

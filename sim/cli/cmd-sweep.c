@@ -24,6 +24,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sqlite3, sqlite3_close)
 
 typedef struct Opts {
     char *db, *show, *where, *format, *columns;
+    char **set;
     int jobs, point;
     gboolean list, merge, retry, all, quiet;
 } Opts;
@@ -48,10 +49,15 @@ do_list(const HsSweepSpec *spec, const Opts *o, GError **error)
     }
     g_autofree char *exe = self_path();
     g_autofree char *sp = g_shell_quote(spec->path);
+    g_autoptr(GString) sets = g_string_new(NULL);
+    for (char **a = o->set; a && *a; a++) {
+        g_autofree char *q = g_shell_quote(*a);
+        g_string_append_printf(sets, " --set %s", q);
+    }
     for (guint i = 0; i < spec->points->len; i++) {
         const HsSweepPoint *p = spec->points->pdata[i];
         if (done == NULL || !g_hash_table_contains(done, p->key)) {
-            printf("%s sweep %s --point %u\n", exe, sp, i);
+            printf("%s sweep %s%s --point %u\n", exe, sp, sets->str, i);
         }
     }
     return TRUE;
@@ -173,6 +179,7 @@ run(int argc, char **argv, GError **error)
     Opts o = { .point = -1 };
     gboolean help = FALSE;
     g_autofree char *db = NULL, *show = NULL, *where = NULL, *format = NULL, *columns = NULL;
+    g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "db", 0, 0, G_OPTION_ARG_FILENAME, &db,
           "SQLite database of the results (default sweep.db)", "DB" },
@@ -199,6 +206,7 @@ run(int argc, char **argv, GError **error)
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
           "--show: text, csv or json (default text)", "FMT" },
         { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "No progress line", NULL },
+        HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("sweep", "SPEC | --show DB",
@@ -213,6 +221,7 @@ run(int argc, char **argv, GError **error)
         return TRUE;
     }
     o.db = db ? db : "sweep.db";
+    o.set = set;
     if (show) {
         HsFormat f;
         if (!hs_cli_format(format, HS_FORMATS_ALL, &f, error) ||
@@ -226,9 +235,10 @@ run(int argc, char **argv, GError **error)
         g_autoptr(sqlite3) sdb = hs_sweep_db_open(show, NULL, error);
         return sdb && hs_sweep_db_show(sdb, where, columns, (int) f, o.all, error);
     }
-    if (format || where || columns || o.all) {
+    if (format || where || columns || o.all || (set && o.merge)) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "sweep: --format, --where, --columns and --all go with --show DB");
+                    "sweep: --format, --where, --columns and --all go with --show DB, "
+                    "--set with running a SPEC");
         return FALSE;
     }
     if (argc < 2) {
@@ -249,7 +259,7 @@ run(int argc, char **argv, GError **error)
     if (!o.merge && !hs_cli_no_extra_args(argc, argv, 1, error)) {
         return FALSE;
     }
-    g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(argv[1], error);
+    g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(argv[1], (const char *const *) set, error);
     if (spec == NULL) {
         return FALSE;
     }

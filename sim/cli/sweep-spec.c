@@ -4,6 +4,7 @@
 #include "sim/cli/sweep.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "sim/util/override.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -251,11 +252,27 @@ spec_from_json(const cJSON *root, GError **error)
 }
 
 HsSweepSpec *
-hs_sweep_spec_load(const char *path, GError **error)
+hs_sweep_spec_load(const char *path, const char *const *set, GError **error)
 {
     g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
     if (root == NULL) {
         return NULL;
+    }
+    /* --set on the command line: part of every point's base */
+    g_autoptr(HsOverrides) ovr = hs_overrides_new(set, error);
+    if (ovr == NULL) {
+        return NULL;
+    }
+    cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
+    for (const char *const *a = set; a && *a && cJSON_IsObject(base ? base : root); a++) {
+        if (base == NULL) {
+            base = cJSON_AddObjectToObject(root, "base");
+        }
+        const char *eq = strchr(*a, '=');
+        g_autofree char *name = g_strndup(*a, eq - *a);
+        cJSON *v = cJSON_ParseWithOpts(eq + 1, NULL, TRUE);
+        cJSON_DeleteItemFromObjectCaseSensitive(base, name);
+        cJSON_AddItemToObject(base, name, v ? v : cJSON_CreateString(eq + 1));
     }
     HsSweepSpec *s = spec_from_json(root, error);
     if (s == NULL) {

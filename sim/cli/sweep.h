@@ -38,8 +38,10 @@ typedef struct HsSweepSpec {
     GPtrArray *names;            /* every setting name, sorted (char *, owned) */
 } HsSweepSpec;
 
-/* Read and expand a spec.  Errors: HS_CONFIG_ERROR "FILE: $.axes.x: ...". */
-HsSweepSpec *hs_sweep_spec_load(const char *path, GError **error);
+/* Read and expand a spec, with the command line's --set PATH=VALUE
+ * (@set, may be NULL) laid over its base.  Errors: HS_CONFIG_ERROR
+ * "FILE: $.axes.x: ...", HS_USAGE_ERROR for @set. */
+HsSweepSpec *hs_sweep_spec_load(const char *path, const char *const *set, GError **error);
 void hs_sweep_spec_free(HsSweepSpec *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsSweepSpec, hs_sweep_spec_free)
 

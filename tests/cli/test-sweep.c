@@ -374,6 +374,24 @@ test_sweep_jobs(void)
     g_assert_cmpstr(c->out, ==, "policy    npu.sram_kib  status\nnpu-only                ok\n");
     g_autoptr(Run) bad = hs("sweep", "--show", da, "--where", "nope = 1", NULL);
     assert_one_error_line(bad, "--where: no such column: nope");
+
+    /* sweep --set: every point gets it (its key and its row too) */
+    g_autoptr(Run) s1 = hs_in(dir, "sweep", spec, "--db", "s.db", "--set", "memory.peak_gbps=10",
+                              "--set", "memory.ceiling_gbps=8", NULL);
+    g_assert_cmpstr(s1->out, ==, "s.db: 13 points, 13 run now, 0 already there; 4 failed in all\n");
+    g_autofree char *ds = g_build_filename(dir, "s.db", NULL);
+    g_autoptr(Run) s2 = hs("sweep", "--show", ds, "--where", "prompt = 48", "--columns",
+                           "memory.peak_gbps,decode_tok_s", NULL);
+    g_autoptr(Run) s3 = hs("sweep", "--show", da, "--where", "prompt = 48", "--columns",
+                           "decode_tok_s", NULL);
+    g_assert_true(g_str_has_prefix(s2->out, "memory.peak_gbps  decode_tok_s\n10  "));
+    double slow = g_ascii_strtod(strchr(s2->out, '\n') + 3, NULL);
+    double fast = g_ascii_strtod(strchr(s3->out, '\n') + 1, NULL);
+    g_assert_cmpfloat(slow, >, 0);
+    g_assert_cmpfloat(slow, <, fast);
+    g_autoptr(Run) s4 = hs_in(dir, "sweep", spec, "--set", "memory.peak_gbps", NULL);
+    g_assert_cmpint(s4->status, ==, 2);
+    assert_one_error_line(bad, "--where: no such column: nope");
     rm_rf(dir);
 }
 
