@@ -122,11 +122,7 @@ run(int argc, char **argv, GError **error)
     if (!hs_cli_no_extra_args(argc, argv, 1, error)) {
         return FALSE;
     }
-    if (!g_file_test(argv[1], G_FILE_TEST_IS_REGULAR)) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: no such database", argv[1]);
-        return FALSE;
-    }
-    g_autoptr(sqlite3) db = hs_sweep_db_open(argv[1], NULL, error);
+    g_autoptr(sqlite3) db = hs_sweep_db_open_read(argv[1], error);
     if (db == NULL) {
         return FALSE;
     }

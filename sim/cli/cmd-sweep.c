@@ -42,7 +42,7 @@ do_list(const HsSweepSpec *spec, const Opts *o, GError **error)
 {
     g_autoptr(GHashTable) done = NULL;
     if (g_file_test(o->db, G_FILE_TEST_EXISTS)) {
-        g_autoptr(sqlite3) db = hs_sweep_db_open(o->db, NULL, error);
+        g_autoptr(sqlite3) db = hs_sweep_db_open_read(o->db, error);
         if (db == NULL || (done = hs_sweep_db_done(db, o->retry, error)) == NULL) {
             return FALSE;
         }
@@ -228,11 +228,7 @@ run(int argc, char **argv, GError **error)
             !hs_cli_no_extra_args(argc, argv, 0, error)) {
             return FALSE;
         }
-        if (!g_file_test(show, G_FILE_TEST_IS_REGULAR)) {
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: no such database", show);
-            return FALSE;
-        }
-        g_autoptr(sqlite3) sdb = hs_sweep_db_open(show, NULL, error);
+        g_autoptr(sqlite3) sdb = hs_sweep_db_open_read(show, error);
         return sdb && hs_sweep_db_show(sdb, where, columns, (int) f, o.all, error);
     }
     if (format || where || columns || o.all || (set && o.merge)) {

@@ -145,6 +145,28 @@ hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
     return db;
 }
 
+sqlite3 *
+hs_sweep_db_open_read(const char *path, GError **error)
+{
+    sqlite3 *db = NULL;
+    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR) ||
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot open (%s)", path,
+                    db ? sqlite3_errmsg(db) : "no such file");
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 10000);
+    g_autoptr(GPtrArray) cols = table_columns(db);
+    if (!has_col(cols, "key") || !has_col(cols, "status")) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: not a sweep database (no points table)", path);
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
 GHashTable *
 hs_sweep_db_done(sqlite3 *db, gboolean retry_errors, GError **error)
 {

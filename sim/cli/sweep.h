@@ -78,6 +78,9 @@ cJSON *hs_sweep_child_finish(const HsSweepPoint *p, int pid, const GString *out)
 /* Open or create @path (WAL journal), with a column per name in @names
  * (may be NULL).  Errors: HS_CONFIG_ERROR "@path: ...". */
 sqlite3 *hs_sweep_db_open(const char *path, GPtrArray *names, GError **error);
+/* Open an existing database to read (show, plot): never creates or
+ * changes a file.  Errors: HS_CONFIG_ERROR "@path: ...". */
+sqlite3 *hs_sweep_db_open_read(const char *path, GError **error);
 /* Keys already in the database (ok or error; errors too unless @retry). */
 GHashTable *hs_sweep_db_done(sqlite3 *db, gboolean retry_errors, GError **error);
 /* Store a record (one transaction); @point is its index in the spec or -1. */

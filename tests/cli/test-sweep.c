@@ -424,6 +424,11 @@ test_plot(void)
     g_autoptr(Run) d = hs_in(dir, "plot", "a.db", "--x", "npu.sram_kib", "--series", "policy", NULL);
     assert_one_error_line(d, "plot: several rows share an x value on one line: pin the other "
                              "settings that vary (prompt) with --where");
+    g_autoptr(Run) nf = hs_in(dir, "plot", "none.db", "--x", "prompt", NULL);
+    assert_one_error_line(nf, "none.db: cannot open (no such file)");
+    g_autoptr(Run) ns = hs_in(dir, "sweep", "--show", spec, NULL);
+    g_assert_cmpint(ns->status, ==, 1);
+    g_assert_true(g_str_has_suffix(ns->err, "spec.json: not a sweep database (no points table)\n"));
     g_autoptr(Run) n = hs_in(dir, "plot", "a.db", "--x", "policy", NULL);
     assert_one_error_line(n, "--x: expected a numeric setting (policy holds text); plot names "
                              "as --series");
