@@ -505,8 +505,13 @@ test_sweep_resume(void)
             continue;
         }
         g_autoptr(Run) c = hs("sweep", "--show", dcut, "--format", "csv", NULL);
-        g_assert_cmpint(c->status, ==, 0);              /* readable after kill -9 */
-        stored = count_lines(c->out) - 1;
+        if (c->status != 0) {
+            /* killed before the schema was committed: an empty file */
+            g_assert_true(g_str_has_suffix(c->err, "not a sweep database (no points table)\n"));
+            stored = 0;
+            continue;
+        }
+        stored = count_lines(c->out) - 1;               /* readable after kill -9 */
         g_test_message("killed after %d ms: %d points stored", delay_ms, stored);
     }
     g_assert_cmpint(stored, >, 0);
