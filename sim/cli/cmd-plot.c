@@ -5,6 +5,7 @@
  */
 #include "sim/cli/cli.h"
 #include "sim/cli/curve.h"
+#include "sim/cli/report-fields.h"
 #include "sim/cli/sweep.h"
 #include "sim/util/error.h"
 #include "sim/util/outfile.h"
@@ -46,12 +47,8 @@ column_of(sqlite3 *db, const char *opt, const char *name, GError **error)
 static char *
 metric_label(const char *col)
 {
-    for (const HsSweepMetric *m = hs_sweep_metrics; m->column; m++) {
-        if (strcmp(m->column, col) == 0) {
-            return g_strdup(m->label);
-        }
-    }
-    return hs_sweep_label(col);
+    const HsReportField *f = hs_report_field_find(col);
+    return f && f->metric ? g_strdup(f->label) : hs_sweep_label(col);
 }
 
 /* When rows repeat an (x, series) pair, the settings that vary. */
@@ -92,7 +89,7 @@ run(int argc, char **argv, GError **error)
     GOptionEntry entries[] = {
         { "x", 'x', 0, G_OPTION_ARG_STRING, &x, "Setting on the x axis (numeric)", "SETTING" },
         { "y", 'y', 0, G_OPTION_ARG_STRING, &y,
-          "Metric on the y axis (default prefill_tok_s)", "METRIC" },
+          "Metric on the y axis (default prefill_tokens_per_s)", "METRIC" },
         { "series", 's', 0, G_OPTION_ARG_STRING, &series,
           "A line per value of this setting", "SETTING" },
         { "where", 'w', 0, G_OPTION_ARG_STRING, &where,
@@ -127,7 +124,7 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     g_autofree char *xc = column_of(db, "x", x, error);
-    g_autofree char *yc = xc ? column_of(db, "y", y ? y : "prefill_tok_s", error) : NULL;
+    g_autofree char *yc = xc ? column_of(db, "y", y ? y : "prefill_tokens_per_s", error) : NULL;
     g_autofree char *sc = yc && series ? column_of(db, "series", series, error) : NULL;
     if (yc == NULL || (series && sc == NULL)) {
         return FALSE;

@@ -9,6 +9,7 @@
  */
 #include "sim/cli/sweep.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/report-fields.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "sim/util/param.h"
@@ -16,20 +17,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-const HsSweepMetric hs_sweep_metrics[] = {
-    { "prefill_tok_s", "prefill.tokens_per_s", "prefill tokens/s" },
-    { "decode_tok_s", "decode.tokens_per_s", "decode tokens/s" },
-    { "ttft_ms", "ttft_ms", "TTFT (ms)" },
-    { "tpot_ms", "decode.tpot_ms", "time per output token (ms)" },
-    { "prefill_ms", "prefill.time_ms", "prefill time (ms)" },
-    { "decode_ms", "decode.time_ms", "decode time (ms)" },
-    { "prefill_dram_gbps", "dram.prefill_avg_gbps", "prefill DRAM bandwidth (GB/s)" },
-    { "decode_dram_gbps", "dram.decode_avg_gbps", "decode DRAM bandwidth (GB/s)" },
-    { "prefill_j", "energy.prefill_j", "prefill energy (J)" },
-    { "decode_j", "energy.decode_j", "decode energy (J)" },
-    { NULL, NULL, NULL },
-};
 
 /* Columns after the metrics, in table order. */
 static const char *const tail_cols[] = { "match", "config_hash", "version", "wall_s",
@@ -126,8 +113,10 @@ hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
         g_string_append_printf(create, ", \"%s\"", col);
     }
     g_string_append(create, ", status TEXT NOT NULL, error TEXT");
-    for (const HsSweepMetric *m = hs_sweep_metrics; m->column; m++) {
-        g_string_append_printf(create, ", %s REAL", m->column);
+    for (const HsReportField *m = hs_report_fields; m->name; m++) {
+        if (m->metric) {
+            g_string_append_printf(create, ", %s REAL", m->name);
+        }
     }
     g_string_append(create, ", match INTEGER, config_hash TEXT, version TEXT, wall_s REAL, "
                             "result TEXT)");
@@ -247,9 +236,11 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
     }
     g_string_append(sql, ", status, error");
     g_string_append(qs, ", ?, ?");
-    for (const HsSweepMetric *m = hs_sweep_metrics; m->column; m++) {
-        g_string_append_printf(sql, ", %s", m->column);
-        g_string_append(qs, ", ?");
+    for (const HsReportField *m = hs_report_fields; m->name; m++) {
+        if (m->metric) {
+            g_string_append_printf(sql, ", %s", m->name);
+            g_string_append(qs, ", ?");
+        }
     }
     for (const char *const *c = tail_cols; *c; c++) {
         g_string_append_printf(sql, ", %s", *c);
@@ -274,8 +265,10 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
     }
     bind_value(st, i++, status);
     bind_value(st, i++, cJSON_GetObjectItemCaseSensitive(rec, "error"));
-    for (const HsSweepMetric *m = hs_sweep_metrics; m->column; m++) {
-        bind_value(st, i++, result ? json_at(result, m->json_path) : NULL);
+    for (const HsReportField *m = hs_report_fields; m->name; m++) {
+        if (m->metric) {
+            bind_value(st, i++, result ? json_at(result, m->json_path) : NULL);
+        }
     }
     bind_value(st, i++, result ? json_at(result, "functional.match") : NULL);
     bind_value(st, i++, result ? json_at(result, "config.hash") : NULL);
@@ -399,8 +392,10 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
         }
     }
     g_ptr_array_add(show, "status");
-    for (const HsSweepMetric *m = hs_sweep_metrics; m->column; m++) {
-        g_ptr_array_add(show, (gpointer) m->column);
+    for (const HsReportField *m = hs_report_fields; m->name; m++) {
+        if (m->metric) {
+            g_ptr_array_add(show, (gpointer) m->name);
+        }
     }
     g_ptr_array_add(show, "match");
     if (all) {

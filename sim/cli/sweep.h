@@ -86,13 +86,8 @@ GHashTable *hs_sweep_db_done(sqlite3 *db, gboolean retry_errors, GError **error)
 /* Store a record (one transaction); @point is its index in the spec or -1. */
 gboolean hs_sweep_db_insert(sqlite3 *db, const cJSON *record, int point, GError **error);
 
-/* The headline metrics: column, path in the run JSON, unit. */
-typedef struct HsSweepMetric {
-    const char *column;
-    const char *json_path;       /* "prefill.tokens_per_s" */
-    const char *label;           /* axis label with its unit */
-} HsSweepMetric;
-extern const HsSweepMetric hs_sweep_metrics[];   /* ends with column NULL */
+/* The metric columns are the report's measurement fields
+ * (report-fields.h: hs_report_fields with metric TRUE), named as in CSV. */
 
 /* --show: print the rows (text, csv or json) matching @where (SQL, may
  * be NULL): @columns (comma-separated settings or columns, may be NULL

@@ -4,6 +4,7 @@
  * (resume after kill -9, the same rows whatever the worker count or
  * under mpirun, --show, plot).
  */
+#include "sim/cli/report-fields.h"
 #include "sim/util/json.h"
 
 #include <glib/gstdio.h>
@@ -331,14 +332,14 @@ test_sweep_jobs(void)
             g_assert_cmpfloat(sram, ==, 0);
             g_assert_cmpstr(at(row, "error")->valuestring, ==,
                             "--set npu.sram_kib=0: expected a number in [1, 1048576] (got 0)");
-            g_assert_true(cJSON_IsNull(at(row, "prefill_tok_s")));
+            g_assert_true(cJSON_IsNull(at(row, "prefill_tokens_per_s")));
         } else {
-            g_assert_cmpfloat(at(row, "prefill_tok_s")->valuedouble, >, 0);
+            g_assert_cmpfloat(at(row, "prefill_tokens_per_s")->valuedouble, >, 0);
             g_assert_cmpuint(strlen(at(row, "config_hash")->valuestring), ==, 64);
             /* the row's result is what 'run --format json' prints */
             g_assert_cmpstr(at(row, "result.policy")->valuestring, ==, policy->valuestring);
             g_assert_cmpfloat(at(row, "result.prefill.tokens_per_s")->valuedouble, ==,
-                              at(row, "prefill_tok_s")->valuedouble);
+                              at(row, "prefill_tokens_per_s")->valuedouble);
         }
     }
     g_assert_cmpint(failed, ==, 4);
@@ -366,7 +367,7 @@ test_sweep_jobs(void)
                           "csv", NULL);
     g_assert_cmpint(w->status, ==, 0);
     g_assert_true(g_str_has_prefix(w->out, "point,decode,functional,model,npu.sram_kib,"
-                                           "policy,prompt,soc,status,prefill_tok_s,"));
+                                           "policy,prompt,soc,status,prefill_ms,prefill_tokens_per_s,"));
     g_assert_nonnull(strstr(w->out, "\n12,2,off,tiny,,npu-only,48,tiny,ok,"));
     g_assert_cmpint(count_lines(w->out), ==, 2);
     g_autoptr(Run) c = hs("sweep", "--show", da, "--where", "prompt = 48", "--columns",
@@ -381,10 +382,10 @@ test_sweep_jobs(void)
     g_assert_cmpstr(s1->out, ==, "s.db: 13 points, 13 run now, 0 already there; 4 failed in all\n");
     g_autofree char *ds = g_build_filename(dir, "s.db", NULL);
     g_autoptr(Run) s2 = hs("sweep", "--show", ds, "--where", "prompt = 48", "--columns",
-                           "memory.peak_gbps,decode_tok_s", NULL);
+                           "memory.peak_gbps,decode_tokens_per_s", NULL);
     g_autoptr(Run) s3 = hs("sweep", "--show", da, "--where", "prompt = 48", "--columns",
-                           "decode_tok_s", NULL);
-    g_assert_true(g_str_has_prefix(s2->out, "memory.peak_gbps  decode_tok_s\n10  "));
+                           "decode_tokens_per_s", NULL);
+    g_assert_true(g_str_has_prefix(s2->out, "memory.peak_gbps  decode_tokens_per_s\n10  "));
     double slow = g_ascii_strtod(strchr(s2->out, '\n') + 3, NULL);
     double fast = g_ascii_strtod(strchr(s3->out, '\n') + 1, NULL);
     g_assert_cmpfloat(slow, >, 0);
@@ -417,7 +418,7 @@ test_plot(void)
     g_autofree char *svg = NULL;
     g_assert_true(g_file_get_contents(svg_path, &svg, NULL, NULL));
     g_assert_nonnull(strstr(svg, ">npu.sram_kib (KiB)</text>"));
-    g_assert_nonnull(strstr(svg, ">TTFT (ms)</text>"));
+    g_assert_nonnull(strstr(svg, ">time to first token (ms)</text>"));
     g_assert_nonnull(strstr(svg, "prompt &lt; 20"));
     g_assert_nonnull(strstr(svg, ">hetero-tensor</text>"));
     g_assert_cmpint(count_lines(strstr(svg, "<polyline")), >, 1);
@@ -433,6 +434,37 @@ test_plot(void)
     assert_one_error_line(n, "--x: expected a numeric setting (policy holds text); plot names "
                              "as --series");
     rm_rf(dir);
+}
+
+/* One schema: every field of the report table is a CSV column, in
+ * order, whose cell is the value at the field's JSON path. */
+static void
+test_report_fields(void)
+{
+    static const char *const policies[] = { "gpu-only", "hetero-tensor" };
+    for (size_t p = 0; p < G_N_ELEMENTS(policies); p++) {
+        g_autoptr(Run) j = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                              "--policy", policies[p], "--format", "json", NULL);
+        g_autoptr(Run) c = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                              "--policy", policies[p], "--format", "csv", NULL);
+        g_assert_cmpint(j->status, ==, 0);
+        g_assert_cmpint(c->status, ==, 0);
+        g_autoptr(cJSON) json = parse(j->out);
+        g_auto(GStrv) lines = g_strsplit(c->out, "\n", -1);
+        g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
+        g_auto(GStrv) cells = g_strsplit(lines[1], ",", -1);
+        guint n = 0;
+        for (const HsReportField *f = hs_report_fields; f->name; f++, n++) {
+            g_assert_nonnull(head[n]);
+            g_assert_cmpstr(head[n], ==, f->name);
+            const cJSON *v = at(json, f->json_path);
+            g_autofree char *want = f->type == HS_FIELD_NAME ? g_strdup(v->valuestring)
+                                  : f->type == HS_FIELD_COUNT ? g_strdup_printf("%d", v->valueint)
+                                  : g_strdup_printf(f->csv_format, v->valuedouble);
+            g_assert_cmpstr(cells[n], ==, want);
+        }
+        g_assert_cmpuint(g_strv_length(head), ==, n);
+    }
 }
 
 /* Bad specs: one line with the file and JSON path. */
@@ -608,6 +640,7 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/list-merge", test_sweep_list_merge);
     g_test_add_func("/sweep/mpi", test_sweep_mpi);
     g_test_add_func("/sweep/plot", test_plot);
+    g_test_add_func("/sweep/report-fields", test_report_fields);
     g_test_add_func("/sweep/kill-resume", test_sweep_resume);
     return g_test_run();
 }
