@@ -292,6 +292,13 @@ fail:
 HwSoc *
 hw_soc_load(const char *name_or_path, const char *configs_dir, GError **error)
 {
+    return hw_soc_load_edit(name_or_path, configs_dir, NULL, NULL, error);
+}
+
+HwSoc *
+hw_soc_load_edit(const char *name_or_path, const char *configs_dir, HsJsonEditFn edit,
+                 void *opaque, GError **error)
+{
     g_autofree char *path = NULL;
 
     if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
@@ -309,7 +316,7 @@ hw_soc_load(const char *name_or_path, const char *configs_dir, GError **error)
         }
     }
     g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
-    if (root == NULL) {
+    if (root == NULL || (edit && !edit(root, opaque, error))) {
         return NULL;
     }
     HwSoc *soc = hw_soc_from_json(root, path, error);

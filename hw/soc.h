@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "hw/dev.h"
+#include "sim/util/json.h"
 
 /* The one DRAM every processor shares. */
 typedef struct HwMemParams {
@@ -69,6 +70,9 @@ struct HwSoc {
  */
 HwSoc *hw_soc_load(const char *name_or_path, const char *configs_dir,
                    GError **error);
+/* The same, with @edit (if non-NULL) applied to the parsed JSON first. */
+HwSoc *hw_soc_load_edit(const char *name_or_path, const char *configs_dir,
+                        HsJsonEditFn edit, void *opaque, GError **error);
 
 /* Build from parsed JSON; @what names the source in errors. */
 HwSoc *hw_soc_from_json(const cJSON *root, const char *what, GError **error);

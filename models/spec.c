@@ -196,6 +196,13 @@ spec_from_json(const cJSON *root, GError **error)
 MdlSpec *
 mdl_spec_load(const char *name_or_path, const char *models_dir, GError **error)
 {
+    return mdl_spec_load_edit(name_or_path, models_dir, NULL, NULL, error);
+}
+
+MdlSpec *
+mdl_spec_load_edit(const char *name_or_path, const char *models_dir, HsJsonEditFn edit,
+                   void *opaque, GError **error)
+{
     g_autofree char *path = NULL;
     g_autofree char *name = NULL;
 
@@ -225,7 +232,7 @@ mdl_spec_load(const char *name_or_path, const char *models_dir, GError **error)
         }
     }
     g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
-    if (root == NULL) {
+    if (root == NULL || (edit && !edit(root, opaque, error))) {
         return NULL;
     }
     MdlSpec *spec = spec_from_json(root, error);

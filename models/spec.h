@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
+#include "sim/util/json.h"
+
 typedef enum {
     MDL_ACT_SILU,          /* SwiGLU: silu(gate) * up  (Llama, Qwen, Mistral) */
     MDL_ACT_GELU_TANH,     /* GeGLU with tanh-approximated GELU (Gemma) */
@@ -52,6 +54,9 @@ typedef struct MdlSpec {
  */
 MdlSpec *mdl_spec_load(const char *name_or_path, const char *models_dir,
                        GError **error);
+/* The same, with @edit (if non-NULL) applied to the parsed JSON first. */
+MdlSpec *mdl_spec_load_edit(const char *name_or_path, const char *models_dir,
+                            HsJsonEditFn edit, void *opaque, GError **error);
 void mdl_spec_free(MdlSpec *spec);            /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MdlSpec, mdl_spec_free)
 

@@ -26,6 +26,7 @@ struct SimBuilder {
     GHashTable *offline;           /* prepared NPU shapes (tokens) */
     GHashTable *prepare;           /* in-plan NPU shapes -> prepare task id + 1 */
     gboolean drop_syncs;
+    uint32_t first_id;             /* the phase's first task in the plan */
 };
 
 void
@@ -50,6 +51,7 @@ sim_builder_new(SimPlan *plan, const MdlGraph *graph, const SimPhaseInfo *info, 
     b->n_nodes = graph->n_nodes;
     b->info = *info;
     b->cost = cost;
+    b->first_id = sim_plan_len(plan);
     b->entry = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     if (n_entry) {
         g_array_append_vals(b->entry, entry, n_entry);
@@ -454,13 +456,36 @@ sim_builder_finish(SimBuilder *b, uint32_t **exit, uint32_t *n_exit, GError **er
         prep->work.flops = flops;
     }
 
-    /* the phase ends with the writers of the last node */
+    /* the phase ends with the writers of the last node, and with every
+     * other task of it that nothing in it waits for (a policy may leave a
+     * dead-end slice, e.g. the last layer's FFN of tokens the prefill LM
+     * head does not read, to run late): an engine starts the next phase
+     * when the whole phase graph has run, not when its output is ready */
     g_assert(b->n_nodes > 0);
     GArray *last = b->produced[b->n_nodes - 1];
-    *n_exit = last->len;
-    *exit = g_new(uint32_t, MAX(1, last->len));
-    for (guint j = 0; j < last->len; j++) {
-        (*exit)[j] = g_array_index(last, Produced, j).task;
+    uint32_t n_tasks = sim_plan_len(b->plan) - b->first_id;
+    g_autofree gboolean *waited = g_new0(gboolean, MAX(1, n_tasks));
+    for (uint32_t id = b->first_id; id < sim_plan_len(b->plan); id++) {
+        const SimTask *t = sim_plan_task(b->plan, id);
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            if (t->deps[d] >= b->first_id) {
+                waited[t->deps[d] - b->first_id] = TRUE;
+            }
+        }
     }
+    GArray *ex = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (guint j = 0; j < last->len; j++) {
+        uint32_t id = g_array_index(last, Produced, j).task;
+        waited[id - b->first_id] = TRUE;     /* listed once, first */
+        g_array_append_val(ex, id);
+    }
+    for (uint32_t i = 0; i < n_tasks; i++) {
+        if (!waited[i]) {
+            uint32_t id = b->first_id + i;
+            g_array_append_val(ex, id);
+        }
+    }
+    *n_exit = ex->len;
+    *exit = (uint32_t *) g_array_free(ex, FALSE);
     return TRUE;
 }

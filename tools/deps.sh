@@ -3,8 +3,11 @@
 # Used by tools/run.sh, tools/test.sh and .ci/run.  Needs root (or sudo).
 set -euo pipefail
 
+# libsqlite3-dev: sweep results; libopenmpi-dev + openmpi-bin: sweeps over
+# MPI ranks (optional at build time, but CI tests it)
 PKGS=(gcc pkg-config meson ninja-build python3
-      libglib2.0-dev libcjson-dev libopenblas-dev libgomp1)
+      libglib2.0-dev libcjson-dev libopenblas-dev libgomp1
+      libsqlite3-dev libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -46,6 +46,12 @@ gboolean hs_cli_format(const char *name, unsigned allowed, HsFormat *out,
 /* Where shipped data lives: $HS_DATA_DIR, else the source tree. */
 const char *hs_cli_data_dir(void);
 
+/* The --set entry every command that loads a SoC or model takes. */
+#define HS_SET_OPTION(strv_ptr) \
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, (strv_ptr), \
+      "Change one config key: npu.sram_kib=16384, memory.peak_gbps=77, " \
+      "model.num_hidden_layers=16 (repeatable; see README)", "PATH=VALUE" }
+
 /* Reject leftover positional arguments after the first @max. */
 gboolean hs_cli_no_extra_args(int argc, char **argv, int max, GError **error);
 

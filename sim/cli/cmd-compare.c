@@ -3,6 +3,7 @@
  * policies, side by side.
  */
 #include "sim/cli/run-opts.h"
+#include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 
@@ -181,6 +182,7 @@ run(int argc, char **argv, GError **error)
             cJSON_AddNumberToObject(wl, "prompt_tokens", w.prompt);
             cJSON_AddNumberToObject(wl, "decode_tokens", w.decode);
             cJSON_AddNumberToObject(wl, "batch", w.batch);
+            cJSON_AddItemToObject(root, "config", hs_config_json(o.ovr, soc, spec, &w));
             cJSON *res = cJSON_AddArrayToObject(root, "results");
             for (guint i = 0; i < list->len; i++) {
                 cJSON_AddItemToArray(res, hs_run_report_json(soc, &r[i]));

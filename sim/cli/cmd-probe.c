@@ -10,6 +10,7 @@
 #include "hw/sync.h"
 #include "models/spec.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/config.h"
 #include "sim/cli/curve.h"
 #include "sim/run.h"
 #include "sim/util/error.h"
@@ -404,6 +405,7 @@ run(int argc, char **argv, GError **error)
     gboolean help = FALSE;
     g_autofree char *what = NULL, *soc_name = NULL, *model = NULL, *format_name = NULL;
     g_autofree char *out_dir = NULL, *dtype = NULL, *stack_name = NULL;
+    g_auto(GStrv) set = NULL;
     int m = 0, k = 0, n = 0;
     GOptionEntry entries[] = {
         { "what", 'w', 0, G_OPTION_ARG_STRING, &what,
@@ -422,6 +424,7 @@ run(int argc, char **argv, GError **error)
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text, csv or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Write each curve as DIR/NAME.csv plus an SVG plot", "DIR" },
+        HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("probe", NULL, "Characterisation curves of the SoC's models.",
@@ -465,13 +468,15 @@ run(int argc, char **argv, GError **error)
                     out_dir);
         return FALSE;
     }
-    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
-    g_autofree char *models = g_build_filename(hs_cli_data_dir(), "models", NULL);
-    g_autoptr(HwSoc) soc = hw_soc_load(soc_name ? soc_name : "sd8gen3", configs, error);
+    g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
+    if (ovr == NULL) {
+        return FALSE;
+    }
+    g_autoptr(HwSoc) soc = hs_config_load_soc(soc_name ? soc_name : "sd8gen3", ovr, error);
     if (soc == NULL) {
         return FALSE;
     }
-    g_autoptr(MdlSpec) spec = mdl_spec_load(model ? model : "llama-3-8b", models, error);
+    g_autoptr(MdlSpec) spec = hs_config_load_model(model ? model : "llama-3-8b", ovr, error);
     if (spec == NULL) {
         return FALSE;
     }

@@ -14,6 +14,8 @@
  * the NPU gets (README, "Recording and replaying").
  */
 #include "sim/cli/run-opts.h"
+#include "sim/cli/config.h"
+#include "sim/util/json.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "traces/record.h"
@@ -30,6 +32,7 @@ run(int argc, char **argv, GError **error)
     g_autofree char *soc_name = NULL, *policy_name = NULL, *sync = NULL, *trace = NULL;
     g_autofree char *format_name = NULL, *functional = NULL, *stack = NULL;
     g_autofree char *plugin = NULL;
+    g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name,
           "Re-time on this SoC (default: the one recorded)", "SOC" },
@@ -50,6 +53,7 @@ run(int argc, char **argv, GError **error)
           "Write a Perfetto / Chrome trace JSON", "FILE" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
           "Output: text, json or csv (default text)", "FMT" },
+        HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("replay", "FILE", "Re-run a recording made with 'run --record FILE'.",
@@ -60,7 +64,8 @@ run(int argc, char **argv, GError **error)
         return TRUE;
     }
     HsFormat format;
-    if (!hs_cli_format(format_name, HS_FORMATS_ALL, &format, error)) {
+    g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
+    if (ovr == NULL || !hs_cli_format(format_name, HS_FORMATS_ALL, &format, error)) {
         return FALSE;
     }
     if (argc < 2) {
@@ -91,16 +96,36 @@ run(int argc, char **argv, GError **error)
                     "(got \"%s\")", functional);
         return FALSE;
     }
-    if (!hs_cli_check_fits(rec->spec, &w, error)) {
-        return FALSE;
-    }
-    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
-    g_autoptr(HwSoc) soc = hw_soc_load(soc_name ? soc_name : rec->soc, configs, error);
+    g_autoptr(HwSoc) soc = hs_config_load_soc(soc_name ? soc_name : rec->soc, ovr, error);
     if (soc == NULL) {
         return FALSE;
     }
     w.stack = stack;
     if (stack && hw_soc_stack(soc, stack, error) == NULL) {
+        return FALSE;
+    }
+    if (hs_overrides_count(ovr, "model") > 0) {
+        /* the recorded plan is the recorded model's: another model needs a
+         * new plan */
+        if (!(policy_name || replan || plugin)) {
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "--set model.*: the recorded plan is for the recorded model; "
+                        "add --replan (or --policy P) to re-plan the changed model");
+            return FALSE;
+        }
+        g_autoptr(cJSON) mj = mdl_spec_to_json(rec->spec);
+        if (!hs_overrides_apply(ovr, "model", mj, error)) {
+            return FALSE;
+        }
+        MdlSpec *changed = mdl_spec_from_json(mj, rec->spec->name, error);
+        if (changed == NULL) {
+            hs_overrides_explain(ovr, "model", error);
+            return FALSE;
+        }
+        mdl_spec_free(rec->spec);
+        rec->spec = changed;
+    }
+    if (!hs_cli_check_fits(rec->spec, &w, error)) {
         return FALSE;
     }
     g_autoptr(SimPlan) plan = NULL;
@@ -140,13 +165,16 @@ run(int argc, char **argv, GError **error)
     if (ok && trace) {
         ok = hs_run_write_trace(trace, soc, plan, &x, &r, error);
     }
-    if (ok && format == HS_FORMAT_JSON && (soc_name || replan || policy_name || plugin)) {
-        /* what was replayed: the recorded plan re-timed, or a new plan */
+    if (ok && format == HS_FORMAT_JSON) {
         g_autoptr(cJSON) j = hs_run_report_json(soc, &r);
-        cJSON *o = cJSON_AddObjectToObject(j, "replay");
-        cJSON_AddStringToObject(o, "recorded_soc", rec->soc);
-        cJSON_AddStringToObject(o, "recorded_policy", rec->policy);
-        cJSON_AddStringToObject(o, "plan", plan_is_new ? "replanned" : "recorded");
+        cJSON_AddItemToObject(j, "config", hs_config_json(ovr, soc, rec->spec, &w));
+        if (soc_name || replan || policy_name || plugin) {
+            /* what was replayed: the recorded plan re-timed, or a new plan */
+            cJSON *o = cJSON_AddObjectToObject(j, "replay");
+            cJSON_AddStringToObject(o, "recorded_soc", rec->soc);
+            cJSON_AddStringToObject(o, "recorded_policy", rec->policy);
+            cJSON_AddStringToObject(o, "plan", plan_is_new ? "replanned" : "recorded");
+        }
         g_autofree char *s = hs_json_print(j, FALSE);
         printf("%s\n", s);
     } else if (ok) {

@@ -2,6 +2,7 @@
  * cmd-run.c - `hetero-sim run`: simulate one request under one policy.
  */
 #include "sim/cli/run-opts.h"
+#include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "traces/record.h"
@@ -54,7 +55,12 @@ run(int argc, char **argv, GError **error)
     if (ok && record) {
         ok = trc_record_write(record, soc, spec, policy->name, &w, plan, error);
     }
-    if (ok) {
+    if (ok && format == HS_FORMAT_JSON) {
+        g_autoptr(cJSON) j = hs_run_report_json(soc, &r);
+        cJSON_AddItemToObject(j, "config", hs_config_json(o.ovr, soc, spec, &w));
+        g_autofree char *s = hs_json_print(j, FALSE);
+        printf("%s\n", s);
+    } else if (ok) {
         hs_run_print(soc, &r, format);
     }
     sim_exec_result_clear(&x);

@@ -2,6 +2,7 @@
  * cmd-soc.c - `hetero-sim soc show NAME|FILE` and `hetero-sim soc describe`.
  */
 #include "sim/cli/cli.h"
+#include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "hw/soc.h"
@@ -14,9 +15,11 @@ run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE;
     g_autofree char *format_name = NULL;
+    g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
           "Output format: text or json (default text)", "FMT" },
+        HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("soc", "show NAME|FILE | describe",
@@ -54,8 +57,16 @@ run(int argc, char **argv, GError **error)
     if (!hs_cli_no_extra_args(argc, argv, 2, error)) {
         return FALSE;
     }
-    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
-    g_autoptr(HwSoc) soc = hw_soc_load(argv[2], configs, error);
+    g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
+    if (ovr == NULL) {
+        return FALSE;
+    }
+    if (hs_overrides_count(ovr, "model") > 0) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "soc show: --set model.* changes a model, not a SoC");
+        return FALSE;
+    }
+    g_autoptr(HwSoc) soc = hs_config_load_soc(argv[2], ovr, error);
     if (soc == NULL) {
         return FALSE;
     }

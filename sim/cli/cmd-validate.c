@@ -17,6 +17,7 @@
 #include "hw/dev.h"
 #include "sim/cli/points.h"
 #include "sim/cli/run-opts.h"
+#include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
@@ -36,6 +37,7 @@ typedef struct Row {
 typedef struct Ctx {
     const char *configs, *models;
     GHashTable *socs, *specs;    /* name -> loaded (owned) */
+    const HsOverrides *ovr;      /* --set, applied to every point's SoC and model */
 } Ctx;
 
 /* One simulated run and what the metrics read from it beyond the report:
@@ -52,18 +54,22 @@ simulate(Ctx *c, const char *soc_name, const char *model, const char *policy,
 {
     HwSoc *soc = g_hash_table_lookup(c->socs, soc_name);
     if (soc == NULL) {
-        soc = hw_soc_load(soc_name, c->configs, error);
+        soc = hs_config_load_soc(soc_name, c->ovr, error);
         if (soc == NULL) {
-            g_prefix_error(error, "%s.soc: ", path);
+            if ((*error)->domain != HS_USAGE_ERROR) {
+                g_prefix_error(error, "%s.soc: ", path);
+            }
             return FALSE;
         }
         g_hash_table_insert(c->socs, g_strdup(soc_name), soc);
     }
     MdlSpec *spec = g_hash_table_lookup(c->specs, model);
     if (spec == NULL) {
-        spec = mdl_spec_load(model, c->models, error);
+        spec = hs_config_load_model(model, c->ovr, error);
         if (spec == NULL) {
-            g_prefix_error(error, "%s.model: ", path);
+            if ((*error)->domain != HS_USAGE_ERROR) {
+                g_prefix_error(error, "%s.model: ", path);
+            }
             return FALSE;
         }
         g_hash_table_insert(c->specs, g_strdup(model), spec);
@@ -453,6 +459,7 @@ run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE, allow_known = FALSE;
     g_autofree char *points = NULL, *format_name = NULL, *out_dir = NULL;
+    g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "known-misses", 'k', 0, G_OPTION_ARG_NONE, &allow_known,
           "Do not fail on points the points file declares a known_miss (with its reason)",
@@ -462,6 +469,7 @@ run(int argc, char **argv, GError **error)
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Also write DIR/validate.csv and DIR/validate.svg", "DIR" },
+        HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("validate", NULL,
@@ -476,7 +484,8 @@ run(int argc, char **argv, GError **error)
         return TRUE;
     }
     HsFormat format;
-    if (!hs_cli_no_extra_args(argc, argv, 0, error) ||
+    g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
+    if (ovr == NULL || !hs_cli_no_extra_args(argc, argv, 0, error) ||
         !hs_cli_format(format_name, HS_FORMATS_TEXT_JSON, &format, error)) {
         return FALSE;
     }
@@ -518,16 +527,17 @@ run(int argc, char **argv, GError **error)
     }
     Ctx c = { configs, models,
               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) hw_soc_free),
-              g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) mdl_spec_free) };
+              g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) mdl_spec_free),
+              ovr };
     g_autofree Row *rows = g_new0(Row, MAX(1, n));
     gboolean ok = TRUE;
     guint k = 0;
     for (guint f = 0; f < sets->len && ok; f++) {
-        const HsPoints *set = g_ptr_array_index(sets, f);
-        for (guint i = 0; i < set->n && ok; i++, k++) {
+        const HsPoints *pset = g_ptr_array_index(sets, f);
+        for (guint i = 0; i < pset->n && ok; i++, k++) {
             rows[k].file = g_ptr_array_index(files, f);
-            ok = eval_point(&c, &set->points[i], (int) i, &rows[k], error);
-            if (!ok) {
+            ok = eval_point(&c, &pset->points[i], (int) i, &rows[k], error);
+            if (!ok && (*error)->domain != HS_USAGE_ERROR) {      /* --set names itself */
                 g_prefix_error(error, "%s: ", (char *) g_ptr_array_index(paths, f));
             }
         }

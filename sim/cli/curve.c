@@ -558,6 +558,12 @@ curve_svg(const HsCurve *c, guint y)
     return g_string_free(s, FALSE);
 }
 
+char *
+hs_curve_svg(const HsCurve *c)
+{
+    return curve_svg(c, c->plot_col >= 0 ? (guint) c->plot_col : c->cols->len - 1);
+}
+
 gboolean
 hs_curve_emit(HsCurve *c, HsFormat format, const char *out_dir, GError **error)
 {

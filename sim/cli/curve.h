@@ -47,6 +47,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsCurve, hs_curve_free)
 /* Append a row: one value per column. */
 void hs_curve_row(HsCurve *c, const double *v);
 
+/* The SVG plot hs_curve_emit writes, as text.  (transfer full) */
+char *hs_curve_svg(const HsCurve *c);
+
 /* Print @c to stdout in @format, or with @out_dir write its CSV and SVG
  * there (replacing them whole, never half-written). */
 gboolean hs_curve_emit(HsCurve *c, HsFormat format, const char *out_dir, GError **error);

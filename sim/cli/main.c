@@ -22,6 +22,8 @@ extern const HsCommand hs_cmd_soc;
 extern const HsCommand hs_cmd_stack;
 extern const HsCommand hs_cmd_bench;
 extern const HsCommand hs_cmd_explain;
+extern const HsCommand hs_cmd_sweep;
+extern const HsCommand hs_cmd_plot;
 
 static const HsCommand *const commands[] = {
     &hs_cmd_run,
@@ -30,6 +32,8 @@ static const HsCommand *const commands[] = {
     &hs_cmd_probe,
     &hs_cmd_explain,
     &hs_cmd_validate,
+    &hs_cmd_sweep,
+    &hs_cmd_plot,
     &hs_cmd_infer,
     &hs_cmd_list,
     &hs_cmd_soc,

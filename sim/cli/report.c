@@ -3,6 +3,7 @@
  * by run, compare and replay.
  */
 #include "sim/cli/run-opts.h"
+#include "sim/cli/report-fields.h"
 #include "sim/util/json.h"
 #include "traces/perfetto.h"
 
@@ -99,34 +100,30 @@ hs_run_print_text(const HwSoc *soc, const SimRunReport *r)
            " events in %.2f s\n", r->tasks, r->events, r->wall_s);
 }
 
+/* One CSV row, columns from the report's field table (report-fields.h). */
 static void
 print_csv(const SimRunReport *r, gboolean header)
 {
     if (header) {
-        printf("soc,model,policy,sync,prompt,decode,batch,prefill_ms,prefill_tokens_per_s,"
-               "decode_ms,decode_tokens_per_s,tpot_ms,ttft_ms,prefill_gbps,decode_gbps,"
-               "peak_gbps,prefill_j,decode_j,prefill_w,decode_w,values_match,max_abs_err,"
-               "precision_err,heaviest_op,heaviest_op_share\n");
+        for (const HsReportField *f = hs_report_fields; f->name; f++) {
+            printf("%s%s", f == hs_report_fields ? "" : ",", f->name);
+        }
+        printf(",values_match,max_abs_err,precision_err,heaviest_op,heaviest_op_share\n");
     }
-    printf("%s,%s,%s,%s,%u,%u,%u,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.5f,"
-           "%.5f,%.4f,%.4f,", r->soc, r->model, r->policy,
-           sim_sync_name[r->workload.sync], r->workload.prompt, r->workload.decode,
-           r->workload.batch, r->prefill.time_ms, r->prefill.tokens_per_s,
-           r->decode.time_ms, r->decode.tokens_per_s, r->tpot_ms, r->ttft_ms,
-           r->prefill.dram_gbps, r->decode.dram_gbps, r->peak_gbps, r->prefill.energy_j,
-           r->decode.energy_j, r->prefill.avg_w, r->decode.avg_w);
+    for (const HsReportField *f = hs_report_fields; f->name; f++) {
+        g_autofree char *cell = hs_report_field_text(f, r);
+        printf("%s%s", f == hs_report_fields ? "" : ",", cell);
+    }
     /* the values check (empty when off) and where prefill time went */
     if (r->check.checked) {
-        printf("%s,%.6g,", r->check.match ? "true" : "false", r->check.max_abs_err);
+        printf(",%s,%.6g,", r->check.match ? "true" : "false", r->check.max_abs_err);
         if (r->check.precision_changed) {
-            printf("%.6g,", r->check.precision_err);
-        } else {
-            printf(",");
+            printf("%.6g", r->check.precision_err);
         }
     } else {
         printf(",,,");
     }
-    printf("%s,%.4f\n", r->hot_op, r->hot_op[0] ? r->hot_time_share : 0.0);
+    printf(",%s,%.4f\n", r->hot_op, r->hot_op[0] ? r->hot_time_share : 0.0);
 }
 
 void

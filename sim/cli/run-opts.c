@@ -2,6 +2,7 @@
  * run-opts.c - see run-opts.h.
  */
 #include "sim/cli/run-opts.h"
+#include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 
@@ -50,6 +51,7 @@ entries_for(HsRunOpts *o)
           "Load a policy from a shared module (see README)", "FILE.so" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &o->format,
           "Output: text, json or csv (default text)", "FMT" },
+        HS_SET_OPTION(&o->set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     return g_memdup2(e, sizeof(e));
@@ -73,7 +75,8 @@ hs_run_opts_parse(const char *command, const char *summary, const GOptionEntry *
         memcpy(all, extra, sizeof(GOptionEntry) * ne);
     }
     memcpy(all + ne, common, sizeof(GOptionEntry) * nc);
-    if (!hs_cli_parse(command, NULL, summary, all, argc, argv, help_shown, error)) {
+    if (!hs_cli_parse(command, NULL, summary, all, argc, argv, help_shown, error) ||
+        (o->ovr = hs_overrides_new((const char *const *) o->set, error)) == NULL) {
         return FALSE;
     }
     return *help_shown || hs_cli_no_extra_args(*argc, *argv, 0, error);
@@ -91,6 +94,8 @@ hs_run_opts_clear(HsRunOpts *o)
     g_free(o->plugin);
     g_free(o->functional);
     g_free(o->llm_priority);
+    g_strfreev(o->set);
+    hs_overrides_free(o->ovr);
 }
 
 static gboolean
@@ -163,9 +168,7 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
                     "--llm-priority: expected low or normal (got \"%s\")", o->llm_priority);
         return FALSE;
     }
-    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
-    g_autofree char *models = g_build_filename(hs_cli_data_dir(), "models", NULL);
-    *soc = hw_soc_load(o->soc ? o->soc : "sd8gen3", configs, error);
+    *soc = hs_config_load_soc(o->soc ? o->soc : "sd8gen3", o->ovr, error);
     if (*soc == NULL) {
         return FALSE;
     }
@@ -174,7 +177,7 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
         g_clear_pointer(soc, hw_soc_free);
         return FALSE;
     }
-    *spec = mdl_spec_load(o->model ? o->model : "llama-3-8b", models, error);
+    *spec = hs_config_load_model(o->model ? o->model : "llama-3-8b", o->ovr, error);
     if (*spec == NULL || !hs_cli_check_fits(*spec, w, error)) {
         g_clear_pointer(spec, mdl_spec_free);
         g_clear_pointer(soc, hw_soc_free);

@@ -9,6 +9,7 @@
 #include "models/spec.h"
 #include "sim/cli/cli.h"
 #include "sim/run.h"
+#include "sim/util/override.h"
 
 typedef struct HsRunOpts {
     char *soc;                   /* name or path (default sd8gen3) */
@@ -23,6 +24,8 @@ typedef struct HsRunOpts {
     int prompt, decode, batch, chunk;
     double render_fps, frame_ms, frame_mb;   /* a game on the GPU alongside */
     char *llm_priority;          /* low | normal */
+    char **set;                  /* --set PATH=VALUE, repeatable */
+    HsOverrides *ovr;            /* parsed from set (owned) */
 } HsRunOpts;
 
 /*
@@ -36,7 +39,8 @@ gboolean hs_run_opts_parse(const char *command, const char *summary,
                            char ***argv, gboolean *help_shown, GError **error);
 void hs_run_opts_clear(HsRunOpts *o);
 
-/* Check values, load SoC and model, fill @w.  Errors: usage or config. */
+/* Check values, load SoC and model (with the --set overrides), fill @w.
+ * Errors: usage or config. */
 gboolean hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
                              HwSoc **soc, MdlSpec **spec, SimWorkload *w,
                              GError **error);

@@ -13,6 +13,10 @@
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cJSON, cJSON_Delete)
 
+/* An edit of a parsed config document before its loader reads it (the
+ * --set overrides, sim/util/override.h). */
+typedef gboolean (*HsJsonEditFn)(cJSON *root, void *opaque, GError **error);
+
 /*
  * Read and parse a JSON file.  (transfer full) on success.  Errors
  * (HS_CONFIG_ERROR, or @domain if non-zero) are prefixed with @filename:

@@ -16,14 +16,31 @@ hs_mem_physical(void)
     return pages > 0 && page > 0 ? (uint64_t) pages * (uint64_t) page : 0;
 }
 
+/* set once, before any run, by a sweep worker process (sweep-run.c) */
+static unsigned mem_concurrent = 1;
+
+void
+hs_mem_set_concurrent(unsigned n)
+{
+    mem_concurrent = MAX(n, 1);
+}
+
 gboolean
 hs_mem_fits(uint64_t need, const char *what, const char *advice, GError **error)
 {
     uint64_t have = hs_mem_physical();
     /* leave a fifth for the OS, the simulator's own tables and the
      * estimate's slack */
-    if (have == 0 || (double) need <= 0.8 * (double) have) {
+    if (have == 0 || (double) need <= 0.8 * (double) have / mem_concurrent) {
         return TRUE;
+    }
+    if (mem_concurrent > 1) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "%s needs about %.1f GiB, more than 80 %% of this machine's %.1f GiB "
+                    "shared by %u concurrent runs; %s (or fewer --jobs)", what,
+                    (double) need / (1 << 30), (double) have / (1 << 30), mem_concurrent,
+                    advice);
+        return FALSE;
     }
     g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                 "%s needs about %.1f GiB, more than 80 %% of this machine's %.1f GiB; %s",

@@ -21,6 +21,10 @@ uint64_t hs_mem_physical(void);
  */
 gboolean hs_mem_fits(uint64_t need, const char *what, const char *advice, GError **error);
 
+/* @n runs share this machine at once (a sweep's workers): each gets
+ * 1/@n of the 80 %.  Set once per process, before any run (default 1). */
+void hs_mem_set_concurrent(unsigned n);
+
 /*
  * @bytes of zeroed memory (aborts like g_malloc when there is none).  A
  * large buffer is 2 MiB-aligned and asks the kernel for transparent huge

@@ -1,0 +1,162 @@
+/*
+ * sweep-point.c - running one point of a sweep: in this process, or in a
+ * forked child.  See sweep.h.
+ */
+#include "sim/cli/sweep.h"
+#include "sim/cli/config.h"
+#include "sim/cli/run-opts.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+#include "sim/util/mem.h"
+
+#include <errno.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* `run --format json` with @args, as cmd-run.c prints it.  (transfer full) */
+static cJSON *
+run_json(GStrv args, GError **error)
+{
+    HsRunOpts o;
+    g_autofree char *policy_name = NULL;
+    gboolean help = FALSE;
+    GOptionEntry extra[] = {
+        { "policy", 'P', 0, G_OPTION_ARG_STRING, &policy_name, "policy", "POLICY" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    int argc = (int) g_strv_length(args);
+    g_autofree char **view = g_memdup2(args, sizeof(char *) * (argc + 1));
+    char **argv = view;
+    gboolean ok = hs_run_opts_parse("run", "", extra, &o, &argc, &argv, &help, error);
+    HsFormat format;
+    g_autoptr(HwSoc) soc = NULL;
+    g_autoptr(MdlSpec) spec = NULL;
+    SimWorkload w;
+    const SimPolicy *policy = NULL;
+    SimRunReport r = { 0 };
+    cJSON *j = NULL;
+    ok = ok && hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error) &&
+         (policy = hs_run_opts_policy(&o, policy_name ? policy_name : "hetero-tensor",
+                                      error)) != NULL &&
+         sim_run(soc, spec, policy, &w, NULL, &r, NULL, NULL, error);
+    if (ok) {
+        j = hs_run_report_json(soc, &r);
+        cJSON_AddItemToObject(j, "config", hs_config_json(o.ovr, soc, spec, &w));
+    }
+    sim_run_report_clear(&r);
+    hs_run_opts_clear(&o);
+    return j;
+}
+
+cJSON *
+hs_sweep_point_run(const HsSweepPoint *p)
+{
+    g_auto(GStrv) args = hs_sweep_point_argv(p);
+    g_autoptr(GError) error = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    cJSON *result = run_json(args, &error);
+    double wall_s = (double) (g_get_monotonic_time() - t0) * 1e-6;
+
+    cJSON *rec = cJSON_CreateObject();
+    cJSON_AddStringToObject(rec, "key", p->key);
+    cJSON_AddStringToObject(rec, "status", result ? "ok" : "error");
+    if (result) {
+        /* host time is the one thing that differs between two runs of a
+         * point: it goes to its own column, not into the result */
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(result, "sim"),
+                                                "wall_s");
+    } else {
+        cJSON_AddStringToObject(rec, "error", error->message);
+    }
+    cJSON_AddNumberToObject(rec, "wall_s", wall_s);
+    cJSON_AddStringToObject(rec, "version", HS_VERSION);
+    if (result) {
+        cJSON_AddItemToObject(rec, "result", result);
+    }
+    return rec;
+}
+
+static gboolean
+write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return FALSE;
+        }
+        buf += n;
+        len -= (size_t) n;
+    }
+    return TRUE;
+}
+
+gboolean
+hs_sweep_child_start(const HsSweepPoint *p, int threads, unsigned concurrent, int *pid,
+                     int *fd, GError **error)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                    "sweep: cannot create a pipe (%s)", g_strerror(errno));
+        return FALSE;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    if (child < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                    "sweep: cannot start a worker process (%s)", g_strerror(errno));
+        return FALSE;
+    }
+    if (child == 0) {
+        close(fds[0]);
+        /* the parent's Ctrl-C reaches the whole group; a point's own
+         * failure is its record */
+        omp_set_num_threads(MAX(threads, 1));
+        hs_mem_set_concurrent(concurrent);
+        g_autoptr(cJSON) rec = hs_sweep_point_run(p);
+        g_autofree char *text = hs_json_print(rec, FALSE);
+        _exit(write_all(fds[1], text, strlen(text)) ? 0 : 3);
+    }
+    close(fds[1]);
+    *pid = (int) child;
+    *fd = fds[0];
+    return TRUE;
+}
+
+cJSON *
+hs_sweep_child_finish(const HsSweepPoint *p, int pid, const GString *out)
+{
+    int status = 0;
+    while (waitpid((pid_t) pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    cJSON *rec = NULL;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+        (rec = cJSON_Parse(out->str)) != NULL) {
+        return rec;
+    }
+    if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM ||
+                                WTERMSIG(status) == SIGHUP)) {
+        return NULL;                /* interrupted, not failed: the next run redoes it */
+    }
+    g_autofree char *why = WIFSIGNALED(status)
+        ? g_strdup_printf("the point's process died (signal %d, %s)", WTERMSIG(status),
+                          g_strsignal(WTERMSIG(status)))
+        : g_strdup_printf("the point's process exited with status %d without a result",
+                          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    rec = cJSON_CreateObject();
+    cJSON_AddStringToObject(rec, "key", p->key);
+    cJSON_AddStringToObject(rec, "status", "error");
+    cJSON_AddStringToObject(rec, "error", why);
+    cJSON_AddStringToObject(rec, "version", HS_VERSION);
+    return rec;
+}

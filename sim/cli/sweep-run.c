@@ -1,0 +1,133 @@
+/*
+ * sweep-run.c - a sweep's points on this machine's cores: one forked
+ * process per point, at most --jobs at once.  See sweep.h.
+ */
+#include "sim/cli/sweep.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int
+hs_sweep_threads_per_point(int workers)
+{
+    /* the points' OpenMP threads share the cores with each other: no
+     * more threads in all than cores */
+    return MAX(1, (int) g_get_num_processors() / MAX(workers, 1));
+}
+
+void
+hs_sweep_progress(guint done, guint total, double t0_s, gboolean last)
+{
+    double dt = (double) g_get_monotonic_time() * 1e-6 - t0_s;
+    double rate = dt > 0 ? done / dt : 0;
+    if (rate > 0 && done < total) {
+        int eta = (int) ((total - done) / rate + 0.5);
+        fprintf(stderr, "\rsweep: %u/%u points, %.1f/s, ETA %d:%02d:%02d   ", done, total,
+                rate, eta / 3600, eta / 60 % 60, eta % 60);
+    } else {
+        fprintf(stderr, "\rsweep: %u/%u points, %.1f/s%-20s", done, total, rate, "");
+    }
+    if (last) {
+        fprintf(stderr, "\n");
+    }
+    fflush(stderr);
+}
+
+typedef struct Slot {
+    int pid, fd, point;
+    GString *out;
+} Slot;
+
+gboolean
+hs_sweep_run_local(HsSweepRun *r, GError **error)
+{
+    guint total = r->todo->len, next = 0, done = 0, running = 0;
+    int jobs = MAX(1, MIN(r->jobs, (int) MAX(total, 1)));
+    int threads = hs_sweep_threads_per_point(jobs);
+    g_autofree Slot *slot = g_new0(Slot, jobs);
+    g_autofree struct pollfd *pfd = g_new0(struct pollfd, jobs);
+    double t0 = (double) g_get_monotonic_time() * 1e-6;
+    gboolean ok = TRUE;
+
+    for (int k = 0; k < jobs; k++) {
+        slot[k].fd = -1;
+    }
+    while (ok && (next < total || running > 0)) {
+        for (int k = 0; k < jobs && next < total; k++) {
+            if (slot[k].fd >= 0) {
+                continue;
+            }
+            int point = g_array_index(r->todo, int, next++);
+            if (!hs_sweep_child_start(r->spec->points->pdata[point], threads, (unsigned) jobs,
+                                      &slot[k].pid, &slot[k].fd, error)) {
+                ok = FALSE;
+                break;
+            }
+            slot[k].point = point;
+            slot[k].out = g_string_new(NULL);
+            running++;
+        }
+        if (!ok) {
+            break;
+        }
+        for (int k = 0; k < jobs; k++) {
+            pfd[k] = (struct pollfd) { .fd = slot[k].fd, .events = POLLIN };
+        }
+        if (poll(pfd, (nfds_t) jobs, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "sweep: poll failed (%s)",
+                        g_strerror(errno));
+            ok = FALSE;
+            break;
+        }
+        for (int k = 0; k < jobs && ok; k++) {
+            if (slot[k].fd < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) {
+                continue;
+            }
+            char buf[65536];
+            ssize_t n = read(slot[k].fd, buf, sizeof(buf));
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n > 0) {
+                g_string_append_len(slot[k].out, buf, n);
+                continue;
+            }
+            /* end of the child's output: reap it and store its record */
+            close(slot[k].fd);
+            slot[k].fd = -1;
+            running--;
+            const HsSweepPoint *p = r->spec->points->pdata[slot[k].point];
+            g_autoptr(cJSON) rec = hs_sweep_child_finish(p, slot[k].pid, slot[k].out);
+            g_string_free(slot[k].out, TRUE);
+            slot[k].out = NULL;
+            if (rec) {
+                ok = hs_sweep_db_insert(r->db, rec, slot[k].point, error);
+                done++;
+            }
+            if (r->progress) {
+                hs_sweep_progress(done, total, t0, FALSE);
+            }
+        }
+    }
+    /* on a failure, let the running points finish unrecorded */
+    for (int k = 0; k < jobs; k++) {
+        if (slot[k].fd >= 0) {
+            close(slot[k].fd);
+            cJSON_Delete(hs_sweep_child_finish(r->spec->points->pdata[slot[k].point],
+                                               slot[k].pid, slot[k].out));
+            g_string_free(slot[k].out, TRUE);
+        }
+    }
+    if (r->progress) {
+        hs_sweep_progress(done, total, t0, TRUE);
+    }
+    return ok;
+}

@@ -1,0 +1,331 @@
+/*
+ * sweep-spec.c - a sweep spec and its points.  See sweep.h.
+ */
+#include "sim/cli/sweep.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+#include "sim/util/override.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The `run` options a setting may name (GOption long names). */
+static const char *const run_options[] = {
+    "soc", "model", "policy", "sync", "prompt", "decode", "batch", "chunk",
+    "functional", "seed", "render", "frame-ms", "frame-mb", "llm-priority", NULL,
+};
+
+static void
+point_free(HsSweepPoint *p)
+{
+    cJSON_Delete(p->settings);
+    g_free(p->key);
+    g_free(p);
+}
+
+void
+hs_sweep_spec_free(HsSweepSpec *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    g_free(s->path);
+    if (s->points) {
+        g_ptr_array_unref(s->points);
+    }
+    if (s->names) {
+        g_ptr_array_unref(s->names);
+    }
+    g_free(s);
+}
+
+static gboolean
+check_value(const cJSON *v, const char *path, GError **error)
+{
+    if (cJSON_IsString(v) || cJSON_IsNumber(v) || cJSON_IsBool(v)) {
+        return TRUE;
+    }
+    g_autofree char *got = hs_json_describe(v);
+    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                "%s: expected a string, number or boolean (got %s)", path, got);
+    return FALSE;
+}
+
+static gboolean
+check_name(const char *name, const char *path, GError **error)
+{
+    if (strchr(name, '.') || g_strv_contains(run_options, name)) {
+        return TRUE;
+    }
+    g_autofree char *list = g_strjoinv(", ", (char **) run_options);
+    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
+                "%s: expected a run option (%s) or a config key such as npu.sram_kib "
+                "(got \"%s\")", path, list, name);
+    return FALSE;
+}
+
+/* Check an object of settings (base or an explicit point). */
+static gboolean
+check_settings(const cJSON *obj, const char *path, GError **error)
+{
+    if (obj == NULL) {
+        return TRUE;
+    }
+    if (!cJSON_IsObject(obj)) {
+        g_autofree char *got = hs_json_describe(obj);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: expected an object of settings (got %s)", path, got);
+        return FALSE;
+    }
+    if (!hs_json_check_unique_keys(obj, path, HS_CONFIG_ERROR, error)) {
+        return FALSE;
+    }
+    const cJSON *it = NULL;
+    cJSON_ArrayForEach(it, obj) {
+        g_autofree char *sub = hs_json_path_key(path, it->string);
+        if (!check_name(it->string, sub, error) || !check_value(it, sub, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static gint
+cmp_str(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* A point from @base with @extra (may be NULL) laid over it, names sorted. */
+static HsSweepPoint *
+point_new(const cJSON *base, const cJSON *extra)
+{
+    g_autoptr(GHashTable) set = g_hash_table_new(g_str_hash, g_str_equal);
+    const cJSON *layers[2] = { base, extra };
+    for (int l = 0; l < 2; l++) {
+        const cJSON *it = NULL;
+        cJSON_ArrayForEach(it, layers[l]) {
+            g_hash_table_insert(set, it->string, (gpointer) it);
+        }
+    }
+    g_autofree const char **names = (const char **) g_hash_table_get_keys_as_array(set, NULL);
+    guint n = g_hash_table_size(set);
+    qsort(names, n, sizeof(char *), (int (*)(const void *, const void *)) cmp_str);
+    HsSweepPoint *p = g_new0(HsSweepPoint, 1);
+    p->settings = cJSON_CreateObject();
+    for (guint i = 0; i < n; i++) {
+        cJSON_AddItemToObject(p->settings, names[i],
+                              cJSON_Duplicate(g_hash_table_lookup(set, names[i]), TRUE));
+    }
+    p->key = hs_json_print(p->settings, FALSE);
+    return p;
+}
+
+/* Append the product of axes [@a, n) to @s, over @cur. */
+static void
+expand(HsSweepSpec *s, const cJSON *base, const cJSON *const *axes, int a, int n, cJSON *cur)
+{
+    if (a == n) {
+        g_ptr_array_add(s->points, point_new(base, cur));
+        return;
+    }
+    const cJSON *v = NULL;
+    cJSON_ArrayForEach(v, axes[a]) {
+        cJSON_DeleteItemFromObjectCaseSensitive(cur, axes[a]->string);
+        cJSON_AddItemToObject(cur, axes[a]->string, cJSON_Duplicate(v, TRUE));
+        expand(s, base, axes, a + 1, n, cur);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(cur, axes[a]->string);
+}
+
+static HsSweepSpec *
+spec_from_json(const cJSON *root, GError **error)
+{
+    if (!cJSON_IsObject(root)) {
+        g_autofree char *got = hs_json_describe(root);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$: expected an object with base, axes and points (got %s)", got);
+        return NULL;
+    }
+    const cJSON *it = NULL;
+    static const char *const top[] = { "description", "base", "axes", "points", NULL };
+    cJSON_ArrayForEach(it, root) {
+        if (!g_strv_contains(top, it->string)) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
+                        "$: unknown key \"%s\" (known keys: description, base, axes, points)",
+                        it->string);
+            return NULL;
+        }
+    }
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
+    const cJSON *axes = cJSON_GetObjectItemCaseSensitive(root, "axes");
+    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
+    if (!check_settings(base, "$.base", error)) {
+        return NULL;
+    }
+    if (axes && (!cJSON_IsObject(axes) ||
+                 !hs_json_check_unique_keys(axes, "$.axes", HS_CONFIG_ERROR, error))) {
+        if (error && *error == NULL) {
+            g_autofree char *got = hs_json_describe(axes);
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "$.axes: expected an object of name -> array of values (got %s)", got);
+        }
+        return NULL;
+    }
+    g_autoptr(GPtrArray) axis = g_ptr_array_new();
+    guint64 total = 1;
+    cJSON_ArrayForEach(it, axes) {
+        g_autofree char *path = hs_json_path_key("$.axes", it->string);
+        if (!check_name(it->string, path, error)) {
+            return NULL;
+        }
+        if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0) {
+            g_autofree char *got = hs_json_describe(it);
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s: expected a non-empty array of values (got %s)", path,
+                        cJSON_IsArray(it) ? "an empty array" : got);
+            return NULL;
+        }
+        int i = 0;
+        const cJSON *v = NULL;
+        cJSON_ArrayForEach(v, it) {
+            g_autofree char *vp = hs_json_path_index(path, i++);
+            if (!check_value(v, vp, error)) {
+                return NULL;
+            }
+        }
+        total *= (guint64) cJSON_GetArraySize(it);
+        g_ptr_array_add(axis, (gpointer) it);
+    }
+    /* a million points is a week of timing-only runs: a typo, surely */
+    if (total > 1000000) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.axes: expected at most 1000000 combinations (got %" G_GUINT64_FORMAT ")",
+                    total);
+        return NULL;
+    }
+    if (pts && !cJSON_IsArray(pts)) {
+        g_autofree char *got = hs_json_describe(pts);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.points: expected an array of settings objects (got %s)", got);
+        return NULL;
+    }
+    int i = 0;
+    cJSON_ArrayForEach(it, pts) {
+        g_autofree char *path = hs_json_path_index("$.points", i++);
+        if (!check_settings(it, path, error)) {
+            return NULL;
+        }
+    }
+    g_autoptr(HsSweepSpec) s = g_new0(HsSweepSpec, 1);
+    s->points = g_ptr_array_new_with_free_func((GDestroyNotify) point_free);
+    if (axis->len || pts == NULL || cJSON_GetArraySize(pts) == 0) {
+        g_autoptr(cJSON) cur = cJSON_CreateObject();
+        expand(s, base, (const cJSON *const *) axis->pdata, 0, (int) axis->len, cur);
+    }
+    cJSON_ArrayForEach(it, pts) {
+        g_ptr_array_add(s->points, point_new(base, it));
+    }
+    /* the same point twice would be one row: keep the first */
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GHashTable) names = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint k = 0; k < s->points->len;) {
+        HsSweepPoint *p = s->points->pdata[k];
+        if (!g_hash_table_add(seen, p->key)) {
+            g_ptr_array_remove_index(s->points, k);
+            continue;
+        }
+        cJSON_ArrayForEach(it, p->settings) {
+            g_hash_table_add(names, it->string);
+        }
+        k++;
+    }
+    s->names = g_ptr_array_new_with_free_func(g_free);
+    GHashTableIter hi;
+    gpointer name;
+    g_hash_table_iter_init(&hi, names);
+    while (g_hash_table_iter_next(&hi, &name, NULL)) {
+        g_ptr_array_add(s->names, g_strdup(name));
+    }
+    g_ptr_array_sort(s->names, cmp_str);
+    return g_steal_pointer(&s);
+}
+
+HsSweepSpec *
+hs_sweep_spec_load(const char *path, const char *const *set, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    /* --set on the command line: part of every point's base */
+    g_autoptr(HsOverrides) ovr = hs_overrides_new(set, error);
+    if (ovr == NULL) {
+        return NULL;
+    }
+    cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
+    for (const char *const *a = set; a && *a && cJSON_IsObject(base ? base : root); a++) {
+        if (base == NULL) {
+            base = cJSON_AddObjectToObject(root, "base");
+        }
+        const char *eq = strchr(*a, '=');
+        g_autofree char *name = g_strndup(*a, eq - *a);
+        cJSON *v = cJSON_ParseWithOpts(eq + 1, NULL, TRUE);
+        cJSON_DeleteItemFromObjectCaseSensitive(base, name);
+        cJSON_AddItemToObject(base, name, v ? v : cJSON_CreateString(eq + 1));
+    }
+    HsSweepSpec *s = spec_from_json(root, error);
+    if (s == NULL) {
+        g_prefix_error(error, "%s: ", path);
+        return NULL;
+    }
+    s->path = g_strdup(path);
+    return s;
+}
+
+char *
+hs_sweep_column(const char *setting)
+{
+    char *c = g_strdup(setting);
+    for (char *p = c; *p; p++) {
+        if (!g_ascii_isalnum(*p)) {
+            *p = '_';
+        }
+    }
+    return c;
+}
+
+/* A setting's value as a command-line word. */
+static char *
+value_text(const cJSON *v, gboolean for_set)
+{
+    if (cJSON_IsString(v)) {
+        /* --set reads VALUE as JSON first: a string that would parse as
+         * something else is quoted */
+        g_autoptr(cJSON) as_json = for_set ? cJSON_Parse(v->valuestring) : NULL;
+        return as_json ? hs_json_print(v, FALSE) : g_strdup(v->valuestring);
+    }
+    return hs_json_print(v, FALSE);
+}
+
+GStrv
+hs_sweep_point_argv(const HsSweepPoint *p)
+{
+    GPtrArray *b = g_ptr_array_new();
+    g_ptr_array_add(b, g_strdup("run"));
+    g_ptr_array_add(b, g_strdup("--format"));
+    g_ptr_array_add(b, g_strdup("json"));
+    const cJSON *it = NULL;
+    cJSON_ArrayForEach(it, p->settings) {
+        if (strchr(it->string, '.')) {
+            g_autofree char *v = value_text(it, TRUE);
+            g_ptr_array_add(b, g_strdup("--set"));
+            g_ptr_array_add(b, g_strdup_printf("%s=%s", it->string, v));
+        } else {
+            g_ptr_array_add(b, g_strdup_printf("--%s", it->string));
+            g_ptr_array_add(b, value_text(it, FALSE));
+        }
+    }
+    g_ptr_array_add(b, NULL);
+    return (GStrv) g_ptr_array_free(b, FALSE);
+}

@@ -1,0 +1,327 @@
+/*
+ * override.c - see override.h.
+ */
+#include "sim/util/override.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <string.h>
+
+/*
+ * Documents other than the SoC a path may name by its first component.
+ * A new kind of config document is one more row here (and a loader that
+ * calls hs_overrides_apply(o, "NAME", root, error) on its JSON).
+ */
+static const char *const hs_override_docs[] = { "model", "soc", NULL };
+
+typedef struct HsOverride {
+    char *arg;          /* "npu.sram_kib=16384", as given */
+    char *doc;          /* "soc" */
+    char *key;          /* "npu.sram_kib" without the document prefix */
+    cJSON *value;       /* parsed VALUE */
+    char *json_path;    /* set by apply: "$.processors[2].sram_kib" */
+    char *parent_path;  /* "$.processors[2]" */
+} HsOverride;
+
+struct HsOverrides {
+    GPtrArray *items;   /* of HsOverride *, owned, in command-line order */
+};
+
+static void
+override_free(HsOverride *v)
+{
+    g_free(v->arg);
+    g_free(v->doc);
+    g_free(v->key);
+    cJSON_Delete(v->value);
+    g_free(v->json_path);
+    g_free(v->parent_path);
+    g_free(v);
+}
+
+void
+hs_overrides_free(HsOverrides *o)
+{
+    if (o == NULL) {
+        return;
+    }
+    g_ptr_array_unref(o->items);
+    g_free(o);
+}
+
+const char *
+hs_override_doc(const char *path)
+{
+    for (const char *const *d = hs_override_docs; *d; d++) {
+        size_t n = strlen(*d);
+        if (strncmp(path, *d, n) == 0 && path[n] == '.') {
+            return *d;
+        }
+    }
+    return "soc";
+}
+
+static gboolean
+valid_key(const char *key)
+{
+    if (key[0] == '\0' || key[0] == '.' || g_str_has_suffix(key, ".") || strstr(key, "..")) {
+        return FALSE;
+    }
+    for (const char *p = key; *p; p++) {
+        if (!g_ascii_isalnum(*p) && *p != '_' && *p != '-' && *p != '.') {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+HsOverrides *
+hs_overrides_new(const char *const *args, GError **error)
+{
+    g_autoptr(HsOverrides) o = g_new0(HsOverrides, 1);
+    o->items = g_ptr_array_new_with_free_func((GDestroyNotify) override_free);
+    for (const char *const *a = args; a && *a; a++) {
+        const char *eq = strchr(*a, '=');
+        g_autofree char *path = eq ? g_strndup(*a, eq - *a) : NULL;
+        if (path == NULL || !valid_key(path)) {
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "--set %s: expected PATH=VALUE with PATH a config key such as "
+                        "npu.sram_kib, memory.peak_gbps or model.num_hidden_layers", *a);
+            return NULL;
+        }
+        HsOverride *v = g_new0(HsOverride, 1);
+        v->arg = g_strdup(*a);
+        v->doc = g_strdup(hs_override_doc(path));
+        size_t skip = strchr(path, '.') && g_str_has_prefix(path, v->doc) &&
+                      path[strlen(v->doc)] == '.' ? strlen(v->doc) + 1 : 0;
+        v->key = g_strdup(path + skip);
+        const char *end = NULL;
+        v->value = cJSON_ParseWithOpts(eq + 1, &end, TRUE);
+        if (v->value == NULL) {
+            v->value = cJSON_CreateString(eq + 1);      /* a bare word: a string */
+        }
+        g_ptr_array_add(o->items, v);
+    }
+    return g_steal_pointer(&o);
+}
+
+guint
+hs_overrides_count(const HsOverrides *o, const char *doc)
+{
+    guint n = 0;
+    for (guint i = 0; o && i < o->items->len; i++) {
+        const HsOverride *v = o->items->pdata[i];
+        n += doc == NULL || strcmp(v->doc, doc) == 0;
+    }
+    return n;
+}
+
+/* The processor of the SoC document called @name, or NULL. */
+static cJSON *
+find_processor(cJSON *root, const char *name, int *index)
+{
+    cJSON *procs = cJSON_GetObjectItemCaseSensitive(root, "processors");
+    cJSON *p = NULL;
+    int i = 0;
+    cJSON_ArrayForEach(p, procs) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
+        if (cJSON_IsObject(p) && cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) {
+            *index = i;
+            return p;
+        }
+        i++;
+    }
+    return NULL;
+}
+
+/* "no section "x" (known: memory, sync, processors cpu, gpu, npu)". */
+static void
+set_no_section(const HsOverride *v, const char *doc, cJSON *root, cJSON *at,
+               const char *comp, GError **error)
+{
+    g_autoptr(GString) known = g_string_new(NULL);
+    const cJSON *it = NULL;
+    cJSON_ArrayForEach(it, at) {
+        if (cJSON_IsObject(it) && !cJSON_HasObjectItem(it, "value")) {
+            g_string_append_printf(known, "%s%s", known->len ? ", " : "", it->string);
+        }
+    }
+    if (at == root && strcmp(doc, "soc") == 0) {
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(root, "processors")) {
+            const cJSON *n = cJSON_GetObjectItemCaseSensitive(it, "name");
+            if (cJSON_IsString(n)) {
+                g_string_append_printf(known, "%s%s", known->len ? ", " : "",
+                                       n->valuestring);
+            }
+        }
+    }
+    g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                "--set %s: no processor or section \"%s\" in the %s config (known: %s)",
+                v->arg, comp, doc, known->len ? known->str : "none");
+}
+
+static gboolean
+apply_one(HsOverride *v, cJSON *root, GError **error)
+{
+    g_auto(GStrv) comps = g_strsplit(v->key, ".", -1);
+    guint n = g_strv_length(comps);
+    cJSON *at = root;
+    g_autofree char *path = g_strdup("$");
+    for (guint i = 0; i + 1 < n; i++) {
+        int index = 0;
+        cJSON *next = NULL;
+        char *sub = NULL;
+        if (at == root && strcmp(v->doc, "soc") == 0 &&
+            (next = find_processor(root, comps[i], &index)) != NULL) {
+            sub = hs_json_path_index("$.processors", index);
+        } else {
+            next = cJSON_GetObjectItemCaseSensitive(at, comps[i]);
+            if (!cJSON_IsObject(next) || cJSON_HasObjectItem(next, "value")) {
+                set_no_section(v, v->doc, root, at, comps[i], error);
+                return FALSE;
+            }
+            sub = hs_json_path_key(path, comps[i]);
+        }
+        g_free(path);
+        path = sub;
+        at = next;
+    }
+    if (!cJSON_IsObject(at)) {
+        g_autofree char *got = hs_json_describe(at);
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--set %s: the %s config is not an object (got %s)", v->arg, v->doc, got);
+        return FALSE;
+    }
+    const char *leaf = comps[n - 1];
+    g_free(v->parent_path);
+    g_free(v->json_path);
+    v->parent_path = g_strdup(path);
+    v->json_path = hs_json_path_key(path, leaf);
+    cJSON *old = cJSON_GetObjectItemCaseSensitive(at, leaf);
+    if (cJSON_IsObject(old) && cJSON_HasObjectItem(old, "value")) {
+        /* a sourced value keeps its form; its source says who changed it */
+        cJSON_ReplaceItemInObjectCaseSensitive(old, "value", cJSON_Duplicate(v->value, TRUE));
+        g_autofree char *src = g_strdup_printf("--set %s", v->arg);
+        cJSON_DeleteItemFromObjectCaseSensitive(old, "source");
+        cJSON_AddStringToObject(old, "source", src);
+    } else if (old) {
+        cJSON_ReplaceItemInObjectCaseSensitive(at, leaf, cJSON_Duplicate(v->value, TRUE));
+    } else {
+        cJSON_AddItemToObject(at, leaf, cJSON_Duplicate(v->value, TRUE));
+    }
+    return TRUE;
+}
+
+gboolean
+hs_overrides_apply(const HsOverrides *o, const char *doc, cJSON *root, GError **error)
+{
+    for (guint i = 0; o && i < o->items->len; i++) {
+        HsOverride *v = o->items->pdata[i];
+        if (strcmp(v->doc, doc) == 0 && !apply_one(v, root, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+gboolean
+hs_overrides_apply_soc(cJSON *root, void *o, GError **error)
+{
+    return hs_overrides_apply(o, "soc", root, error);
+}
+
+gboolean
+hs_overrides_apply_model(cJSON *root, void *o, GError **error)
+{
+    return hs_overrides_apply(o, "model", root, error);
+}
+
+/* Where @path is followed in @msg by ':' or '.': the loader's message. */
+static const char *
+find_path(const char *msg, const char *path)
+{
+    size_t n = strlen(path);
+    for (const char *p = strstr(msg, path); p; p = strstr(p + 1, path)) {
+        if (p[n] == ':' || p[n] == '.') {
+            return p + n;
+        }
+    }
+    return NULL;
+}
+
+void
+hs_overrides_explain(const HsOverrides *o, const char *doc, GError **error)
+{
+    if (o == NULL || error == NULL || *error == NULL) {
+        return;
+    }
+    const char *msg = (*error)->message;
+    for (guint i = o->items->len; i-- > 0;) {
+        const HsOverride *v = o->items->pdata[i];
+        if (strcmp(v->doc, doc) != 0 || v->json_path == NULL) {
+            continue;
+        }
+        const char *rest = find_path(msg, v->json_path);
+        if (rest == NULL) {
+            g_autofree char *unknown = g_strdup_printf("%s: unknown key \"%s\"",
+                                                       v->parent_path,
+                                                       strrchr(v->json_path, '.') + 1);
+            const char *at = strstr(msg, unknown);
+            rest = at ? at + strlen(v->parent_path) : NULL;
+        }
+        if (rest == NULL) {
+            continue;
+        }
+        rest += *rest == ':' ? 1 : 0;
+        rest += *rest == ' ' ? 1 : 0;
+        g_autofree char *text = g_strdup_printf("--set %s: %s", v->arg, rest);
+        g_clear_error(error);
+        g_set_error_literal(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION, text);
+        return;
+    }
+    /* a check across keys (ceiling_gbps at most peak_gbps) names another
+     * key: say which overrides the document had */
+    g_autoptr(GString) list = g_string_new(NULL);
+    for (guint i = 0; i < o->items->len; i++) {
+        const HsOverride *v = o->items->pdata[i];
+        if (strcmp(v->doc, doc) == 0 && v->json_path) {
+            g_string_append_printf(list, "%s--set %s", list->len ? ", " : "", v->arg);
+        }
+    }
+    if (list->len) {
+        g_prefix_error(error, "with %s: ", list->str);
+    }
+}
+
+gboolean
+hs_overrides_check_known(const HsOverrides *o, const char *doc, const cJSON *known,
+                         GError **error)
+{
+    for (guint i = 0; o && i < o->items->len; i++) {
+        const HsOverride *v = o->items->pdata[i];
+        if (strcmp(v->doc, doc) != 0 || cJSON_HasObjectItem(known, v->key)) {
+            continue;
+        }
+        g_autoptr(GString) list = g_string_new(NULL);
+        const cJSON *it = NULL;
+        cJSON_ArrayForEach(it, known) {
+            g_string_append_printf(list, "%s%s", list->len ? ", " : "", it->string);
+        }
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--set %s: unknown %s key \"%s\" (known keys: %s)", v->arg, doc,
+                    v->key, list->str);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+cJSON *
+hs_overrides_to_json(const HsOverrides *o)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (guint i = 0; o && i < o->items->len; i++) {
+        const HsOverride *v = o->items->pdata[i];
+        cJSON_AddItemToArray(a, cJSON_CreateString(v->arg));
+    }
+    return a;
+}

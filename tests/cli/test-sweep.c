@@ -1,0 +1,651 @@
+/*
+ * test-sweep.c - design-space exploration from the command line: --set
+ * on every command that loads a config, and `sweep` into SQLite
+ * (resume after kill -9, the same rows whatever the worker count or
+ * under mpirun, --show, plot).
+ */
+#include "sim/cli/report-fields.h"
+#include "sim/util/json.h"
+
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct Run {
+    int status;
+    char *out;
+    char *err;
+} Run;
+
+static void
+run_free(Run *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+    g_free(r);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
+
+/* Run @argv (NULL-terminated; argv[0] is the program) in @cwd. */
+static Run *
+spawn(const char *cwd, char **argv)
+{
+    Run *r = g_new0(Run, 1);
+    int wait = 0;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(cwd, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                               &r->out, &r->err, &wait, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(wait));        /* never a crash */
+    r->status = WEXITSTATUS(wait);
+    return r;
+}
+
+/* hetero-sim with NULL-terminated arguments, in @cwd (may be NULL). */
+static Run *
+hs_in(const char *cwd, const char *first, ...)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) {
+        g_ptr_array_add(argv, (char *) a);
+    }
+    va_end(ap);
+    g_ptr_array_add(argv, NULL);
+    return spawn(cwd, (char **) argv->pdata);
+}
+
+#define hs(...) hs_in(NULL, __VA_ARGS__)
+
+static void
+assert_one_error_line(const Run *r, const char *want)
+{
+    g_autofree char *line = g_strdup_printf("hetero-sim: %s\n", want);
+    g_assert_cmpstr(r->err, ==, line);
+}
+
+static cJSON *
+parse(const char *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    g_assert_nonnull(j);
+    return j;
+}
+
+/* The value at "a.b.c" in @root. */
+static const cJSON *
+at(const cJSON *root, const char *path)
+{
+    g_auto(GStrv) parts = g_strsplit(path, ".", -1);
+    const cJSON *j = root;
+    for (char **p = parts; *p && j; p++) {
+        j = cJSON_GetObjectItemCaseSensitive(j, *p);
+    }
+    g_assert_nonnull(j);
+    return j;
+}
+
+/* soc show --set: the value and its source change, the rest does not. */
+static void
+test_set_soc_show(void)
+{
+    g_autoptr(Run) r = hs("soc", "show", "sd8gen3", "--format", "json",
+                          "--set", "npu.sram_kib=16384", "--set", "memory.peak_gbps=77",
+                          "--set", "sync.fast.poll_us=3", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = parse(r->out);
+    g_assert_cmpfloat(at(j, "memory.peak_gbps")->valuedouble, ==, 77);
+    g_assert_cmpfloat(at(j, "sync.fast.poll_us")->valuedouble, ==, 3);
+    const cJSON *p = NULL;
+    gboolean seen = FALSE;
+    cJSON_ArrayForEach(p, at(j, "processors")) {
+        if (strcmp(at(p, "name")->valuestring, "npu") == 0) {
+            g_assert_cmpfloat(at(p, "sram_kib")->valuedouble, ==, 16384);
+            seen = TRUE;
+        }
+    }
+    g_assert_true(seen);
+
+    /* the text form says where the value came from */
+    g_autoptr(Run) t = hs("soc", "show", "sd8gen3", "--set", "npu.sram_kib=16384", NULL);
+    g_assert_cmpint(t->status, ==, 0);
+    g_assert_nonnull(strstr(t->out, "16384 KiB        [--set npu.sram_kib=16384]"));
+    g_autoptr(Run) u = hs("soc", "show", "sd8gen3", NULL);
+    g_assert_null(strstr(u->out, "--set"));
+}
+
+/* Bad keys: one line naming the --set option, exit 2, on every command. */
+static void
+test_set_errors(void)
+{
+    static const struct {
+        const char *set, *msg;
+    } cases[] = {
+        { "npu.sram_kibb=1", "--set npu.sram_kibb=1: unknown key \"sram_kibb\" (known keys: " },
+        { "npu.sram_kib=1e9", "--set npu.sram_kib=1e9: expected a number in [1, 1048576] (got 1000000000)" },
+        { "npu.sram_kib=big", "--set npu.sram_kib=big: expected a number in [1, 1048576] (got \"big\")" },
+        { "npux.sram_kib=1", "--set npux.sram_kib=1: no processor or section \"npux\" in the soc "
+                             "config (known: memory, sync, cpu, gpu, npu, cpu-mid)" },
+        { "memory.peak_gbps=-1", "--set memory.peak_gbps=-1: expected a number in [0.001, 100000] (got -1)" },
+        { "sram_kib", "--set sram_kib: expected PATH=VALUE with PATH a config key such as "
+                      "npu.sram_kib, memory.peak_gbps or model.num_hidden_layers" },
+        { "model.num_hidden_layers=0",
+          "--set model.num_hidden_layers=0: expected an integer in [1, 1024] (got 0)" },
+        { "model.layers=3", "--set model.layers=3: unknown model key \"layers\" (known keys: " },
+    };
+    static const char *const commands[][4] = {
+        { "run", "--functional", "off", NULL },
+        { "compare", "--policies", "gpu-only", NULL },
+        { "probe", "--what", "sync", NULL },
+        { "validate", NULL },
+    };
+    for (size_t c = 0; c < G_N_ELEMENTS(commands); c++) {
+        for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+            g_autoptr(GPtrArray) argv = g_ptr_array_new();
+            g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
+            for (int k = 0; commands[c][k]; k++) {
+                g_ptr_array_add(argv, (char *) commands[c][k]);
+            }
+            g_ptr_array_add(argv, "--set");
+            g_ptr_array_add(argv, (char *) cases[i].set);
+            g_ptr_array_add(argv, NULL);
+            g_autoptr(Run) r = spawn(NULL, (char **) argv->pdata);
+            g_test_message("%s --set %s", commands[c][0], cases[i].set);
+            g_assert_cmpint(r->status, ==, 2);
+            g_assert_cmpstr(r->out, ==, "");
+            g_autofree char *want = g_strdup_printf("hetero-sim: %s", cases[i].msg);
+            g_assert_true(g_str_has_prefix(r->err, want));
+            g_assert_cmpint(strchr(r->err, '\n') - r->err + 1, ==, strlen(r->err));
+        }
+    }
+    g_autoptr(Run) s = hs("soc", "show", "tiny", "--set", "npu.tile_rows=0", NULL);
+    assert_one_error_line(s, "--set npu.tile_rows=0: expected an integer in [1, 1024] (got 0)");
+    g_autoptr(Run) x = hs("soc", "show", "tiny", "--set", "memory.peak_gbps=4", NULL);
+    g_assert_cmpint(x->status, ==, 1);
+    g_assert_true(g_str_has_prefix(x->err, "hetero-sim: with --set memory.peak_gbps=4: "));
+    g_assert_true(g_str_has_suffix(x->err, "tiny.json: $.memory.ceiling_gbps: expected at "
+                                           "most peak_gbps (4) (got 16)\n"));
+}
+
+/* run --set changes the result as editing the file would, and the report
+ * records the overrides and the resolved configuration's hash. */
+static void
+test_set_run(void)
+{
+    g_autoptr(Run) a = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                          "--decode", "4", "--format", "json", NULL);
+    g_autoptr(Run) b = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                          "--decode", "4", "--format", "json",
+                          "--set", "model.num_hidden_layers=1", "--set", "memory.peak_gbps=4",
+                          "--set", "memory.ceiling_gbps=3", NULL);
+    g_autoptr(Run) c = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                          "--decode", "4", "--format", "json",
+                          "--set", "memory.ceiling_gbps=3", "--set", "memory.peak_gbps=4",
+                          "--set", "model.num_hidden_layers=1", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_assert_cmpint(b->status, ==, 0);
+    g_assert_cmpint(c->status, ==, 0);
+    g_autoptr(cJSON) ja = parse(a->out), jb = parse(b->out), jc = parse(c->out);
+    g_assert_cmpint(cJSON_GetArraySize(at(ja, "config.overrides")), ==, 0);
+    g_assert_cmpint(cJSON_GetArraySize(at(jb, "config.overrides")), ==, 3);
+    g_assert_cmpstr(cJSON_GetArrayItem(at(jb, "config.overrides"), 0)->valuestring, ==,
+                    "model.num_hidden_layers=1");
+    const char *ha = at(ja, "config.hash")->valuestring, *hb = at(jb, "config.hash")->valuestring;
+    g_assert_cmpuint(strlen(ha), ==, 64);
+    g_assert_cmpstr(ha, !=, hb);
+    /* the same resolved configuration, spelled in another order */
+    g_assert_cmpstr(hb, ==, at(jc, "config.hash")->valuestring);
+    /* a slower DRAM alone slows a decode step (memory bound); one layer
+     * instead of the file's two makes it faster */
+    g_autoptr(Run) m = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                          "--decode", "4", "--format", "json",
+                          "--set", "memory.peak_gbps=4", "--set", "memory.ceiling_gbps=3", NULL);
+    g_autoptr(Run) l = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                          "--decode", "4", "--format", "json",
+                          "--set", "model.num_hidden_layers=1", NULL);
+    g_autoptr(cJSON) jm = parse(m->out), jl = parse(l->out);
+    g_assert_cmpfloat(at(jm, "decode.tokens_per_s")->valuedouble, <,
+                      at(ja, "decode.tokens_per_s")->valuedouble);
+    g_assert_cmpfloat(at(jl, "decode.tokens_per_s")->valuedouble, >,
+                      at(ja, "decode.tokens_per_s")->valuedouble);
+
+    /* compare records it once for all policies */
+    g_autoptr(Run) d = hs("compare", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                          "--policies", "gpu-only,npu-only", "--format", "json",
+                          "--set", "npu.sram_kib=64", NULL);
+    g_assert_cmpint(d->status, ==, 0);
+    g_autoptr(cJSON) jd = parse(d->out);
+    g_assert_cmpstr(cJSON_GetArrayItem(at(jd, "config.overrides"), 0)->valuestring, ==,
+                    "npu.sram_kib=64");
+}
+
+/* replay --set re-times the recorded plan on the changed SoC. */
+static void
+test_set_replay(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-set-XXXXXX", NULL);
+    g_autofree char *rec = g_build_filename(dir, "r.json", NULL);
+    g_autoptr(Run) a = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                          "--decode", "2", "--record", rec, "--format", "json", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_autoptr(Run) b = hs("replay", rec, "--format", "json", "--set", "memory.peak_gbps=2",
+                          "--set", "memory.ceiling_gbps=2", NULL);
+    g_assert_cmpint(b->status, ==, 0);
+    g_autoptr(cJSON) ja = parse(a->out), jb = parse(b->out);
+    g_assert_cmpfloat(at(jb, "decode.tokens_per_s")->valuedouble, <,
+                      at(ja, "decode.tokens_per_s")->valuedouble);
+    g_autoptr(Run) c = hs("replay", rec, "--set", "model.num_hidden_layers=1", NULL);
+    assert_one_error_line(c, "--set model.*: the recorded plan is for the recorded model; "
+                             "add --replan (or --policy P) to re-plan the changed model");
+    g_autoptr(Run) d = hs("replay", rec, "--set", "npu.nope=1", NULL);
+    g_assert_cmpint(d->status, ==, 2);
+    g_assert_true(g_str_has_prefix(d->err, "hetero-sim: --set npu.nope=1: unknown key \"nope\""));
+    g_autoptr(Run) e = hs("replay", rec, "--policy", "gpu-only", "--format", "json",
+                          "--set", "model.num_hidden_layers=1", NULL);
+    g_assert_cmpint(e->status, ==, 0);
+    g_unlink(rec);
+    g_rmdir(dir);
+}
+
+/* A temporary directory with a small sweep spec on the tiny SoC: 2
+ * policies x 3 SRAM sizes (0 is out of range: those points fail) x 2
+ * prompts. */
+static char *
+tiny_spec(char **dir)
+{
+    *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    char *path = g_build_filename(*dir, "spec.json", NULL);
+    static const char text[] =
+        "{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", \"functional\": \"off\", "
+        "\"decode\": 2},\n"
+        " \"axes\": {\"policy\": [\"gpu-only\", \"hetero-tensor\"], "
+        "\"npu.sram_kib\": [64, 128, 0], \"prompt\": [16, 32]},\n"
+        " \"points\": [{\"policy\": \"npu-only\", \"prompt\": 48}]}\n";
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+static int
+count_lines(const char *s)
+{
+    int n = 0;
+    for (const char *p = s; *p; p++) {
+        n += *p == '\n';
+    }
+    return n;
+}
+
+static void
+rm_rf(const char *dir)
+{
+    g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+    g_assert_cmpint(system(cmd), ==, 0);
+}
+
+/* Every row and column but the host's wall time, as JSON text. */
+static char *
+rows_of(const char *db)
+{
+    g_autoptr(Run) r = hs("sweep", "--show", db, "--all", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = parse(r->out);
+    cJSON *row = NULL;
+    cJSON_ArrayForEach(row, j) {
+        cJSON_DeleteItemFromObjectCaseSensitive(row, "wall_s");
+    }
+    return cJSON_Print(j);
+}
+
+/* The same rows with 1 and 2 workers; a failing point is a row with its
+ * error and the others go on; a second run redoes nothing. */
+static void
+test_sweep_jobs(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", "--jobs", "1", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_assert_cmpstr(a->out, ==, "a.db: 13 points, 13 run now, 0 already there; 4 failed in all\n");
+    g_autoptr(Run) b = hs_in(dir, "sweep", spec, "--db", "b.db", "--jobs", "2", NULL);
+    g_assert_cmpint(b->status, ==, 0);
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_autofree char *db = g_build_filename(dir, "b.db", NULL);
+    g_autofree char *ra = rows_of(da), *rb = rows_of(db);
+    g_assert_cmpstr(ra, ==, rb);
+
+    g_autoptr(cJSON) rows = parse(ra);
+    g_assert_cmpint(cJSON_GetArraySize(rows), ==, 13);
+    const cJSON *row = NULL;
+    int failed = 0;
+    cJSON_ArrayForEach(row, rows) {
+        gboolean ok = strcmp(at(row, "status")->valuestring, "ok") == 0;
+        double sram = cJSON_GetObjectItemCaseSensitive(row, "npu.sram_kib")->valuedouble;
+        const cJSON *policy = at(row, "policy");
+        if (!ok) {
+            failed++;
+            g_assert_cmpfloat(sram, ==, 0);
+            g_assert_cmpstr(at(row, "error")->valuestring, ==,
+                            "--set npu.sram_kib=0: expected a number in [1, 1048576] (got 0)");
+            g_assert_true(cJSON_IsNull(at(row, "prefill_tokens_per_s")));
+        } else {
+            g_assert_cmpfloat(at(row, "prefill_tokens_per_s")->valuedouble, >, 0);
+            g_assert_cmpuint(strlen(at(row, "config_hash")->valuestring), ==, 64);
+            /* the row's result is what 'run --format json' prints */
+            g_assert_cmpstr(at(row, "result.policy")->valuestring, ==, policy->valuestring);
+            g_assert_cmpfloat(at(row, "result.prefill.tokens_per_s")->valuedouble, ==,
+                              at(row, "prefill_tokens_per_s")->valuedouble);
+        }
+    }
+    g_assert_cmpint(failed, ==, 4);
+
+    /* the row of point 0 equals a run with the same options */
+    g_autoptr(Run) one = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                            "--decode", "2", "--policy", "gpu-only", "--prompt", "16",
+                            "--set", "npu.sram_kib=64", "--format", "json", NULL);
+    g_autoptr(cJSON) jone = parse(one->out);
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(jone, "sim"),
+                                            "wall_s");
+    g_autofree char *tone = cJSON_PrintUnformatted(jone);
+    g_autofree char *trow = cJSON_PrintUnformatted(at(cJSON_GetArrayItem(rows, 0), "result"));
+    g_assert_cmpstr(tone, ==, trow);
+
+    g_autoptr(Run) again = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_assert_cmpstr(again->out, ==,
+                    "a.db: 13 points, 0 run now, 13 already there; 4 failed in all\n");
+    g_autoptr(Run) retry = hs_in(dir, "sweep", spec, "--db", "a.db", "--retry-errors", NULL);
+    g_assert_cmpstr(retry->out, ==,
+                    "a.db: 13 points, 4 run now, 9 already there; 4 failed in all\n");
+
+    /* --show --where, csv */
+    g_autoptr(Run) w = hs("sweep", "--show", da, "--where", "policy = 'npu-only'", "--format",
+                          "csv", NULL);
+    g_assert_cmpint(w->status, ==, 0);
+    g_assert_true(g_str_has_prefix(w->out, "point,decode,functional,model,npu.sram_kib,"
+                                           "policy,prompt,soc,status,prefill_ms,prefill_tokens_per_s,"));
+    g_assert_nonnull(strstr(w->out, "\n12,2,off,tiny,,npu-only,48,tiny,ok,"));
+    g_assert_cmpint(count_lines(w->out), ==, 2);
+    g_autoptr(Run) c = hs("sweep", "--show", da, "--where", "prompt = 48", "--columns",
+                          "policy, npu.sram_kib,status", NULL);
+    g_assert_cmpstr(c->out, ==, "policy    npu.sram_kib  status\nnpu-only                ok\n");
+    g_autoptr(Run) bad = hs("sweep", "--show", da, "--where", "nope = 1", NULL);
+    assert_one_error_line(bad, "--where: no such column: nope");
+
+    /* sweep --set: every point gets it (its key and its row too) */
+    g_autoptr(Run) s1 = hs_in(dir, "sweep", spec, "--db", "s.db", "--set", "memory.peak_gbps=10",
+                              "--set", "memory.ceiling_gbps=8", NULL);
+    g_assert_cmpstr(s1->out, ==, "s.db: 13 points, 13 run now, 0 already there; 4 failed in all\n");
+    g_autofree char *ds = g_build_filename(dir, "s.db", NULL);
+    g_autoptr(Run) s2 = hs("sweep", "--show", ds, "--where", "prompt = 48", "--columns",
+                           "memory.peak_gbps,decode_tokens_per_s", NULL);
+    g_autoptr(Run) s3 = hs("sweep", "--show", da, "--where", "prompt = 48", "--columns",
+                           "decode_tokens_per_s", NULL);
+    g_assert_true(g_str_has_prefix(s2->out, "memory.peak_gbps  decode_tokens_per_s\n10  "));
+    double slow = g_ascii_strtod(strchr(s2->out, '\n') + 3, NULL);
+    double fast = g_ascii_strtod(strchr(s3->out, '\n') + 1, NULL);
+    g_assert_cmpfloat(slow, >, 0);
+    g_assert_cmpfloat(slow, <, fast);
+    g_autoptr(Run) s4 = hs_in(dir, "sweep", spec, "--set", "memory.peak_gbps", NULL);
+    g_assert_cmpint(s4->status, ==, 2);
+    assert_one_error_line(bad, "--where: no such column: nope");
+    rm_rf(dir);
+}
+
+/* plot: a line per series with a legend, axis labels with units; the
+ * settings not plotted must be pinned. */
+static void
+test_plot(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_autoptr(Run) t = hs_in(dir, "plot", "a.db", "--x", "npu.sram_kib", "--series", "policy",
+                             "--where", "prompt = 16", "--format", "csv", NULL);
+    g_assert_cmpint(t->status, ==, 0);
+    g_assert_true(g_str_has_prefix(t->out, "npu.sram_kib (KiB),       policy,prefill tokens/s\n"
+                                           "64,gpu-only,"));
+    g_assert_cmpint(count_lines(t->out), ==, 5);        /* the failed SRAM 0 left out */
+    g_autoptr(Run) s = hs_in(dir, "plot", "a.db", "--x", "npu.sram_kib", "--series", "policy",
+                             "--where", "prompt < 20", "--y", "ttft_ms", "--out", "p.svg", NULL);
+    g_assert_cmpint(s->status, ==, 0);
+    g_autofree char *svg_path = g_build_filename(dir, "p.svg", NULL);
+    g_autofree char *svg = NULL;
+    g_assert_true(g_file_get_contents(svg_path, &svg, NULL, NULL));
+    g_assert_nonnull(strstr(svg, ">npu.sram_kib (KiB)</text>"));
+    g_assert_nonnull(strstr(svg, ">time to first token (ms)</text>"));
+    g_assert_nonnull(strstr(svg, "prompt &lt; 20"));
+    g_assert_nonnull(strstr(svg, ">hetero-tensor</text>"));
+    g_assert_cmpint(count_lines(strstr(svg, "<polyline")), >, 1);
+    g_autoptr(Run) d = hs_in(dir, "plot", "a.db", "--x", "npu.sram_kib", "--series", "policy", NULL);
+    assert_one_error_line(d, "plot: several rows share an x value on one line: pin the other "
+                             "settings that vary (prompt) with --where");
+    g_autoptr(Run) nf = hs_in(dir, "plot", "none.db", "--x", "prompt", NULL);
+    assert_one_error_line(nf, "none.db: cannot open (no such file)");
+    g_autoptr(Run) ns = hs_in(dir, "sweep", "--show", spec, NULL);
+    g_assert_cmpint(ns->status, ==, 1);
+    g_assert_true(g_str_has_suffix(ns->err, "spec.json: not a sweep database (no points table)\n"));
+    g_autoptr(Run) n = hs_in(dir, "plot", "a.db", "--x", "policy", NULL);
+    assert_one_error_line(n, "--x: expected a numeric setting (policy holds text); plot names "
+                             "as --series");
+    rm_rf(dir);
+}
+
+/* One schema: every field of the report table is a CSV column, in
+ * order, whose cell is the value at the field's JSON path. */
+static void
+test_report_fields(void)
+{
+    static const char *const policies[] = { "gpu-only", "hetero-tensor" };
+    for (size_t p = 0; p < G_N_ELEMENTS(policies); p++) {
+        g_autoptr(Run) j = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                              "--policy", policies[p], "--format", "json", NULL);
+        g_autoptr(Run) c = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
+                              "--policy", policies[p], "--format", "csv", NULL);
+        g_assert_cmpint(j->status, ==, 0);
+        g_assert_cmpint(c->status, ==, 0);
+        g_autoptr(cJSON) json = parse(j->out);
+        g_auto(GStrv) lines = g_strsplit(c->out, "\n", -1);
+        g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
+        g_auto(GStrv) cells = g_strsplit(lines[1], ",", -1);
+        guint n = 0;
+        for (const HsReportField *f = hs_report_fields; f->name; f++, n++) {
+            g_assert_nonnull(head[n]);
+            g_assert_cmpstr(head[n], ==, f->name);
+            const cJSON *v = at(json, f->json_path);
+            g_autofree char *want = f->type == HS_FIELD_NAME ? g_strdup(v->valuestring)
+                                  : f->type == HS_FIELD_COUNT ? g_strdup_printf("%d", v->valueint)
+                                  : g_strdup_printf(f->csv_format, v->valuedouble);
+            g_assert_cmpstr(cells[n], ==, want);
+        }
+        /* then the values check and the heaviest op (CSV only) */
+        g_assert_cmpuint(g_strv_length(head), ==, n + 5);
+        g_assert_cmpstr(head[n], ==, "values_match");
+        g_assert_cmpstr(head[n + 3], ==, "heaviest_op");
+        g_assert_cmpstr(cells[n + 3], ==, cJSON_GetObjectItem(cJSON_GetObjectItem(
+            cJSON_GetObjectItem(json, "prefill"), "heaviest_op"), "name")->valuestring);
+    }
+}
+
+/* Bad specs: one line with the file and JSON path. */
+static void
+test_sweep_spec_errors(void)
+{
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        { "{\"axes\": {\"colour\": [1]}}",
+          "$.axes.colour: expected a run option (soc, model, policy, sync, prompt, decode, "
+          "batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or a "
+          "config key such as npu.sram_kib (got \"colour\")" },
+        { "{\"axes\": {\"prompt\": []}}",
+          "$.axes.prompt: expected a non-empty array of values (got an empty array)" },
+        { "{\"axes\": {\"prompt\": [16, [1]]}}",
+          "$.axes.prompt[1]: expected a string, number or boolean (got an array)" },
+        { "{\"base\": 3}", "$.base: expected an object of settings (got 3)" },
+        { "{\"grid\": {}}",
+          "$: unknown key \"grid\" (known keys: description, base, axes, points)" },
+    };
+    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "bad.json", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_assert_true(g_file_set_contents(path, cases[i].text, -1, NULL));
+        g_autoptr(Run) r = hs_in(dir, "sweep", path, NULL);
+        g_assert_cmpint(r->status, ==, 1);
+        g_autofree char *want = g_strdup_printf("%s: %s", path, cases[i].msg);
+        assert_one_error_line(r, want);
+    }
+    /* nothing was run, so no database was made */
+    g_autofree char *db = g_build_filename(dir, "sweep.db", NULL);
+    g_assert_false(g_file_test(db, G_FILE_TEST_EXISTS));
+    g_autoptr(Run) u = hs("sweep", NULL);
+    assert_one_error_line(u, "sweep: missing SPEC (see 'hetero-sim sweep --help')");
+    g_assert_cmpint(u->status, ==, 2);
+    rm_rf(dir);
+}
+
+/* kill -9 in the middle, then resume: the rows equal an uninterrupted
+ * sweep's, no point stored twice or lost, the database intact. */
+static void
+test_sweep_resume(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    g_autofree char *spec = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs", "sweeps",
+                                             "tcm.json", NULL);
+    g_autoptr(Run) full = hs_in(dir, "sweep", spec, "--db", "full.db", "--jobs", "2", NULL);
+    g_assert_cmpint(full->status, ==, 0);
+    g_autofree char *dfull = g_build_filename(dir, "full.db", NULL);
+    g_autofree char *dcut = g_build_filename(dir, "cut.db", NULL);
+
+    /* kill at growing delays until the kill lands mid-way */
+    int stored = 0;
+    for (int delay_ms = 150; delay_ms < 20000 && (stored == 0 || stored == 48);
+         delay_ms *= 2) {
+        g_unlink(dcut);
+        const char *argv[] = { g_getenv("HS_BIN"), "sweep", spec, "--db", "cut.db",
+                               "--jobs", "1", NULL };
+        GPid pid;
+        g_autoptr(GError) error = NULL;
+        g_assert_true(g_spawn_async(dir, (char **) argv, NULL,
+                                    G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                                    NULL, NULL, &pid, &error));
+        g_usleep((gulong) delay_ms * 1000);
+        kill(pid, SIGKILL);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (!g_file_test(dcut, G_FILE_TEST_EXISTS)) {
+            continue;
+        }
+        g_autoptr(Run) c = hs("sweep", "--show", dcut, "--format", "csv", NULL);
+        if (c->status != 0) {
+            /* killed before the schema was committed: an empty file */
+            g_assert_true(g_str_has_suffix(c->err, "not a sweep database (no points table)\n"));
+            stored = 0;
+            continue;
+        }
+        stored = count_lines(c->out) - 1;               /* readable after kill -9 */
+        g_test_message("killed after %d ms: %d points stored", delay_ms, stored);
+    }
+    g_assert_cmpint(stored, >, 0);
+    g_assert_cmpint(stored, <, 48);
+    g_autoptr(Run) resume = hs_in(dir, "sweep", spec, "--db", "cut.db", "--jobs", "2", NULL);
+    g_assert_cmpint(resume->status, ==, 0);
+    g_autofree char *want = g_strdup_printf("cut.db: 48 points, %d run now, %d already there; "
+                                            "0 failed in all\n", 48 - stored, stored);
+    g_assert_cmpstr(resume->out, ==, want);
+    g_autofree char *rf = rows_of(dfull), *rc = rows_of(dcut);
+    g_assert_cmpstr(rf, ==, rc);
+    rm_rf(dir);
+}
+
+/* --list prints a command per point; their records merged give the
+ * same rows as a local sweep. */
+static void
+test_sweep_list_merge(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    g_autoptr(Run) l = hs_in(dir, "sweep", spec, "--list", NULL);
+    g_assert_cmpint(l->status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(l->out, "\n", -1);
+    g_assert_cmpint(g_strv_length(lines), ==, 14);
+    g_autoptr(GString) all = g_string_new(NULL);
+    for (int i = 0; i < 13; i++) {
+        g_assert_nonnull(strstr(lines[i], " sweep "));
+        const char *sh[] = { "/bin/sh", "-c", lines[i], NULL };
+        g_autoptr(Run) p = spawn(dir, (char **) sh);
+        g_assert_cmpint(p->status, ==, 0);
+        g_string_append(all, p->out);
+    }
+    g_autofree char *recs = g_build_filename(dir, "records.jsonl", NULL);
+    g_assert_true(g_file_set_contents(recs, all->str, -1, NULL));
+    g_autoptr(Run) m = hs_in(dir, "sweep", spec, "--db", "m.db", "--merge", recs, NULL);
+    g_assert_cmpint(m->status, ==, 0);
+    g_assert_cmpstr(m->out, ==, "m.db: merged 13 records\n");
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_autofree char *dm = g_build_filename(dir, "m.db", NULL);
+    g_autofree char *ra = rows_of(da), *rm = rows_of(dm);
+    g_assert_cmpstr(ra, ==, rm);
+    /* nothing left to list */
+    g_autoptr(Run) l2 = hs_in(dir, "sweep", spec, "--db", "a.db", "--list", NULL);
+    g_assert_cmpstr(l2->out, ==, "");
+    rm_rf(dir);
+}
+
+/* mpirun -n 2: rank 0 owns the database, rank 1 runs the points; the
+ * rows equal the local run's. */
+static void
+test_sweep_mpi(void)
+{
+    g_autofree char *mpirun = g_find_program_in_path("mpirun");
+    if (mpirun == NULL) {
+        g_test_skip("mpirun not installed");
+        return;
+    }
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    /* Open MPI's own allocations outlive MPI_Finalize: not ours to report
+     * when the suite runs under AddressSanitizer */
+    const char *argv[] = { mpirun, "-n", "2", "--oversubscribe", "--allow-run-as-root",
+                           "-x", "ASAN_OPTIONS=detect_leaks=0",
+                           g_getenv("HS_BIN"), "sweep", spec, "--db", "mpi.db", NULL };
+    g_autoptr(Run) m = spawn(dir, (char **) argv);
+    if (strstr(m->err, "built without MPI")) {
+        g_test_skip("hetero-sim built without MPI");
+        rm_rf(dir);
+        return;
+    }
+    g_assert_cmpint(m->status, ==, 0);
+    g_assert_cmpstr(m->out, ==, "mpi.db: 13 points, 13 run now on 1 MPI ranks, 0 already "
+                                "there; 4 failed in all\n");
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_autofree char *dm = g_build_filename(dir, "mpi.db", NULL);
+    g_autofree char *ra = rows_of(da), *rm = rows_of(dm);
+    g_assert_cmpstr(ra, ==, rm);
+    rm_rf(dir);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/sweep/set-soc-show", test_set_soc_show);
+    g_test_add_func("/sweep/set-errors", test_set_errors);
+    g_test_add_func("/sweep/set-run", test_set_run);
+    g_test_add_func("/sweep/set-replay", test_set_replay);
+    g_test_add_func("/sweep/spec-errors", test_sweep_spec_errors);
+    g_test_add_func("/sweep/jobs-same-rows", test_sweep_jobs);
+    g_test_add_func("/sweep/list-merge", test_sweep_list_merge);
+    g_test_add_func("/sweep/mpi", test_sweep_mpi);
+    g_test_add_func("/sweep/plot", test_plot);
+    g_test_add_func("/sweep/report-fields", test_report_fields);
+    g_test_add_func("/sweep/kill-resume", test_sweep_resume);
+    return g_test_run();
+}
