@@ -212,6 +212,8 @@ run(int argc, char **argv, GError **error)
     g_autoptr(HsCurve) c = hs_curve_new("plot", title, cols);
     c->name_col = series ? 1 : -1;
     c->plot_col = series ? 2 : 1;
+    c->x_title = xl;                 /* the labels carry their units already */
+    c->y_title = yl;
     for (guint r = 0; r < rows->len / 3; r++) {
         double *v = &g_array_index(rows, double, 3 * r);
         if (!series) {
