@@ -7,6 +7,7 @@
  * and runs (errors naming the tensor and the file).
  */
 #include "engine/model.h"
+#include "engine/weights.h"
 #include "sim/util/error.h"
 
 #include <glib.h>
@@ -107,10 +108,18 @@ test_synthetic(void)
     c.seed = 8;
     g_autoptr(EngModel) d = eng_model_new(&c);
     g_assert_true(memcmp(wa_down->f32, eng_model_weight(d, 1, ENG_W_DOWN)->f32, 64 * 4) != 0);
-    const float *n = eng_model_norm(a, 2, 0);
-    for (int i = 0; i < 64; i++) {
-        g_assert_cmpfloat(fabs(n[i] - 1), <=, 0.05);
+    /* norm gains near 1, but the outlier channel (one of 64: 0.2 % rounds
+     * up to one), the same in every norm, ENG_SYN_OUTLIER_GAIN times that */
+    int outliers = 0;
+    for (uint32_t l = 0; l <= 2; l++) {
+        const float *n = eng_model_norm(a, l, l == 2 ? 0 : 1);
+        for (uint32_t i = 0; i < 64; i++) {
+            double g = eng_syn_is_outlier(eng_model_config(a)->seed, 64, i) ? ENG_SYN_OUTLIER_GAIN : 1.0;
+            g_assert_cmpfloat(fabs(n[i] / g - 1), <=, 0.05);
+            outliers += g > 1;
+        }
     }
+    g_assert_cmpint(outliers, ==, 3);
 }
 
 /* ---- a model directory written by the test -------------------------------- */
@@ -221,7 +230,12 @@ test_load_round_trip(void)
         den += (double) a[i] * a[i];
     }
     g_test_message("W4A16 vs FP32 logits NMSE %.3g", num / den);
-    g_assert_cmpfloat(num / den, <, 0.05);
+    /* 0.023 before the synthetic outlier channel; now 0.25: the tiny
+     * model's one outlier channel of 64 (ENG_SYN_OUTLIER_GAIN = 20) carries
+     * 400/64 of every Q/K/V/gate/up input's variance, so W4's error on
+     * that weight column dominates (AWQ's salient channels).  A broken
+     * format gives NMSE ~1 or more. */
+    g_assert_cmpfloat(num / den, <, 0.35);
     rm_model_dir(dir);
 }
 

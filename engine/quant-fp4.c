@@ -1,0 +1,60 @@
+/*
+ * quant-fp4.c - Transformer-Lite's E0M4 FP4 group format (FACTS.md §7;
+ * the rule is in quant-formats.h).
+ */
+#include "engine/quant-formats.h"
+
+#include <string.h>
+
+/* FP16 1.0: sign 0, exponent 15, mantissa 0; a code fills the mantissa's
+ * top four bits. */
+#define FP4_ONE_F16 0x3C00u
+
+/* The code of v = (w - b) / s: top four fraction bits of the FP32 v,
+ * rounded by the fifth, capped at 15. */
+static inline unsigned
+fp4_code(float v)
+{
+    if (!(v >= 1.0f)) {
+        return 0;                                   /* below the group's floor */
+    }
+    if (v >= 2.0f) {
+        return 15;
+    }
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    uint32_t frac = u & 0x7fffffu;                  /* 23 fraction bits */
+    unsigned code = (unsigned) (frac >> 19) + (unsigned) ((frac >> 18) & 1u);
+    return code > 15 ? 15 : code;
+}
+
+void
+eng_fp4_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale, uint16_t *bias)
+{
+    float lo = n ? w[0] : 0, hi = lo;
+    for (size_t i = 1; i < n; i++) {
+        lo = w[i] < lo ? w[i] : lo;
+        hi = w[i] > hi ? w[i] : hi;
+    }
+    *scale = eng_fp16_from_float(hi - lo);
+    float s = eng_fp16_to_float(*scale);
+    *bias = eng_fp16_from_float(lo - s);
+    float b = eng_fp16_to_float(*bias);
+    memset(codes, 0, (n + 1) / 2);
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = s > 0 ? fp4_code((w[i] - b) / s) : 0;
+        codes[i / 2] |= (uint8_t) (i % 2 ? c << 4 : c);
+    }
+}
+
+void
+eng_fp4_decode(const uint8_t *codes, uint16_t scale, uint16_t bias, size_t n, float *out)
+{
+    float s = eng_fp16_to_float(scale), b = eng_fp16_to_float(bias);
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = i % 2 ? codes[i / 2] >> 4 : codes[i / 2] & 0x0fu;
+        /* the shift and the OR: 1 + c / 16 as an FP16 */
+        float v = eng_fp16_to_float((uint16_t) (FP4_ONE_F16 | c << 6));
+        out[i] = v * s + b;
+    }
+}
