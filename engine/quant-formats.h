@@ -29,6 +29,10 @@
  *                  q = roundf(w * (1 / d)) (ties away from zero),
  *                  w~ = q * d.
  *   ENG_QFMT_F16   IEEE half per weight (the FP16 precision).
+ *   ENG_QFMT_F32   FP32 per weight (the FP reference's weights).
+ * F16 and F32 codes are the row-major [rows, cols] array itself, so an
+ * EngMatrix of format ENG_WFMT_F16 / F32 can view them (the engine's BLAS
+ * path).
  * A last partial group holds only its real elements (the others are
  * neither quantised nor read).  A group of zeros has scale 0 and codes of
  * zero.
@@ -55,10 +59,11 @@ typedef enum {
     ENG_QFMT_Q4_0,
     ENG_QFMT_Q8_0,
     ENG_QFMT_F16,
+    ENG_QFMT_F32,
     ENG_QFMT_COUNT
 } EngQFormat;
 
-/* "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16" */
+/* "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16", "fp32" */
 extern const char *const eng_qfmt_name[ENG_QFMT_COUNT];
 
 /* Group sizes: Transformer-Lite's 128 (FACTS.md §7), ggml's QK4_0 = QK8_0
@@ -69,11 +74,11 @@ extern const char *const eng_qfmt_name[ENG_QFMT_COUNT];
 typedef struct EngQMatrix {
     EngQFormat format;
     uint32_t rows, cols;         /* [out, in] */
-    uint32_t group;              /* elements per group (W8, F16: cols) */
+    uint32_t group;              /* elements per group (W8, F16, F32: cols) */
     uint32_t groups;             /* per row */
     size_t group_bytes;          /* bytes of codes per group */
     uint8_t *codes;              /* [rows, groups * group_bytes] */
-    uint16_t *scales;            /* [rows, groups], FP16 bits (F16: unused) */
+    uint16_t *scales;            /* [rows, groups], FP16 bits (F16, F32: unused) */
     uint16_t *biases;            /* FP4: [rows, groups], FP16 bits */
 } EngQMatrix;
 

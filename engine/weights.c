@@ -73,7 +73,9 @@ outlier_channel(uint64_t seed, uint32_t hidden, uint32_t i)
 static uint32_t
 outlier_count(uint32_t hidden)
 {
-    return MAX(1, (hidden * ENG_SYN_OUTLIER_PER_MILLE + 500) / 1000);
+    /* rounded: none below 250 channels (the teaching model, whose one
+     * channel of 64 would be 1.6 %, far from what real models have) */
+    return (hidden * ENG_SYN_OUTLIER_PER_MILLE + 500) / 1000;
 }
 
 gboolean

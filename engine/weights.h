@@ -34,7 +34,7 @@ EngQMatrix *eng_syn_qmatrix(uint64_t key, uint32_t rows, uint32_t cols, EngQForm
 
 /*
  * Outlier channels, as real LLMs have them: a few hidden channels (0.2 %,
- * at least one) whose RMSNorm gain is ENG_SYN_OUTLIER_GAIN times the
+ * rounded: 4 of 2048, none below 250) whose RMSNorm gain is ENG_SYN_OUTLIER_GAIN times the
  * others', the same channels in every norm of the model (outlier features
  * sit in the same dimensions across layers: LLM.int8(), Dettmers et al.
  * 2022).  So every matmul that reads a norm's output (Q, K, V, gate, up,
