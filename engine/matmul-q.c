@@ -26,12 +26,6 @@
  * about an L2 cache. */
 #define QM_ROWS 16
 
-/* GCC's -O2 cost model leaves the integer dot product scalar (4x slower) */
-#if defined(__GNUC__) && !defined(__clang__)
-#define QM_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
-#else
-#define QM_VECTORISE
-#endif
 #define QM_LANES 16
 
 /* Lanes 0-7 and 8-15 as two 8-float GCC vectors: one AVX2 register each
@@ -94,6 +88,30 @@ dot16_x4(const float *x, const float *w, size_t k, size_t nt, float *y)
     }
 }
 
+/* y = x . w for one token: dot16_x4's arithmetic with one accumulator. */
+ENG_CLONES static float
+dot16_x1(const float *x, const float *w, size_t k)
+{
+    qm_v8 lo = { 0 }, hi = { 0 };
+    const size_t k16 = k - k % QM_LANES;
+    for (size_t i = 0; i < k16; i += QM_LANES) {
+        qm_v8 wl, wh, v;
+        QM_LOAD(wl, w + i);
+        QM_LOAD(wh, w + i + 8);
+        QM_LOAD(v, x + i);
+        lo += v * wl;
+        QM_LOAD(v, x + i + 8);
+        hi += v * wh;
+    }
+    float l[QM_LANES];
+    memcpy(l, &lo, sizeof(qm_v8));
+    memcpy(l + 8, &hi, sizeof(qm_v8));
+    for (size_t i = k16; i < k; i++) {
+        l[i - k16] = l[i - k16] + x[i] * w[i];
+    }
+    return fold16(l);
+}
+
 void
 eng_qmatmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t s1,
             size_t r0, size_t r1)
@@ -115,7 +133,11 @@ eng_qmatmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, si
                 size_t nt = MIN(4, s1 - t);
                 for (size_t r = a0; r < a1; r++) {
                     float out[4];
-                    dot16_x4(x->data + t * k, wr + (r - a0) * k, k, nt, out);
+                    if (nt == 1) {
+                        out[0] = dot16_x1(x->data + t * k, wr + (r - a0) * k, k);
+                    } else {
+                        dot16_x4(x->data + t * k, wr + (r - a0) * k, k, nt, out);
+                    }
                     for (size_t j = 0; j < nt; j++) {
                         y->data[(t + j) * n + r] = out[j];
                     }
@@ -128,7 +150,7 @@ eng_qmatmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, si
 
 /* sum of a[i] * b[i], exact in int32 (|sum| <= 127 * 127 * k < 2^31 for
  * k < 133,000 inputs) */
-QM_VECTORISE ENG_CLONES static int32_t
+ENG_VECTORISE ENG_CLONES static int32_t
 dot_i8(const int8_t *a, const int8_t *b, size_t k)
 {
     int32_t acc = 0;

@@ -28,11 +28,8 @@
  *   ENG_QFMT_Q8_0  llama.cpp Q8_0, groups of 32: d = fp16(max |w| / 127),
  *                  q = roundf(w * (1 / d)) (ties away from zero),
  *                  w~ = q * d.
- *   ENG_QFMT_F16   IEEE half per weight (the FP16 precision).
- *   ENG_QFMT_F32   FP32 per weight (the FP reference's weights).
- * F16 and F32 codes are the row-major [rows, cols] array itself, so an
- * EngMatrix of format ENG_WFMT_F16 / F32 can view them (the engine's BLAS
- * path).
+ *   ENG_QFMT_F16   IEEE half per weight (the FP16 precision, and the FP
+ *                  reference's weights); codes are the row-major halves.
  * A last partial group holds only its real elements (the others are
  * neither quantised nor read).  A group of zeros has scale 0 and codes of
  * zero.
@@ -53,17 +50,24 @@
 
 #include "engine/kernels.h"
 
+/* GCC's -O2 cost model leaves the simple loops of these kernels scalar
+ * (4x slower); integer and per-element loops vectorise to the same bits. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define ENG_VECTORISE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define ENG_VECTORISE
+#endif
+
 typedef enum {
     ENG_QFMT_W8,
     ENG_QFMT_FP4,
     ENG_QFMT_Q4_0,
     ENG_QFMT_Q8_0,
     ENG_QFMT_F16,
-    ENG_QFMT_F32,
     ENG_QFMT_COUNT
 } EngQFormat;
 
-/* "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16", "fp32" */
+/* "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16" */
 extern const char *const eng_qfmt_name[ENG_QFMT_COUNT];
 
 /* Group sizes: Transformer-Lite's 128 (FACTS.md §7), ggml's QK4_0 = QK8_0
@@ -74,11 +78,11 @@ extern const char *const eng_qfmt_name[ENG_QFMT_COUNT];
 typedef struct EngQMatrix {
     EngQFormat format;
     uint32_t rows, cols;         /* [out, in] */
-    uint32_t group;              /* elements per group (W8, F16, F32: cols) */
+    uint32_t group;              /* elements per group (W8, F16: cols) */
     uint32_t groups;             /* per row */
     size_t group_bytes;          /* bytes of codes per group */
     uint8_t *codes;              /* [rows, groups * group_bytes] */
-    uint16_t *scales;            /* [rows, groups], FP16 bits (F16, F32: unused) */
+    uint16_t *scales;            /* [rows, groups], FP16 bits (F16: unused) */
     uint16_t *biases;            /* FP4: [rows, groups], FP16 bits */
 } EngQMatrix;
 

@@ -6,10 +6,6 @@
 
 #include <string.h>
 
-/* FP16 1.0: sign 0, exponent 15, mantissa 0; a code fills the mantissa's
- * top four bits. */
-#define FP4_ONE_F16 0x3C00u
-
 /* The code of v = (w - b) / s: top four fraction bits of the FP32 v,
  * rounded by the fifth, capped at 15. */
 static inline unsigned
@@ -47,14 +43,21 @@ eng_fp4_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale, uint16
     }
 }
 
-void
+ENG_VECTORISE ENG_CLONES void
 eng_fp4_decode(const uint8_t *codes, uint16_t scale, uint16_t bias, size_t n, float *out)
 {
     float s = eng_fp16_to_float(scale), b = eng_fp16_to_float(bias);
-    for (size_t i = 0; i < n; i++) {
-        unsigned c = i % 2 ? codes[i / 2] >> 4 : codes[i / 2] & 0x0fu;
-        /* the shift and the OR: 1 + c / 16 as an FP16 */
-        float v = eng_fp16_to_float((uint16_t) (FP4_ONE_F16 | c << 6));
-        out[i] = v * s + b;
+    /* the group's 16 values: the shift and the OR make the FP16
+     * 0x3C00 | c << 6, which is exactly 1 + c / 16; then times s plus b */
+    float lut[16];
+    for (unsigned c = 0; c < 16; c++) {
+        lut[c] = (1.0f + (float) c * 0.0625f) * s + b;
+    }
+    for (size_t j = 0; j < n / 2; j++) {
+        out[2 * j] = lut[codes[j] & 0x0fu];
+        out[2 * j + 1] = lut[codes[j] >> 4];
+    }
+    if (n % 2) {
+        out[n - 1] = lut[codes[n / 2] & 0x0fu];
     }
 }

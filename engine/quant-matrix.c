@@ -6,9 +6,27 @@
 
 #include <string.h>
 
-const char *const eng_qfmt_name[ENG_QFMT_COUNT] = { "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16",
-                                                      "fp32" };
+const char *const eng_qfmt_name[ENG_QFMT_COUNT] = { "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16" };
 G_STATIC_ASSERT(G_N_ELEMENTS(eng_qfmt_name) == ENG_QFMT_COUNT);
+
+/* Every FP16 value as an FP32 (256 KiB, built once): the FP16 weights are
+ * dequantised for every token block and every decode step, and
+ * eng_fp16_to_float's branches made that the check's largest cost. */
+static const float *
+fp16_lut(void)
+{
+    static float *lut;
+    static gsize once = 0;
+    if (g_once_init_enter(&once)) {
+        float *t = g_new(float, 65536);
+        for (uint32_t h = 0; h < 65536; h++) {
+            t[h] = eng_fp16_to_float((uint16_t) h);
+        }
+        lut = t;
+        g_once_init_leave(&once, 1);
+    }
+    return lut;
+}
 
 EngQMatrix *
 eng_qmatrix_new(EngQFormat format, uint32_t rows, uint32_t cols)
@@ -35,13 +53,9 @@ eng_qmatrix_new(EngQFormat format, uint32_t rows, uint32_t cols)
         m->group = MAX(cols, 1);
         m->group_bytes = m->group;
         break;
-    case ENG_QFMT_F16:
-        m->group = MAX(cols, 1);
-        m->group_bytes = 2 * (size_t) m->group;
-        break;
     default:
         m->group = MAX(cols, 1);
-        m->group_bytes = 4 * (size_t) m->group;
+        m->group_bytes = 2 * (size_t) m->group;
         break;
     }
     m->groups = (cols + m->group - 1) / m->group;
@@ -69,7 +83,7 @@ size_t
 eng_qmatrix_bytes(const EngQMatrix *m)
 {
     size_t g = (size_t) m->rows * m->groups;
-    size_t side = m->format >= ENG_QFMT_F16 ? 0 : m->format == ENG_QFMT_FP4 ? 4 : 2;
+    size_t side = m->format == ENG_QFMT_F16 ? 0 : m->format == ENG_QFMT_FP4 ? 4 : 2;
     return g * (m->group_bytes + side);
 }
 
@@ -106,14 +120,11 @@ eng_qmatrix_set_rows(EngQMatrix *m, uint32_t r0, uint32_t r1, const float *w)
             case ENG_QFMT_Q8_0:
                 eng_q8_0_encode(row + c0, n, (int8_t *) codes, &m->scales[at]);
                 break;
-            case ENG_QFMT_F16:
+            default:
                 for (size_t i = 0; i < n; i++) {
                     uint16_t h = eng_fp16_from_float(row[c0 + i]);
                     memcpy(codes + 2 * i, &h, 2);
                 }
-                break;
-            default:
-                memcpy(codes, row + c0, sizeof(float) * n);
                 break;
             }
         }
@@ -143,16 +154,15 @@ eng_qmatrix_rows_f32(const EngQMatrix *m, uint32_t r0, uint32_t r1, float *out)
             case ENG_QFMT_Q8_0:
                 eng_q8_0_decode((const int8_t *) codes, m->scales[at], n, row + c0);
                 break;
-            case ENG_QFMT_F16:
+            default: {
+                const float *lut = fp16_lut();
                 for (size_t i = 0; i < n; i++) {
                     uint16_t h;
                     memcpy(&h, codes + 2 * i, 2);
-                    row[c0 + i] = eng_fp16_to_float(h);
+                    row[c0 + i] = lut[h];
                 }
                 break;
-            default:
-                memcpy(row + c0, codes, sizeof(float) * n);
-                break;
+            }
             }
         }
     }

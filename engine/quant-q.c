@@ -33,14 +33,20 @@ eng_q4_0_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale)
     }
 }
 
-void
+ENG_VECTORISE ENG_CLONES void
 eng_q4_0_decode(const uint8_t *codes, uint16_t scale, size_t n, float *out)
 {
     const float d = eng_fp16_to_float(scale);
-    for (size_t i = 0; i < n; i++) {
-        size_t j = i % (ENG_Q_GROUP / 2);
-        int c = i < ENG_Q_GROUP / 2 ? codes[j] & 0x0f : codes[j] >> 4;
-        out[i] = (float) (c - 8) * d;
+    float lut[16];
+    for (int c = 0; c < 16; c++) {
+        lut[c] = (float) (c - 8) * d;
+    }
+    const size_t half = ENG_Q_GROUP / 2;
+    for (size_t j = 0; j < MIN(n, half); j++) {
+        out[j] = lut[codes[j] & 0x0f];
+    }
+    for (size_t j = half; j < n; j++) {
+        out[j] = lut[codes[j - half] >> 4];
     }
 }
 
@@ -59,7 +65,7 @@ eng_q8_0_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
     }
 }
 
-void
+ENG_VECTORISE ENG_CLONES void
 eng_q8_0_decode(const int8_t *codes, uint16_t scale, size_t n, float *out)
 {
     const float d = eng_fp16_to_float(scale);
@@ -84,7 +90,7 @@ eng_w8_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
     }
 }
 
-void
+ENG_VECTORISE ENG_CLONES void
 eng_w8_decode(const int8_t *codes, uint16_t scale, size_t n, float *out)
 {
     const float s = eng_fp16_to_float(scale);

@@ -25,8 +25,9 @@ struct SimChecker {
     uint32_t max_pos;
     GArray *tokens;              /* of uint32_t: every position's token */
     State ref;
-    State fp;                    /* every matmul in FP32: what precision_err
-                                  * measures from (made on first use) */
+    State fp;                    /* every matmul on FP16 weights: what
+                                  * precision_err measures from (made on
+                                  * first use) */
     gboolean recompute;          /* never copy a slice from the reference */
 };
 
@@ -183,12 +184,13 @@ same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSli
     return TRUE;
 }
 
-/* MDL_PREC_COUNT stands for the FP reference's FP32 weights here. */
+/* MDL_PREC_COUNT stands for the FP reference here: FP16 weights (the
+ * papers' own reference, mllm-NPU §6) with FP32 activations. */
 #define PREC_FP_REF MDL_PREC_COUNT
 
 /* The weight format each precision stores (W4A16 and W4A8: the model's own). */
 static const int prec_qfmt[MDL_PREC_COUNT + 1] = {
-    [PREC_FP_REF] = ENG_QFMT_F32,
+    [PREC_FP_REF] = ENG_QFMT_F16,
     [MDL_PREC_W4A16] = -1, [MDL_PREC_W4A8] = -1,
     [MDL_PREC_W8A16] = ENG_QFMT_W8, [MDL_PREC_W8A8] = ENG_QFMT_W8,
     [MDL_PREC_W8A8_SHADOW] = ENG_QFMT_W8, [MDL_PREC_FP16] = ENG_QFMT_F16,
@@ -231,24 +233,14 @@ matmul_at(SimChecker *v, uint32_t layer, EngWeight which, const EngMatrix *w,
         eng_qmatmul_a8(xv, &a, wq, yv, t0, t1, r0, r1);
         break;
     }
-    case PREC_FP_REF: {
-        /* the FP reference: FP32 weights, through the engine's BLAS path */
-        EngMatrix w32 = { .format = ENG_WFMT_F32, .rows = wq->rows, .cols = wq->cols,
-                          .f32 = (float *) wq->codes, .borrowed = TRUE };
-        eng_matmul(xv, &w32, yv, t0, t1, r0, r1);
-        break;
-    }
     case MDL_PREC_FP16: {
-        /* the engine's FP16 weight path (BLAS on its fixed tile grid) over
-         * the FP16 copy's codes, which are the row-major IEEE halves */
         xq = g_new0(float, xv->rows * xv->cols);
         eng_fp16_round_rows(xv->data, xq, xv->cols, t0, t1);
         EngTensor x16 = { xq, xv->rows, xv->cols };
-        EngMatrix w16 = { .format = ENG_WFMT_F16, .rows = wq->rows, .cols = wq->cols,
-                          .f16 = (uint16_t *) wq->codes, .borrowed = TRUE };
-        eng_matmul(&x16, &w16, yv, t0, t1, r0, r1);
+        eng_qmatmul(&x16, wq, yv, t0, t1, r0, r1);
         break;
     }
+    case PREC_FP_REF:                /* FP16 weights, FP32 activations */
     case MDL_PREC_W8A16:
     case MDL_PREC_FP4A16:
     case MDL_PREC_Q4_0:
@@ -431,9 +423,9 @@ sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
             acts += (uint64_t) n->tokens * n->features * sizeof(float);
             if (p == 0 && n->op == MDL_OP_MATMUL) {
                 /* W4A16: 64 bytes of INT4 + an FP16 scale per 128; and the
-                 * FP reference's FP32 copy */
+                 * FP reference's FP16 copy */
                 weights += (uint64_t) n->features * ((n->k + ENG_W4_GROUP - 1) / ENG_W4_GROUP)
-                           * (64 + 2) + (uint64_t) n->features * n->k * 4;
+                           * (64 + 2) + (uint64_t) n->features * n->k * 2;
             }
         }
     }
@@ -665,8 +657,8 @@ compare_states(SimChecker *v, State *a_state, State *b_state, double *err, doubl
 }
 
 /* The FP reference: the reference's computation (same tokens) with every
- * matmul in FP32 from the weights' values before quantisation (what the
- * papers measure accuracy against: FP16 in mllm-NPU §6, FP32 here). */
+ * matmul on FP16 weights made from the values before quantisation (what
+ * the papers measure accuracy against, mllm-NPU §6), FP32 activations. */
 static void
 fp_reference(SimChecker *v)
 {

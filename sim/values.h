@@ -31,8 +31,8 @@ typedef struct SimChecker SimChecker;
  * arithmetic done in order — every slice at its precision, from complete
  * inputs — which isolates ordering and sync errors from quantisation.
  * Every run's difference from the FP reference (the same computation with
- * every matmul in FP32, weights as they were before quantisation) is its
- * precision_err:
+ * every matmul on FP16 weights made from the values before quantisation,
+ * FP32 activations) is its precision_err:
  * what its storage precisions cost, W4A16 included.
  */
 typedef struct SimCheck {

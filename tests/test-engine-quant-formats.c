@@ -231,6 +231,12 @@ test_known_values(void)
     /* range 1.9375 = 31/16: every step is 31/256, so the maximum, 16
      * steps up, is capped at code 15 */
     g_assert_cmpint(c[15] >> 4, ==, 15);
+    /* the dequantisation's shift and OR: FP16 1.0 with the code as the top
+     * four mantissa bits is 1 + code / 16 */
+    for (uint16_t code = 0; code < 16; code++) {
+        g_assert_cmpfloat(eng_fp16_to_float((uint16_t) (0x3C00 | code << 6)), ==,
+                          1 + code / 16.0);
+    }
 }
 
 /* ---- matmuls ------------------------------------------------------------- */
