@@ -84,7 +84,14 @@ static void
 test_every_precision(void)
 {
     Setup su;
-    setup_init(&su, "tiny", "tiny", 0, 40);
+    /* HS_PREC_MODEL=NAME measures another model instead (first layer,
+     * prompt 64, on sd8gen3): how README's table of precision_err was made */
+    const char *model = g_getenv("HS_PREC_MODEL");
+    if (model) {
+        setup_init(&su, "sd8gen3", model, 1, 64);
+    } else {
+        setup_init(&su, "tiny", "tiny", 0, 40);
+    }
     SimCheck all[MDL_PREC_COUNT];
     for (int p = 0; p < MDL_PREC_COUNT; p++) {
         check_at(&su, (MdlPrecision) p, &all[p]);
@@ -94,7 +101,8 @@ test_every_precision(void)
     }
     for (int p = 0; p < MDL_PREC_COUNT; p++) {
         const SimCheck c = all[p];
-        g_assert_true(c.checked && c.full);
+        g_assert_true(c.checked);
+        g_assert_true(c.full == (model == NULL));
         g_assert_true(c.match);
         g_assert_cmpint(c.precision_changed, ==, p != MDL_PREC_W4A16);
         g_assert_cmpfloat(c.precision_err, >, 0);
