@@ -239,6 +239,22 @@ test_load_round_trip(void)
     eng_model_prefill(syn, kv1, toks, NT, a);
     eng_model_prefill(real, kv2, toks, NT, b);
     g_assert_cmpmem(a, sizeof(float) * NT * c.vocab, b, sizeof(float) * NT * c.vocab);
+    /* the other formats of a loaded weight come from its stored values:
+     * from FP32 storage, the very codes of the synthetic model's */
+    for (EngQFormat f = 0; f < ENG_QFMT_COUNT; f++) {
+        const EngWeight ws[3] = { ENG_W_Q, ENG_W_DOWN, ENG_W_COUNT };   /* COUNT: LM head */
+        for (int w = 0; w < 3; w++) {
+            const EngQMatrix *qs = eng_model_weight_as(syn, 1, ws[w], f);
+            const EngQMatrix *qr = eng_model_weight_as(real, 1, ws[w], f);
+            g_assert_cmpuint(eng_qmatrix_bytes(qs), ==, eng_qmatrix_bytes(qr));
+            g_assert_cmpmem(qs->codes, (size_t) qs->rows * qs->groups * qs->group_bytes,
+                            qr->codes, (size_t) qr->rows * qr->groups * qr->group_bytes);
+            if (f != ENG_QFMT_F16) {
+                g_assert_cmpmem(qs->scales, sizeof(uint16_t) * qs->rows * qs->groups,
+                                qr->scales, sizeof(uint16_t) * qr->rows * qr->groups);
+            }
+        }
+    }
     /* and as W4A16: finite, close to the FP32 logits */
     c.weights = ENG_WFMT_W4A16;
     g_autoptr(EngModel) q = eng_model_load(&c, dir, &err);
