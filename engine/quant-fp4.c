@@ -47,17 +47,14 @@ ENG_VECTORISE ENG_CLONES void
 eng_fp4_decode(const uint8_t *codes, uint16_t scale, uint16_t bias, size_t n, float *out)
 {
     float s = eng_fp16_to_float(scale), b = eng_fp16_to_float(bias);
-    /* the group's 16 values: the shift and the OR make the FP16
-     * 0x3C00 | c << 6, which is exactly 1 + c / 16; then times s plus b */
-    float lut[16];
-    for (unsigned c = 0; c < 16; c++) {
-        lut[c] = (1.0f + (float) c * 0.0625f) * s + b;
-    }
+    /* the shift and the OR make the FP16 0x3C00 | c << 6, which is exactly
+     * 1 + c / 16; then times s plus b (computed per element rather than
+     * looked up: the same operations, and the loop vectorises) */
     for (size_t j = 0; j < n / 2; j++) {
-        out[2 * j] = lut[codes[j] & 0x0fu];
-        out[2 * j + 1] = lut[codes[j] >> 4];
+        out[2 * j] = (1.0f + (float) (codes[j] & 0x0fu) * 0.0625f) * s + b;
+        out[2 * j + 1] = (1.0f + (float) (codes[j] >> 4) * 0.0625f) * s + b;
     }
     if (n % 2) {
-        out[n - 1] = lut[codes[n / 2] & 0x0fu];
+        out[n - 1] = (1.0f + (float) (codes[n / 2] & 0x0fu) * 0.0625f) * s + b;
     }
 }

@@ -37,20 +37,16 @@ ENG_VECTORISE ENG_CLONES void
 eng_q4_0_decode(const uint8_t *codes, uint16_t scale, size_t n, float *out)
 {
     const float d = eng_fp16_to_float(scale);
-    float lut[16];
-    for (int c = 0; c < 16; c++) {
-        lut[c] = (float) (c - 8) * d;
-    }
     const size_t half = ENG_Q_GROUP / 2;
     for (size_t j = 0; j < MIN(n, half); j++) {
-        out[j] = lut[codes[j] & 0x0f];
+        out[j] = (float) ((codes[j] & 0x0f) - 8) * d;
     }
     for (size_t j = half; j < n; j++) {
-        out[j] = lut[codes[j - half] >> 4];
+        out[j] = (float) ((codes[j - half] >> 4) - 8) * d;
     }
 }
 
-void
+ENG_VECTORISE ENG_CLONES void
 eng_q8_0_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
 {
     float amax = 0;
