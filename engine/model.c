@@ -18,6 +18,9 @@ struct EngModel {
     float **norms;               /* [layer * 2 + which], [layers * 2] = final; [hidden] */
     float **bias;                /* [layer * 3 + which] or NULL entries */
     float *embed;                /* loaded models: [vocab, hidden]; NULL = synthetic */
+    gboolean loaded;             /* weights from a model directory */
+    EngQMatrix **wq[ENG_QFMT_COUNT];   /* other formats: [layer * ENG_W_COUNT + which],
+                                        * [layers * ENG_W_COUNT] = LM head; lazily */
 };
 
 static void
@@ -61,7 +64,12 @@ eng_model_new(const EngModelConfig *cfg)
         m->norms[i] = g_new(float, MAX(cfg->hidden, 1));
         eng_syn_fill(key, 0, cfg->hidden, 0.05f, m->norms[i]);
         for (uint32_t j = 0; j < cfg->hidden; j++) {
-            m->norms[i][j] += cfg->norm_plus_one ? 0.0f : 1.0f;
+            m->norms[i][j] += 1.0f;
+        }
+        /* a few outlier channels, as real LLMs have (weights.h) */
+        eng_syn_outlier_gains(cfg->seed, cfg->hidden, m->norms[i]);
+        for (uint32_t j = 0; cfg->norm_plus_one && j < cfg->hidden; j++) {
+            m->norms[i][j] -= 1.0f;
         }
     }
     if (cfg->attention_bias) {
@@ -95,6 +103,12 @@ eng_model_free(EngModel *m)
     }
     g_free(m->bias);
     g_free(m->embed);
+    for (int f = 0; f < ENG_QFMT_COUNT; f++) {
+        for (size_t i = 0; m->wq[f] && i <= (size_t) m->cfg.layers * ENG_W_COUNT; i++) {
+            eng_qmatrix_free(m->wq[f][i]);
+        }
+        g_free(m->wq[f]);
+    }
     g_mutex_clear(&m->lock);
     g_free(m);
 }
@@ -131,6 +145,48 @@ eng_model_lm_head(EngModel *m)
     }
     g_mutex_unlock(&m->lock);
     return m->lm_head;
+}
+
+/* @src's values in @format: dequantised 256 rows at a time and quantised
+ * again (exact from FP32 and FP16 storage; from W4A16, quantised twice). */
+static EngQMatrix *
+requantise(const EngMatrix *src, EngQFormat format)
+{
+    EngQMatrix *q = eng_qmatrix_new(format, src->rows, src->cols);
+    g_autofree float *w = g_malloc(sizeof(float) * 256 * MAX(src->cols, 1));
+    for (uint32_t r0 = 0; r0 < src->rows; r0 += 256) {
+        uint32_t r1 = MIN(src->rows, r0 + 256);
+        eng_matrix_rows_f32(src, r0, r1, w);
+        eng_qmatrix_set_rows(q, r0, r1, w);
+    }
+    return q;
+}
+
+const EngQMatrix *
+eng_model_weight_as(EngModel *m, uint32_t layer, EngWeight which, EngQFormat format)
+{
+    const EngModelConfig *c = &m->cfg;
+    gboolean head = which == ENG_W_COUNT;
+    g_assert(format < ENG_QFMT_COUNT && which <= ENG_W_COUNT && (head || layer < c->layers));
+    /* the source matrix (generated or loaded), before taking the lock */
+    const EngMatrix *src = head ? eng_model_lm_head(m) : eng_model_weight(m, layer, which);
+    size_t idx = head ? (size_t) c->layers * ENG_W_COUNT : (size_t) layer * ENG_W_COUNT + which;
+    g_mutex_lock(&m->lock);
+    if (m->wq[format] == NULL) {
+        m->wq[format] = g_new0(EngQMatrix *, (size_t) c->layers * ENG_W_COUNT + 1);
+    }
+    if (m->wq[format][idx] == NULL) {
+        if (m->loaded) {
+            m->wq[format][idx] = requantise(src, format);
+        } else {
+            /* from the same FP32 values the model's own matrix was made of */
+            uint64_t key = head ? eng_syn_key(c->seed, ENG_SYN_LM_HEAD, 0)
+                                : eng_syn_key(c->seed, layer, which);
+            m->wq[format][idx] = eng_syn_qmatrix(key, src->rows, src->cols, format);
+        }
+    }
+    g_mutex_unlock(&m->lock);
+    return m->wq[format][idx];
 }
 
 const float *
@@ -251,6 +307,7 @@ eng_model_load(const EngModelConfig *cfg, const char *dir, GError **error)
         return NULL;
     }
     g_autoptr(EngModel) m = eng_model_new(cfg);
+    m->loaded = TRUE;
     const uint32_t h = cfg->hidden;
     static const char *const proj[ENG_W_COUNT] = {
         "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "engine/kernels.h"
+#include "engine/quant-formats.h"
 #include "engine/tensor.h"
 
 typedef struct EngModelConfig {
@@ -80,6 +81,13 @@ const EngModelConfig *eng_model_config(const EngModel *m);
 const EngMatrix *eng_model_weight(EngModel *m, uint32_t layer, EngWeight w);
 /* LM head [vocab, hidden] (generated on first use).  (transfer none) */
 const EngMatrix *eng_model_lm_head(EngModel *m);
+/* Matmul weight @which of @layer (ENG_W_COUNT: the LM head, any layer) in
+ * another @format, made on first use and kept: a synthetic model
+ * quantises the same FP32 values its own matrix was made from; a loaded
+ * one dequantises its stored matrix (exact from --weights fp32 or fp16,
+ * quantised twice from W4A16).  (transfer none) */
+const EngQMatrix *eng_model_weight_as(EngModel *m, uint32_t layer, EngWeight which,
+                                      EngQFormat format);
 /* Norm gains [hidden]: attn (0) or ffn (1) of @layer; the final norm when
  * layer == layers.  (transfer none) */
 const float *eng_model_norm(EngModel *m, uint32_t layer, int which);

@@ -37,20 +37,77 @@ eng_syn_fill(uint64_t key, uint64_t i0, size_t n, float a, float *out)
     }
 }
 
+/* Rows [r0, r1) of the matrix with @key into w [(r1 - r0), cols]: variance
+ * 1/fan_in (uniform in [-a, a] has variance a^2 / 3). */
+static void
+syn_rows(uint64_t key, size_t r0, size_t r1, uint32_t cols, float *w)
+{
+    const float a = (float) sqrt(3.0 / (double) cols);
+    #pragma omp parallel for schedule(static) if ((r1 - r0) * cols >= ENG_PAR_MIN_OPS)
+    for (size_t r = r0; r < r1; r++) {
+        eng_syn_fill(key, (uint64_t) r * cols, cols, a, w + (r - r0) * cols);
+    }
+}
+
+EngQMatrix *
+eng_syn_qmatrix(uint64_t key, uint32_t rows, uint32_t cols, EngQFormat format)
+{
+    EngQMatrix *m = eng_qmatrix_new(format, rows, cols);
+    const size_t block = 256;
+    g_autofree float *w = g_malloc(sizeof(float) * MIN(rows, block) * MAX(cols, 1));
+    for (size_t r0 = 0; r0 < rows; r0 += block) {
+        size_t r1 = MIN(rows, r0 + block);
+        syn_rows(key, r0, r1, cols, w);
+        eng_qmatrix_set_rows(m, (uint32_t) r0, (uint32_t) r1, w);
+    }
+    return m;
+}
+
+/* Outlier channel i of n: a hash of the seed (duplicates simply merge). */
+static uint32_t
+outlier_channel(uint64_t seed, uint32_t hidden, uint32_t i)
+{
+    return (uint32_t) (mix(eng_syn_key(seed, ENG_SYN_OUTLIERS, 0) ^ mix(i)) % hidden);
+}
+
+static uint32_t
+outlier_count(uint32_t hidden)
+{
+    /* rounded: none below 250 channels (the teaching model, whose one
+     * channel of 64 would be 1.6 %, far from what real models have) */
+    return (hidden * ENG_SYN_OUTLIER_PER_MILLE + 500) / 1000;
+}
+
+gboolean
+eng_syn_is_outlier(uint64_t seed, uint32_t hidden, uint32_t c)
+{
+    for (uint32_t i = 0; hidden && i < outlier_count(hidden); i++) {
+        if (outlier_channel(seed, hidden, i) == c) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+void
+eng_syn_outlier_gains(uint64_t seed, uint32_t hidden, float *g)
+{
+    for (uint32_t c = 0; c < hidden; c++) {
+        if (eng_syn_is_outlier(seed, hidden, c)) {
+            g[c] *= ENG_SYN_OUTLIER_GAIN;
+        }
+    }
+}
+
 EngMatrix *
 eng_syn_matrix(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format)
 {
     EngMatrix *m = eng_matrix_new(format, rows, cols);
     const size_t block = 256;
     g_autofree float *w = g_malloc(sizeof(float) * MIN(rows, block) * MAX(cols, 1));
-    /* variance 1/fan_in: uniform in [-a, a] has variance a^2 / 3 */
-    const float a = (float) sqrt(3.0 / (double) cols);
     for (size_t r0 = 0; r0 < rows; r0 += block) {
         size_t r1 = MIN(rows, r0 + block);
-        #pragma omp parallel for schedule(static) if ((r1 - r0) * cols >= ENG_PAR_MIN_OPS)
-        for (size_t r = r0; r < r1; r++) {
-            eng_syn_fill(key, (uint64_t) r * cols, cols, a, w + (r - r0) * cols);
-        }
+        syn_rows(key, r0, r1, cols, w);
         eng_matrix_set_rows(m, (uint32_t) r0, (uint32_t) r1, w);
     }
     return m;

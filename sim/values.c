@@ -3,6 +3,7 @@
  */
 #include "sim/values.h"
 #include "engine/kernels.h"
+#include "engine/quant-formats.h"
 #include "sim/util/mem.h"
 
 #include <math.h>
@@ -24,6 +25,9 @@ struct SimChecker {
     uint32_t max_pos;
     GArray *tokens;              /* of uint32_t: every position's token */
     State ref;
+    State fp;                    /* every matmul on FP16 weights: what
+                                  * precision_err measures from (made on
+                                  * first use) */
     gboolean recompute;          /* never copy a slice from the reference */
 };
 
@@ -180,6 +184,75 @@ same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSli
     return TRUE;
 }
 
+/* MDL_PREC_COUNT stands for the FP reference here: FP16 weights (the
+ * papers' own reference, mllm-NPU §6) with FP32 activations. */
+#define PREC_FP_REF MDL_PREC_COUNT
+
+/* The weight format each precision stores (W4A16 and W4A8: the model's own). */
+static const int prec_qfmt[MDL_PREC_COUNT + 1] = {
+    [PREC_FP_REF] = ENG_QFMT_F16,
+    [MDL_PREC_W4A16] = -1, [MDL_PREC_W4A8] = -1,
+    [MDL_PREC_W8A16] = ENG_QFMT_W8, [MDL_PREC_W8A8] = ENG_QFMT_W8,
+    [MDL_PREC_W8A8_SHADOW] = ENG_QFMT_W8, [MDL_PREC_FP16] = ENG_QFMT_F16,
+    [MDL_PREC_FP4A16] = ENG_QFMT_FP4, [MDL_PREC_Q4_0] = ENG_QFMT_Q4_0,
+    [MDL_PREC_Q8_0] = ENG_QFMT_Q8_0,
+};
+
+/*
+ * Y[t0:t1, r0:r1] = X . W^T at @prec (engine/quant-formats.h defines each
+ * format).  Per-tensor INT8 activations take one scale (and, with shadow
+ * outliers, one outlier threshold) from the whole input, so every slice
+ * quantises alike; FP16 activations are rounded row by row.  The whole
+ * input's shape also fixes the engine's tile grid, as in the engine's own
+ * forward pass; padded rows are zeros whose outputs are cropped, so
+ * computing the real rows gives the cropped result.
+ */
+static void
+matmul_at(SimChecker *v, uint32_t layer, EngWeight which, const EngMatrix *w,
+          MdlPrecision prec, EngTensor *xv, EngTensor *yv, size_t t0, size_t t1, size_t r0,
+          size_t r1)
+{
+    g_autofree float *xq = NULL;
+    const EngQMatrix *wq = prec_qfmt[prec] < 0 ? NULL
+                           : eng_model_weight_as(v->model, layer, which,
+                                                 (EngQFormat) prec_qfmt[prec]);
+    switch (prec) {
+    case MDL_PREC_W4A8: {
+        /* INT8 per-tensor activations on the W4A16 weights */
+        xq = g_new0(float, xv->rows * xv->cols);
+        float scale = eng_quant_act_int8_scale(xv->data, xv->cols, 0, xv->rows);
+        eng_quant_act_int8_apply(xv->data, xq, xv->cols, t0, t1, scale);
+        EngTensor x8 = { xq, xv->rows, xv->cols };
+        eng_matmul(&x8, w, yv, t0, t1, r0, r1);
+        break;
+    }
+    case MDL_PREC_W8A8:
+    case MDL_PREC_W8A8_SHADOW: {
+        EngActInt8 a;
+        eng_act_int8_params(xv->data, xv->cols, xv->rows, prec == MDL_PREC_W8A8_SHADOW, &a);
+        eng_qmatmul_a8(xv, &a, wq, yv, t0, t1, r0, r1);
+        break;
+    }
+    case MDL_PREC_FP16: {
+        xq = g_new0(float, xv->rows * xv->cols);
+        eng_fp16_round_rows(xv->data, xq, xv->cols, t0, t1);
+        EngTensor x16 = { xq, xv->rows, xv->cols };
+        eng_qmatmul(&x16, wq, yv, t0, t1, r0, r1);
+        break;
+    }
+    case PREC_FP_REF:                /* FP16 weights, FP32 activations */
+    case MDL_PREC_W8A16:
+    case MDL_PREC_FP4A16:
+    case MDL_PREC_Q4_0:
+    case MDL_PREC_Q8_0:
+        eng_qmatmul(xv, wq, yv, t0, t1, r0, r1);
+        break;
+    default:
+        eng_matmul(xv, w, yv, t0, t1, r0, r1);
+        break;
+    }
+}
+
 /* Compute tokens [t0, t1) x features [r0, r1) of node @ni of phase @p
  * from @s's buffers into @out (a full-size node buffer). */
 static void
@@ -219,20 +292,10 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
                                                 eng_weight(n->weight));
         EngTensor xv = { (float *) src0 + off * src_d, n->tokens, n->k };
         EngTensor yv = { out, n->tokens, d };
-        g_autofree float *xq = NULL;
-        if (prec == MDL_PREC_W4A8 || prec == MDL_PREC_W8A8) {
-            /* INT8 per-tensor activations: one scale for the whole input,
-             * so every slice quantises alike, applied to the slice's rows */
-            xq = g_new0(float, (size_t) n->tokens * n->k);
-            float scale = eng_quant_act_int8_scale(xv.data, n->k, 0, n->tokens);
-            eng_quant_act_int8_apply(xv.data, xq, n->k, t0, t1, scale);
-            xv.data = xq;
-            *precision_changed = TRUE;
-        }
-        /* the whole input's shape fixes the engine's tile grid, as in the
-         * engine's own forward pass; padded rows are zeros whose outputs
-         * are cropped, so computing the real rows gives the cropped result */
-        eng_matmul(&xv, w, &yv, t0, t1, sl->row0, sl->row1);
+        EngWeight wid = n->weight == MDL_W_LM_HEAD ? ENG_W_COUNT : eng_weight(n->weight);
+        matmul_at(v, (uint32_t) n->layer, wid, w, prec, &xv, &yv, t0, t1, sl->row0,
+                  sl->row1);
+        *precision_changed |= prec != MDL_PREC_W4A16;
         /* Q/K/V biases (Qwen2): one add per element, as the reference */
         int which = n->weight == MDL_W_Q ? 0 : n->weight == MDL_W_K ? 1
                     : n->weight == MDL_W_V ? 2 : -1;
@@ -359,15 +422,17 @@ sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
             }
             acts += (uint64_t) n->tokens * n->features * sizeof(float);
             if (p == 0 && n->op == MDL_OP_MATMUL) {
-                /* W4A16: 64 bytes of INT4 + an FP16 scale per 128 */
+                /* W4A16: 64 bytes of INT4 + an FP16 scale per 128; and the
+                 * FP reference's FP16 copy */
                 weights += (uint64_t) n->features * ((n->k + ENG_W4_GROUP - 1) / ENG_W4_GROUP)
-                           * (64 + 2);
+                           * (64 + 2) + (uint64_t) n->features * n->k * 2;
             }
         }
     }
     uint64_t kv = 2 * (uint64_t) probe.layers * batch * max_pos * c->kv_heads * c->head_dim
                   * sizeof(float);
-    return weights + 3 * (acts + kv);
+    /* reference, FP reference, run, and a matched reference */
+    return weights + 4 * (acts + kv);
 }
 
 SimChecker *
@@ -432,6 +497,7 @@ sim_checker_free(SimChecker *v)
         return;
     }
     state_clear(v, &v->ref);
+    state_clear(v, &v->fp);
     g_array_free(v->tokens, TRUE);
     g_ptr_array_unref(v->graphs);
     eng_model_free(v->model);
@@ -590,6 +656,31 @@ compare_states(SimChecker *v, State *a_state, State *b_state, double *err, doubl
     }
 }
 
+/* The FP reference: the reference's computation (same tokens) with every
+ * matmul on FP16 weights made from the values before quantisation (what
+ * the papers measure accuracy against, mllm-NPU §6), FP32 activations. */
+static void
+fp_reference(SimChecker *v)
+{
+    state_init(v, &v->fp);
+    gboolean unused = FALSE;
+    for (guint p = 0; p < v->graphs->len; p++) {
+        const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            const MdlNode *n = &g->nodes[i];
+            if (!computed(v, n)) {
+                continue;
+            }
+            SimSlice all = { 0, n->tokens, 0, n->features, 0 };
+            g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
+            compute(v, &v->fp, p, i, &all, n->op == MDL_OP_MATMUL ? PREC_FP_REF
+                                                                  : MDL_PREC_W4A16,
+                    &unused, out);
+            publish(v, &v->fp, p, i, &all, out);
+        }
+    }
+}
+
 void
 sim_values_check(SimValues *run, SimCheck *out)
 {
@@ -598,10 +689,11 @@ sim_values_check(SimValues *run, SimCheck *out)
                         .precision_changed = run->precision_changed, .reused = run->reused };
     State *against = run->matched.buf ? &run->matched : &v->ref;
     compare_states(v, &run->run, against, &out->max_abs_err, &out->max_abs_ref);
-    if (run->matched.buf) {
-        double unused;
-        compare_states(v, &run->run, &v->ref, &out->precision_err, &unused);
+    if (v->fp.buf == NULL) {
+        fp_reference(v);
     }
+    double unused;
+    compare_states(v, &run->run, &v->fp, &out->precision_err, &unused);
     /* BLAS slices may differ from the whole product in the last bits */
     out->match = out->max_abs_err <= 1e-4 * MAX(1.0, out->max_abs_ref);
 }

@@ -29,8 +29,11 @@ typedef struct SimChecker SimChecker;
  * compared with the unpartitioned reference.  When some run at another
  * (the NPU's W4A8 decode path), it is compared with the plan's own
  * arithmetic done in order — every slice at its precision, from complete
- * inputs — which isolates ordering and sync errors from quantisation; the
- * difference from the W4A16 reference is reported as precision_err.
+ * inputs — which isolates ordering and sync errors from quantisation.
+ * Every run's difference from the FP reference (the same computation with
+ * every matmul on FP16 weights made from the values before quantisation,
+ * FP32 activations) is its precision_err:
+ * what its storage precisions cost, W4A16 included.
  */
 typedef struct SimCheck {
     gboolean checked;
@@ -40,7 +43,7 @@ typedef struct SimCheck {
     gboolean precision_changed;  /* some task ran at another precision */
     double max_abs_err;          /* over every compared phase output */
     double max_abs_ref;
-    double precision_err;        /* precision_changed: max |run - W4A16 reference| */
+    double precision_err;        /* max |run - FP reference| */
     uint64_t reused;             /* slices copied from the reference (see below) */
 } SimCheck;
 

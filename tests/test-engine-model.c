@@ -7,6 +7,7 @@
  * and runs (errors naming the tensor and the file).
  */
 #include "engine/model.h"
+#include "engine/weights.h"
 #include "sim/util/error.h"
 
 #include <glib.h>
@@ -107,10 +108,40 @@ test_synthetic(void)
     c.seed = 8;
     g_autoptr(EngModel) d = eng_model_new(&c);
     g_assert_true(memcmp(wa_down->f32, eng_model_weight(d, 1, ENG_W_DOWN)->f32, 64 * 4) != 0);
+    /* norm gains near 1: 0.2 % of 64 channels rounds to no outlier */
     const float *n = eng_model_norm(a, 2, 0);
     for (int i = 0; i < 64; i++) {
         g_assert_cmpfloat(fabs(n[i] - 1), <=, 0.05);
     }
+}
+
+/* Outlier channels of a wider model: 0.2 % of 2048 is 4 channels, the same
+ * in every norm, their gains ENG_SYN_OUTLIER_GAIN times the others'. */
+static void
+test_synthetic_outliers(void)
+{
+    EngModelConfig c = tiny(ENG_WFMT_F32, FALSE);
+    c.hidden = 2048;
+    c.intermediate = 64;
+    g_autoptr(EngModel) m = eng_model_new(&c);
+    uint32_t outliers = 0;
+    for (uint32_t i = 0; i < c.hidden; i++) {
+        gboolean hot = eng_syn_is_outlier(c.seed, c.hidden, i);
+        outliers += hot;
+        for (uint32_t l = 0; l <= c.layers; l++) {
+            for (int which = 0; which < (l == c.layers ? 1 : 2); which++) {
+                float g = eng_model_norm(m, l, which)[i];
+                g_assert_cmpfloat(fabs(g / (hot ? ENG_SYN_OUTLIER_GAIN : 1.0) - 1), <=, 0.05);
+            }
+        }
+    }
+    g_assert_cmpuint(outliers, ==, 4);
+    /* another seed, other channels */
+    uint32_t same = 0;
+    for (uint32_t i = 0; i < c.hidden; i++) {
+        same += eng_syn_is_outlier(c.seed, c.hidden, i) && eng_syn_is_outlier(c.seed + 1, c.hidden, i);
+    }
+    g_assert_cmpuint(same, <, 4);
 }
 
 /* ---- a model directory written by the test -------------------------------- */
@@ -208,6 +239,22 @@ test_load_round_trip(void)
     eng_model_prefill(syn, kv1, toks, NT, a);
     eng_model_prefill(real, kv2, toks, NT, b);
     g_assert_cmpmem(a, sizeof(float) * NT * c.vocab, b, sizeof(float) * NT * c.vocab);
+    /* the other formats of a loaded weight come from its stored values:
+     * from FP32 storage, the very codes of the synthetic model's */
+    for (EngQFormat f = 0; f < ENG_QFMT_COUNT; f++) {
+        const EngWeight ws[3] = { ENG_W_Q, ENG_W_DOWN, ENG_W_COUNT };   /* COUNT: LM head */
+        for (int w = 0; w < 3; w++) {
+            const EngQMatrix *qs = eng_model_weight_as(syn, 1, ws[w], f);
+            const EngQMatrix *qr = eng_model_weight_as(real, 1, ws[w], f);
+            g_assert_cmpuint(eng_qmatrix_bytes(qs), ==, eng_qmatrix_bytes(qr));
+            g_assert_cmpmem(qs->codes, (size_t) qs->rows * qs->groups * qs->group_bytes,
+                            qr->codes, (size_t) qr->rows * qr->groups * qr->group_bytes);
+            if (f != ENG_QFMT_F16) {
+                g_assert_cmpmem(qs->scales, sizeof(uint16_t) * qs->rows * qs->groups,
+                                qr->scales, sizeof(uint16_t) * qr->rows * qr->groups);
+            }
+        }
+    }
     /* and as W4A16: finite, close to the FP32 logits */
     c.weights = ENG_WFMT_W4A16;
     g_autoptr(EngModel) q = eng_model_load(&c, dir, &err);
@@ -259,6 +306,7 @@ main(int argc, char **argv)
     }
     g_test_add_func("/engine/model/threads-1-vs-4", test_threads);
     g_test_add_func("/engine/model/synthetic-weights", test_synthetic);
+    g_test_add_func("/engine/model/synthetic-outliers", test_synthetic_outliers);
     g_test_add_func("/engine/model/load-round-trip", test_load_round_trip);
     g_test_add_func("/engine/model/load-errors", test_load_missing_tensor);
     return g_test_run();

@@ -2,11 +2,13 @@
  * bench-engine.c - the functional engine's speed and memory: FP32 GEMM
  * through the engine vs OpenBLAS called directly, the W4A16 matrix-vector
  * product's weight bandwidth vs the machine's streaming read bandwidth,
- * infer tokens/s on the tiny model and a ~1B model, and the 1B model's
- * peak memory vs its weights plus KV cache.
+ * the other weight formats' matvec and prefill speed, infer tokens/s on
+ * the tiny model and a ~1B model, and the 1B model's peak memory vs its
+ * weights plus KV cache.
  */
 #include "engine/model.h"
 #include "engine/kernels.h"
+#include "engine/quant-formats.h"
 #include "models/spec.h"
 #include "sim/cli/bench.h"
 #include "sim/run.h"
@@ -71,6 +73,43 @@ w4_matmul_s(size_t t, size_t n, size_t k, int reps, double *weight_bytes)
     }
     *weight_bytes = (double) eng_matrix_bytes(m);
     eng_matrix_free(m);
+    g_free(x);
+    g_free(y);
+    return best;
+}
+
+/* Best of @reps seconds for a matmul of @t tokens against [n x k] weights
+ * in @format (quant-formats.h); @a8: with per-tensor INT8 activations (W8
+ * only; @shadow: outliers extracted, the input having 0.2 % hot channels).
+ * @weight_bytes: what the weights take as stored. */
+static double
+q_matmul_s(EngQFormat format, gboolean a8, gboolean shadow, size_t t, size_t n, size_t k,
+           int reps, double *weight_bytes)
+{
+    float *w = g_new(float, n * k), *x = g_new(float, t * k), *y = g_new0(float, t * n);
+    for (size_t i = 0; i < n * k; i++) {
+        w[i] = (float) (i % 13) * 0.01f - 0.06f;
+    }
+    for (size_t i = 0; i < t * k; i++) {
+        x[i] = ((float) (i % 11) * 0.1f - 0.5f) * (i % k < k / 500 ? 30.0f : 1.0f);
+    }
+    EngQMatrix *m = eng_qmatrix_new_from(format, w, (uint32_t) n, (uint32_t) k);
+    g_free(w);
+    EngTensor xt = { x, t, k }, yt = { y, t, n };
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = hs_bench_now_s();
+        if (a8) {
+            EngActInt8 a;
+            eng_act_int8_params(x, k, t, shadow, &a);
+            eng_qmatmul_a8(&xt, &a, m, &yt, 0, t, 0, n);
+        } else {
+            eng_qmatmul(&xt, m, &yt, 0, t, 0, n);
+        }
+        best = MIN(best, hs_bench_now_s() - t0);
+    }
+    *weight_bytes = (double) eng_qmatrix_bytes(m);
+    eng_qmatrix_free(m);
     g_free(x);
     g_free(y);
     return best;
@@ -164,6 +203,21 @@ run(gboolean quick, HsFormat format, GError **error)
     double int4_bytes, w4_s = w4_matmul_s(1, rows, cols, 5, &int4_bytes);
     double w4_gbps = int4_bytes / w4_s / 1e9;
     double mem_gbps = read_gbps(quick ? (64u << 20) : (512u << 20));
+    /* the other formats: matvec on 32-64 MiB of weights, prefill 64 tokens
+     * x [4096 x 4096]; W8 also with INT8 activations, plain and shadow */
+    enum { NQ = ENG_QFMT_COUNT + 2 };
+    const char *q_name[NQ];
+    double q_gbps[NQ], q_gflops[NQ];
+    const size_t qn = quick ? 1024 : 8192, qk = 4096, qt = quick ? 8 : 64;
+    for (int i = 0; i < NQ; i++) {
+        EngQFormat f = i < ENG_QFMT_COUNT ? (EngQFormat) i : ENG_QFMT_W8;
+        gboolean a8 = i >= ENG_QFMT_COUNT, shadow = i == ENG_QFMT_COUNT + 1;
+        q_name[i] = !a8 ? eng_qfmt_name[f] : shadow ? "w8a8-shadow" : "w8a8";
+        double bytes, mv = q_matmul_s(f, a8, shadow, 1, qn, qk, 3, &bytes);
+        q_gbps[i] = bytes / mv / 1e9;
+        double pf = q_matmul_s(f, a8, shadow, qt, qk, qk, quick ? 1 : 2, &bytes);
+        q_gflops[i] = 2.0 * qt * qk * qk / pf / 1e9;
+    }
 
     double tiny_tps, tiny_bytes, big_tps = 0, big_bytes = 0;
     if (!infer_tps("tiny", 16, quick ? 8 : 64, &tiny_tps, &tiny_bytes, error)) {
@@ -184,6 +238,12 @@ run(gboolean quick, HsFormat format, GError **error)
         cJSON_AddStringToObject(j, "w4a16_isa", eng_isa_name());
         cJSON_AddNumberToObject(j, "w4a16_prefill_gflops", w4_gemm);
         cJSON_AddNumberToObject(j, "read_gbps", mem_gbps);
+        cJSON *qj = cJSON_AddObjectToObject(j, "formats");
+        for (int i = 0; i < NQ; i++) {
+            cJSON *o = cJSON_AddObjectToObject(qj, q_name[i]);
+            cJSON_AddNumberToObject(o, "matvec_gbps", q_gbps[i]);
+            cJSON_AddNumberToObject(o, "prefill_gflops", q_gflops[i]);
+        }
         cJSON_AddNumberToObject(j, "tiny_tokens_per_s", tiny_tps);
         cJSON_AddNumberToObject(j, "llama_3_2_1b_tokens_per_s", big_tps);
         cJSON_AddNumberToObject(j, "peak_rss_over_weights_kv",
@@ -203,6 +263,11 @@ run(gboolean quick, HsFormat format, GError **error)
            mem_gbps, w4_gbps / mem_gbps);
     printf("  W4A16 prefill matmul [%zu x %zu] x [%zu x %zu]^T (%s): %.1f GFLOPS\n", pt, pk, pn,
            pk, eng_isa_name(), w4_gemm);
+    printf("  other formats (engine/quant-formats.h): matvec [%zu x %zu] GB/s of stored "
+           "weights / prefill [%zu x %zu] x [%zu x %zu]^T GFLOPS\n", qn, qk, qt, qk, qk, qk);
+    for (int i = 0; i < NQ; i++) {
+        printf("    %-12s %6.1f GB/s  %6.1f GFLOPS\n", q_name[i], q_gbps[i], q_gflops[i]);
+    }
     printf("  infer tiny: %.0f tokens/s\n", tiny_tps);
     if (!quick) {
         printf("  infer llama-3.2-1b (synthetic): %.2f tokens/s; peak RSS %.2f GiB = %.2fx "

@@ -25,15 +25,19 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
            r[0].model, r[0].soc, sim_sync_name[w->sync], w->prompt, w->decode, w->batch);
     const gboolean game = w->render.fps > 0;
     printf("  %-15s %12s %10s %12s %9s %9s %9s  %-*s%s\n", "policy", "prefill tok/s", "TTFT ms",
-           "decode tok/s", "pre GB/s", "dec GB/s", "energy J", game ? 9 : 0, "values",
+           "decode tok/s", "pre GB/s", "dec GB/s", "energy J", game ? 16 : 0, "values, FP err",
            game ? "  game FPS pre/dec" : "");
     for (guint i = 0; i < n; i++) {
         double j = r[i].prefill.energy_j + r[i].decode.energy_j;
         /* "match*": matches the plan's own arithmetic, some of it at
          * another precision than the reference's */
-        const char *values = !r[i].check.checked ? "-"
-                             : !r[i].check.match ? "WRONG"
-                             : r[i].check.precision_changed ? "match*" : "match";
+        const char *verdict = !r[i].check.match ? "WRONG"
+                              : r[i].check.precision_changed ? "match*" : "match";
+        /* beside it, precision_err: how far the values are from the FP
+         * reference (what the run's storage precisions cost) */
+        g_autofree char *values = !r[i].check.checked ? g_strdup("-")
+                                  : g_strdup_printf("%s %.3g", verdict,
+                                                    r[i].check.precision_err);
         /* no decode steps: no decode figures, rather than a row of zeros */
         char dec_tps[32] = "-", dec_gbps[32] = "-";
         if (w->decode) {
@@ -45,7 +49,7 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
                r[i].ttft_ms, dec_tps,
                w->decode && r[i].decode.tokens_per_s == best_dec ? "*" : " ",
                r[i].prefill.dram_gbps, dec_gbps, j, j == best_j ? "*" : " ",
-               game ? 9 : 0, values);
+               game ? 16 : 0, values);
         if (game) {
             printf("  %7.1f / %.1f", r[i].render_fps_prefill, r[i].render_fps_decode);
         }
@@ -54,7 +58,7 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
     for (guint i = 0; i < n; i++) {
         if (r[i].check.checked && r[i].check.match && r[i].check.precision_changed) {
             printf("  match*: %s matches its plan's own arithmetic; some of its tasks ran at "
-                   "another precision (%.3g from the W4A16 reference)\n", r[i].policy,
+                   "another precision (%.3g from the FP reference)\n", r[i].policy,
                    r[i].check.precision_err);
         }
     }

@@ -85,13 +85,14 @@ hs_run_print_text(const HwSoc *soc, const SimRunReport *r)
                                                  r->check.layers == 1 ? "" : "s");
         if (r->check.precision_changed) {
             printf("  values: %s %s the plan's own arithmetic done in order (%s; max abs err "
-                   "%.3g of %.3g); some tasks ran at another precision: %.3g from the W4A16 "
+                   "%.3g of %.3g); some tasks ran at another precision: %.3g from the FP "
                    "reference\n", what, r->check.match ? "match" : "DIFFER FROM (wrong numbers)",
                    scope, r->check.max_abs_err, r->check.max_abs_ref, r->check.precision_err);
         } else {
-            printf("  values: %s %s the unpartitioned reference (%s; max abs err %.3g of %.3g)\n",
+            printf("  values: %s %s the unpartitioned reference (%s; max abs err %.3g of %.3g); "
+                   "%.3g from the FP reference\n",
                    what, r->check.match ? "match" : "DIFFER FROM (wrong numbers)", scope,
-                   r->check.max_abs_err, r->check.max_abs_ref);
+                   r->check.max_abs_err, r->check.max_abs_ref, r->check.precision_err);
         }
     } else {
         printf("  values: not checked (--functional off)\n");

@@ -312,9 +312,7 @@ hs_run_report_json(const HwSoc *soc, const SimRunReport *r)
         cJSON_AddNumberToObject(f, "layers", r->check.layers);
         cJSON_AddBoolToObject(f, "match", r->check.match);
         cJSON_AddBoolToObject(f, "precision_changed", r->check.precision_changed);
-        if (r->check.precision_changed) {
-            cJSON_AddNumberToObject(f, "precision_err", r->check.precision_err);
-        }
+        cJSON_AddNumberToObject(f, "precision_err", r->check.precision_err);
         cJSON_AddNumberToObject(f, "max_abs_err", r->check.max_abs_err);
         cJSON_AddNumberToObject(f, "max_abs_ref", r->check.max_abs_ref);
     }

@@ -1,0 +1,60 @@
+/*
+ * quant-fp4.c - Transformer-Lite's E0M4 FP4 group format (FACTS.md §7;
+ * the rule is in quant-formats.h).
+ */
+#include "engine/quant-formats.h"
+
+#include <string.h>
+
+/* The code of v = (w - b) / s: top four fraction bits of the FP32 v,
+ * rounded by the fifth, capped at 15. */
+static inline unsigned
+fp4_code(float v)
+{
+    if (!(v >= 1.0f)) {
+        return 0;                                   /* below the group's floor */
+    }
+    if (v >= 2.0f) {
+        return 15;
+    }
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    uint32_t frac = u & 0x7fffffu;                  /* 23 fraction bits */
+    unsigned code = (unsigned) (frac >> 19) + (unsigned) ((frac >> 18) & 1u);
+    return code > 15 ? 15 : code;
+}
+
+void
+eng_fp4_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale, uint16_t *bias)
+{
+    float lo = n ? w[0] : 0, hi = lo;
+    for (size_t i = 1; i < n; i++) {
+        lo = w[i] < lo ? w[i] : lo;
+        hi = w[i] > hi ? w[i] : hi;
+    }
+    *scale = eng_fp16_from_float(hi - lo);
+    float s = eng_fp16_to_float(*scale);
+    *bias = eng_fp16_from_float(lo - s);
+    float b = eng_fp16_to_float(*bias);
+    memset(codes, 0, (n + 1) / 2);
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = s > 0 ? fp4_code((w[i] - b) / s) : 0;
+        codes[i / 2] |= (uint8_t) (i % 2 ? c << 4 : c);
+    }
+}
+
+ENG_VECTORISE ENG_CLONES void
+eng_fp4_decode(const uint8_t *codes, uint16_t scale, uint16_t bias, size_t n, float *out)
+{
+    float s = eng_fp16_to_float(scale), b = eng_fp16_to_float(bias);
+    /* the shift and the OR make the FP16 0x3C00 | c << 6, which is exactly
+     * 1 + c / 16; then times s plus b (computed per element rather than
+     * looked up: the same operations, and the loop vectorises) */
+    for (size_t j = 0; j < n / 2; j++) {
+        out[2 * j] = (1.0f + (float) (codes[j] & 0x0fu) * 0.0625f) * s + b;
+        out[2 * j + 1] = (1.0f + (float) (codes[j] >> 4) * 0.0625f) * s + b;
+    }
+    if (n % 2) {
+        out[n - 1] = (1.0f + (float) (codes[n / 2] & 0x0fu) * 0.0625f) * s + b;
+    }
+}

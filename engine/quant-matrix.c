@@ -1,0 +1,177 @@
+/*
+ * quant-matrix.c - EngQMatrix: rows of groups in one of the formats of
+ * quant-formats.h, built from FP32 rows and dequantised back.
+ */
+#include "engine/quant-formats.h"
+
+#include <string.h>
+
+const char *const eng_qfmt_name[ENG_QFMT_COUNT] = { "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16" };
+G_STATIC_ASSERT(G_N_ELEMENTS(eng_qfmt_name) == ENG_QFMT_COUNT);
+
+/* Every FP16 value as an FP32 (256 KiB, built once): the FP16 weights are
+ * dequantised for every token block and every decode step, and
+ * eng_fp16_to_float's branches made that the check's largest cost. */
+static const float *
+fp16_lut(void)
+{
+    static float *lut;
+    static gsize once = 0;
+    if (g_once_init_enter(&once)) {
+        float *t = g_new(float, 65536);
+        for (uint32_t h = 0; h < 65536; h++) {
+            t[h] = eng_fp16_to_float((uint16_t) h);
+        }
+        lut = t;
+        g_once_init_leave(&once, 1);
+    }
+    return lut;
+}
+
+EngQMatrix *
+eng_qmatrix_new(EngQFormat format, uint32_t rows, uint32_t cols)
+{
+    g_assert(format < ENG_QFMT_COUNT);
+    EngQMatrix *m = g_new0(EngQMatrix, 1);
+    m->format = format;
+    m->rows = rows;
+    m->cols = cols;
+    switch (format) {
+    case ENG_QFMT_FP4:
+        m->group = ENG_FP4_GROUP;
+        m->group_bytes = ENG_FP4_GROUP / 2;
+        break;
+    case ENG_QFMT_Q4_0:
+        m->group = ENG_Q_GROUP;
+        m->group_bytes = ENG_Q_GROUP / 2;
+        break;
+    case ENG_QFMT_Q8_0:
+        m->group = ENG_Q_GROUP;
+        m->group_bytes = ENG_Q_GROUP;
+        break;
+    case ENG_QFMT_W8:
+        m->group = MAX(cols, 1);
+        m->group_bytes = m->group;
+        break;
+    default:
+        m->group = MAX(cols, 1);
+        m->group_bytes = 2 * (size_t) m->group;
+        break;
+    }
+    m->groups = (cols + m->group - 1) / m->group;
+    m->codes = g_malloc0((size_t) rows * m->groups * m->group_bytes + 1);
+    m->scales = g_new0(uint16_t, (size_t) rows * m->groups + 1);
+    if (format == ENG_QFMT_FP4) {
+        m->biases = g_new0(uint16_t, (size_t) rows * m->groups + 1);
+    }
+    return m;
+}
+
+void
+eng_qmatrix_free(EngQMatrix *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    g_free(m->codes);
+    g_free(m->scales);
+    g_free(m->biases);
+    g_free(m);
+}
+
+size_t
+eng_qmatrix_bytes(const EngQMatrix *m)
+{
+    size_t g = (size_t) m->rows * m->groups;
+    size_t side = m->format == ENG_QFMT_F16 ? 0 : m->format == ENG_QFMT_FP4 ? 4 : 2;
+    return g * (m->group_bytes + side);
+}
+
+/* Group @g of row @r: its elements [c0, c0 + n) and where it is stored. */
+static inline void
+group_at(const EngQMatrix *m, size_t r, size_t g, size_t *c0, size_t *n, size_t *at)
+{
+    *c0 = g * m->group;
+    *n = MIN((size_t) m->group, m->cols - *c0);
+    *at = r * m->groups + g;
+}
+
+void
+eng_qmatrix_set_rows(EngQMatrix *m, uint32_t r0, uint32_t r1, const float *w)
+{
+    g_assert(r0 <= r1 && r1 <= m->rows);
+    #pragma omp parallel for schedule(static) if ((size_t) (r1 - r0) * m->cols * 8 >= ENG_PAR_MIN_OPS)
+    for (size_t r = r0; r < r1; r++) {
+        const float *row = w + (r - r0) * m->cols;
+        for (size_t g = 0; g < m->groups; g++) {
+            size_t c0, n, at;
+            group_at(m, r, g, &c0, &n, &at);
+            uint8_t *codes = m->codes + at * m->group_bytes;
+            switch (m->format) {
+            case ENG_QFMT_W8:
+                eng_w8_encode(row + c0, n, (int8_t *) codes, &m->scales[at]);
+                break;
+            case ENG_QFMT_FP4:
+                eng_fp4_encode(row + c0, n, codes, &m->scales[at], &m->biases[at]);
+                break;
+            case ENG_QFMT_Q4_0:
+                eng_q4_0_encode(row + c0, n, codes, &m->scales[at]);
+                break;
+            case ENG_QFMT_Q8_0:
+                eng_q8_0_encode(row + c0, n, (int8_t *) codes, &m->scales[at]);
+                break;
+            default:
+                for (size_t i = 0; i < n; i++) {
+                    uint16_t h = eng_fp16_from_float(row[c0 + i]);
+                    memcpy(codes + 2 * i, &h, 2);
+                }
+                break;
+            }
+        }
+    }
+}
+
+void
+eng_qmatrix_rows_f32(const EngQMatrix *m, uint32_t r0, uint32_t r1, float *out)
+{
+    g_assert(r0 <= r1 && r1 <= m->rows);
+    for (size_t r = r0; r < r1; r++) {
+        float *row = out + (r - r0) * m->cols;
+        for (size_t g = 0; g < m->groups; g++) {
+            size_t c0, n, at;
+            group_at(m, r, g, &c0, &n, &at);
+            const uint8_t *codes = m->codes + at * m->group_bytes;
+            switch (m->format) {
+            case ENG_QFMT_W8:
+                eng_w8_decode((const int8_t *) codes, m->scales[at], n, row + c0);
+                break;
+            case ENG_QFMT_FP4:
+                eng_fp4_decode(codes, m->scales[at], m->biases[at], n, row + c0);
+                break;
+            case ENG_QFMT_Q4_0:
+                eng_q4_0_decode(codes, m->scales[at], n, row + c0);
+                break;
+            case ENG_QFMT_Q8_0:
+                eng_q8_0_decode((const int8_t *) codes, m->scales[at], n, row + c0);
+                break;
+            default: {
+                const float *lut = fp16_lut();
+                for (size_t i = 0; i < n; i++) {
+                    uint16_t h;
+                    memcpy(&h, codes + 2 * i, 2);
+                    row[c0 + i] = lut[h];
+                }
+                break;
+            }
+            }
+        }
+    }
+}
+
+EngQMatrix *
+eng_qmatrix_new_from(EngQFormat format, const float *w, uint32_t rows, uint32_t cols)
+{
+    EngQMatrix *m = eng_qmatrix_new(format, rows, cols);
+    eng_qmatrix_set_rows(m, 0, rows, w);
+    return m;
+}

@@ -1,0 +1,96 @@
+/*
+ * quant-q.c - the integer group formats: llama.cpp's Q4_0 and Q8_0
+ * (ggml-quants.c, quantize_row_q4_0_ref / quantize_row_q8_0_ref: the same
+ * float operations in the same order, so the codes are ggml's) and the
+ * per-row INT8 of W8A16 / W8A8 (rules in quant-formats.h).
+ */
+#include "engine/quant-formats.h"
+
+#include <math.h>
+#include <string.h>
+
+void
+eng_q4_0_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale)
+{
+    float amax = 0, max = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (amax < fabsf(w[i])) {
+            amax = fabsf(w[i]);
+            max = w[i];
+        }
+    }
+    const float d = max / -8;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    *scale = eng_fp16_from_float(d);
+    memset(codes, 0x88, ENG_Q_GROUP / 2);           /* absent elements: code 8 = 0 */
+    for (size_t i = 0; i < n; i++) {
+        /* ggml: MIN(15, (int8_t) (x * id + 8.5f)), x * id in [-8, 8] */
+        int q = (int) (w[i] * id + 8.5f);
+        uint8_t c = (uint8_t) (q > 15 ? 15 : q);
+        size_t j = i % (ENG_Q_GROUP / 2);
+        codes[j] = i < ENG_Q_GROUP / 2 ? (uint8_t) ((codes[j] & 0xf0u) | c)
+                                       : (uint8_t) ((codes[j] & 0x0fu) | c << 4);
+    }
+}
+
+ENG_VECTORISE ENG_CLONES void
+eng_q4_0_decode(const uint8_t *codes, uint16_t scale, size_t n, float *out)
+{
+    const float d = eng_fp16_to_float(scale);
+    const size_t half = ENG_Q_GROUP / 2;
+    for (size_t j = 0; j < MIN(n, half); j++) {
+        out[j] = (float) ((codes[j] & 0x0f) - 8) * d;
+    }
+    for (size_t j = half; j < n; j++) {
+        out[j] = (float) ((codes[j - half] >> 4) - 8) * d;
+    }
+}
+
+ENG_VECTORISE ENG_CLONES void
+eng_q8_0_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
+{
+    float amax = 0;
+    for (size_t i = 0; i < n; i++) {
+        amax = fmaxf(amax, fabsf(w[i]));
+    }
+    const float d = amax / 127;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    *scale = eng_fp16_from_float(d);
+    for (size_t i = 0; i < n; i++) {
+        codes[i] = (int8_t) roundf(w[i] * id);
+    }
+}
+
+ENG_VECTORISE ENG_CLONES void
+eng_q8_0_decode(const int8_t *codes, uint16_t scale, size_t n, float *out)
+{
+    const float d = eng_fp16_to_float(scale);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (float) codes[i] * d;
+    }
+}
+
+void
+eng_w8_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
+{
+    float amax = 0;
+    for (size_t i = 0; i < n; i++) {
+        amax = fmaxf(amax, fabsf(w[i]));
+    }
+    /* as W4A16 (quant.c): the scale is rounded to FP16 first, then used */
+    *scale = eng_fp16_from_float(amax / 127.0f);
+    const float s = eng_fp16_to_float(*scale);
+    for (size_t i = 0; i < n; i++) {
+        float q = s > 0 ? nearbyintf(w[i] / s) : 0;
+        codes[i] = (int8_t) (q < -127 ? -127 : (q > 127 ? 127 : q));
+    }
+}
+
+ENG_VECTORISE ENG_CLONES void
+eng_w8_decode(const int8_t *codes, uint16_t scale, size_t n, float *out)
+{
+    const float s = eng_fp16_to_float(scale);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (float) codes[i] * s;
+    }
+}
