@@ -3,6 +3,7 @@
  */
 #include "sim/util/param.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 
 #include <inttypes.h>
@@ -151,9 +152,10 @@ unwrap(const cJSON *item, const char *path, const cJSON **value,
     const cJSON *it = NULL;
     cJSON_ArrayForEach(it, item) {
         if (strcmp(it->string, "value") != 0 && strcmp(it->string, "source") != 0) {
+            g_autofree char *e = hs_escape(it->string);
             g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
                         "%s: unknown key \"%s\" (a sourced value has only "
-                        "\"value\" and \"source\")", path, it->string);
+                        "\"value\" and \"source\")", path, e);
             return FALSE;
         }
     }
@@ -245,8 +247,9 @@ hs_param_apply(const cJSON *obj, const char *path, const HsParam *table,
         for (const char *const *e = extra_keys; e && *e; e++) {
             g_string_append_printf(known, "%s%s", known->len ? ", " : "", *e);
         }
+        g_autofree char *e = hs_escape(it->string);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
-                    "%s: unknown key \"%s\" (known keys: %s)", path, it->string,
+                    "%s: unknown key \"%s\" (known keys: %s)", path, e,
                     known->str);
         return FALSE;
     }
