@@ -8,6 +8,7 @@
  */
 #include "models/spec.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 
 #include <math.h>
@@ -119,8 +120,9 @@ spec_from_json(const cJSON *root, GError **error)
     };
     if (!g_strv_contains(known, type)) {
         g_autofree char *list = g_strjoinv(", ", (char **) known);
+        g_autofree char *got = hs_escape(type);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.model_type: expected one of %s (got \"%s\")", list, type);
+                    "$.model_type: expected one of %s (got \"%s\")", list, got);
         return NULL;
     }
     s->model_type = g_strdup(type);
@@ -184,8 +186,9 @@ spec_from_json(const cJSON *root, GError **error)
         /* Gemma's reference uses the tanh approximation whatever it says */
         s->act = MDL_ACT_GELU_TANH;
     } else {
+        g_autofree char *got = hs_escape(act);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.hidden_act: expected silu or gelu (got \"%s\")", act);
+                    "$.hidden_act: expected silu or gelu (got \"%s\")", got);
         return NULL;
     }
     s->embed_scale = gemma;

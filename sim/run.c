@@ -417,6 +417,10 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
     }
     EngConfig cfg;
     sim_run_engine_config(spec, w->seed, &cfg);
+    if (!eng_config_check(&cfg, error)) {
+        g_prefix_error(error, "%s: ", spec->path ? spec->path : spec->name);
+        return NULL;
+    }
     uint64_t need = sim_checker_bytes(&cfg, gs, (uint32_t) w->check_layers, w->batch);
     g_autofree char *mode = w->check_layers == 0
                                 ? g_strdup("full")

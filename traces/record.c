@@ -550,13 +550,9 @@ check_coverage(const TrcRecording *r, GPtrArray *graphs, GError **error)
     return TRUE;
 }
 
-TrcRecording *
-trc_record_read(const char *path, GError **error)
+static TrcRecording *
+record_from_json(const cJSON *root, const char *path, GError **error)
 {
-    g_autoptr(cJSON) root = hs_json_load_file(path, HS_TRACE_ERROR, error);
-    if (root == NULL) {
-        return NULL;
-    }
     g_autoptr(TrcRecording) r = g_new0(TrcRecording, 1);
     r->plan = sim_plan_new();
     uint64_t ver;
@@ -692,6 +688,26 @@ trc_record_read(const char *path, GError **error)
     return g_steal_pointer(&r);
 }
 
+TrcRecording *
+trc_record_read(const char *path, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_TRACE_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    return record_from_json(root, path, error);
+}
+
+TrcRecording *
+trc_record_parse(const char *text, gsize len, const char *what, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_parse(text, len, what, HS_TRACE_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    return record_from_json(root, what, error);
+}
+
 SimPlan *
 trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error)
 {
@@ -719,4 +735,26 @@ trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error)
     }
     g_array_append_vals(plan->npu_offline, r->plan->npu_offline->data, r->plan->npu_offline->len);
     return plan;
+}
+
+char *
+trc_plan_unsynced(const SimPlan *plan, const HwSoc *soc)
+{
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind != SIM_TASK_KERNEL || t->work.op == MDL_OP_EMBED) {
+            continue;
+        }
+        for (uint32_t k = 0; k < t->n_deps; k++) {
+            const SimTask *d = sim_plan_task(plan, t->deps[k]);
+            if (d->kind == SIM_TASK_KERNEL && d->proc != t->proc) {
+                const HwDev *a = g_ptr_array_index(soc->devs, d->proc);
+                const HwDev *b = g_ptr_array_index(soc->devs, t->proc);
+                return g_strdup_printf("task %u (%s on %s) takes the output of task %u (%s on "
+                                       "%s) with no sync between them (a dropped sync?)", i,
+                                       t->name, b->name, t->deps[k], d->name, a->name);
+            }
+        }
+    }
+    return NULL;
 }

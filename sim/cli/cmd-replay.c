@@ -106,6 +106,9 @@ run(int argc, char **argv, GError **error)
         g_prefix_error(error, "%s: ", argv[1]);
         return FALSE;
     }
+    /* a recorded plan that hands data between processors without a sync
+     * (a dropped sync) runs, and fails with the reason */
+    g_autofree char *unsynced = policy_name ? NULL : trc_plan_unsynced(plan, soc);
     SimRunReport r = { 0 };
     SimExecResult x = { 0 };
     gboolean ok = sim_run_execute(soc, rec->spec, policy, plan, &w, NULL, &r, &x, error);
@@ -113,7 +116,7 @@ run(int argc, char **argv, GError **error)
         ok = hs_run_write_trace(trace, soc, plan, &x, &r, error);
     }
     if (ok) {
-        hs_run_print(soc, &r, format);
+        ok = hs_run_print_checked(soc, &r, format, unsynced, error);
     }
     sim_exec_result_clear(&x);
     sim_run_report_clear(&r);

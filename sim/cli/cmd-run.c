@@ -55,7 +55,7 @@ run(int argc, char **argv, GError **error)
         ok = trc_record_write(record, soc, spec, policy->name, &w, plan, error);
     }
     if (ok) {
-        hs_run_print(soc, &r, format);
+        ok = hs_run_print_checked(soc, &r, format, NULL, error);
     }
     sim_exec_result_clear(&x);
     sim_run_report_clear(&r);

@@ -28,6 +28,10 @@ hs_json_parse(const char *text, gsize len, const char *what, GQuark domain,
                     what);
         return NULL;
     }
+    /* cJSON reads up to a NUL: parse a terminated copy, so @text may be
+     * any @len bytes (a mapped file, a fuzzer's buffer) */
+    g_autofree char *copy = g_strndup(text, len);
+    text = copy;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, TRUE);
     if (root == NULL) {

@@ -20,7 +20,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cJSON, cJSON_Delete)
  */
 cJSON *hs_json_load_file(const char *filename, GQuark domain, GError **error);
 
-/* Parse JSON text held in memory; @what names it in errors. */
+/* Parse @len bytes of JSON held in memory (need not be NUL-terminated);
+ * @what names it in errors. */
 cJSON *hs_json_parse(const char *text, gsize len, const char *what,
                      GQuark domain, GError **error);
 

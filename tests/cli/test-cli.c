@@ -692,6 +692,52 @@ test_policy_plugin(void)
                   "hetero-sim: /nonexistent/p.so: cannot load policy plug-in: "));
 }
 
+/* A wrong result is a failure: exit 3, the reason first in the text, as
+ * "failure" in the JSON and on stderr (tests/data/replay/make.py). */
+static void
+test_replay_wrong_plan(void)
+{
+    static const struct {
+        const char *file, *why;
+    } cases[] = {
+        { "dropped-sync.json", "task 2 (L0.wq on npu) takes the output of task 1 "
+                               "(L0.attn_norm on gpu) with no sync between them "
+                               "(a dropped sync?)" },
+        { "unordered.json", "policy hetero-layer computed wrong values: its logits differ "
+                            "from the reference (max abs err " },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *path = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                                 "replay", cases[i].file, NULL);
+        g_autoptr(Run) t = hs("replay", path, NULL);
+        g_assert_cmpint(t->status, ==, 3);
+        g_autofree char *top = g_strdup_printf("FAILED: %s", cases[i].why);
+        g_assert_true(g_str_has_prefix(t->out, top));
+        g_autofree char *err = g_strdup_printf("hetero-sim: %s", cases[i].why);
+        g_assert_true(g_str_has_prefix(t->err, err));
+        g_assert_null(strchr(strchr(t->err, '\n') + 1, '\n'));       /* one line */
+        g_assert_nonnull(strstr(t->out, "tiny on tiny, policy hetero-layer"));
+
+        g_autoptr(Run) j = hs("replay", path, "--format", "json", NULL);
+        g_assert_cmpint(j->status, ==, 3);
+        g_autoptr(cJSON) root = cJSON_Parse(j->out);
+        g_assert_nonnull(root);
+        const cJSON *f = cJSON_GetObjectItem(root, "failure");
+        g_assert_true(cJSON_IsString(f));
+        g_assert_true(g_str_has_prefix(f->valuestring, cases[i].why));
+        const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "functional"), "match");
+        g_assert_true(cJSON_IsBool(m));
+        g_assert_true(cJSON_IsTrue(m) == (i == 0));   /* a dropped sync alone: right values */
+    }
+    /* the recording they were cut from replays cleanly */
+    g_autofree char *base = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                             "replay", "base.json", NULL);
+    g_autoptr(Run) ok = hs("replay", base, NULL);
+    g_assert_cmpint(ok->status, ==, 0);
+    g_assert_true(g_str_has_prefix(ok->out, "tiny on tiny"));
+    g_assert_cmpstr(ok->err, ==, "");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -714,6 +760,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/lists", test_lists);
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     g_test_add_func("/cli/record-replay", test_record_replay);
+    g_test_add_func("/cli/replay-wrong-plan", test_replay_wrong_plan);
     g_test_add_func("/cli/validate", test_validate);
     g_test_add_func("/cli/infer", test_infer);
     g_test_add_func("/cli/probe", test_probe);
