@@ -137,8 +137,9 @@ parse_bytes(EngSafetensors *st, const uint8_t *base, uint64_t size, const char *
         g_autofree Entry *e = g_new0(Entry, 1);
         e->file = file;
         g_strlcpy(e->dtype, dt->valuestring, sizeof(e->dtype));
-        /* element count, saturated: a count past 2^62 is no real tensor and
-         * fails the byte check below rather than wrapping round */
+        /* element count, saturated at 2^60 (times a dtype's 4 bytes still
+         * fits): no real tensor, so it fails the byte check below rather
+         * than wrapping round to a size that passes */
         uint64_t count = 1;
         const cJSON *d = NULL;
         cJSON_ArrayForEach(d, sh) {
@@ -151,7 +152,7 @@ parse_bytes(EngSafetensors *st, const uint8_t *base, uint64_t size, const char *
                 return FALSE;
             }
             e->shape[e->rank++] = dim;
-            count = (dim != 0 && count > (UINT64_C(1) << 62) / dim) ? (UINT64_C(1) << 62)
+            count = (dim != 0 && count > (UINT64_C(1) << 60) / dim) ? (UINT64_C(1) << 60)
                                                                       : count * dim;
         }
         uint64_t b, en;

@@ -1,16 +1,13 @@
 /*
- * fuzz-record.c - a recording (`run --record`) through trc_record_parse,
- * the reader `replay` uses: every field, the model's phase graphs, slice
- * coverage and the plan check.
+ * fuzz-record.c - libFuzzer target: hs_load_record() (fuzz/loaders.c) on every input.
  */
 #include "fuzz/harness.h"
-#include "traces/record.h"
+#include "fuzz/loaders.h"
 
 static gboolean
 load(const uint8_t *data, size_t size, GError **error)
 {
-    g_autoptr(TrcRecording) r = trc_record_parse((const char *) data, size, "fuzz.json", error);
-    return r != NULL;
+    return hs_load_record(data, size, "fuzz-input", error);
 }
 
 HS_FUZZ_TARGET(load)

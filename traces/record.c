@@ -2,6 +2,7 @@
  * record.c - see record.h.
  */
 #include "traces/record.h"
+#include "sim/util/escape.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
@@ -288,9 +289,13 @@ find_proc(const TrcRecording *r, const cJSON *obj, const char *path, const char 
         }
     }
     g_autofree char *p = hs_json_path_key(path, key);
-    g_autofree char *list = g_strjoinv(", ", r->proc_names);
+    g_autoptr(GString) list = g_string_new(NULL);
+    for (uint32_t i = 0; i < r->n_procs; i++) {
+        g_autofree char *e = hs_escape(r->proc_names[i]);
+        g_string_append_printf(list, "%s%s", i ? ", " : "", e);
+    }
     return bad(error, cJSON_GetObjectItemCaseSensitive(obj, key), p,
-               "a processor of $.processors (%s)", list);
+               "a processor of $.processors (%s)", list->str);
 }
 
 static gboolean
@@ -718,8 +723,9 @@ trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error)
             d = hw_soc_find_kind(soc, r->proc_kinds[i]);
         }
         if (d == NULL) {
+            g_autofree char *pname = hs_escape(r->proc_names[i]);
             g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
-                        "processor \"%s\" (%s) has no counterpart in SoC %s", r->proc_names[i],
+                        "processor \"%s\" (%s) has no counterpart in SoC %s", pname,
                         hw_kind_name[r->proc_kinds[i]], soc->name);
             return NULL;
         }

@@ -9,6 +9,7 @@
  */
 #include "sim/cli/cli.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -109,7 +110,8 @@ main(int argc, char **argv)
     if (!cmd->run(cargc, view, &error)) {
         g_assert(error != NULL);
         fflush(stdout);
-        fprintf(stderr, "hetero-sim: %s\n", error->message);
+        g_autofree char *msg = hs_escape_message(error->message);
+        fprintf(stderr, "hetero-sim: %s\n", msg);
         return error->domain == HS_USAGE_ERROR ? 2
                : g_error_matches(error, HS_SIM_ERROR, HS_SIM_ERROR_MISMATCH) ? 3 : 1;
     }

@@ -5,14 +5,14 @@
 
 #include <string.h>
 
-char *
-hs_escape_len(const char *s, gsize len)
+static char *
+escape(const char *s, gsize len, gsize max, gboolean backslash)
 {
     if (s == NULL) {
         return g_strdup("(null)");
     }
     GString *o = g_string_sized_new(len + 8);
-    gsize n = MIN(len, (gsize) HS_ESCAPE_MAX_BYTES);
+    gsize n = MIN(len, max);
     const char *p = s, *end = s + n;
     while (p < end) {
         guchar c = (guchar) *p;
@@ -21,7 +21,9 @@ hs_escape_len(const char *s, gsize len)
             case '\n': g_string_append(o, "\\n"); break;
             case '\r': g_string_append(o, "\\r"); break;
             case '\t': g_string_append(o, "\\t"); break;
-            case '\\': g_string_append(o, "\\\\"); break;
+            case '\\':
+                g_string_append(o, backslash ? "\\\\" : "\\");
+                break;
             default:
                 if (c < 0x20 || c == 0x7f) {
                     g_string_append_printf(o, "\\x%02x", c);
@@ -51,6 +53,18 @@ hs_escape_len(const char *s, gsize len)
         g_string_append(o, "...");
     }
     return g_string_free(o, FALSE);
+}
+
+char *
+hs_escape_len(const char *s, gsize len)
+{
+    return escape(s, len, HS_ESCAPE_MAX_BYTES, TRUE);
+}
+
+char *
+hs_escape_message(const char *msg)
+{
+    return escape(msg, msg ? strlen(msg) : 0, G_MAXSIZE, FALSE);
 }
 
 char *

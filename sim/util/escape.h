@@ -22,4 +22,13 @@ char *hs_escape(const char *s);
 /* The same for @len bytes that need not be NUL-terminated. */
 char *hs_escape_len(const char *s, gsize len);
 
+/*
+ * A whole message as main() prints it: control characters, line breaks and
+ * invalid UTF-8 escaped as above, everything else (backslashes included)
+ * kept and nothing cut.  The last line of defence: a message built from input
+ * text somewhere that did not escape it still prints as one line.
+ * (transfer full)
+ */
+char *hs_escape_message(const char *msg);
+
 #endif /* HS_ESCAPE_H */

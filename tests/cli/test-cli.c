@@ -692,6 +692,44 @@ test_policy_plugin(void)
                   "hetero-sim: /nonexistent/p.so: cannot load policy plug-in: "));
 }
 
+/* Input text in a message reaches the terminal escaped, as one line, even
+ * from a loader that echoes it raw (a fuzz find: tests/data/hostile/soc). */
+static void
+test_hostile_text(void)
+{
+    g_autofree char *soc = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                            "hostile", "soc", "control-cpu-raw-bytes.json", NULL);
+    g_autoptr(Run) s = hs("soc", "show", soc, NULL);
+    g_assert_cmpint(s->status, ==, 1);
+    g_autofree char *want = g_strdup_printf(
+        "%s: $.sync.control_cpu: expected the name of a cpu processor (cpu, cpu--id) "
+        "(got \"\\x9dpu-mid\")", soc);
+    assert_one_error_line(s, want);
+
+    /* an odd head_dim: timing runs, values refused by name before anything runs */
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", NULL);
+    g_autofree char *model = g_build_filename(dir, "odd.json", NULL);
+    g_assert_true(g_file_set_contents(model,
+        "{\"model_type\":\"llama\",\"hidden_size\":126,\"intermediate_size\":256,"
+        "\"num_hidden_layers\":2,\"num_attention_heads\":2,\"vocab_size\":512}", -1, NULL));
+    g_autofree char *odd = g_strdup_printf("%s: $.head_dim: expected an even integer for the "
+                                           "functional engine's rotary embedding, or "
+                                           "--functional off for timing only (got 63)", model);
+    g_autoptr(Run) r = hs("run", "--soc", "tiny", "--model", model, "--prompt", "8",
+                          "--decode", "1", NULL);
+    g_assert_cmpint(r->status, ==, 1);
+    assert_one_error_line(r, odd);
+    g_assert_cmpstr(r->out, ==, "");
+    g_autoptr(Run) i = hs("infer", "--model", model, "--tokens", "1,2", NULL);
+    g_assert_cmpint(i->status, ==, 1);
+    assert_one_error_line(i, odd);
+    g_autoptr(Run) t = hs("run", "--soc", "tiny", "--model", model, "--prompt", "8",
+                          "--decode", "1", "--functional", "off", NULL);
+    g_assert_cmpint(t->status, ==, 0);
+    g_unlink(model);
+    g_rmdir(dir);
+}
+
 /* A wrong result is a failure: exit 3, the reason first in the text, as
  * "failure" in the JSON and on stderr (tests/data/replay/make.py). */
 static void
@@ -761,6 +799,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     g_test_add_func("/cli/record-replay", test_record_replay);
     g_test_add_func("/cli/replay-wrong-plan", test_replay_wrong_plan);
+    g_test_add_func("/cli/hostile-text", test_hostile_text);
     g_test_add_func("/cli/validate", test_validate);
     g_test_add_func("/cli/infer", test_infer);
     g_test_add_func("/cli/probe", test_probe);
