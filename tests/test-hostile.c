@@ -45,6 +45,10 @@ static const Case cases[] = {
     /* fuzz finds: input bytes echoed raw */
     { "model/hidden-act-raw-bytes.json",
       "$.hidden_act: expected silu or gelu (got \"\\xeauli\")" },
+    /* policy options read by key: a typo is named, not skipped */
+    { "record/options-typo.json",
+      "$.workload.options: unknown key \"row_allign\" (known keys: chunk_tokens, row_align, "
+      "tok_align, min_npu_shape, max_npu_shape)" },
     { "record/proc-name-raw-bytes.json",
       "$.tasks[0].proc: expected a processor of $.processors (cpu\\xda, gpu, npu) (got "
       "\"gpu\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f"

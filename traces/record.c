@@ -3,6 +3,7 @@
  */
 #include "traces/record.h"
 #include "sim/util/escape.h"
+#include "sim/util/param.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
@@ -298,6 +299,22 @@ find_proc(const TrcRecording *r, const cJSON *obj, const char *path, const char 
                "a processor of $.processors (%s)", list->str);
 }
 
+/* $.workload.options: every policy option, each required (the writer
+ * writes them all); bounds as the command line's */
+static const HsParam options_params[] = {
+    HS_PARAM_U32("chunk_tokens", SimPolicyOptions, chunk_tokens, 1, 65536, HS_REQUIRED,
+                 "chunked prefill: chunk size"),
+    HS_PARAM_U32("row_align", SimPolicyOptions, row_align, 1, 65536, HS_REQUIRED,
+                 "tensor partitions: rows aligned to"),
+    HS_PARAM_U32("tok_align", SimPolicyOptions, tok_align, 1, 65536, HS_REQUIRED,
+                 "tensor partitions: tokens aligned to"),
+    HS_PARAM_U32("min_npu_shape", SimPolicyOptions, min_npu_shape, 1, 65536, HS_REQUIRED,
+                 "smallest standard NPU shape"),
+    HS_PARAM_U32("max_npu_shape", SimPolicyOptions, max_npu_shape, 1, 65536, HS_REQUIRED,
+                 "largest standard NPU shape"),
+    HS_PARAM_END
+};
+
 static gboolean
 read_workload(TrcRecording *r, const cJSON *root, GError **error)
 {
@@ -335,16 +352,14 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
     if (o == NULL) {
         return FALSE;
     }
-    uint64_t v[5];
-    static const char *const keys[] = { "chunk_tokens", "row_align", "tok_align",
-                                        "min_npu_shape", "max_npu_shape" };
-    for (int i = 0; i < 5; i++) {
-        if (!get_int(o, "$.workload.options", keys[i], 1, 65536, &v[i], error)) {
-            return FALSE;
-        }
+    /* by key, through the field's own table (was read by position into a
+     * struct literal: a reordered SimPolicyOptions would read silently wrong) */
+    if (!hs_param_apply(o, "$.workload.options", options_params, &r->workload.opts, NULL,
+                        NULL, error)) {
+        (*error)->domain = HS_TRACE_ERROR;
+        (*error)->code = HS_TRACE_ERROR_BAD_VALUE;
+        return FALSE;
     }
-    r->workload.opts = (SimPolicyOptions) { (uint32_t) v[0], (uint32_t) v[1], (uint32_t) v[2],
-                                            (uint32_t) v[3], (uint32_t) v[4] };
     /* optional: a game rendering alongside */
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(w, "render");
     if (g) {

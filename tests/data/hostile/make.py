@@ -36,3 +36,10 @@ st("shape-overflow.safetensors",
 st("offsets-fraction.safetensors",
    {"w": {"dtype": "F32", "shape": [1], "data_offsets": [0.5, 4]}}, f32(1))
 st("tensor-not-object.safetensors", {"w": 7})
+
+
+# a recording's policy options, read by key through their table
+base = json.load(open("../replay/base.json"))
+base["workload"]["options"]["row_allign"] = 256
+with open("record/options-typo.json", "w") as f:
+    json.dump(base, f)
