@@ -331,7 +331,8 @@ w4_matmul_avx512(const float *x, const EngMatrix *w, float *y, size_t s0, size_t
 }
 #endif
 
-static const char *const isa_name[ENG_ISA_COUNT] = { "auto", "portable", "avx2", "avx512" };
+static const char *const isa_name[] = { "auto", "portable", "avx2", "avx512" };
+G_STATIC_ASSERT(G_N_ELEMENTS(isa_name) == ENG_ISA_COUNT);
 static int isa_forced = ENG_ISA_AUTO;
 
 #ifdef HAVE_W4_AVX2

@@ -17,13 +17,15 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const mdl_op_name[MDL_OP_COUNT] = {
+const char *const mdl_op_name[] = {
     "embed", "rmsnorm", "matmul", "rope", "attention", "act", "add",
 };
-const char *const mdl_weight_name[MDL_W_COUNT] = {
+G_STATIC_ASSERT(G_N_ELEMENTS(mdl_op_name) == MDL_OP_COUNT);
+const char *const mdl_weight_name[] = {
     "none", "q", "k", "v", "o", "gate", "up", "down", "lm_head",
 };
-const char *const mdl_precision_name[MDL_PREC_COUNT] = {
+G_STATIC_ASSERT(G_N_ELEMENTS(mdl_weight_name) == MDL_W_COUNT);
+const char *const mdl_precision_name[] = {
     "w4a16", "w8a16", "w8a8", "w4a8", "fp16", "w8a8-shadow", "fp4a16", "q4_0", "q8_0",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(mdl_precision_name) == MDL_PREC_COUNT);
