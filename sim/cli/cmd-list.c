@@ -47,8 +47,11 @@ list_models(GError **error)
             printf("%-16s (cannot load: %s)\n", *n, local->message);
             continue;
         }
-        printf("%-16s %6.2f B params  %s\n", *n,
-               (double) mdl_spec_param_count(spec) / 1e9, spec->description);
+        /* values checkable at the default request (prompt 256, decode 32) */
+        g_autofree char *gap = mdl_spec_functional_gap(spec, 256 + 32);
+        printf("%-16s %6.2f B params  %-13s %s\n", *n,
+               (double) mdl_spec_param_count(spec) / 1e9,
+               gap ? "timing only" : "values+timing", spec->description);
     }
     return TRUE;
 }

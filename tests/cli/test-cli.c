@@ -394,7 +394,20 @@ test_lists(void)
     g_autoptr(Run) m = hs("list", "models", NULL);
     g_assert_cmpint(m->status, ==, 0);
     g_assert_nonnull(strstr(m->out, "llama-3-8b"));
-    g_assert_nonnull(strstr(m->out, "8.03 B params"));
+    g_assert_nonnull(strstr(m->out, "8.03 B params  values+timing"));
+    g_assert_nonnull(strstr(m->out, "\nphi-2              2.78 B params  timing only "));
+    g_assert_nonnull(strstr(m->out, "\nchatglm2-6b        6.24 B params  timing only "));
+    /* timing runs; values refused by key before anything runs */
+    g_autoptr(Run) pv = hs("run", "--soc", "tiny", "--model", "phi-2", "--prompt", "8",
+                           "--decode", "1", NULL);
+    g_assert_cmpint(pv->status, ==, 1);
+    g_assert_nonnull(strstr(pv->err, "phi-2.json: $.model_type: expected a family the "
+                                     "functional engine computes (got \"phi\""));
+    g_assert_cmpstr(pv->out, ==, "");
+    g_autoptr(Run) pt = hs("run", "--soc", "tiny", "--model", "phi-2", "--prompt", "8",
+                           "--decode", "1", "--functional", "off", NULL);
+    g_assert_cmpint(pt->status, ==, 0);
+    g_assert_true(g_str_has_prefix(pt->out, "phi-2 on tiny"));
     g_autoptr(Run) p = hs("list", "policies", NULL);
     g_assert_cmpint(p->status, ==, 0);
     g_assert_nonnull(strstr(p->out, "hetero-tensor"));
