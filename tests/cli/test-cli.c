@@ -396,7 +396,7 @@ test_lists(void)
     g_assert_nonnull(strstr(m->out, "llama-3-8b"));
     g_assert_nonnull(strstr(m->out, "8.03 B params  values+timing"));
     g_assert_nonnull(strstr(m->out, "\nphi-2              2.78 B params  timing only "));
-    g_assert_nonnull(strstr(m->out, "\nchatglm2-6b        6.24 B params  timing only "));
+    g_assert_nonnull(strstr(m->out, "chatglm2-6b        6.24 B params  timing only "));
     /* timing runs; values refused by key before anything runs */
     g_autoptr(Run) pv = hs("run", "--soc", "tiny", "--model", "phi-2", "--prompt", "8",
                            "--decode", "1", NULL);
