@@ -62,10 +62,11 @@ get_double(const cJSON *root, const char *key, double def, double *out,
         *out = def;
         return TRUE;
     }
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) {
+    /* finite: 1e999 parses as inf and would reach the engine as NaN */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble)) {
         g_autofree char *got = hs_json_describe(v);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.%s: expected a positive number (got %s)", key, got);
+                    "$.%s: expected a finite positive number (got %s)", key, got);
         return FALSE;
     }
     *out = v->valuedouble;
