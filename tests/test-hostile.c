@@ -54,6 +54,8 @@ static const Case cases[] = {
     { "record/options-typo.json",
       "$.workload.options: unknown key \"row_allign\" (known keys: chunk_tokens, row_align, "
       "tok_align, min_npu_shape, max_npu_shape)" },
+    { "record/workload-sync-control.json",
+      "$.workload.sync: expected one of driver, fast (got \"fast\\x07\\u2028\")" },
     { "record/proc-name-raw-bytes.json",
       "$.tasks[0].proc: expected a processor of $.processors (cpu\\xda, gpu, npu) (got "
       "\"gpu\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f"

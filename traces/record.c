@@ -315,6 +315,21 @@ static const HsParam options_params[] = {
     HS_PARAM_END
 };
 
+/* $.workload; the options by key (they were read by position into a struct
+ * literal: a reordered SimPolicyOptions would have read silently wrong) */
+static const HsParam workload_params[] = {
+    HS_PARAM_U32("prompt", SimWorkload, prompt, 1, 32768, HS_REQUIRED, "prompt tokens"),
+    HS_PARAM_U32("decode", SimWorkload, decode, 0, 4096, HS_REQUIRED, "decode steps"),
+    HS_PARAM_U32("batch", SimWorkload, batch, 1, 256, HS_REQUIRED, "sequences decoded together"),
+    HS_PARAM_U64("seed", SimWorkload, seed, 0, 9007199254740992.0, HS_REQUIRED,
+                 "synthetic weights"),
+    HS_PARAM_ENUM("sync", SimWorkload, sync, SimSyncMech, sim_sync_name, SIM_SYNC_COUNT,
+                  HS_REQUIRED, "sync mechanism"),
+    HS_PARAM_OBJ("options", SimWorkload, opts, SimPolicyOptions, options_params, TRUE,
+                 "policy options"),
+    HS_PARAM_END
+};
+
 static gboolean
 read_workload(TrcRecording *r, const cJSON *root, GError **error)
 {
@@ -325,21 +340,16 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
     if (!cJSON_IsObject(w)) {
         return bad(error, w, "$.workload", "an object");
     }
-    uint64_t prompt, decode, batch, seed;
-    int sync;
-    if (!get_int(w, "$.workload", "prompt", 1, 32768, &prompt, error) ||
-        !get_int(w, "$.workload", "decode", 0, 4096, &decode, error) ||
-        !get_int(w, "$.workload", "batch", 1, 256, &batch, error) ||
-        !get_int(w, "$.workload", "seed", 0, 9007199254740992.0, &seed, error) ||
-        !get_enum(w, "$.workload", "sync", sim_sync_name, SIM_SYNC_COUNT, &sync, error)) {
+    /* the numbers, the sync and the policy options by key through the
+     * table; functional and render below */
+    sim_workload_init(&r->workload);
+    static const char *const own_keys[] = { "functional", "render", NULL };
+    if (!hs_param_apply(w, "$.workload", workload_params, &r->workload, own_keys, NULL,
+                        error)) {
+        (*error)->domain = HS_TRACE_ERROR;
+        (*error)->code = HS_TRACE_ERROR_BAD_VALUE;
         return FALSE;
     }
-    sim_workload_init(&r->workload);
-    r->workload.prompt = (uint32_t) prompt;
-    r->workload.decode = (uint32_t) decode;
-    r->workload.batch = (uint32_t) batch;
-    r->workload.seed = seed;
-    r->workload.sync = (SimSyncMech) sync;
     const char *fn = get_str(w, "$.workload", "functional", error);
     if (fn == NULL) {
         return FALSE;
@@ -347,18 +357,6 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
     if (!sim_functional_parse(fn, &r->workload.check_layers)) {
         return bad(error, cJSON_GetObjectItem(w, "functional"), "$.workload.functional",
                    "off, full or layers=N");
-    }
-    const cJSON *o = member(w, "$.workload", "options", error);
-    if (o == NULL) {
-        return FALSE;
-    }
-    /* by key, through the field's own table (was read by position into a
-     * struct literal: a reordered SimPolicyOptions would read silently wrong) */
-    if (!hs_param_apply(o, "$.workload.options", options_params, &r->workload.opts, NULL,
-                        NULL, error)) {
-        (*error)->domain = HS_TRACE_ERROR;
-        (*error)->code = HS_TRACE_ERROR_BAD_VALUE;
-        return FALSE;
     }
     /* optional: a game rendering alongside */
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(w, "render");

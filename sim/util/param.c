@@ -49,6 +49,9 @@ store_number(void *out, const HsParam *p, double v)
     case HS_PARAM_T_BOOL:
         *(gboolean *) field(out, p) = v != 0;
         break;
+    case HS_PARAM_T_ENUM:
+        *(int *) field(out, p) = (int) v;
+        break;
     default:
         g_assert_not_reached();
     }
@@ -116,6 +119,13 @@ expected_text(const HsParam *p)
         return g_strdup("a string");
     case HS_PARAM_T_OBJ:
         return g_strdup("an object");
+    case HS_PARAM_T_ENUM: {
+        GString *s = g_string_new("one of ");
+        for (int i = 0; i <= (int) p->max; i++) {
+            g_string_append_printf(s, "%s%s", i ? ", " : "", p->choices[i]);
+        }
+        return g_string_free(s, FALSE);
+    }
     case HS_PARAM_T_U32_ARRAY:
         return g_strdup_printf("an array of at most %u integers in [%s, %s]", p->max_count,
                                lo, hi);
@@ -202,6 +212,14 @@ apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
           GHashTable *sources, GError **error)
 {
     switch (p->type) {
+    case HS_PARAM_T_ENUM:
+        for (int i = 0; cJSON_IsString(item) && i <= (int) p->max; i++) {
+            if (strcmp(p->choices[i], item->valuestring) == 0) {
+                store_number(out, p, i);
+                return TRUE;
+            }
+        }
+        return bad_value(p, path, item, error);
     case HS_PARAM_T_OBJ:
         return hs_param_apply(item, path, p->sub, field(out, p), NULL, sources, error);
     case HS_PARAM_T_U32_ARRAY: {
@@ -377,6 +395,8 @@ value_text(const HsParam *p, const void *out)
         const char *s = *(char *const *) cfield(out, p);
         return g_strdup(s ? s : "");
     }
+    case HS_PARAM_T_ENUM:
+        return g_strdup(p->choices[*(const int *) cfield(out, p)]);
     case HS_PARAM_T_U32_ARRAY: {
         const uint32_t *a = cfield(out, p);
         uint32_t n = *(const uint32_t *) ((const char *) out + p->count_offset);
@@ -419,6 +439,9 @@ hs_param_dump_json(const HsParam *table, const void *out, cJSON *json)
             }
             break;
         }
+        case HS_PARAM_T_ENUM:
+            cJSON_AddStringToObject(json, p->name, p->choices[*(const int *) cfield(out, p)]);
+            break;
         case HS_PARAM_T_OBJ:
             hs_param_dump_json(p->sub, cfield(out, p), cJSON_AddObjectToObject(json, p->name));
             break;
@@ -469,6 +492,8 @@ hs_param_describe(const HsParam *table, GString *text)
             def = g_strdup("keys below");
         } else if (p->type == HS_PARAM_T_U32_ARRAY) {
             def = g_strdup("default []");
+        } else if (p->type == HS_PARAM_T_ENUM) {
+            def = g_strdup_printf("default \"%s\"", p->choices[(int) p->def]);
         } else if (p->type == HS_PARAM_T_STR) {
             def = g_strdup_printf("default \"%s\"", p->def_str);
         } else if (p->type == HS_PARAM_T_BOOL) {

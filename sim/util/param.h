@@ -42,6 +42,7 @@ typedef enum {
     HS_PARAM_T_STR,      /* stored as char * (transfer full, g_free) */
     HS_PARAM_T_OBJ,      /* a nested object: an embedded struct, its own table */
     HS_PARAM_T_U32_ARRAY, /* an array of integers: uint32_t[max] and a uint32_t count */
+    HS_PARAM_T_ENUM,     /* a name from a table sized by its enum, stored as the enum */
 } HsParamType;
 
 typedef struct HsParam {
@@ -51,7 +52,8 @@ typedef struct HsParam {
     double min, max;             /* inclusive range for numbers */
     double def;                  /* default; HS_REQUIRED (NaN) if required */
     const char *def_str;         /* STR default; NULL if required */
-    const char *const *choices;  /* STR: NULL-terminated allowed values */
+    const char *const *choices;  /* STR: NULL-terminated allowed values; ENUM: the
+                                  * enum's name table (max + 1 entries) */
     const char *desc;            /* one line, for --describe */
     const struct HsParam *sub;   /* OBJ: the nested struct's table */
     size_t count_offset;         /* U32_ARRAY: offsetof the uint32_t count */
@@ -92,6 +94,12 @@ typedef struct HsParam {
                 0 * sizeof(char[sizeof(((T *) 0)->f) >= (mx) * sizeof(uint32_t) ? 1 : -1]), \
       .count_offset = HS_PARAM_OFFSET(T, cnt, uint32_t), .max_count = (mx),   \
       .min = (lo), .max = (hi), .def = (req) ? HS_REQUIRED : 0, .desc = (text) }
+/* T.f is the enum E (int-sized), read by name from @names[0..n-1]; @d is
+ * the default's index or HS_REQUIRED */
+#define HS_PARAM_ENUM(n, T, f, E, names, cnt, d, text)                         \
+    { .name = (n), .type = HS_PARAM_T_ENUM,                                   \
+      .offset = HS_PARAM_OFFSET(T, f, E) + 0 * sizeof(char[sizeof(E) == sizeof(int) ? 1 : -1]), \
+      .choices = (names), .min = 0, .max = (cnt) - 1, .def = (d), .desc = (text) }
 #define HS_PARAM_END { .name = NULL, .type = HS_PARAM_T_END }
 
 /*

@@ -43,3 +43,9 @@ base = json.load(open("../replay/base.json"))
 base["workload"]["options"]["row_allign"] = 256
 with open("record/options-typo.json", "w") as f:
     json.dump(base, f)
+
+# the workload's sync by name through its enum's table (raw bytes escaped)
+base = json.load(open("../replay/base.json"))
+base["workload"]["sync"] = "fast\u0007\u2028"
+with open("record/workload-sync-control.json", "w") as f:
+    json.dump(base, f)
