@@ -31,8 +31,7 @@ esac
 
 corpus="$build/corpus/$target"
 mkdir -p "$corpus" "$build/artifacts"
-dict=()
-[ "$target" != safetensors ] || true
+# every format is JSON or holds a JSON header
 dict=(-dict=fuzz/json.dict)
 
 # detect_leaks: a leak is a failure; halt_on_error: UBSan too
