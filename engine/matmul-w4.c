@@ -186,28 +186,38 @@ w4_row2_avx2(const EngMatrix *w, size_t r, const float *x0, const float *x1, flo
     out[1] = w4_reduce8_avx2(tot1);
 }
 
+/* Row @r of y for tokens [s0, s1).  The thread loop stays outside the
+ * target functions: clang 14 outlines an OpenMP region without its
+ * function's target attribute and then cannot lower the AVX code in it
+ * ("Do not know how to split the result of this operator"). */
 W4_TARGET static void
+w4_rowspan_avx2(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r)
+{
+    const size_t k = w->cols, n = w->rows;
+    size_t t = s0;
+    for (; t + 2 <= s1; t += 2) {
+        float out[2];
+        w4_row2_avx2(w, r, x + t * k, x + (t + 1) * k, out);
+        y[t * n + r] = out[0];
+        y[(t + 1) * n + r] = out[1];
+    }
+    if (t < s1) {
+        y[t * n + r] = w4_row1_avx2(w, r, x + t * k);
+    }
+}
+
+static void
 w4_matmul_avx2(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1,
                size_t r0, size_t r1)
 {
-    const size_t k = w->cols, n = w->rows;
+    const size_t k = w->cols;
     /* y [s1 - s0, r1 - r0]: one thread owns each output row r (a column
      * of y), for all its tokens */
     #pragma omp parallel for schedule(static) if ((r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     for (size_t r = r0; r < r1; r++) {
-        size_t t = s0;
-        for (; t + 2 <= s1; t += 2) {
-            float out[2];
-            w4_row2_avx2(w, r, x + t * k, x + (t + 1) * k, out);
-            y[t * n + r] = out[0];
-            y[(t + 1) * n + r] = out[1];
-        }
-        if (t < s1) {
-            y[t * n + r] = w4_row1_avx2(w, r, x + t * k);
-        }
+        w4_rowspan_avx2(x, w, y, s0, s1, r);
     }
 }
-
 
 #define W4_TARGET512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
 
@@ -284,37 +294,88 @@ w4_row_avx512(const EngMatrix *w, size_t r, const float *const x[W4_TOK_512], in
     }
 }
 
+/* Row @r of y for tokens [s0, s1) (see w4_rowspan_avx2 for the split). */
 W4_TARGET512 static void
+w4_rowspan_avx512(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r)
+{
+    const size_t k = w->cols, n = w->rows;
+    size_t t = s0;
+    for (; t + W4_TOK_512 <= s1; t += W4_TOK_512) {
+        const float *xs[W4_TOK_512];
+        float out[W4_TOK_512];
+        for (int i = 0; i < W4_TOK_512; i++) {
+            xs[i] = x + (t + i) * k;
+        }
+        w4_row_avx512(w, r, xs, W4_TOK_512, out);  /* inlined: nt is constant */
+        for (int i = 0; i < W4_TOK_512; i++) {
+            y[(t + i) * n + r] = out[i];
+        }
+    }
+    for (; t < s1; t++) {
+        const float *xs[W4_TOK_512] = { x + t * k };
+        float out[W4_TOK_512];
+        w4_row_avx512(w, r, xs, 1, out);
+        y[t * n + r] = out[0];
+    }
+}
+
+static void
 w4_matmul_avx512(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1,
                  size_t r0, size_t r1)
 {
-    const size_t k = w->cols, n = w->rows;
+    const size_t k = w->cols;
     #pragma omp parallel for schedule(static) if ((r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     for (size_t r = r0; r < r1; r++) {
-        size_t t = s0;
-        for (; t + W4_TOK_512 <= s1; t += W4_TOK_512) {
-            const float *xs[W4_TOK_512];
-            float out[W4_TOK_512];
-            for (int i = 0; i < W4_TOK_512; i++) {
-                xs[i] = x + (t + i) * k;
-            }
-            w4_row_avx512(w, r, xs, W4_TOK_512, out);  /* inlined: nt is constant */
-            for (int i = 0; i < W4_TOK_512; i++) {
-                y[(t + i) * n + r] = out[i];
-            }
-        }
-        for (; t < s1; t++) {
-            const float *xs[W4_TOK_512] = { x + t * k };
-            float out[W4_TOK_512];
-            w4_row_avx512(w, r, xs, 1, out);
-            y[t * n + r] = out[0];
-        }
+        w4_rowspan_avx512(x, w, y, s0, s1, r);
     }
 }
 #endif
 
-static const char *const isa_name[ENG_ISA_COUNT] = { "auto", "portable", "avx2", "avx512" };
+static const char *const isa_name[] = { "auto", "portable", "avx2", "avx512" };
+G_STATIC_ASSERT(G_N_ELEMENTS(isa_name) == ENG_ISA_COUNT);
 static int isa_forced = ENG_ISA_AUTO;
+
+#ifdef HAVE_W4_AVX2
+#include <cpuid.h>
+
+/*
+ * CPU features from CPUID and XGETBV, the same with gcc and clang (clang 14's
+ * __builtin_cpu_supports knows no "f16c").  Bits from the Intel SDM vol. 2A,
+ * CPUID leaf 1 ECX and leaf 7 EBX; a feature counts only when the OS saves
+ * its registers (XCR0: SSE|AVX = 0x6, plus opmask|ZMM = 0xe0 for AVX-512).
+ */
+enum {
+    CPUID1_ECX_FMA = 1u << 12, CPUID1_ECX_OSXSAVE = 1u << 27, CPUID1_ECX_AVX = 1u << 28,
+    CPUID1_ECX_F16C = 1u << 29,
+    CPUID7_EBX_AVX2 = 1u << 5, CPUID7_EBX_AVX512F = 1u << 16, CPUID7_EBX_AVX512DQ = 1u << 17,
+    CPUID7_EBX_AVX512BW = 1u << 30, CPUID7_EBX_AVX512VL = 1u << 31,
+    XCR0_AVX = 0x6, XCR0_AVX512 = 0xe0,
+};
+
+static void
+cpu_features(gboolean *avx2, gboolean *avx512)
+{
+    unsigned a, b, c, d;
+    *avx2 = *avx512 = FALSE;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) {
+        return;
+    }
+    unsigned c1 = c;
+    unsigned need1 = CPUID1_ECX_FMA | CPUID1_ECX_OSXSAVE | CPUID1_ECX_AVX | CPUID1_ECX_F16C;
+    if ((c1 & need1) != need1 || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+        return;
+    }
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & XCR0_AVX) != XCR0_AVX) {
+        return;
+    }
+    *avx2 = (b & CPUID7_EBX_AVX2) != 0;
+    unsigned need7 = CPUID7_EBX_AVX512F | CPUID7_EBX_AVX512DQ | CPUID7_EBX_AVX512BW |
+                     CPUID7_EBX_AVX512VL;
+    *avx512 = *avx2 && (b & need7) == need7 && (lo & XCR0_AVX512) == XCR0_AVX512;
+}
+#endif
 
 static gboolean
 isa_supported(EngIsa isa)
@@ -325,13 +386,11 @@ isa_supported(EngIsa isa)
         return TRUE;
 #ifdef HAVE_W4_AVX2
     case ENG_ISA_AVX2:
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
-    case ENG_ISA_AVX512:
-        return isa_supported(ENG_ISA_AVX2) && __builtin_cpu_supports("avx512f") &&
-               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-               __builtin_cpu_supports("avx512dq");
+    case ENG_ISA_AVX512: {
+        gboolean avx2, avx512;
+        cpu_features(&avx2, &avx512);
+        return isa == ENG_ISA_AVX2 ? avx2 : avx512;
+    }
 #endif
     default:
         return FALSE;

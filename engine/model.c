@@ -4,6 +4,7 @@
  * the simulator's tasks use.
  */
 #include "engine/model.h"
+#include "sim/util/error.h"
 #include "engine/safetensors.h"
 #include "engine/weights.h"
 
@@ -43,6 +44,25 @@ static uint32_t
 bias_len(const EngModelConfig *c, int which)
 {
     return (which == 0 ? c->heads : c->kv_heads) * c->head_dim;
+}
+
+gboolean
+eng_config_check(const EngModelConfig *cfg, GError **error)
+{
+    if (cfg->head_dim == 0 || cfg->head_dim % 2 != 0) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.head_dim: expected an even integer for the functional engine's "
+                    "rotary embedding, or --functional off for timing only (got %u)",
+                    cfg->head_dim);
+        return FALSE;
+    }
+    if (cfg->heads == 0 || cfg->kv_heads == 0 || cfg->heads % cfg->kv_heads != 0) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.num_key_value_heads: expected a divisor of num_attention_heads %u "
+                    "(got %u)", cfg->heads, cfg->kv_heads);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 EngModel *

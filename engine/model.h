@@ -60,6 +60,15 @@ typedef enum {
 typedef struct EngModel EngModel;
 
 /* A model with synthetic weights from cfg->seed.  (transfer full) */
+/*
+ * What the engine can compute, checked where a config is read for values
+ * (the functional check, `infer`) before anything runs: heads and KV heads
+ * non-zero with kv_heads dividing heads, an even head_dim (RoPE rotates
+ * pairs).  Errors are HS_CONFIG_ERROR "$.key: expected ... (got ...)"
+ * without the file name.  eng_model_new() asserts the same.
+ */
+gboolean eng_config_check(const EngModelConfig *cfg, GError **error);
+
 EngModel *eng_model_new(const EngModelConfig *cfg);
 
 /*

@@ -3,6 +3,7 @@
  */
 #include "engine/safetensors.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 #include "engine/kernels.h"
 
@@ -60,18 +61,24 @@ dtype_size(const char *d)
     return 0;
 }
 
+/* A non-negative integer that a uint64_t and a double both hold exactly
+ * (2^53: every byte offset of a real file). */
 static gboolean
-parse_file(EngSafetensors *st, const char *path, GError **error)
+get_size(const cJSON *v, uint64_t *out)
 {
-    g_autoptr(GError) local = NULL;
-    GMappedFile *map = g_mapped_file_new(path, FALSE, &local);
-    if (map == NULL) {
-        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_IO, "%s", local->message);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 9007199254740992.0 ||
+        v->valuedouble != floor(v->valuedouble)) {
         return FALSE;
     }
-    g_ptr_array_add(st->maps, map);
-    const uint8_t *base = (const uint8_t *) g_mapped_file_get_contents(map);
-    uint64_t size = g_mapped_file_get_length(map);
+    *out = (uint64_t) v->valuedouble;
+    return TRUE;
+}
+
+/* Parse one file's bytes (@base, @size, borrowed: they must outlive @st). */
+static gboolean
+parse_bytes(EngSafetensors *st, const uint8_t *base, uint64_t size, const char *path,
+            GError **error)
+{
     if (size < 8) {
         g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
                     "%s: truncated safetensors file (%" G_GUINT64_FORMAT " bytes, no header)",
@@ -96,6 +103,12 @@ parse_file(EngSafetensors *st, const char *path, GError **error)
                     jerr->message);
         return FALSE;
     }
+    if (!cJSON_IsObject(head)) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                    "%s: safetensors header: expected an object (got %s)", path,
+                    hs_json_kind(head));
+        return FALSE;
+    }
     const uint8_t *data = base + 8 + hlen;
     uint64_t data_len = size - 8 - hlen;
     char *file = g_strdup(path);
@@ -105,47 +118,85 @@ parse_file(EngSafetensors *st, const char *path, GError **error)
         if (strcmp(t->string, "__metadata__") == 0) {
             continue;
         }
-        const cJSON *dt = cJSON_GetObjectItem(t, "dtype");
-        const cJSON *sh = cJSON_GetObjectItem(t, "shape");
-        const cJSON *off = cJSON_GetObjectItem(t, "data_offsets");
-        if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(off) ||
-            cJSON_GetArraySize(off) != 2 || cJSON_GetArraySize(sh) > 8) {
+        g_autofree char *name = hs_escape(t->string);
+        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(t, "shape");
+        const cJSON *off = cJSON_GetObjectItemCaseSensitive(t, "data_offsets");
+        if (!cJSON_IsObject(t) || !cJSON_IsString(dt) || !cJSON_IsArray(sh) ||
+            !cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2 || cJSON_GetArraySize(sh) > 8) {
             g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
                         "%s: tensor %s: expected dtype, shape and data_offsets in the header",
-                        path, t->string);
+                        path, name);
             return FALSE;
         }
-        Entry *e = g_new0(Entry, 1);
+        if (g_hash_table_contains(st->tensors, t->string)) {
+            g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                        "%s: tensor %s: listed twice", path, name);
+            return FALSE;
+        }
+        g_autofree Entry *e = g_new0(Entry, 1);
         e->file = file;
         g_strlcpy(e->dtype, dt->valuestring, sizeof(e->dtype));
+        /* element count, saturated at 2^60 (times a dtype's 4 bytes still
+         * fits): no real tensor, so it fails the byte check below rather
+         * than wrapping round to a size that passes */
         uint64_t count = 1;
         const cJSON *d = NULL;
         cJSON_ArrayForEach(d, sh) {
-            e->shape[e->rank++] = (uint64_t) d->valuedouble;
-            count *= (uint64_t) d->valuedouble;
+            uint64_t dim;
+            if (!get_size(d, &dim)) {
+                g_autofree char *got = hs_json_describe(d);
+                g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                            "%s: tensor %s: shape[%d]: expected a non-negative integer (got %s)",
+                            path, name, e->rank, got);
+                return FALSE;
+            }
+            e->shape[e->rank++] = dim;
+            count = (dim != 0 && count > (UINT64_C(1) << 60) / dim) ? (UINT64_C(1) << 60)
+                                                                      : count * dim;
         }
-        double b = cJSON_GetArrayItem(off, 0)->valuedouble;
-        double en = cJSON_GetArrayItem(off, 1)->valuedouble;
+        uint64_t b, en;
+        if (!get_size(cJSON_GetArrayItem(off, 0), &b) ||
+            !get_size(cJSON_GetArrayItem(off, 1), &en)) {
+            g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                        "%s: tensor %s: data_offsets: expected two non-negative integers",
+                        path, name);
+            return FALSE;
+        }
         int ds = dtype_size(e->dtype);
-        if (b < 0 || en < b || en > (double) data_len) {
+        if (en < b || en > data_len) {
             g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
-                        "%s: tensor %s: data [%.0f, %.0f) lies outside the file's %" G_GUINT64_FORMAT
-                        " data bytes (truncated file?)", path, t->string, b, en, data_len);
-            g_free(e);
+                        "%s: tensor %s: data [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+                        ") lies outside the file's %" G_GUINT64_FORMAT
+                        " data bytes (truncated file?)", path, name, b, en, data_len);
             return FALSE;
         }
-        if (ds && (uint64_t) (en - b) != count * (uint64_t) ds) {
+        if (ds && en - b != count * (uint64_t) ds) {
+            g_autofree char *dtype = hs_escape(e->dtype);
             g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
-                        "%s: tensor %s: %.0f bytes for %" G_GUINT64_FORMAT " %s values",
-                        path, t->string, en - b, count, e->dtype);
-            g_free(e);
+                        "%s: tensor %s: %" G_GUINT64_FORMAT " bytes for %" G_GUINT64_FORMAT
+                        " %s values", path, name, en - b, count, dtype);
             return FALSE;
         }
-        e->data = data + (uint64_t) b;
-        e->nbytes = (uint64_t) (en - b);
-        g_hash_table_replace(st->tensors, g_strdup(t->string), e);
+        e->data = data + b;
+        e->nbytes = en - b;
+        g_hash_table_replace(st->tensors, g_strdup(t->string), g_steal_pointer(&e));
     }
     return TRUE;
+}
+
+static gboolean
+parse_file(EngSafetensors *st, const char *path, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    GMappedFile *map = g_mapped_file_new(path, FALSE, &local);
+    if (map == NULL) {
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_IO, "%s", local->message);
+        return FALSE;
+    }
+    g_ptr_array_add(st->maps, map);
+    return parse_bytes(st, (const uint8_t *) g_mapped_file_get_contents(map),
+                       g_mapped_file_get_length(map), path, error);
 }
 
 static gint
@@ -186,13 +237,63 @@ check_index(const EngSafetensors *st, GError **error)
         const Entry *e = g_hash_table_lookup(st->tensors, t->string);
         g_autofree char *base = e ? g_path_get_basename(e->file) : NULL;
         if (!cJSON_IsString(t) || base == NULL || strcmp(base, t->valuestring) != 0) {
+            g_autofree char *name = hs_escape(t->string);
+            g_autofree char *want = hs_escape(cJSON_IsString(t) ? t->valuestring : "?");
             g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_MISSING_TENSOR,
-                        "%s: tensor %s: expected in %s (found %s)", path, t->string,
-                        cJSON_IsString(t) ? t->valuestring : "?", base ? base : "nowhere");
+                        "%s: tensor %s: expected in %s (found %s)", path, name, want,
+                        base ? base : "nowhere");
             return FALSE;
         }
     }
     return TRUE;
+}
+
+static EngSafetensors *
+st_new(const char *dir)
+{
+    EngSafetensors *st = g_new0(EngSafetensors, 1);
+    st->dir = g_strdup(dir);
+    st->maps = g_ptr_array_new_with_free_func((GDestroyNotify) g_mapped_file_unref);
+    st->files = g_ptr_array_new_with_free_func(g_free);
+    st->tensors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    return st;
+}
+
+EngSafetensors *
+eng_safetensors_open_bytes(const void *data, size_t len, const char *what, GError **error)
+{
+    EngSafetensors *st = st_new(what);
+    if (!parse_bytes(st, data, len, what, error)) {
+        eng_safetensors_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+GStrv
+eng_safetensors_names(const EngSafetensors *st)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer k;
+    g_hash_table_iter_init(&it, st->tensors);
+    while (g_hash_table_iter_next(&it, &k, NULL)) {
+        g_ptr_array_add(names, g_strdup(k));
+    }
+    g_ptr_array_sort(names, cmp_str);
+    g_ptr_array_add(names, NULL);
+    return (GStrv) g_ptr_array_free(g_steal_pointer(&names), FALSE);
+}
+
+int
+eng_safetensors_shape(const EngSafetensors *st, const char *name, uint64_t shape[8])
+{
+    const Entry *e = g_hash_table_lookup(st->tensors, name);
+    if (e == NULL) {
+        return -1;
+    }
+    memcpy(shape, e->shape, sizeof(e->shape));
+    return e->rank;
 }
 
 EngSafetensors *
@@ -217,11 +318,7 @@ eng_safetensors_open_dir(const char *dir, GError **error)
         return NULL;
     }
     g_ptr_array_sort(names, cmp_str);
-    EngSafetensors *st = g_new0(EngSafetensors, 1);
-    st->dir = g_strdup(dir);
-    st->maps = g_ptr_array_new_with_free_func((GDestroyNotify) g_mapped_file_unref);
-    st->files = g_ptr_array_new_with_free_func(g_free);
-    st->tensors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    EngSafetensors *st = st_new(dir);
     for (guint i = 0; i < names->len; i++) {
         if (!parse_file(st, names->pdata[i], error)) {
             eng_safetensors_free(st);
@@ -257,6 +354,7 @@ eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint6
                          int rank, float *out, GError **error)
 {
     const Entry *e = g_hash_table_lookup(st->tensors, name);
+    g_autofree char *ename = hs_escape(name);
     if (e == NULL) {
         GString *files = g_string_new(NULL);
         for (guint i = 0; i < st->files->len; i++) {
@@ -264,7 +362,7 @@ eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint6
             g_string_append_printf(files, "%s%s", i ? ", " : "", base);
         }
         g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_MISSING_TENSOR,
-                    "%s: tensor %s: not found (files: %s)", st->dir, name, files->str);
+                    "%s: tensor %s: not found (files: %s)", st->dir, ename, files->str);
         g_string_free(files, TRUE);
         return FALSE;
     }
@@ -275,7 +373,7 @@ eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint6
     if (!same) {
         g_autofree char *want = shape_text(shape, rank), *got = shape_text(e->shape, e->rank);
         g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_SHAPE,
-                    "%s: tensor %s: expected shape %s (got %s)", e->file, name, want, got);
+                    "%s: tensor %s: expected shape %s (got %s)", e->file, ename, want, got);
         return FALSE;
     }
     uint64_t count = 1;
@@ -298,10 +396,22 @@ eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint6
             memcpy(&out[i], &bits, 4);
         }
     } else {
+        g_autofree char *dtype = hs_escape(e->dtype);
         g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_DTYPE,
                     "%s: tensor %s: unsupported dtype %s (expected F32, F16 or BF16)", e->file,
-                    name, e->dtype);
+                    ename, dtype);
         return FALSE;
+    }
+    /* NaN or Inf would reach the quantiser (an undefined float-to-int
+     * conversion) and every value computed from it: refused here, by name */
+    for (uint64_t i = 0; i < count; i++) {
+        if (!isfinite(out[i])) {
+            g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                        "%s: tensor %s: expected finite values (got %s at element %"
+                        G_GUINT64_FORMAT ")", e->file, ename,
+                        isnan(out[i]) ? "nan" : out[i] > 0 ? "inf" : "-inf", i);
+            return FALSE;
+        }
     }
     return TRUE;
 }

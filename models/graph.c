@@ -17,13 +17,15 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const mdl_op_name[MDL_OP_COUNT] = {
+const char *const mdl_op_name[] = {
     "embed", "rmsnorm", "matmul", "rope", "attention", "act", "add",
 };
-const char *const mdl_weight_name[MDL_W_COUNT] = {
+G_STATIC_ASSERT(G_N_ELEMENTS(mdl_op_name) == MDL_OP_COUNT);
+const char *const mdl_weight_name[] = {
     "none", "q", "k", "v", "o", "gate", "up", "down", "lm_head",
 };
-const char *const mdl_precision_name[MDL_PREC_COUNT] = {
+G_STATIC_ASSERT(G_N_ELEMENTS(mdl_weight_name) == MDL_W_COUNT);
+const char *const mdl_precision_name[] = {
     "w4a16", "w8a16", "w8a8", "w4a8", "fp16", "w8a8-shadow", "fp4a16", "q4_0", "q8_0",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(mdl_precision_name) == MDL_PREC_COUNT);
@@ -99,9 +101,16 @@ build(const MdlSpec *s, uint32_t tokens, uint32_t pos0, gboolean decode)
         uint32_t o = matmul(&b, L, "wo", MDL_W_O, at, q_dim, h);
         uint32_t h1 = add_node(&b, MDL_OP_ADD, L, "attn_add", h, 2, (uint32_t[]) { x, o });
         uint32_t fn = add_node(&b, MDL_OP_RMSNORM, L, "ffn_norm", h, 1, &h1);
-        uint32_t g = matmul(&b, L, "ffn_gate", MDL_W_GATE, fn, h, f);
-        uint32_t u = matmul(&b, L, "ffn_up", MDL_W_UP, fn, h, f);
-        uint32_t a = add_node(&b, MDL_OP_ACT, L, "ffn_act", f, 2, (uint32_t[]) { g, u });
+        uint32_t a;
+        if (s->gated_mlp) {
+            uint32_t g = matmul(&b, L, "ffn_gate", MDL_W_GATE, fn, h, f);
+            uint32_t u = matmul(&b, L, "ffn_up", MDL_W_UP, fn, h, f);
+            a = add_node(&b, MDL_OP_ACT, L, "ffn_act", f, 2, (uint32_t[]) { g, u });
+        } else {
+            /* Phi's fc1 -> GELU -> fc2: no gate */
+            uint32_t u = matmul(&b, L, "ffn_up", MDL_W_UP, fn, h, f);
+            a = add_node(&b, MDL_OP_ACT, L, "ffn_act", f, 1, &u);
+        }
         uint32_t d = matmul(&b, L, "ffn_down", MDL_W_DOWN, a, f, h);
         x = add_node(&b, MDL_OP_ADD, L, "ffn_add", h, 2, (uint32_t[]) { h1, d });
     }
@@ -233,8 +242,9 @@ mdl_node_work(const MdlNode *node, uint32_t tok0, uint32_t tok1, uint32_t row0,
         w->write_bytes = (uint64_t) (elems * 2);
         break;
     case MDL_OP_ACT:
+        /* gated: reads gate and up; ungated (Phi): up only */
         w->flops = (uint64_t) (elems * 8);
-        w->read_bytes = (uint64_t) (elems * 4);
+        w->read_bytes = (uint64_t) (elems * 2 * node->n_src);
         w->write_bytes = (uint64_t) (elems * 2);
         break;
     case MDL_OP_ADD:

@@ -8,6 +8,7 @@
  */
 #include "models/spec.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 
 #include <math.h>
@@ -61,10 +62,11 @@ get_double(const cJSON *root, const char *key, double def, double *out,
         *out = def;
         return TRUE;
     }
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) {
+    /* finite: 1e999 parses as inf and would reach the engine as NaN */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble)) {
         g_autofree char *got = hs_json_describe(v);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.%s: expected a positive number (got %s)", key, got);
+                    "$.%s: expected a finite positive number (got %s)", key, got);
         return FALSE;
     }
     *out = v->valuedouble;
@@ -88,6 +90,37 @@ get_bool(const cJSON *root, const char *key, gboolean def, gboolean *out,
     }
     *out = cJSON_IsTrue(v);
     return TRUE;
+}
+
+/*
+ * The key a family spells a field with: ChatGLM2 (THUDM/chatglm2-6b
+ * config.json) names its fields its own way; Phi-2 (microsoft/phi-2) its
+ * LayerNorm epsilon.  Reading through the alias keeps the JSON path of
+ * every message the one in the user's file.
+ */
+static const struct {
+    const char *model_type, *key, *alias;
+} family_keys[] = {
+    { "chatglm", "num_hidden_layers", "num_layers" },
+    { "chatglm", "intermediate_size", "ffn_hidden_size" },
+    { "chatglm", "head_dim", "kv_channels" },
+    { "chatglm", "vocab_size", "padded_vocab_size" },
+    { "chatglm", "max_position_embeddings", "seq_length" },
+    { "chatglm", "rms_norm_eps", "layernorm_epsilon" },
+    { "chatglm", "attention_bias", "add_qkv_bias" },
+    { "phi", "rms_norm_eps", "layer_norm_eps" },
+};
+
+static const char *
+key_of(const char *type, const char *key)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(family_keys); i++) {
+        if (strcmp(family_keys[i].model_type, type) == 0 &&
+            strcmp(family_keys[i].key, key) == 0) {
+            return family_keys[i].alias;
+        }
+    }
+    return key;
 }
 
 static const char *
@@ -115,12 +148,13 @@ spec_from_json(const cJSON *root, GError **error)
         return NULL;
     }
     static const char *const known[] = {
-        "llama", "mistral", "qwen2", "internlm2", "gemma", NULL,
+        "llama", "mistral", "qwen2", "internlm2", "gemma", "chatglm", "phi", NULL,
     };
     if (!g_strv_contains(known, type)) {
         g_autofree char *list = g_strjoinv(", ", (char **) known);
+        g_autofree char *got = hs_escape(type);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.model_type: expected one of %s (got \"%s\")", list, type);
+                    "$.model_type: expected one of %s (got \"%s\")", list, got);
         return NULL;
     }
     s->model_type = g_strdup(type);
@@ -131,17 +165,27 @@ spec_from_json(const cJSON *root, GError **error)
      * 405B: hidden 16384, FFN 53248, 126 layers, 128 heads; Gemma: vocab
      * 256000), so a typo is an error rather than hours of simulation or a
      * failed allocation. */
+    /* ChatGLM2 has grouped KV heads only with multi_query_attention */
+    gboolean chatglm = strcmp(type, "chatglm") == 0;
+    gboolean mqa = FALSE;
+    if (chatglm && !get_bool(root, "multi_query_attention", FALSE, &mqa, error)) {
+        return NULL;
+    }
+    const char *kv_key = chatglm ? (mqa ? "multi_query_group_num" : "num_attention_heads")
+                                 : "num_key_value_heads";
     if (!get_uint(root, "hidden_size", 0, 65536, &s->hidden_size, error) ||
-        !get_uint(root, "intermediate_size", 0, 262144, &s->intermediate_size, error) ||
-        !get_uint(root, "num_hidden_layers", 0, 1024, &s->num_hidden_layers, error) ||
+        !get_uint(root, key_of(type, "intermediate_size"), 0, 262144, &s->intermediate_size,
+                  error) ||
+        !get_uint(root, key_of(type, "num_hidden_layers"), 0, 1024, &s->num_hidden_layers,
+                  error) ||
         !get_uint(root, "num_attention_heads", 0, 1024, &s->num_attention_heads, error) ||
-        !get_uint(root, "vocab_size", 0, 1u << 20, &s->vocab_size, error) ||
-        !get_uint(root, "num_key_value_heads", s->num_attention_heads, 1024,
-                  &s->num_key_value_heads, error) ||
-        !get_uint(root, "max_position_embeddings", 2048, 1000000000,
+        !get_uint(root, key_of(type, "vocab_size"), 0, 1u << 20, &s->vocab_size, error) ||
+        !get_uint(root, kv_key, s->num_attention_heads, 1024, &s->num_key_value_heads,
+                  error) ||
+        !get_uint(root, key_of(type, "max_position_embeddings"), 2048, 1000000000,
                   &s->max_position_embeddings, error) ||
         !get_double(root, "rope_theta", 10000.0, &s->rope_theta, error) ||
-        !get_double(root, "rms_norm_eps", 1e-6, &s->rms_norm_eps, error)) {
+        !get_double(root, key_of(type, "rms_norm_eps"), 1e-6, &s->rms_norm_eps, error)) {
         return NULL;
     }
     gboolean gemma = strcmp(type, "gemma") == 0;
@@ -151,19 +195,22 @@ spec_from_json(const cJSON *root, GError **error)
         return NULL;
     }
     /* Qwen2 puts biases on Q/K/V without saying so in config.json */
-    if (!get_bool(root, "attention_bias", qwen2, &s->attention_bias, error) ||
+    gboolean phi = strcmp(type, "phi") == 0;
+    /* Phi-2's linear layers all carry biases */
+    if (!get_bool(root, key_of(type, "attention_bias"), qwen2 || phi, &s->attention_bias,
+                  error) ||
         !get_bool(root, "bias", s->attention_bias, &s->attention_bias, error)) {
         return NULL;
     }
     if (s->hidden_size % s->num_attention_heads != 0 &&
-        cJSON_GetObjectItemCaseSensitive(root, "head_dim") == NULL) {
+        cJSON_GetObjectItemCaseSensitive(root, key_of(type, "head_dim")) == NULL) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
                     "$.num_attention_heads: expected a divisor of hidden_size %u "
                     "when head_dim is absent (got %u)", s->hidden_size,
                     s->num_attention_heads);
         return NULL;
     }
-    if (!get_uint(root, "head_dim", s->hidden_size / s->num_attention_heads, 4096,
+    if (!get_uint(root, key_of(type, "head_dim"), s->hidden_size / s->num_attention_heads, 4096,
                   &s->head_dim, error)) {
         return NULL;
     }
@@ -184,12 +231,42 @@ spec_from_json(const cJSON *root, GError **error)
         /* Gemma's reference uses the tanh approximation whatever it says */
         s->act = MDL_ACT_GELU_TANH;
     } else {
+        g_autofree char *got = hs_escape(act);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.hidden_act: expected silu or gelu (got \"%s\")", act);
+                    "$.hidden_act: expected silu or gelu (got \"%s\")", got);
         return NULL;
     }
     s->embed_scale = gemma;
     s->norm_plus_one = gemma;
+    s->gated_mlp = !phi;
+    s->layer_norm = phi;
+    s->parallel_block = phi;
+    /* ChatGLM2 rotates half of each head (RotaryEmbedding(kv_channels // 2)
+     * in THUDM/chatglm2-6b modeling_chatglm.py); others say so, or all */
+    if (!get_double(root, "partial_rotary_factor", chatglm ? 0.5 : 1.0,
+                    &s->partial_rotary_factor, error)) {
+        return NULL;
+    }
+    if (s->partial_rotary_factor > 1) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.partial_rotary_factor: expected a number in (0, 1] (got %g)",
+                    s->partial_rotary_factor);
+        return NULL;
+    }
+    /* a window only where it is used: Qwen2 configs carry one with
+     * use_sliding_window false */
+    gboolean use_window = TRUE;
+    if (!get_bool(root, "use_sliding_window", TRUE, &use_window, error)) {
+        return NULL;
+    }
+    const cJSON *win = cJSON_GetObjectItemCaseSensitive(root, "sliding_window");
+    if (use_window && win && !cJSON_IsNull(win) &&
+        !get_uint(root, "sliding_window", 0, 1000000000, &s->sliding_window, error)) {
+        return NULL;
+    }
+    if (!use_window) {
+        s->sliding_window = 0;
+    }
     return g_steal_pointer(&s);
 }
 
@@ -282,6 +359,34 @@ mdl_spec_to_json(const MdlSpec *s)
     return o;
 }
 
+char *
+mdl_spec_functional_gap(const MdlSpec *s, uint64_t positions)
+{
+    if (s->layer_norm || s->parallel_block || !s->gated_mlp) {
+        return g_strdup_printf("$.model_type: expected a family the functional engine computes "
+                               "(got \"%s\": LayerNorm, parallel attention and MLP, an ungated "
+                               "MLP); --functional off runs timing only", s->model_type);
+    }
+    if (strcmp(s->model_type, "chatglm") == 0) {
+        return g_strdup("$.model_type: expected a family the functional engine computes "
+                        "(got \"chatglm\": rotary embedding on half of each head, its own "
+                        "weight layout); --functional off runs timing only");
+    }
+    if (s->partial_rotary_factor != 1.0) {
+        return g_strdup_printf("$.partial_rotary_factor: expected 1, the rotary embedding the "
+                               "functional engine computes (got %g); --functional off runs "
+                               "timing only", s->partial_rotary_factor);
+    }
+    if (s->sliding_window && positions > s->sliding_window) {
+        return g_strdup_printf("$.sliding_window: expected a request of at most %u positions, "
+                               "as the functional engine attends to every position, not to a "
+                               "window (got %" G_GUINT64_FORMAT ", prompt + decode); "
+                               "--functional off runs timing only", s->sliding_window,
+                               positions);
+    }
+    return NULL;
+}
+
 uint64_t
 mdl_spec_param_count(const MdlSpec *s)
 {
@@ -292,7 +397,7 @@ mdl_spec_param_count(const MdlSpec *s)
     if (s->attention_bias) {
         attn += q + 2 * kv;
     }
-    uint64_t layer = attn + 3 * h * f + 2 * h;      /* two RMSNorm weights */
+    uint64_t layer = attn + (s->gated_mlp ? 3 : 2) * h * f + 2 * h;  /* two norm weights */
     uint64_t embed = (uint64_t) s->vocab_size * h;
     return embed + s->num_hidden_layers * layer + h +
            (s->tie_word_embeddings ? 0 : embed);

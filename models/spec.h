@@ -44,7 +44,24 @@ typedef struct MdlSpec {
     gboolean attention_bias;       /* bias on Q/K/V projections (Qwen2) */
     gboolean embed_scale;          /* multiply embeddings by sqrt(hidden) (Gemma) */
     gboolean norm_plus_one;        /* RMSNorm uses (1 + w) (Gemma) */
+
+    /* Families the functional engine does not compute; timing runs still
+     * model their shapes (the graph is the sequential pre-norm block with
+     * the same matmuls; a norm's cost does not depend on its kind). */
+    gboolean gated_mlp;            /* gate * act(up) (all but Phi: fc1 -> GELU -> fc2) */
+    gboolean layer_norm;           /* LayerNorm, not RMSNorm (Phi) */
+    gboolean parallel_block;       /* attention and MLP from the same input (Phi) */
+    double partial_rotary_factor;  /* share of head_dim rotated (1; Phi 0.4, ChatGLM2 0.5) */
+    uint32_t sliding_window;       /* attention window in positions, 0 = none (Mistral) */
 } MdlSpec;
+
+/*
+ * What the functional engine (engine/) cannot compute for @spec over
+ * @positions positions (prompt + decode), as "$.key: ..." naming the key,
+ * or NULL if it can: LayerNorm, parallel blocks, ungated MLPs, a partial
+ * rotary embedding, a sliding window the request passes.  (transfer full)
+ */
+char *mdl_spec_functional_gap(const MdlSpec *spec, uint64_t positions);
 
 /*
  * Load a model description.  @name_or_path is a shipped model's short name

@@ -4,11 +4,14 @@
 #include "sim/plan.h"
 #include "sim/util/error.h"
 
-const char *const sim_task_kind_name[SIM_TASK_KIND_COUNT] = {
+const char *const sim_task_kind_name[] = {
     "kernel", "sync", "prepare", "shadow",
 };
-const char *const sim_sync_name[SIM_SYNC_COUNT] = { "driver", "fast" };
-const char *const sim_phase_name[SIM_PHASE_COUNT] = { "prefill", "decode" };
+G_STATIC_ASSERT(G_N_ELEMENTS(sim_task_kind_name) == SIM_TASK_KIND_COUNT);
+const char *const sim_sync_name[] = { "driver", "fast" };
+G_STATIC_ASSERT(G_N_ELEMENTS(sim_sync_name) == SIM_SYNC_COUNT);
+const char *const sim_phase_name[] = { "prefill", "decode" };
+G_STATIC_ASSERT(G_N_ELEMENTS(sim_phase_name) == SIM_PHASE_COUNT);
 
 static void
 task_clear(gpointer p)

@@ -431,6 +431,16 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
     }
     EngConfig cfg;
     sim_run_engine_config(spec, w->seed, &cfg);
+    g_autofree char *gap = mdl_spec_functional_gap(spec, (uint64_t) w->prompt + w->decode);
+    if (gap) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE, "%s: %s",
+                    spec->path ? spec->path : spec->name, gap);
+        return NULL;
+    }
+    if (!eng_config_check(&cfg, error)) {
+        g_prefix_error(error, "%s: ", spec->path ? spec->path : spec->name);
+        return NULL;
+    }
     uint64_t need = sim_checker_bytes(&cfg, gs, (uint32_t) w->check_layers, w->batch);
     g_autofree char *mode = w->check_layers == 0
                                 ? g_strdup("full")

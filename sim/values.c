@@ -504,24 +504,37 @@ sim_checker_free(SimChecker *v)
     g_free(v);
 }
 
+/* Key of (phase, node) in by_node: both parts are 32-bit (decode steps
+ * reach 4096 and more, graphs have any number of nodes), so the key is 64-bit
+ * (a 32-bit `phase << 20 | node` collided at decode step 4096). */
+static gint64 *
+node_key(uint32_t phase, uint32_t node)
+{
+    gint64 *k = g_new(gint64, 1);
+    *k = (gint64) (((guint64) phase << 32) | node);
+    return k;
+}
+
 /* The plan's own arithmetic, node by node in graph order, each of the
  * node's slices at its task's precision from the complete inputs. */
 static void
 matched_reference(SimChecker *c, const SimPlan *plan, State *m)
 {
     /* kernel tasks of each (phase, node), in plan order */
-    g_autoptr(GHashTable) by_node = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+    g_autoptr(GHashTable) by_node = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
                                                           (GDestroyNotify) g_array_unref);
     for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
         const SimTask *t = sim_plan_task(plan, i);
         if (t->kind != SIM_TASK_KERNEL) {
             continue;
         }
-        gpointer key = GUINT_TO_POINTER((sim_values_phase_index(t) << 20) | (uint32_t) t->node);
+        gint64 *key = node_key(sim_values_phase_index(t), (uint32_t) t->node);
         GArray *ids = g_hash_table_lookup(by_node, key);
         if (ids == NULL) {
             ids = g_array_new(FALSE, FALSE, sizeof(uint32_t));
             g_hash_table_insert(by_node, key, ids);
+        } else {
+            g_free(key);
         }
         g_array_append_val(ids, i);
     }
@@ -531,7 +544,8 @@ matched_reference(SimChecker *c, const SimPlan *plan, State *m)
         const MdlGraph *g = g_ptr_array_index(c->graphs, p);
         for (uint32_t i = 0; i < g->n_nodes; i++) {
             const MdlNode *n = &g->nodes[i];
-            GArray *ids = g_hash_table_lookup(by_node, GUINT_TO_POINTER((p << 20) | i));
+            gint64 key = (gint64) (((guint64) p << 32) | i);
+            GArray *ids = g_hash_table_lookup(by_node, &key);
             if (!computed(c, n) || ids == NULL) {
                 continue;
             }

@@ -39,7 +39,61 @@ static const Size sizes[] = {
     { "llama-3.2-3b", 3.21 },   { "qwen2.5-1.5b", 1.54 }, { "qwen2.5-3b", 3.09 },
     { "gemma-2b", 2.51 },       { "mistral-7b", 7.24 },   { "qwen1.5-1.8b", 1.84 },
     { "internlm2-1.8b", 1.89 },
+    /* Hugging Face "Model size" of THUDM/chatglm2-6b, microsoft/phi-2,
+     * Qwen/Qwen1.5-4B, Qwen/Qwen1.5-14B, Qwen/Qwen2.5-7B */
+    { "chatglm2-6b", 6.24 },    { "phi-2", 2.78 },        { "qwen1.5-4b", 3.95 },
+    { "qwen1.5-14b", 14.2 },    { "qwen2.5-7b", 7.62 },
 };
+
+/* Each family's own keys read into the shared fields, and what the
+ * functional engine cannot compute refused by key, before anything runs. */
+static void
+test_families(void)
+{
+    g_autoptr(MdlSpec) glm = load("chatglm2-6b");
+    g_assert_cmpuint(glm->num_hidden_layers, ==, 28);          /* num_layers */
+    g_assert_cmpuint(glm->intermediate_size, ==, 13696);       /* ffn_hidden_size */
+    g_assert_cmpuint(glm->num_key_value_heads, ==, 2);         /* multi_query_group_num */
+    g_assert_cmpuint(glm->head_dim, ==, 128);                  /* kv_channels */
+    g_assert_cmpuint(glm->vocab_size, ==, 65024);              /* padded_vocab_size */
+    g_assert_cmpuint(glm->max_position_embeddings, ==, 32768); /* seq_length */
+    g_assert_cmpfloat(glm->rms_norm_eps, ==, 1e-5);            /* layernorm_epsilon */
+    g_assert_true(glm->attention_bias);                        /* add_qkv_bias */
+    g_assert_cmpfloat(glm->partial_rotary_factor, ==, 0.5);
+    g_autofree char *g1 = mdl_spec_functional_gap(glm, 64);
+    g_assert_true(g_str_has_prefix(g1, "$.model_type: expected a family the functional "
+                                       "engine computes (got \"chatglm\""));
+
+    g_autoptr(MdlSpec) phi = load("phi-2");
+    g_assert_false(phi->gated_mlp);
+    g_assert_true(phi->layer_norm && phi->parallel_block && phi->attention_bias);
+    g_assert_cmpfloat(phi->partial_rotary_factor, ==, 0.4);
+    g_assert_cmpfloat(phi->rms_norm_eps, ==, 1e-5);            /* layer_norm_eps */
+    g_assert_cmpuint(phi->num_key_value_heads, ==, 32);
+    g_autofree char *g2 = mdl_spec_functional_gap(phi, 64);
+    g_assert_true(g_str_has_prefix(g2, "$.model_type: expected a family the functional "
+                                       "engine computes (got \"phi\""));
+    /* an ungated MLP: fc1 and fc2, no gate matmul in the graph */
+    g_autoptr(MdlGraph) pg = mdl_graph_new_prefill(phi, 16, 0);
+    for (uint32_t i = 0; i < pg->n_nodes; i++) {
+        g_assert_false(g_str_has_suffix(pg->nodes[i].name, "ffn_gate"));
+    }
+
+    /* a sliding window counts only where it is used, and once passed */
+    g_autoptr(MdlSpec) mis = load("mistral-7b");
+    g_assert_cmpuint(mis->sliding_window, ==, 4096);
+    g_autofree char *g3 = mdl_spec_functional_gap(mis, 4096);
+    g_assert_null(g3);
+    g_autofree char *g4 = mdl_spec_functional_gap(mis, 4097);
+    g_assert_cmpstr(g4, ==, "$.sliding_window: expected a request of at most 4096 positions, "
+                            "as the functional engine attends to every position, not to a "
+                            "window (got 4097, prompt + decode); --functional off runs "
+                            "timing only");
+    g_autoptr(MdlSpec) qw = load("qwen2.5-7b");
+    g_assert_cmpuint(qw->sliding_window, ==, 0);                /* use_sliding_window false */
+    g_autofree char *g5 = mdl_spec_functional_gap(qw, 100000);
+    g_assert_null(g5);
+}
 
 static void
 test_param_count(gconstpointer data)
@@ -138,8 +192,9 @@ static const BadSpec bad[] = {
       "$.num_hidden_layers: expected an integer in [1, 1024] (got 100000)" },
     { "missing-key", "{\"model_type\":\"llama\",\"hidden_size\":64}",
       "$: missing required key \"intermediate_size\"" },
-    { "unknown-type", "{\"model_type\":\"chatglm\"}",
-      "$.model_type: expected one of llama, mistral, qwen2, internlm2, gemma (got \"chatglm\")" },
+    { "unknown-type", "{\"model_type\":\"rwkv\"}",
+      "$.model_type: expected one of llama, mistral, qwen2, internlm2, gemma, chatglm, phi "
+      "(got \"rwkv\")" },
     { "heads-not-divisor",
       "{\"model_type\":\"llama\",\"hidden_size\":64,\"intermediate_size\":8,"
       "\"num_hidden_layers\":1,\"num_attention_heads\":6,\"vocab_size\":8}",
@@ -204,6 +259,7 @@ int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/models/spec/families", test_families);
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
         g_autofree char *p = g_strdup_printf("/models/spec/param-count/%s", sizes[i].name);
         g_test_add_data_func(p, &sizes[i], test_param_count);

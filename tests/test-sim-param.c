@@ -113,6 +113,82 @@ test_json_parse_errors(void)
     g_assert_cmpstr(error->message, ==, "x.json: invalid JSON at line 1, column 10");
 }
 
+/* Nested objects and integer arrays: defaults, values, errors with paths,
+ * the JSON dump; and a key with a newline escaped in the message. */
+typedef struct Inner {
+    uint32_t k;
+    char *tag;
+} Inner;
+
+typedef struct Outer {
+    Inner inner;
+    uint32_t shapes[4];
+    uint32_t n_shapes;
+} Outer;
+
+static const HsParam inner_params[] = {
+    HS_PARAM_U32("k", Inner, k, 1, 8, 2, "k"),
+    HS_PARAM_STR("tag", Inner, tag, "x", NULL, "tag"),
+    HS_PARAM_END
+};
+
+static const HsParam outer_params[] = {
+    HS_PARAM_OBJ("inner", Outer, inner, Inner, inner_params, FALSE, "nested"),
+    HS_PARAM_U32_ARRAY("shapes", Outer, shapes, n_shapes, 4, 1, 1024, FALSE, "shapes"),
+    HS_PARAM_END
+};
+
+static gboolean
+apply_outer(const char *json, Outer *o, GError **error)
+{
+    g_autoptr(cJSON) obj = cJSON_Parse(json);
+    g_assert_nonnull(obj);
+    hs_param_clear(outer_params, o);
+    hs_param_set_defaults(outer_params, o);
+    return hs_param_apply(obj, "$", outer_params, o, NULL, NULL, error);
+}
+
+static void
+test_nested_and_arrays(void)
+{
+    Outer o = { 0 };
+    g_autoptr(GError) error = NULL;
+    g_assert_true(apply_outer("{}", &o, &error));
+    g_assert_cmpuint(o.inner.k, ==, 2);
+    g_assert_cmpstr(o.inner.tag, ==, "x");
+    g_assert_cmpuint(o.n_shapes, ==, 0);
+    g_assert_true(apply_outer("{\"inner\":{\"k\":5,\"tag\":\"y\"},\"shapes\":[32,64,1024]}",
+                              &o, &error));
+    g_assert_cmpuint(o.inner.k, ==, 5);
+    g_assert_cmpstr(o.inner.tag, ==, "y");
+    g_assert_cmpuint(o.n_shapes, ==, 3);
+    g_assert_cmpuint(o.shapes[2], ==, 1024);
+    g_autoptr(cJSON) dump = cJSON_CreateObject();
+    hs_param_dump_json(outer_params, &o, dump);
+    g_autofree char *text = hs_json_print(dump, FALSE);
+    g_assert_cmpstr(text, ==, "{\"inner\":{\"k\":5,\"tag\":\"y\"},\"shapes\":[32,64,1024]}");
+
+    static const struct {
+        const char *json, *message;
+    } bad[] = {
+        { "{\"inner\":{\"k\":9}}", "$.inner.k: expected an integer in [1, 8] (got 9)" },
+        { "{\"inner\":[]}", "$.inner: expected an object (got an array)" },
+        { "{\"shapes\":[1,2,3,4,5]}",
+          "$.shapes: expected an array of at most 4 integers in [1, 1024] (got an array)" },
+        { "{\"shapes\":[1,-1]}", "$.shapes[1]: expected an integer in [1, 1024] (got -1)" },
+        { "{\"shapes\":[1,\"2\"]}",
+          "$.shapes[1]: expected an integer in [1, 1024] (got \"2\")" },
+        { "{\"inner\":{\"k\\nhetero-sim: x\":1}}",
+          "$.inner: unknown key \"k\\nhetero-sim: x\" (known keys: k, tag)" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_assert_false(apply_outer(bad[i].json, &o, &error));
+        g_assert_cmpstr(error->message, ==, bad[i].message);
+        g_clear_error(&error);
+    }
+    hs_param_clear(outer_params, &o);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -120,6 +196,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/param/defaults-and-values", test_defaults_and_values);
     g_test_add_func("/sim/param/errors", test_errors);
     g_test_add_func("/sim/param/units", test_units);
+    g_test_add_func("/sim/param/nested-and-arrays", test_nested_and_arrays);
     g_test_add_func("/sim/param/json-parse-errors", test_json_parse_errors);
     return g_test_run();
 }

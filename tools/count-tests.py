@@ -2,14 +2,20 @@
 """Print 'N passed, N failed' from meson's testlog.json files.
 
 Counts TAP subtests (the assertions a reader cares about) when a test
-reported them, else the test itself.  Usage: count-tests.py LOG [LOG...]
+reported them, else the test itself.  Usage: count-tests.py [LOG...]; with
+no LOG, every build*/meson-logs/testlog.json (gcc, ASan, clang builds).
 """
+import glob
 import json
 import re
 import sys
 
 passed = failed = skipped = 0
-for path in sys.argv[1:]:
+logs = sys.argv[1:] or sorted(glob.glob("build*/meson-logs/testlog.json"))
+if not logs:
+    print("count-tests: no meson-logs/testlog.json found", file=sys.stderr)
+    sys.exit(1)
+for path in logs:
     try:
         lines = open(path, encoding="utf-8").read().splitlines()
     except OSError as e:

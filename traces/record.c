@@ -2,6 +2,8 @@
  * record.c - see record.h.
  */
 #include "traces/record.h"
+#include "sim/util/escape.h"
+#include "sim/util/param.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
@@ -288,10 +290,45 @@ find_proc(const TrcRecording *r, const cJSON *obj, const char *path, const char 
         }
     }
     g_autofree char *p = hs_json_path_key(path, key);
-    g_autofree char *list = g_strjoinv(", ", r->proc_names);
+    g_autoptr(GString) list = g_string_new(NULL);
+    for (uint32_t i = 0; i < r->n_procs; i++) {
+        g_autofree char *e = hs_escape(r->proc_names[i]);
+        g_string_append_printf(list, "%s%s", i ? ", " : "", e);
+    }
     return bad(error, cJSON_GetObjectItemCaseSensitive(obj, key), p,
-               "a processor of $.processors (%s)", list);
+               "a processor of $.processors (%s)", list->str);
 }
+
+/* $.workload.options: every policy option, each required (the writer
+ * writes them all); bounds as the command line's */
+static const HsParam options_params[] = {
+    HS_PARAM_U32("chunk_tokens", SimPolicyOptions, chunk_tokens, 1, 65536, HS_REQUIRED,
+                 "chunked prefill: chunk size"),
+    HS_PARAM_U32("row_align", SimPolicyOptions, row_align, 1, 65536, HS_REQUIRED,
+                 "tensor partitions: rows aligned to"),
+    HS_PARAM_U32("tok_align", SimPolicyOptions, tok_align, 1, 65536, HS_REQUIRED,
+                 "tensor partitions: tokens aligned to"),
+    HS_PARAM_U32("min_npu_shape", SimPolicyOptions, min_npu_shape, 1, 65536, HS_REQUIRED,
+                 "smallest standard NPU shape"),
+    HS_PARAM_U32("max_npu_shape", SimPolicyOptions, max_npu_shape, 1, 65536, HS_REQUIRED,
+                 "largest standard NPU shape"),
+    HS_PARAM_END
+};
+
+/* $.workload; the options by key (they were read by position into a struct
+ * literal: a reordered SimPolicyOptions would have read silently wrong) */
+static const HsParam workload_params[] = {
+    HS_PARAM_U32("prompt", SimWorkload, prompt, 1, 32768, HS_REQUIRED, "prompt tokens"),
+    HS_PARAM_U32("decode", SimWorkload, decode, 0, 4096, HS_REQUIRED, "decode steps"),
+    HS_PARAM_U32("batch", SimWorkload, batch, 1, 256, HS_REQUIRED, "sequences decoded together"),
+    HS_PARAM_U64("seed", SimWorkload, seed, 0, 9007199254740992.0, HS_REQUIRED,
+                 "synthetic weights"),
+    HS_PARAM_ENUM("sync", SimWorkload, sync, SimSyncMech, sim_sync_name, SIM_SYNC_COUNT,
+                  HS_REQUIRED, "sync mechanism"),
+    HS_PARAM_OBJ("options", SimWorkload, opts, SimPolicyOptions, options_params, TRUE,
+                 "policy options"),
+    HS_PARAM_END
+};
 
 static gboolean
 read_workload(TrcRecording *r, const cJSON *root, GError **error)
@@ -303,21 +340,16 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
     if (!cJSON_IsObject(w)) {
         return bad(error, w, "$.workload", "an object");
     }
-    uint64_t prompt, decode, batch, seed;
-    int sync;
-    if (!get_int(w, "$.workload", "prompt", 1, 32768, &prompt, error) ||
-        !get_int(w, "$.workload", "decode", 0, 4096, &decode, error) ||
-        !get_int(w, "$.workload", "batch", 1, 256, &batch, error) ||
-        !get_int(w, "$.workload", "seed", 0, 9007199254740992.0, &seed, error) ||
-        !get_enum(w, "$.workload", "sync", sim_sync_name, SIM_SYNC_COUNT, &sync, error)) {
+    /* the numbers, the sync and the policy options by key through the
+     * table; functional and render below */
+    sim_workload_init(&r->workload);
+    static const char *const own_keys[] = { "functional", "render", NULL };
+    if (!hs_param_apply(w, "$.workload", workload_params, &r->workload, own_keys, NULL,
+                        error)) {
+        (*error)->domain = HS_TRACE_ERROR;
+        (*error)->code = HS_TRACE_ERROR_BAD_VALUE;
         return FALSE;
     }
-    sim_workload_init(&r->workload);
-    r->workload.prompt = (uint32_t) prompt;
-    r->workload.decode = (uint32_t) decode;
-    r->workload.batch = (uint32_t) batch;
-    r->workload.seed = seed;
-    r->workload.sync = (SimSyncMech) sync;
     const char *fn = get_str(w, "$.workload", "functional", error);
     if (fn == NULL) {
         return FALSE;
@@ -326,20 +358,6 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
         return bad(error, cJSON_GetObjectItem(w, "functional"), "$.workload.functional",
                    "off, full or layers=N");
     }
-    const cJSON *o = member(w, "$.workload", "options", error);
-    if (o == NULL) {
-        return FALSE;
-    }
-    uint64_t v[5];
-    static const char *const keys[] = { "chunk_tokens", "row_align", "tok_align",
-                                        "min_npu_shape", "max_npu_shape" };
-    for (int i = 0; i < 5; i++) {
-        if (!get_int(o, "$.workload.options", keys[i], 1, 65536, &v[i], error)) {
-            return FALSE;
-        }
-    }
-    r->workload.opts = (SimPolicyOptions) { (uint32_t) v[0], (uint32_t) v[1], (uint32_t) v[2],
-                                            (uint32_t) v[3], (uint32_t) v[4] };
     /* optional: a game rendering alongside */
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(w, "render");
     if (g) {
@@ -550,13 +568,9 @@ check_coverage(const TrcRecording *r, GPtrArray *graphs, GError **error)
     return TRUE;
 }
 
-TrcRecording *
-trc_record_read(const char *path, GError **error)
+static TrcRecording *
+record_from_json(const cJSON *root, const char *path, GError **error)
 {
-    g_autoptr(cJSON) root = hs_json_load_file(path, HS_TRACE_ERROR, error);
-    if (root == NULL) {
-        return NULL;
-    }
     g_autoptr(TrcRecording) r = g_new0(TrcRecording, 1);
     r->plan = sim_plan_new();
     uint64_t ver;
@@ -692,6 +706,26 @@ trc_record_read(const char *path, GError **error)
     return g_steal_pointer(&r);
 }
 
+TrcRecording *
+trc_record_read(const char *path, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_TRACE_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    return record_from_json(root, path, error);
+}
+
+TrcRecording *
+trc_record_parse(const char *text, gsize len, const char *what, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_parse(text, len, what, HS_TRACE_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    return record_from_json(root, what, error);
+}
+
 SimPlan *
 trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error)
 {
@@ -702,8 +736,9 @@ trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error)
             d = hw_soc_find_kind(soc, r->proc_kinds[i]);
         }
         if (d == NULL) {
+            g_autofree char *pname = hs_escape(r->proc_names[i]);
             g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
-                        "processor \"%s\" (%s) has no counterpart in SoC %s", r->proc_names[i],
+                        "processor \"%s\" (%s) has no counterpart in SoC %s", pname,
                         hw_kind_name[r->proc_kinds[i]], soc->name);
             return NULL;
         }
@@ -719,4 +754,26 @@ trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error)
     }
     g_array_append_vals(plan->npu_offline, r->plan->npu_offline->data, r->plan->npu_offline->len);
     return plan;
+}
+
+char *
+trc_plan_unsynced(const SimPlan *plan, const HwSoc *soc)
+{
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind != SIM_TASK_KERNEL || t->work.op == MDL_OP_EMBED) {
+            continue;
+        }
+        for (uint32_t k = 0; k < t->n_deps; k++) {
+            const SimTask *d = sim_plan_task(plan, t->deps[k]);
+            if (d->kind == SIM_TASK_KERNEL && d->proc != t->proc) {
+                const HwDev *a = g_ptr_array_index(soc->devs, d->proc);
+                const HwDev *b = g_ptr_array_index(soc->devs, t->proc);
+                return g_strdup_printf("task %u (%s on %s) takes the output of task %u (%s on "
+                                       "%s) with no sync between them (a dropped sync?)", i,
+                                       t->name, b->name, t->deps[k], d->name, a->name);
+            }
+        }
+    }
+    return NULL;
 }

@@ -65,11 +65,25 @@ gboolean trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spe
  */
 TrcRecording *trc_record_read(const char *path, GError **error);
 
+/* The same from JSON text in memory; @what names it in errors (the fuzz
+ * target's entry point). */
+TrcRecording *trc_record_parse(const char *text, gsize len, const char *what, GError **error);
+
 /*
  * The recorded plan on @soc: processors matched by name, else by kind.
  * (transfer full)
  */
 SimPlan *trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error);
+
+/*
+ * A kernel of @plan that takes another processor's kernel output directly,
+ * with no sync task between them (a recording whose sync was dropped), as
+ * "task 5 (L0.wq on npu) takes the output of task 3 (L0.attn_norm on gpu)
+ * with no sync between them (a dropped sync?)"; NULL if there is none.  The
+ * embedding is exempt: it takes the next token's id, not tensor data.
+ * Processor indices are @soc's.  (transfer full)
+ */
+char *trc_plan_unsynced(const SimPlan *plan, const HwSoc *soc);
 
 /* "off", "full" or "layers=N" for @check_layers. (transfer full) */
 char *trc_functional_name(int32_t check_layers);

@@ -176,7 +176,21 @@ run(int argc, char **argv, GError **error)
     if (tty) {
         fprintf(stderr, "\r%40s\r", "");
     }
+    /* policies whose checked values are wrong: said first, and exit 3 */
+    g_autoptr(GString) wrong = g_string_new(NULL);
+    guint n_wrong = 0;
+    for (guint i = 0; ok && i < list->len; i++) {
+        if (r[i].check.checked && !r[i].check.match) {
+            g_string_append_printf(wrong, "%s%s", n_wrong++ ? ", " : "", r[i].policy);
+        }
+    }
+    g_autofree char *why = n_wrong == 0 ? NULL
+        : g_strdup_printf("%u of %u policies computed wrong values (%s): their results "
+                          "differ from the reference", n_wrong, list->len, wrong->str);
     if (ok) {
+        if (why && format == HS_FORMAT_TEXT) {
+            printf("FAILED: %s\n", why);
+        }
         if (format == HS_FORMAT_JSON) {
             g_autoptr(cJSON) root = cJSON_CreateObject();
             cJSON *wl = cJSON_AddObjectToObject(root, "workload");
@@ -187,9 +201,17 @@ run(int argc, char **argv, GError **error)
             cJSON_AddNumberToObject(wl, "decode_tokens", w.decode);
             cJSON_AddNumberToObject(wl, "batch", w.batch);
             cJSON_AddItemToObject(root, "config", hs_config_json(o.ovr, soc, spec, &w));
+            if (why) {
+                cJSON_AddStringToObject(root, "failure", why);
+            }
             cJSON *res = cJSON_AddArrayToObject(root, "results");
             for (guint i = 0; i < list->len; i++) {
-                cJSON_AddItemToArray(res, hs_run_report_json(soc, &r[i]));
+                cJSON *one = hs_run_report_json(soc, &r[i]);
+                g_autofree char *one_why = hs_run_failure(&r[i], NULL);
+                if (one_why) {
+                    cJSON_AddStringToObject(one, "failure", one_why);
+                }
+                cJSON_AddItemToArray(res, one);
             }
             g_autofree char *s = hs_json_print(root, FALSE);
             printf("%s\n", s);
@@ -205,6 +227,10 @@ run(int argc, char **argv, GError **error)
         sim_run_report_clear(&r[i]);
     }
     hs_run_opts_clear(&o);
+    if (ok && why) {
+        g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_MISMATCH, "%s", why);
+        return FALSE;
+    }
     return ok;
 }
 

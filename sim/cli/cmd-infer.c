@@ -118,6 +118,16 @@ run(int argc, char **argv, GError **error)
     sim_run_engine_config(spec, (uint64_t) seed, &cfg);
     cfg.attention_bias = spec->attention_bias;
     cfg.weights = wfmt;
+    g_autofree char *gap = mdl_spec_functional_gap(spec, (uint64_t) toks->len + (uint64_t) steps);
+    if (gap) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE, "%s: %s",
+                    spec->path ? spec->path : spec->name, gap);
+        return FALSE;
+    }
+    if (!eng_config_check(&cfg, error)) {
+        g_prefix_error(error, "%s: ", spec->path ? spec->path : spec->name);
+        return FALSE;
+    }
     uint32_t n = toks->len, total = n + (uint32_t) steps;
     /* weights, the KV cache and every position's logits */
     uint64_t need = eng_model_bytes(&cfg)

@@ -69,11 +69,14 @@ list_models(GError **error)
             printf("%-16s (cannot load: %s)\n", *n, local->message);
             continue;
         }
-        /* billions for the real models, millions for a teaching one */
+        /* billions for the real models, millions for a teaching one;
+         * values checkable at the default request (prompt 256, decode 32) */
         double params = (double) mdl_spec_param_count(spec);
         g_autofree char *size = params >= 1e8 ? g_strdup_printf("%6.2f B", params / 1e9)
                                               : g_strdup_printf("%6.2f M", params / 1e6);
-        printf("%-16s %s params  %s\n", *n, size, spec->description);
+        g_autofree char *gap = mdl_spec_functional_gap(spec, 256 + 32);
+        printf("%-16s %s params  %-13s %s\n", *n, size,
+               gap ? "timing only" : "values+timing", spec->description);
     }
     return TRUE;
 }

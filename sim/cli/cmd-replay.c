@@ -159,26 +159,26 @@ run(int argc, char **argv, GError **error)
         g_prefix_error(error, "%s: ", argv[1]);
         return FALSE;
     }
+    /* a recorded plan that hands data between processors without a sync
+     * (a dropped sync) runs, and fails with the reason */
+    g_autofree char *unsynced = policy_name ? NULL : trc_plan_unsynced(plan, soc);
     SimRunReport r = { 0 };
     SimExecResult x = { 0 };
     gboolean ok = sim_run_execute(soc, rec->spec, policy, plan, &w, NULL, &r, &x, error);
     if (ok && trace) {
         ok = hs_run_write_trace(trace, soc, plan, &x, &r, error);
     }
-    if (ok && format == HS_FORMAT_JSON) {
-        g_autoptr(cJSON) j = hs_run_report_json(soc, &r);
-        cJSON_AddItemToObject(j, "config", hs_config_json(ovr, soc, rec->spec, &w));
+    if (ok) {
+        cJSON *extra = cJSON_CreateObject();
+        cJSON_AddItemToObject(extra, "config", hs_config_json(ovr, soc, rec->spec, &w));
         if (soc_name || replan || policy_name || plugin) {
             /* what was replayed: the recorded plan re-timed, or a new plan */
-            cJSON *o = cJSON_AddObjectToObject(j, "replay");
+            cJSON *o = cJSON_AddObjectToObject(extra, "replay");
             cJSON_AddStringToObject(o, "recorded_soc", rec->soc);
             cJSON_AddStringToObject(o, "recorded_policy", rec->policy);
             cJSON_AddStringToObject(o, "plan", plan_is_new ? "replanned" : "recorded");
         }
-        g_autofree char *s = hs_json_print(j, FALSE);
-        printf("%s\n", s);
-    } else if (ok) {
-        hs_run_print(soc, &r, format);
+        ok = hs_run_print_checked(soc, &r, format, unsynced, extra, error);
     }
     sim_exec_result_clear(&x);
     sim_run_report_clear(&r);

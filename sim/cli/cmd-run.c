@@ -55,13 +55,10 @@ run(int argc, char **argv, GError **error)
     if (ok && record) {
         ok = trc_record_write(record, soc, spec, policy->name, &w, plan, error);
     }
-    if (ok && format == HS_FORMAT_JSON) {
-        g_autoptr(cJSON) j = hs_run_report_json(soc, &r);
-        cJSON_AddItemToObject(j, "config", hs_config_json(o.ovr, soc, spec, &w));
-        g_autofree char *s = hs_json_print(j, FALSE);
-        printf("%s\n", s);
-    } else if (ok) {
-        hs_run_print(soc, &r, format);
+    if (ok) {
+        cJSON *json = cJSON_CreateObject();
+        cJSON_AddItemToObject(json, "config", hs_config_json(o.ovr, soc, spec, &w));
+        ok = hs_run_print_checked(soc, &r, format, NULL, json, error);
     }
     sim_exec_result_clear(&x);
     sim_run_report_clear(&r);

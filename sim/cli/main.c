@@ -3,10 +3,13 @@
  *
  * One table of commands, each in its own cmd-<name>.c.  Errors are
  * reported here and only here: "hetero-sim: <message>" on stderr, exit 2
- * for usage errors and 1 for bad input or a failed simulation.
+ * for usage errors, 3 for a run whose checked values (or plan) are wrong
+ * (HS_SIM_ERROR_MISMATCH, after its report) and 1 for bad input or a
+ * failed simulation.
  */
 #include "sim/cli/cli.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -122,8 +125,10 @@ main(int argc, char **argv)
         g_assert(error != NULL);
         fflush(stdout);
         hs_cli_suggest(error);
-        fprintf(stderr, "hetero-sim: %s\n", error->message);
-        return error->domain == HS_USAGE_ERROR ? 2 : 1;
+        g_autofree char *msg = hs_escape_message(error->message);
+        fprintf(stderr, "hetero-sim: %s\n", msg);
+        return error->domain == HS_USAGE_ERROR ? 2
+               : g_error_matches(error, HS_SIM_ERROR, HS_SIM_ERROR_MISMATCH) ? 3 : 1;
     }
     g_assert(error == NULL);
     if (fflush(stdout) != 0) {

@@ -4,6 +4,7 @@
  */
 #include "sim/cli/run-opts.h"
 #include "sim/cli/report-fields.h"
+#include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "traces/perfetto.h"
 
@@ -169,4 +170,49 @@ hs_run_print(const HwSoc *soc, const SimRunReport *r, HsFormat format)
     } else {
         hs_run_print_text(soc, r);
     }
+}
+
+char *
+hs_run_failure(const SimRunReport *r, const char *plan_failure)
+{
+    if (plan_failure) {
+        return g_strdup(plan_failure);
+    }
+    if (r->check.checked && !r->check.match) {
+        return g_strdup_printf("policy %s computed wrong values: its %s differ from the "
+                               "reference (max abs err %.3g of %.3g)", r->policy,
+                               r->check.full ? "logits" : "hidden states", r->check.max_abs_err,
+                               r->check.max_abs_ref);
+    }
+    return NULL;
+}
+
+gboolean
+hs_run_print_checked(const HwSoc *soc, const SimRunReport *r, HsFormat format,
+                     const char *plan_failure, cJSON *json_extra, GError **error)
+{
+    g_autofree char *why = hs_run_failure(r, plan_failure);
+    g_autoptr(cJSON) extra = json_extra;
+    if (format == HS_FORMAT_JSON) {
+        g_autoptr(cJSON) j = hs_run_report_json(soc, r);
+        while (extra && extra->child) {
+            cJSON *m = cJSON_DetachItemViaPointer(extra, extra->child);
+            cJSON_AddItemToObject(j, m->string, m);
+        }
+        if (why) {
+            cJSON_AddStringToObject(j, "failure", why);
+        }
+        g_autofree char *s = hs_json_print(j, FALSE);
+        printf("%s\n", s);
+    } else {
+        if (why && format == HS_FORMAT_TEXT) {
+            printf("FAILED: %s\n", why);
+        }
+        hs_run_print(soc, r, format);
+    }
+    if (why) {
+        g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_MISMATCH, "%s", why);
+        return FALSE;
+    }
+    return TRUE;
 }

@@ -58,6 +58,21 @@ gboolean hs_cli_check_fits(const MdlSpec *spec, const SimWorkload *w, GError **e
 
 /* Print a run as text, JSON or CSV (report.c). */
 void hs_run_print(const HwSoc *soc, const SimRunReport *r, HsFormat format);
+
+/*
+ * What is wrong with a run's result, or NULL: its checked values differ
+ * from the reference, or @plan_failure (a wrong plan found before it ran,
+ * may be NULL).  (transfer full)
+ */
+char *hs_run_failure(const SimRunReport *r, const char *plan_failure);
+
+/*
+ * hs_run_print(), with a failed run (hs_run_failure) said at the top of the
+ * text ("FAILED: ..." before the report), as "failure" in the JSON, and
+ * returned as HS_SIM_ERROR_MISMATCH (exit status 3).
+ */
+gboolean hs_run_print_checked(const HwSoc *soc, const SimRunReport *r, HsFormat format,
+                              const char *plan_failure, cJSON *json_extra, GError **error);
 void hs_run_print_csv(const SimRunReport *r, gboolean header);
 void hs_run_print_text(const HwSoc *soc, const SimRunReport *r);
 

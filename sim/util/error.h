@@ -62,6 +62,8 @@ GQuark hs_model_error_quark(void);
 typedef enum {
     HS_SIM_ERROR_DEADLOCK,
     HS_SIM_ERROR_UNSUPPORTED,
+    HS_SIM_ERROR_MISMATCH,       /* a checked run computed wrong values, or the
+                                  * plan is wrong (a dropped sync): exit 3 */
 } HsSimError;
 GQuark hs_sim_error_quark(void);
 

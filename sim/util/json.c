@@ -3,6 +3,7 @@
  */
 #include "sim/util/json.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 
 #include <math.h>
 #include <string.h>
@@ -27,6 +28,10 @@ hs_json_parse(const char *text, gsize len, const char *what, GQuark domain,
                     what);
         return NULL;
     }
+    /* cJSON reads up to a NUL: parse a terminated copy, so @text may be
+     * any @len bytes (a mapped file, a fuzzer's buffer) */
+    g_autofree char *copy = g_strndup(text, len);
+    text = copy;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, TRUE);
     if (root == NULL) {
@@ -119,7 +124,8 @@ hs_json_describe(const cJSON *item)
         return g_strdup(g_ascii_formatd(buf, sizeof(buf), "%.6g", v));
     }
     if (item != NULL && cJSON_IsString(item)) {
-        return g_strdup_printf("\"%s\"", item->valuestring);
+        g_autofree char *e = hs_escape(item->valuestring);
+        return g_strdup_printf("\"%s\"", e);
     }
     if (item != NULL && cJSON_IsBool(item)) {
         return g_strdup(cJSON_IsTrue(item) ? "true" : "false");
@@ -130,7 +136,8 @@ hs_json_describe(const cJSON *item)
 char *
 hs_json_path_key(const char *path, const char *key)
 {
-    return g_strdup_printf("%s.%s", path, key);
+    g_autofree char *e = hs_escape(key);
+    return g_strdup_printf("%s.%s", path, e);
 }
 
 char *
@@ -151,8 +158,9 @@ hs_json_check_unique_keys(const cJSON *obj, const char *path, GQuark domain,
             continue;
         }
         if (!g_hash_table_add(seen, it->string)) {
+            g_autofree char *e = hs_escape(it->string);
             g_set_error(error, domain ? domain : HS_CONFIG_ERROR, 0,
-                        "%s: duplicate key \"%s\"", path, it->string);
+                        "%s: duplicate key \"%s\"", path, e);
             return FALSE;
         }
     }

@@ -24,7 +24,8 @@ typedef gboolean (*HsJsonEditFn)(cJSON *root, void *opaque, GError **error);
  */
 cJSON *hs_json_load_file(const char *filename, GQuark domain, GError **error);
 
-/* Parse JSON text held in memory; @what names it in errors. */
+/* Parse @len bytes of JSON held in memory (need not be NUL-terminated);
+ * @what names it in errors. */
 cJSON *hs_json_parse(const char *text, gsize len, const char *what,
                      GQuark domain, GError **error);
 

@@ -3,6 +3,7 @@
  */
 #include "sim/util/param.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 
 #include <inttypes.h>
@@ -12,6 +13,12 @@ static gboolean
 is_required(const HsParam *p)
 {
     return p->type == HS_PARAM_T_STR ? p->def_str == NULL : isnan(p->def);
+}
+
+static uint32_t *
+count_field(void *out, const HsParam *p)
+{
+    return (uint32_t *) ((char *) out + p->count_offset);
 }
 
 static void *
@@ -42,6 +49,9 @@ store_number(void *out, const HsParam *p, double v)
     case HS_PARAM_T_BOOL:
         *(gboolean *) field(out, p) = v != 0;
         break;
+    case HS_PARAM_T_ENUM:
+        *(int *) field(out, p) = (int) v;
+        break;
     default:
         g_assert_not_reached();
     }
@@ -54,6 +64,10 @@ hs_param_set_defaults(const HsParam *table, void *out)
         if (p->type == HS_PARAM_T_STR) {
             char **s = field(out, p);
             *s = g_strdup(p->def_str);
+        } else if (p->type == HS_PARAM_T_OBJ) {
+            hs_param_set_defaults(p->sub, field(out, p));
+        } else if (p->type == HS_PARAM_T_U32_ARRAY) {
+            *count_field(out, p) = 0;
         } else {
             store_number(out, p, isnan(p->def) ? 0 : p->def);
         }
@@ -67,6 +81,8 @@ hs_param_clear(const HsParam *table, void *out)
         if (p->type == HS_PARAM_T_STR) {
             char **s = field(out, p);
             g_clear_pointer(s, g_free);
+        } else if (p->type == HS_PARAM_T_OBJ) {
+            hs_param_clear(p->sub, field(out, p));
         }
     }
 }
@@ -101,6 +117,18 @@ expected_text(const HsParam *p)
             return g_strdup_printf("one of %s", list);
         }
         return g_strdup("a string");
+    case HS_PARAM_T_OBJ:
+        return g_strdup("an object");
+    case HS_PARAM_T_ENUM: {
+        GString *s = g_string_new("one of ");
+        for (int i = 0; i <= (int) p->max; i++) {
+            g_string_append_printf(s, "%s%s", i ? ", " : "", p->choices[i]);
+        }
+        return g_string_free(s, FALSE);
+    }
+    case HS_PARAM_T_U32_ARRAY:
+        return g_strdup_printf("an array of at most %u integers in [%s, %s]", p->max_count,
+                               lo, hi);
     default:
         g_assert_not_reached();
     }
@@ -151,9 +179,10 @@ unwrap(const cJSON *item, const char *path, const cJSON **value,
     const cJSON *it = NULL;
     cJSON_ArrayForEach(it, item) {
         if (strcmp(it->string, "value") != 0 && strcmp(it->string, "source") != 0) {
+            g_autofree char *e = hs_escape(it->string);
             g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
                         "%s: unknown key \"%s\" (a sourced value has only "
-                        "\"value\" and \"source\")", path, it->string);
+                        "\"value\" and \"source\")", path, e);
             return FALSE;
         }
     }
@@ -180,9 +209,40 @@ unwrap(const cJSON *item, const char *path, const cJSON **value,
 
 static gboolean
 apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
-          GError **error)
+          GHashTable *sources, GError **error)
 {
     switch (p->type) {
+    case HS_PARAM_T_ENUM:
+        for (int i = 0; cJSON_IsString(item) && i <= (int) p->max; i++) {
+            if (strcmp(p->choices[i], item->valuestring) == 0) {
+                store_number(out, p, i);
+                return TRUE;
+            }
+        }
+        return bad_value(p, path, item, error);
+    case HS_PARAM_T_OBJ:
+        return hs_param_apply(item, path, p->sub, field(out, p), NULL, sources, error);
+    case HS_PARAM_T_U32_ARRAY: {
+        if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) > (int) p->max_count) {
+            return bad_value(p, path, item, error);
+        }
+        uint32_t *a = field(out, p), n = 0;
+        const cJSON *e = NULL;
+        cJSON_ArrayForEach(e, item) {
+            double v = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+            if (!isfinite(v) || v < p->min || v > p->max || v != floor(v)) {
+                g_autofree char *ep = hs_json_path_index(path, (int) n);
+                g_autofree char *lo = format_number(p->min), *hi = format_number(p->max);
+                g_autofree char *got = hs_json_describe(e);
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                            "%s: expected an integer in [%s, %s] (got %s)", ep, lo, hi, got);
+                return FALSE;
+            }
+            a[n++] = (uint32_t) v;
+        }
+        *count_field(out, p) = n;
+        return TRUE;
+    }
     case HS_PARAM_T_BOOL:
         if (!cJSON_IsBool(item)) {
             return bad_value(p, path, item, error);
@@ -245,8 +305,9 @@ hs_param_apply(const cJSON *obj, const char *path, const HsParam *table,
         for (const char *const *e = extra_keys; e && *e; e++) {
             g_string_append_printf(known, "%s%s", known->len ? ", " : "", *e);
         }
+        g_autofree char *e = hs_escape(it->string);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
-                    "%s: unknown key \"%s\" (known keys: %s)", path, it->string,
+                    "%s: unknown key \"%s\" (known keys: %s)", path, e,
                     known->str);
         return FALSE;
     }
@@ -265,21 +326,25 @@ hs_param_apply(const cJSON *obj, const char *path, const HsParam *table,
             if (p->type == HS_PARAM_T_STR) {
                 g_free(*(char **) field(out, p));
                 *(char **) field(out, p) = g_strdup(p->def_str);
+            } else if (p->type == HS_PARAM_T_OBJ) {
+                hs_param_clear(p->sub, field(out, p));
+                hs_param_set_defaults(p->sub, field(out, p));
+            } else if (p->type == HS_PARAM_T_U32_ARRAY) {
+                *count_field(out, p) = 0;
             } else {
                 store_number(out, p, p->def);
             }
             continue;
         }
-        const cJSON *value = NULL;
+        const cJSON *value = item;
         const char *source = NULL;
-        if (p->type != HS_PARAM_T_STR &&
-            !unwrap(item, kpath, &value, &source, error)) {
+        /* only numbers and booleans may carry a source */
+        gboolean scalar = p->type == HS_PARAM_T_U32 || p->type == HS_PARAM_T_U64 ||
+                          p->type == HS_PARAM_T_F64 || p->type == HS_PARAM_T_BOOL;
+        if (scalar && !unwrap(item, kpath, &value, &source, error)) {
             return FALSE;
         }
-        if (p->type == HS_PARAM_T_STR) {
-            value = item;
-        }
-        if (!apply_one(p, value, kpath, out, error)) {
+        if (!apply_one(p, value, kpath, out, sources, error)) {
             return FALSE;
         }
         if (sources && source) {
@@ -330,6 +395,18 @@ value_text(const HsParam *p, const void *out)
         const char *s = *(char *const *) cfield(out, p);
         return g_strdup(s ? s : "");
     }
+    case HS_PARAM_T_ENUM:
+        return g_strdup(p->choices[*(const int *) cfield(out, p)]);
+    case HS_PARAM_T_U32_ARRAY: {
+        const uint32_t *a = cfield(out, p);
+        uint32_t n = *(const uint32_t *) ((const char *) out + p->count_offset);
+        GString *s = g_string_new("[");
+        for (uint32_t i = 0; i < n; i++) {
+            g_string_append_printf(s, "%s%" PRIu32, i ? ", " : "", a[i]);
+        }
+        g_string_append_c(s, ']');
+        return g_string_free(s, FALSE);
+    }
     default:
         g_assert_not_reached();
     }
@@ -362,6 +439,21 @@ hs_param_dump_json(const HsParam *table, const void *out, cJSON *json)
             }
             break;
         }
+        case HS_PARAM_T_ENUM:
+            cJSON_AddStringToObject(json, p->name, p->choices[*(const int *) cfield(out, p)]);
+            break;
+        case HS_PARAM_T_OBJ:
+            hs_param_dump_json(p->sub, cfield(out, p), cJSON_AddObjectToObject(json, p->name));
+            break;
+        case HS_PARAM_T_U32_ARRAY: {
+            const uint32_t *a = cfield(out, p);
+            uint32_t n = *(const uint32_t *) ((const char *) out + p->count_offset);
+            cJSON *arr = cJSON_AddArrayToObject(json, p->name);
+            for (uint32_t i = 0; i < n; i++) {
+                cJSON_AddItemToArray(arr, cJSON_CreateNumber(a[i]));
+            }
+            break;
+        }
         default:
             g_assert_not_reached();
         }
@@ -373,8 +465,13 @@ hs_param_dump_text(const HsParam *table, const void *out, GString *text,
                    int indent, GHashTable *sources, const char *path)
 {
     for (const HsParam *p = table; p->name; p++) {
-        g_autofree char *v = value_text(p, out);
         g_autofree char *kpath = path ? hs_json_path_key(path, p->name) : NULL;
+        if (p->type == HS_PARAM_T_OBJ) {
+            g_string_append_printf(text, "%*s%s:\n", indent, "", p->name);
+            hs_param_dump_text(p->sub, cfield(out, p), text, indent + 2, sources, kpath);
+            continue;
+        }
+        g_autofree char *v = value_text(p, out);
         const char *src = (sources && kpath) ? g_hash_table_lookup(sources, kpath) : NULL;
         g_autofree char *vu = g_strdup_printf("%s %s", v, hs_param_unit(p->name));
         g_string_append_printf(text, "%*s%-26s %-16s %s%s%s\n", indent, "",
@@ -391,6 +488,12 @@ hs_param_describe(const HsParam *table, GString *text)
         g_autofree char *def = NULL;
         if (is_required(p)) {
             def = g_strdup("required");
+        } else if (p->type == HS_PARAM_T_OBJ) {
+            def = g_strdup("keys below");
+        } else if (p->type == HS_PARAM_T_U32_ARRAY) {
+            def = g_strdup("default []");
+        } else if (p->type == HS_PARAM_T_ENUM) {
+            def = g_strdup_printf("default \"%s\"", p->choices[(int) p->def]);
         } else if (p->type == HS_PARAM_T_STR) {
             def = g_strdup_printf("default \"%s\"", p->def_str);
         } else if (p->type == HS_PARAM_T_BOOL) {
@@ -401,5 +504,13 @@ hs_param_describe(const HsParam *table, GString *text)
         }
         g_string_append_printf(text, "  %-26s %s; %s\n      %s\n", p->name, want,
                                def, p->desc);
+        if (p->type == HS_PARAM_T_OBJ) {
+            g_autoptr(GString) sub = g_string_new(NULL);
+            hs_param_describe(p->sub, sub);
+            g_auto(GStrv) lines = g_strsplit(sub->str, "\n", -1);
+            for (char **l = lines; *l && **l; l++) {
+                g_string_append_printf(text, "    %s\n", *l);
+            }
+        }
     }
 }

@@ -10,6 +10,12 @@
  *       HS_PARAM_END
  *   };
  *
+ * Each macro checks at compile time that the field has the C type its
+ * kind stores (QEMU's DEFINE_PROP does the same): HS_PARAM_U32 on a double
+ * field does not build.  HS_PARAM_OBJ reads a nested object into an
+ * embedded struct with its own table; HS_PARAM_U32_ARRAY an array of
+ * integers into a fixed array plus a count.
+ *
  * hs_param_apply() checks types and ranges, fills in defaults, rejects
  * unknown keys (listing the known ones) and reports the first error with
  * its JSON path.  The same table prints `--describe` help and `soc show`.
@@ -34,6 +40,9 @@ typedef enum {
     HS_PARAM_T_F64,
     HS_PARAM_T_BOOL,
     HS_PARAM_T_STR,      /* stored as char * (transfer full, g_free) */
+    HS_PARAM_T_OBJ,      /* a nested object: an embedded struct, its own table */
+    HS_PARAM_T_U32_ARRAY, /* an array of integers: uint32_t[max] and a uint32_t count */
+    HS_PARAM_T_ENUM,     /* a name from a table sized by its enum, stored as the enum */
 } HsParamType;
 
 typedef struct HsParam {
@@ -43,23 +52,55 @@ typedef struct HsParam {
     double min, max;             /* inclusive range for numbers */
     double def;                  /* default; HS_REQUIRED (NaN) if required */
     const char *def_str;         /* STR default; NULL if required */
-    const char *const *choices;  /* STR: NULL-terminated allowed values */
+    const char *const *choices;  /* STR: NULL-terminated allowed values; ENUM: the
+                                  * enum's name table (max + 1 entries) */
     const char *desc;            /* one line, for --describe */
+    const struct HsParam *sub;   /* OBJ: the nested struct's table */
+    size_t count_offset;         /* U32_ARRAY: offsetof the uint32_t count */
+    uint32_t max_count;          /* U32_ARRAY: elements the array holds */
 } HsParam;
 
 #define HS_REQUIRED NAN
 
-#define HS_PARAM_U32(n, T, f, lo, hi, d, text) \
-    { (n), HS_PARAM_T_U32, offsetof(T, f), (lo), (hi), (d), NULL, NULL, (text) }
-#define HS_PARAM_U64(n, T, f, lo, hi, d, text) \
-    { (n), HS_PARAM_T_U64, offsetof(T, f), (lo), (hi), (d), NULL, NULL, (text) }
-#define HS_PARAM_F64(n, T, f, lo, hi, d, text) \
-    { (n), HS_PARAM_T_F64, offsetof(T, f), (lo), (hi), (d), NULL, NULL, (text) }
-#define HS_PARAM_BOOL(n, T, f, d, text) \
-    { (n), HS_PARAM_T_BOOL, offsetof(T, f), 0, 1, (d), NULL, NULL, (text) }
-#define HS_PARAM_STR(n, T, f, d, ch, text) \
-    { (n), HS_PARAM_T_STR, offsetof(T, f), 0, 0, 0, (d), (ch), (text) }
-#define HS_PARAM_END { NULL, HS_PARAM_T_END, 0, 0, 0, 0, NULL, NULL, NULL }
+/* offsetof(T, f), and a compile error unless T.f has type C: the generic
+ * selection has no branch for any other type. */
+#define HS_PARAM_OFFSET(T, f, C) _Generic(((T *) 0)->f, C: offsetof(T, f))
+
+#define HS_PARAM_U32(n, T, f, lo, hi, d, text)                                \
+    { .name = (n), .type = HS_PARAM_T_U32, .offset = HS_PARAM_OFFSET(T, f, uint32_t), \
+      .min = (lo), .max = (hi), .def = (d), .desc = (text) }
+#define HS_PARAM_U64(n, T, f, lo, hi, d, text)                                \
+    { .name = (n), .type = HS_PARAM_T_U64, .offset = HS_PARAM_OFFSET(T, f, uint64_t), \
+      .min = (lo), .max = (hi), .def = (d), .desc = (text) }
+#define HS_PARAM_F64(n, T, f, lo, hi, d, text)                                \
+    { .name = (n), .type = HS_PARAM_T_F64, .offset = HS_PARAM_OFFSET(T, f, double), \
+      .min = (lo), .max = (hi), .def = (d), .desc = (text) }
+#define HS_PARAM_BOOL(n, T, f, d, text)                                       \
+    { .name = (n), .type = HS_PARAM_T_BOOL, .offset = HS_PARAM_OFFSET(T, f, gboolean), \
+      .min = 0, .max = 1, .def = (d), .desc = (text) }
+#define HS_PARAM_STR(n, T, f, d, ch, text)                                    \
+    { .name = (n), .type = HS_PARAM_T_STR, .offset = HS_PARAM_OFFSET(T, f, char *), \
+      .def_str = (d), .choices = (ch), .desc = (text) }
+/* T.f is a struct S read by @table (absent: @table's defaults; @req: the
+ * object must be there) */
+#define HS_PARAM_OBJ(n, T, f, S, table, req, text)                            \
+    { .name = (n), .type = HS_PARAM_T_OBJ, .offset = HS_PARAM_OFFSET(T, f, S), \
+      .def = (req) ? HS_REQUIRED : 0, .sub = (table), .desc = (text) }
+/* T.f is uint32_t[mx] (checked: at least @mx elements), T.cnt the count
+ * read; elements in [lo, hi]; absent: empty unless @req */
+#define HS_PARAM_U32_ARRAY(n, T, f, cnt, mx, lo, hi, req, text)              \
+    { .name = (n), .type = HS_PARAM_T_U32_ARRAY,                              \
+      .offset = HS_PARAM_OFFSET(T, f, uint32_t *) +                           \
+                0 * sizeof(char[sizeof(((T *) 0)->f) >= (mx) * sizeof(uint32_t) ? 1 : -1]), \
+      .count_offset = HS_PARAM_OFFSET(T, cnt, uint32_t), .max_count = (mx),   \
+      .min = (lo), .max = (hi), .def = (req) ? HS_REQUIRED : 0, .desc = (text) }
+/* T.f is the enum E (int-sized), read by name from @names[0..n-1]; @d is
+ * the default's index or HS_REQUIRED */
+#define HS_PARAM_ENUM(n, T, f, E, names, cnt, d, text)                         \
+    { .name = (n), .type = HS_PARAM_T_ENUM,                                   \
+      .offset = HS_PARAM_OFFSET(T, f, E) + 0 * sizeof(char[sizeof(E) == sizeof(int) ? 1 : -1]), \
+      .choices = (names), .min = 0, .max = (cnt) - 1, .def = (d), .desc = (text) }
+#define HS_PARAM_END { .name = NULL, .type = HS_PARAM_T_END }
 
 /*
  * Apply @table to the JSON object @obj (found at JSON path @path) and fill

@@ -599,7 +599,20 @@ test_lists(void)
     g_autoptr(Run) m = hs("list", "models", NULL);
     g_assert_cmpint(m->status, ==, 0);
     g_assert_nonnull(strstr(m->out, "llama-3-8b"));
-    g_assert_nonnull(strstr(m->out, "8.03 B params"));
+    g_assert_nonnull(strstr(m->out, "8.03 B params  values+timing"));
+    g_assert_nonnull(strstr(m->out, "\nphi-2              2.78 B params  timing only "));
+    g_assert_nonnull(strstr(m->out, "chatglm2-6b        6.24 B params  timing only "));
+    /* timing runs; values refused by key before anything runs */
+    g_autoptr(Run) pv = hs("run", "--soc", "tiny", "--model", "phi-2", "--prompt", "8",
+                           "--decode", "1", NULL);
+    g_assert_cmpint(pv->status, ==, 1);
+    g_assert_nonnull(strstr(pv->err, "phi-2.json: $.model_type: expected a family the "
+                                     "functional engine computes (got \"phi\""));
+    g_assert_cmpstr(pv->out, ==, "");
+    g_autoptr(Run) pt = hs("run", "--soc", "tiny", "--model", "phi-2", "--prompt", "8",
+                           "--decode", "1", "--functional", "off", NULL);
+    g_assert_cmpint(pt->status, ==, 0);
+    g_assert_true(g_str_has_prefix(pt->out, "phi-2 on tiny"));
     g_autoptr(Run) p = hs("list", "policies", NULL);
     g_assert_cmpint(p->status, ==, 0);
     g_assert_nonnull(strstr(p->out, "hetero-tensor"));
@@ -1085,6 +1098,90 @@ test_policy_plugin(void)
                   "hetero-sim: /nonexistent/p.so: cannot load policy plug-in: "));
 }
 
+/* Input text in a message reaches the terminal escaped, as one line, even
+ * from a loader that echoes it raw (a fuzz find: tests/data/hostile/soc). */
+static void
+test_hostile_text(void)
+{
+    g_autofree char *soc = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                            "hostile", "soc", "control-cpu-raw-bytes.json", NULL);
+    g_autoptr(Run) s = hs("soc", "show", soc, NULL);
+    g_assert_cmpint(s->status, ==, 1);
+    g_autofree char *want = g_strdup_printf(
+        "%s: $.sync.control_cpu: expected the name of a cpu processor (cpu, cpu--id) "
+        "(got \"\\x9dpu-mid\")", soc);
+    assert_one_error_line(s, want);
+
+    /* an odd head_dim: timing runs, values refused by name before anything runs */
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", NULL);
+    g_autofree char *model = g_build_filename(dir, "odd.json", NULL);
+    g_assert_true(g_file_set_contents(model,
+        "{\"model_type\":\"llama\",\"hidden_size\":126,\"intermediate_size\":256,"
+        "\"num_hidden_layers\":2,\"num_attention_heads\":2,\"vocab_size\":512}", -1, NULL));
+    g_autofree char *odd = g_strdup_printf("%s: $.head_dim: expected an even integer for the "
+                                           "functional engine's rotary embedding, or "
+                                           "--functional off for timing only (got 63)", model);
+    g_autoptr(Run) r = hs("run", "--soc", "tiny", "--model", model, "--prompt", "8",
+                          "--decode", "1", NULL);
+    g_assert_cmpint(r->status, ==, 1);
+    assert_one_error_line(r, odd);
+    g_assert_cmpstr(r->out, ==, "");
+    g_autoptr(Run) i = hs("infer", "--model", model, "--tokens", "1,2", NULL);
+    g_assert_cmpint(i->status, ==, 1);
+    assert_one_error_line(i, odd);
+    g_autoptr(Run) t = hs("run", "--soc", "tiny", "--model", model, "--prompt", "8",
+                          "--decode", "1", "--functional", "off", NULL);
+    g_assert_cmpint(t->status, ==, 0);
+    g_unlink(model);
+    g_rmdir(dir);
+}
+
+/* A wrong result is a failure: exit 3, the reason first in the text, as
+ * "failure" in the JSON and on stderr (tests/data/replay/make.py). */
+static void
+test_replay_wrong_plan(void)
+{
+    static const struct {
+        const char *file, *why;
+    } cases[] = {
+        { "dropped-sync.json", "task 2 (L0.wq on npu) takes the output of task 1 "
+                               "(L0.attn_norm on gpu) with no sync between them "
+                               "(a dropped sync?)" },
+        { "unordered.json", "policy hetero-layer computed wrong values: its logits differ "
+                            "from the reference (max abs err " },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *path = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                                 "replay", cases[i].file, NULL);
+        g_autoptr(Run) t = hs("replay", path, NULL);
+        g_assert_cmpint(t->status, ==, 3);
+        g_autofree char *top = g_strdup_printf("FAILED: %s", cases[i].why);
+        g_assert_true(g_str_has_prefix(t->out, top));
+        g_autofree char *err = g_strdup_printf("hetero-sim: %s", cases[i].why);
+        g_assert_true(g_str_has_prefix(t->err, err));
+        g_assert_null(strchr(strchr(t->err, '\n') + 1, '\n'));       /* one line */
+        g_assert_nonnull(strstr(t->out, "tiny on tiny, policy hetero-layer"));
+
+        g_autoptr(Run) j = hs("replay", path, "--format", "json", NULL);
+        g_assert_cmpint(j->status, ==, 3);
+        g_autoptr(cJSON) root = cJSON_Parse(j->out);
+        g_assert_nonnull(root);
+        const cJSON *f = cJSON_GetObjectItem(root, "failure");
+        g_assert_true(cJSON_IsString(f));
+        g_assert_true(g_str_has_prefix(f->valuestring, cases[i].why));
+        const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "functional"), "match");
+        g_assert_true(cJSON_IsBool(m));
+        g_assert_true(cJSON_IsTrue(m) == (i == 0));   /* a dropped sync alone: right values */
+    }
+    /* the recording they were cut from replays cleanly */
+    g_autofree char *base = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                             "replay", "base.json", NULL);
+    g_autoptr(Run) ok = hs("replay", base, NULL);
+    g_assert_cmpint(ok->status, ==, 0);
+    g_assert_true(g_str_has_prefix(ok->out, "tiny on tiny"));
+    g_assert_cmpstr(ok->err, ==, "");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1110,6 +1207,8 @@ main(int argc, char **argv)
     g_test_add_func("/cli/lists", test_lists);
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     g_test_add_func("/cli/record-replay", test_record_replay);
+    g_test_add_func("/cli/replay-wrong-plan", test_replay_wrong_plan);
+    g_test_add_func("/cli/hostile-text", test_hostile_text);
     g_test_add_func("/cli/validate", test_validate);
     g_test_add_func("/cli/validate-papers", test_validate_papers);
     g_test_add_func("/cli/bad-points", test_bad_points);

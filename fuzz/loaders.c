@@ -1,0 +1,82 @@
+/*
+ * loaders.c - see loaders.h.
+ */
+#include "fuzz/loaders.h"
+#include "engine/safetensors.h"
+#include "hw/soc.h"
+#include "models/spec.h"
+#include "sim/util/json.h"
+#include "traces/record.h"
+
+gboolean
+hs_load_soc(const uint8_t *data, size_t size, const char *what, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_parse((const char *) data, size, what, 0, error);
+    if (root == NULL) {
+        return FALSE;
+    }
+    /* hw_soc_load's steps after reading the file */
+    g_autoptr(HwSoc) soc = hw_soc_from_json(root, what, error);
+    if (soc == NULL) {
+        return FALSE;
+    }
+    g_autoptr(GString) text = g_string_new(NULL);
+    hw_soc_dump_text(soc, text);
+    g_autoptr(cJSON) back = hw_soc_to_json(soc);
+    return back != NULL;
+}
+
+gboolean
+hs_load_model(const uint8_t *data, size_t size, const char *what, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_parse((const char *) data, size, what, 0, error);
+    if (root == NULL) {
+        return FALSE;
+    }
+    /* mdl_spec_load's steps after reading the file */
+    g_autoptr(MdlSpec) spec = mdl_spec_from_json(root, "fuzz", error);
+    if (spec == NULL) {
+        g_prefix_error(error, "%s: ", what);
+        return FALSE;
+    }
+    (void) mdl_spec_param_count(spec);
+    g_autoptr(cJSON) back = mdl_spec_to_json(spec);
+    return back != NULL;
+}
+
+gboolean
+hs_load_record(const uint8_t *data, size_t size, const char *what, GError **error)
+{
+    g_autoptr(TrcRecording) r = trc_record_parse((const char *) data, size, what, error);
+    return r != NULL;
+}
+
+/* Tensors larger than this are not converted: the reader's checks come
+ * before the copy, and a fuzz input is small anyway. */
+#define LOAD_MAX_VALUES (1u << 20)
+
+gboolean
+hs_load_safetensors(const uint8_t *data, size_t size, const char *what, GError **error)
+{
+    g_autoptr(EngSafetensors) st = eng_safetensors_open_bytes(data, size, what, error);
+    if (st == NULL) {
+        return FALSE;
+    }
+    g_auto(GStrv) names = eng_safetensors_names(st);
+    for (char **n = names; *n; n++) {
+        uint64_t shape[8];
+        int rank = eng_safetensors_shape(st, *n, shape);
+        uint64_t count = 1;
+        for (int i = 0; i < rank && count <= LOAD_MAX_VALUES; i++) {
+            count = shape[i] ? count * shape[i] : 0;
+        }
+        if (count > LOAD_MAX_VALUES) {
+            continue;
+        }
+        g_autofree float *out = g_new(float, MAX(count, 1));
+        if (!eng_safetensors_read_f32(st, *n, shape, rank, out, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}

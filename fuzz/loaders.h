@@ -1,0 +1,26 @@
+/*
+ * loaders.h - each input format through the function the CLI uses, from
+ * bytes in memory: what the fuzz targets call, and what
+ * tests/test-hostile.c calls on every input the fuzzers found.  @what names
+ * the input in messages.  A new format adds one function here.
+ */
+#ifndef HS_FUZZ_LOADERS_H
+#define HS_FUZZ_LOADERS_H
+
+#include <glib.h>
+#include <stdint.h>
+
+/* SoC config JSON (--soc FILE) and `soc show`'s dumps of it. */
+gboolean hs_load_soc(const uint8_t *data, size_t size, const char *what, GError **error);
+
+/* Model config.json (--model FILE) and its parameter count and dump. */
+gboolean hs_load_model(const uint8_t *data, size_t size, const char *what, GError **error);
+
+/* A recording (`replay FILE`). */
+gboolean hs_load_record(const uint8_t *data, size_t size, const char *what, GError **error);
+
+/* One *.safetensors file, every tensor read back as FP32 at its shape. */
+gboolean hs_load_safetensors(const uint8_t *data, size_t size, const char *what,
+                             GError **error);
+
+#endif /* HS_FUZZ_LOADERS_H */

@@ -1,0 +1,107 @@
+/*
+ * test-hostile.c - every input in tests/data/hostile/ (fuzz finds and the
+ * crashes of issue 15, by format) through the same loader the fuzz target
+ * uses (fuzz/loaders.c, the CLI's own functions), each refused with its one
+ * exact line.  A new fuzz find: copy the file into the folder of its
+ * format and add its message here.
+ */
+#include "fuzz/loaders.h"
+
+#include <glib.h>
+#include <string.h>
+
+typedef gboolean (*LoadFn)(const uint8_t *data, size_t size, const char *what,
+                           GError **error);
+
+typedef struct Case {
+    const char *file;       /* tests/data/hostile/FILE */
+    const char *message;    /* after "FILE: " (the path as given) */
+} Case;
+
+static const Case cases[] = {
+    /* issue 15: a header that is a JSON array (was strcmp(NULL)) */
+    { "safetensors/header-array.safetensors",
+      "safetensors header: expected an object (got an array)" },
+    /* issue 15: NaN / Inf weights (were quantised to garbage) */
+    { "safetensors/nan-weight.safetensors",
+      "tensor w: expected finite values (got nan at element 2)" },
+    { "safetensors/inf-f16-weight.safetensors",
+      "tensor w: expected finite values (got inf at element 1)" },
+    /* input text escaped: a newline cannot forge a second line, raw bytes
+     * do not reach the terminal */
+    { "safetensors/name-newline.safetensors",
+      "tensor w\\nhetero-sim: forged: expected dtype, shape and data_offsets in the header" },
+    { "safetensors/name-invalid-utf8.safetensors",
+      "tensor w\\xff\\x1b[2J: unsupported dtype I\\xff (expected F32, F16 or BF16)" },
+    /* numbers checked before they become sizes */
+    { "safetensors/shape-negative.safetensors",
+      "tensor w: shape[0]: expected a non-negative integer (got -1)" },
+    { "safetensors/shape-overflow.safetensors",
+      "tensor w: 0 bytes for 1152921504606846976 F32 values" },
+    { "safetensors/offsets-fraction.safetensors",
+      "tensor w: data_offsets: expected two non-negative integers" },
+    { "safetensors/tensor-not-object.safetensors",
+      "tensor w: expected dtype, shape and data_offsets in the header" },
+    /* fuzz finds: input bytes echoed raw */
+    { "model/hidden-act-raw-bytes.json",
+      "$.hidden_act: expected silu or gelu (got \"\\xeauli\")" },
+    /* numbers: 1e999 parses as inf */
+    { "model/rope-theta-inf.json",
+      "$.rope_theta: expected a finite positive number (got inf)" },
+    { "model/hidden-act-newline.json",
+      "$.hidden_act: expected silu or gelu (got \"relu\\nhetero-sim: forged\")" },
+    /* policy options read by key: a typo is named, not skipped */
+    { "record/options-typo.json",
+      "$.workload.options: unknown key \"row_allign\" (known keys: chunk_tokens, row_align, "
+      "tok_align, min_npu_shape, max_npu_shape)" },
+    { "record/workload-sync-control.json",
+      "$.workload.sync: expected one of driver, fast (got \"fast\\x07\\u2028\")" },
+    { "record/proc-name-raw-bytes.json",
+      "$.tasks[0].proc: expected a processor of $.processors (cpu\\xda, gpu, npu) (got "
+      "\"gpu\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f"
+      "\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\")" },
+};
+
+static LoadFn
+loader_for(const char *file)
+{
+    if (g_str_has_prefix(file, "soc/")) {
+        return hs_load_soc;
+    }
+    if (g_str_has_prefix(file, "model/")) {
+        return hs_load_model;
+    }
+    if (g_str_has_prefix(file, "record/")) {
+        return hs_load_record;
+    }
+    return hs_load_safetensors;
+}
+
+static void
+test_case(gconstpointer data)
+{
+    const Case *c = data;
+    g_autofree char *path = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                             "hostile", c->file, NULL);
+    g_autofree char *bytes = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(path, &bytes, &len, NULL));
+    g_autoptr(GError) error = NULL;
+    g_assert_false(loader_for(c->file)((const uint8_t *) bytes, len, path, &error));
+    g_assert_nonnull(error);
+    g_autofree char *want = g_strdup_printf("%s: %s", path, c->message);
+    g_assert_cmpstr(error->message, ==, want);
+    g_assert_true(g_utf8_validate(error->message, -1, NULL));
+    g_assert_null(strchr(error->message, '\n'));
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *name = g_strdup_printf("/hostile/%s", cases[i].file);
+        g_test_add_data_func(name, &cases[i], test_case);
+    }
+    return g_test_run();
+}
