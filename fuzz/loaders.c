@@ -4,6 +4,8 @@
 #include "fuzz/loaders.h"
 #include "engine/safetensors.h"
 #include "hw/soc.h"
+#include "hw/stack.h"
+#include "sim/cli/points.h"
 #include "models/spec.h"
 #include "sim/util/json.h"
 #include "traces/record.h"
@@ -42,6 +44,34 @@ hs_load_model(const uint8_t *data, size_t size, const char *what, GError **error
     (void) mdl_spec_param_count(spec);
     g_autoptr(cJSON) back = mdl_spec_to_json(spec);
     return back != NULL;
+}
+
+gboolean
+hs_load_points(const uint8_t *data, size_t size, const char *what, GError **error)
+{
+    HsPoints *p = hs_points_parse((const char *) data, size, what, error);
+    hs_points_free(p);
+    return p != NULL;
+}
+
+gboolean
+hs_load_stack(const uint8_t *data, size_t size, const char *what, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_parse((const char *) data, size, what, 0, error);
+    if (root == NULL) {
+        return FALSE;
+    }
+    /* hw_stack_load's steps after reading the file */
+    HwStack *st = hw_stack_from_json(root, what, error);
+    if (st == NULL) {
+        return FALSE;
+    }
+    g_autoptr(GString) text = g_string_new(NULL);
+    hw_stack_dump_text(st, text);
+    cJSON *back = hw_stack_to_json(st);
+    cJSON_Delete(back);
+    hw_stack_free(st);
+    return TRUE;
 }
 
 gboolean

@@ -17,6 +17,12 @@ gboolean hs_load_soc(const uint8_t *data, size_t size, const char *what, GError 
 gboolean hs_load_model(const uint8_t *data, size_t size, const char *what, GError **error);
 
 /* A recording (`replay FILE`). */
+/* A points file (sim/cli/points.c, what `validate` reads). */
+gboolean hs_load_points(const uint8_t *data, size_t size, const char *what, GError **error);
+
+/* A software stack profile (hw/stack.c, what --stack and policies read). */
+gboolean hs_load_stack(const uint8_t *data, size_t size, const char *what, GError **error);
+
 gboolean hs_load_record(const uint8_t *data, size_t size, const char *what, GError **error);
 
 /* One *.safetensors file, every tensor read back as FP32 at its shape. */
