@@ -11,12 +11,14 @@ extern const HsBench hs_bench_kernel;
 extern const HsBench hs_bench_cost;
 extern const HsBench hs_bench_engine;
 extern const HsBench hs_bench_default;
+extern const HsBench hs_bench_sim;
 
 static const HsBench *const benches[] = {
     &hs_bench_kernel,
     &hs_bench_cost,
     &hs_bench_engine,
     &hs_bench_default,
+    &hs_bench_sim,
 };
 
 double
