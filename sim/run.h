@@ -100,7 +100,7 @@ SimChecker *sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w,
                                 GError **error);
 
 /* Measure an executed plan (used by run and replay). */
-void sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
-                     const SimWorkload *w, SimRunReport *report);
+void sim_run_measure(const HwSoc *soc, const SimExecResult *r, const SimWorkload *w,
+                     SimRunReport *report);
 
 #endif /* SIM_RUN_H */

@@ -47,6 +47,14 @@ run a9 run -p 256 -d 8 -P online-prepare --sync driver --functional off -r a9.re
 run a10 run -p 32 -d 8 -P npu-pipe --batch 4 --sync driver --functional off -t a10.trace
 run a11 run -m tiny -p 32 -d 8 --functional full -t a11.trace -r a11.rec
 run a12 run -p 256 -d 64 --batch 4 --render 60 --functional off -t a12.trace
+# the same requests streamed (no trace, recording or values check: phases
+# planned as the run goes and forgotten once ended)
+run s3 run -p 1024 -d 64 --functional off
+run s5 run -p 256 -d 8 --render 60 --llm-priority low --functional off
+run s6 run -p 32 -d 64 --sync driver -P npu-only --functional off
+run s7 run -p 1024 -d 8 -P chunked --sync driver --functional off
+run s10 run -p 32 -d 8 -P npu-pipe --batch 4 --sync driver --functional off
+run s12 run -p 256 -d 64 --batch 4 --render 60 --functional off
 run r1 replay a1.rec -t r1.trace
 run r3 replay a3.rec --sync driver -t r3.trace
 run r9 replay a9.rec --functional off
