@@ -370,7 +370,102 @@ typedef struct Phases {
     SimCostModel *cost;
     uint32_t next;               /* 0: prefill, 1 + s: decode step s */
     uint32_t *entry, n_entry;
+    /* decode step 1 as planned, re-used for every later step (see
+     * decode_from_template); NULL: plan every step with the policy */
+    SimPlan *tmpl;
+    uint32_t *tmpl_entry, n_tmpl_entry;
+    uint32_t *tmpl_exit, n_tmpl_exit;
 } Phases;
+
+/* A built-in policy's decode plan does not depend on the step or on the
+ * context: it places matmuls by their cost (the same at every context)
+ * and every other op by a fixed rule.  A plug-in's may. */
+static gboolean
+policy_builtin(const SimPolicy *policy)
+{
+    for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
+        if (*p == policy) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+static int
+find_u32(const uint32_t *a, uint32_t n, uint32_t v)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i] == v) {
+            return (int) i;
+        }
+    }
+    return -1;
+}
+
+/* Keep decode step 1 (tasks from @first on, planned after @entry) as the
+ * template of later steps, if every dep outside it is an entry task. */
+static void
+keep_template(Phases *ph, const SimPlan *plan, uint32_t first, const uint32_t *entry,
+              uint32_t n_entry)
+{
+    g_autoptr(SimPlan) t = sim_plan_new();
+    t->base = first;
+    for (uint32_t i = first; i < sim_plan_len(plan); i++) {
+        const SimTask *task = sim_plan_task(plan, i);
+        for (uint32_t d = 0; d < task->n_deps; d++) {
+            if (task->deps[d] < first && find_u32(entry, n_entry, task->deps[d]) < 0) {
+                return;
+            }
+        }
+        sim_plan_add(t, task);
+    }
+    ph->tmpl = g_steal_pointer(&t);
+    ph->tmpl_entry = g_memdup2(entry, sizeof(uint32_t) * MAX(1, n_entry));
+    ph->n_tmpl_entry = n_entry;
+    ph->tmpl_exit = g_memdup2(ph->entry, sizeof(uint32_t) * MAX(1, ph->n_entry));
+    ph->n_tmpl_exit = ph->n_entry;
+}
+
+/* Decode step @s as the template with ids moved, entry deps on this
+ * step's entry, and each kernel's work at this step's context (attention
+ * reads a longer KV cache: the only cost that changes). */
+static void
+decode_from_template(Phases *ph, SimPlan *plan, uint32_t s)
+{
+    const SimPlan *t = ph->tmpl;
+    g_autoptr(MdlGraph) g = mdl_graph_new_decode(ph->spec, ph->w->prompt + s, ph->w->batch);
+    uint32_t first = sim_plan_len(plan);
+    uint32_t deps[64];
+    for (uint32_t i = t->base; i < sim_plan_len(t); i++) {
+        SimTask task = *sim_plan_task(t, i);
+        g_autofree uint32_t *many = task.n_deps > G_N_ELEMENTS(deps)
+                                    ? g_new(uint32_t, task.n_deps) : NULL;
+        uint32_t *d = many ? many : deps;
+        for (uint32_t k = 0; k < task.n_deps; k++) {
+            uint32_t dep = task.deps[k];
+            d[k] = dep >= t->base ? dep - t->base + first
+                                  : ph->entry[find_u32(ph->tmpl_entry, ph->n_tmpl_entry, dep)];
+        }
+        task.deps = d;
+        task.step = s;
+        if (task.kind == SIM_TASK_KERNEL) {
+            MdlWork mw;
+            const SimSlice *sl = &task.slice;
+            mdl_node_work(&g->nodes[task.node], sl->tok0, sl->tok1, sl->row0, sl->row1,
+                          sl->pad_tokens, task.work.prec, &mw);
+            task.work.m = mw.m;
+            task.work.k = mw.k;
+            task.work.n = mw.n;
+            task.work.flops = mw.flops;
+            task.work.read_bytes = mw.read_bytes;
+            task.work.write_bytes = mw.write_bytes;
+        }
+        sim_plan_add(plan, &task);
+    }
+    for (uint32_t i = 0; i < ph->n_tmpl_exit; i++) {
+        ph->entry[i] = ph->tmpl_exit[i] - t->base + first;
+    }
+}
 
 static gboolean
 phases_next(void *opaque, SimPlan *plan, gboolean *more, GError **error)
@@ -385,9 +480,19 @@ phases_next(void *opaque, SimPlan *plan, gboolean *more, GError **error)
         sim_cost_share_gpu(ph->cost, 1.0);
     } else {
         uint32_t s = ph->next - 1;
-        g_autoptr(MdlGraph) dec = mdl_graph_new_decode(ph->spec, w->prompt + s, w->batch);
-        ok = plan_phase(plan, ph->soc, ph->cost, dec, ph->policy, w, SIM_PHASE_DECODE, s,
-                        &ph->entry, &ph->n_entry, error);
+        if (ph->tmpl && ph->n_entry == ph->n_tmpl_exit) {
+            decode_from_template(ph, plan, s);
+            ok = TRUE;
+        } else {
+            uint32_t first = sim_plan_len(plan), n_entry = ph->n_entry;
+            g_autofree uint32_t *entry = g_memdup2(ph->entry, sizeof(uint32_t) * MAX(1, n_entry));
+            g_autoptr(MdlGraph) dec = mdl_graph_new_decode(ph->spec, w->prompt + s, w->batch);
+            ok = plan_phase(plan, ph->soc, ph->cost, dec, ph->policy, w, SIM_PHASE_DECODE, s,
+                            &ph->entry, &ph->n_entry, error);
+            if (ok && s == 1 && policy_builtin(ph->policy) && !g_getenv("HS_NO_STEP_TEMPLATE")) {
+                keep_template(ph, plan, first, entry, n_entry);
+            }
+        }
     }
     ph->next++;
     *more = ph->next <= w->decode;
@@ -410,12 +515,15 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         sim_cost_share_gpu(cost, CLAMP(1.0 - duty, 0.05, 1.0));
     }
     g_assert(w->prompt > 0 && w->batch > 0);
-    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0 };
+    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0, NULL, NULL, 0, NULL, 0 };
     SimPlanSource src = { phases_next, &ph };
     g_autoptr(SimPlan) plan = sim_plan_new();
     SimExecResult r = { 0 };
     gboolean ok = sim_exec_run_stream(plan, &src, soc, &w->render, &r, error);
     g_free(ph.entry);
+    sim_plan_free(ph.tmpl);
+    g_free(ph.tmpl_entry);
+    g_free(ph.tmpl_exit);
     if (!ok) {
         if (!g_str_has_prefix((*error)->message, "policy ")) {
             g_prefix_error(error, "policy %s: ", policy->name);
