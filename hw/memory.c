@@ -105,7 +105,16 @@ waterfill(const double *demand, uint32_t n, double cap, double *alloc, uint32_t 
     for (uint32_t i = 0; i < n; i++) {
         idx[i] = i;
     }
-    g_qsort_with_data(idx, (gint) n, sizeof(uint32_t), cmp_double_idx, (void *) demand);
+    /* insertion sort: a handful of demands, a strict total order (ties by
+     * index), so the same order a general sort gives */
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t v = idx[i], j = i;
+        while (j > 0 && cmp_double_idx(&idx[j - 1], &v, (void *) demand) > 0) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = v;
+    }
     double left = cap;
     for (uint32_t j = 0; j < n; j++) {
         double share = left / (double) (n - j);

@@ -58,6 +58,7 @@ struct Exec {
     uint32_t n_prefill, n_prefill_done;
     gboolean prefill_known;
     guint n_offline;             /* NPU shapes told to the runtime */
+    uint32_t forget_to;          /* the plan's tasks below have been dropped */
     uint32_t *ready;             /* task_done's scratch */
     uint32_t cap_ready;
     /* the host's program order across phases (see host_order) */
@@ -251,7 +252,11 @@ ask_next(Exec *ex)
             break;
         }
         g_ptr_array_remove_index(ex->chunks, 0);
-        sim_plan_forget(ex->plan, end);
+        ex->forget_to = end;
+    }
+    /* the plan forgets in bulk: each time moves the tasks kept */
+    if (ex->forget_to - ex->plan->base >= sim_plan_len(ex->plan) - ex->forget_to) {
+        sim_plan_forget(ex->plan, ex->forget_to);
     }
 }
 

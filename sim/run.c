@@ -7,7 +7,6 @@
 #include "sim/util/error.h"
 #include "sim/util/mem.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -275,10 +274,12 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
     return sim_checker_new(eng_model_new(&cfg), gs, (uint32_t) w->check_layers, w->batch);
 }
 
-/* Progress on stderr: wraps the values hooks, counts finished tasks. */
+/* Progress through the workload's callback: wraps the values hooks,
+ * counts finished tasks, reports each new percent. */
 typedef struct Progress {
     const SimValuesOps *inner;
     void *inner_opaque;
+    const SimWorkload *w;
     const char *policy;
     uint32_t done, n;
     int pct;
@@ -303,7 +304,7 @@ progress_end(void *opaque, uint32_t id, const SimTask *t)
     int pct = (int) (100.0 * ++p->done / p->n);
     if (pct != p->pct) {
         p->pct = pct;
-        fprintf(stderr, "\r%s: %3d %% of %u tasks", p->policy, pct, p->n);
+        p->w->progress(p->w->progress_opaque, p->policy, p->done, p->n);
     }
 }
 
@@ -321,9 +322,12 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
     if (w->check_layers >= 0) {
         if (checker == NULL) {
             if (w->progress) {
-                fprintf(stderr, "computing the reference...");
+                w->progress(w->progress_opaque, "computing the reference", 0, 1);
             }
             checker = own = sim_run_checker_new(spec, w, error);
+            if (w->progress) {
+                w->progress(w->progress_opaque, "computing the reference", 1, 1);
+            }
             if (checker == NULL) {
                 return FALSE;
             }
@@ -333,15 +337,12 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
     SimExecResult r = { 0 };
     const SimValuesOps *ops = values ? &sim_values_ops : NULL;
     void *opaque = values;
-    Progress prog = { ops, opaque, policy, 0, MAX(1, sim_plan_len(plan)), -1 };
+    Progress prog = { ops, opaque, w, policy, 0, MAX(1, sim_plan_len(plan)), -1 };
     if (w->progress) {
         ops = &progress_ops;
         opaque = &prog;
     }
     gboolean ok = sim_exec_run(plan, soc, &w->render, ops, opaque, &r, error);
-    if (w->progress) {
-        fprintf(stderr, "\r%60s\r", "");
-    }
     if (!ok) {
         g_prefix_error(error, "policy %s: ", policy);
         return FALSE;
@@ -375,6 +376,8 @@ typedef struct Phases {
     SimPlan *tmpl;
     uint32_t *tmpl_entry, n_tmpl_entry;
     uint32_t *tmpl_exit, n_tmpl_exit;
+    MdlGraph *graph;             /* decode step 1's graph, moved on to each step */
+    uint32_t *pos0;              /* its nodes' positions at step 1 */
 } Phases;
 
 /* A built-in policy's decode plan does not depend on the step or on the
@@ -433,7 +436,19 @@ static void
 decode_from_template(Phases *ph, SimPlan *plan, uint32_t s)
 {
     const SimPlan *t = ph->tmpl;
-    g_autoptr(MdlGraph) g = mdl_graph_new_decode(ph->spec, ph->w->prompt + s, ph->w->batch);
+    /* a decode graph differs from step to step only by its position */
+    MdlGraph *g = ph->graph;
+    if (g == NULL) {
+        g = ph->graph = mdl_graph_new_decode(ph->spec, ph->w->prompt + 1, ph->w->batch);
+        ph->pos0 = g_new(uint32_t, g->n_nodes);
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            ph->pos0[i] = g->nodes[i].pos0;
+        }
+    }
+    g->pos0 = ph->w->prompt + s;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        g->nodes[i].pos0 = ph->pos0[i] + s - 1;
+    }
     uint32_t first = sim_plan_len(plan);
     uint32_t deps[64];
     for (uint32_t i = t->base; i < sim_plan_len(t); i++) {
@@ -496,6 +511,10 @@ phases_next(void *opaque, SimPlan *plan, gboolean *more, GError **error)
     }
     ph->next++;
     *more = ph->next <= w->decode;
+    if (w->progress && (!*more || ph->next % 64 == 0)) {
+        /* a phase is planned when the one before starts */
+        w->progress(w->progress_opaque, ph->policy->name, ph->next - 1, w->decode + 1);
+    }
     return ok;
 }
 
@@ -515,13 +534,18 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         sim_cost_share_gpu(cost, CLAMP(1.0 - duty, 0.05, 1.0));
     }
     g_assert(w->prompt > 0 && w->batch > 0);
-    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0, NULL, NULL, 0, NULL, 0 };
+    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL };
     SimPlanSource src = { phases_next, &ph };
     g_autoptr(SimPlan) plan = sim_plan_new();
     SimExecResult r = { 0 };
     gboolean ok = sim_exec_run_stream(plan, &src, soc, &w->render, &r, error);
+    if (w->progress) {
+        w->progress(w->progress_opaque, policy->name, w->decode + 1, w->decode + 1);
+    }
     g_free(ph.entry);
     sim_plan_free(ph.tmpl);
+    mdl_graph_free(ph.graph);
+    g_free(ph.pos0);
     g_free(ph.tmpl_entry);
     g_free(ph.tmpl_exit);
     if (!ok) {

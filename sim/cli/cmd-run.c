@@ -43,7 +43,7 @@ run(int argc, char **argv, GError **error)
     g_autoptr(SimPlan) plan = NULL;
 
     ok = hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error);
-    w.progress = isatty(fileno(stderr));
+    w.progress = isatty(fileno(stderr)) ? hs_progress_stderr : NULL;
     ok = ok &&
          (policy = hs_run_opts_policy(&o, policy_name ? policy_name : "hetero-tensor",
                                       error)) != NULL &&
