@@ -86,6 +86,21 @@ sim_plan_topo_order_from(const SimPlan *plan, uint32_t from, GError **error)
 {
     /* local index i is task from + i */
     uint32_t n = sim_plan_len(plan) - from;
+    /* every dep below its task (every plan the builder makes): id order */
+    gboolean lower = TRUE;
+    for (uint32_t i = 0; i < n && lower; i++) {
+        const SimTask *t = sim_plan_task(plan, from + i);
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            lower = lower && t->deps[d] < from + i;
+        }
+    }
+    if (lower) {
+        uint32_t *order = g_new(uint32_t, n ? n : 1);
+        for (uint32_t i = 0; i < n; i++) {
+            order[i] = from + i;
+        }
+        return order;
+    }
     g_autofree uint32_t *indeg = g_new0(uint32_t, n);
     g_autofree uint32_t *first = g_new0(uint32_t, n + 1);   /* CSR of users */
     g_autofree uint32_t *users = NULL;

@@ -4,7 +4,7 @@
 # 0/8/64, both sync mechanisms, batch 4, a game on the GPU, replays of
 # recordings, several policies, values checked and not) and writes each
 # one's `--format json` (sim.wall_s dropped: wall time), trace and
-# recording into OUTDIR.
+# recording into OUTDIR, and checks every trace with tools/trace-check.py.
 #
 #   tools/byteid.sh BIN OUTDIR          write the outputs
 #   tools/byteid.sh BIN OUTDIR SUMS     ... and compare their sha256 with
@@ -60,6 +60,9 @@ run r3 replay a3.rec --sync driver -t r3.trace
 run r9 replay a9.rec --functional off
 run r11 replay a11.rec
 run c1 compare -p 32 -d 8 --functional off
+
+# every trace as Perfetto reads it: strict nesting per track, flows bound
+python3 "$here/tools/trace-check.py" "$out"/*.trace
 
 if [ $update = 1 ]; then
     (cd "$out" && sha256sum *) > "$here/tests/data/byteid.sha256"
