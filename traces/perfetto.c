@@ -63,10 +63,16 @@ dur_us(SimTime a_ps, SimTime b_ps)
 
 /* A flow's end-point inside the slice [a_ps, b_ps): its middle, so the
  * flow binds to that slice and not to one ending or starting next to it. */
+static uint64_t
+inside_ns(SimTime a_ps, SimTime b_ps)
+{
+    return ns(a_ps) + (ns(b_ps) - ns(a_ps)) / 2;
+}
+
 static char *
 inside_us(SimTime a_ps, SimTime b_ps)
 {
-    return us_ns(ns(a_ps) + (ns(b_ps) - ns(a_ps)) / 2);
+    return us_ns(inside_ns(a_ps, b_ps));
 }
 
 static char *
@@ -292,10 +298,10 @@ trc_perfetto_to_string(const TrcInput *in)
             const SimTask *pt = sim_plan_task(in->plan, p);
             g_autofree char *ts0 = inside_us(in->times[p].start_ps, in->times[p].end_ps);
             g_autofree char *ts1 = inside_us(in->times[id].start_ps, in->times[id].end_ps);
-            emit(&w, in->times[p].start_ps,
+            emit(&w, 1000 * inside_ns(in->times[p].start_ps, in->times[p].end_ps),
                  "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%" PRIu64
                  ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, pid_of(in, pt), lane[p], ts0);
-            emit(&w, in->times[id].start_ps,
+            emit(&w, 1000 * inside_ns(in->times[id].start_ps, in->times[id].end_ps),
                  "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
                  PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, sync_pid, lane[id], ts1);
             flow_id++;
@@ -310,10 +316,10 @@ trc_perfetto_to_string(const TrcInput *in)
             }
             g_autofree char *ts0 = inside_us(in->times[s].start_ps, in->times[s].end_ps);
             g_autofree char *ts1 = inside_us(in->times[c].start_ps, in->times[c].end_ps);
-            emit(&w, in->times[s].start_ps,
+            emit(&w, 1000 * inside_ns(in->times[s].start_ps, in->times[s].end_ps),
                  "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%" PRIu64
                  ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, sync_pid, lane[s], ts0);
-            emit(&w, in->times[c].start_ps,
+            emit(&w, 1000 * inside_ns(in->times[c].start_ps, in->times[c].end_ps),
                  "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
                  PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, pid_of(in, ct),
                  lane[c], ts1);
