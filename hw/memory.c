@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct HwFlow {
     HwMem *mem;
@@ -28,6 +29,13 @@ struct HwMem {
     double *init_bytes;          /* bytes moved per initiator */
     HwMemObserverFn observer;
     void *observer_opaque;
+    /* scratch of reschedule, grown as needed: it runs on every flow start
+     * and end, so it allocates nothing */
+    double *init_dem, *init_alloc;    /* per initiator */
+    double *dem, *alloc;              /* per flow of one initiator */
+    HwFlow **mine;
+    uint32_t *idx;                    /* waterfill's order */
+    guint scratch_len;                /* flows the per-flow arrays hold */
 };
 
 HwMem *
@@ -41,6 +49,8 @@ hw_mem_new(SimKernel *k, double ceiling_gbps, const double *caps_gbps, uint32_t 
     m->flows = g_ptr_array_new();
     m->init_rate = g_new0(double, n);
     m->init_bytes = g_new0(double, n);
+    m->init_dem = g_new0(double, n);
+    m->init_alloc = g_new0(double, n);
     return m;
 }
 
@@ -57,6 +67,12 @@ hw_mem_free(HwMem *m)
     g_free(m->caps);
     g_free(m->init_rate);
     g_free(m->init_bytes);
+    g_free(m->init_dem);
+    g_free(m->init_alloc);
+    g_free(m->dem);
+    g_free(m->alloc);
+    g_free(m->mine);
+    g_free(m->idx);
     g_free(m);
 }
 
@@ -78,18 +94,27 @@ cmp_double_idx(const void *a, const void *b, void *d)
     return (int) *(const uint32_t *) a - (int) *(const uint32_t *) b;
 }
 
-void
-hw_mem_waterfill(const double *demand, uint32_t n, double cap, double *alloc)
+/* hw_mem_waterfill with @idx (n long) as its scratch. */
+static void
+waterfill(const double *demand, uint32_t n, double cap, double *alloc, uint32_t *idx)
 {
     if (n == 0) {
         return;
     }
     /* satisfy the smallest demands first; the rest share what is left */
-    g_autofree uint32_t *idx = g_new(uint32_t, n);
     for (uint32_t i = 0; i < n; i++) {
         idx[i] = i;
     }
-    g_qsort_with_data(idx, (gint) n, sizeof(uint32_t), cmp_double_idx, (void *) demand);
+    /* insertion sort: a handful of demands, a strict total order (ties by
+     * index), so the same order a general sort gives */
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t v = idx[i], j = i;
+        while (j > 0 && cmp_double_idx(&idx[j - 1], &v, (void *) demand) > 0) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = v;
+    }
     double left = cap;
     for (uint32_t j = 0; j < n; j++) {
         double share = left / (double) (n - j);
@@ -98,6 +123,13 @@ hw_mem_waterfill(const double *demand, uint32_t n, double cap, double *alloc)
         alloc[idx[j]] = a;
         left -= a;
     }
+}
+
+void
+hw_mem_waterfill(const double *demand, uint32_t n, double cap, double *alloc)
+{
+    g_autofree uint32_t *idx = g_new(uint32_t, MAX(1, n));
+    waterfill(demand, n, cap, alloc, idx);
 }
 
 /* Bring every flow's remaining bytes up to now. */
@@ -123,8 +155,15 @@ static void
 reschedule(HwMem *m)
 {
     uint32_t nf = m->flows->len;
-    g_autofree double *init_dem = g_new0(double, m->n_init);
-    g_autofree double *init_alloc = g_new0(double, m->n_init);
+    double *init_dem = m->init_dem, *init_alloc = m->init_alloc;
+    if (MAX(nf, m->n_init) > m->scratch_len) {
+        m->scratch_len = MAX(MAX(nf, m->n_init), 2 * m->scratch_len);
+        m->dem = g_renew(double, m->dem, m->scratch_len);
+        m->alloc = g_renew(double, m->alloc, m->scratch_len);
+        m->mine = g_renew(HwFlow *, m->mine, m->scratch_len);
+        m->idx = g_renew(uint32_t, m->idx, m->scratch_len);
+    }
+    memset(init_dem, 0, sizeof(double) * m->n_init);
 
     for (uint32_t i = 0; i < nf; i++) {
         HwFlow *f = g_ptr_array_index(m->flows, i);
@@ -133,28 +172,21 @@ reschedule(HwMem *m)
     for (uint32_t i = 0; i < m->n_init; i++) {
         init_dem[i] = MIN(init_dem[i], m->caps[i]);
     }
-    hw_mem_waterfill(init_dem, m->n_init, m->ceiling, init_alloc);
+    waterfill(init_dem, m->n_init, m->ceiling, init_alloc, m->idx);
 
     for (uint32_t ini = 0; ini < m->n_init; ini++) {
-        GPtrArray *mine = g_ptr_array_new();
+        uint32_t n_mine = 0;
         for (uint32_t i = 0; i < nf; i++) {
             HwFlow *f = g_ptr_array_index(m->flows, i);
             if (f->initiator == ini) {
-                g_ptr_array_add(mine, f);
+                m->mine[n_mine] = f;
+                m->dem[n_mine++] = f->demand;
             }
         }
-        if (mine->len > 0) {
-            g_autofree double *dem = g_new(double, mine->len);
-            g_autofree double *alloc = g_new(double, mine->len);
-            for (guint j = 0; j < mine->len; j++) {
-                dem[j] = ((HwFlow *) g_ptr_array_index(mine, j))->demand;
-            }
-            hw_mem_waterfill(dem, mine->len, init_alloc[ini], alloc);
-            for (guint j = 0; j < mine->len; j++) {
-                ((HwFlow *) g_ptr_array_index(mine, j))->rate = alloc[j];
-            }
+        waterfill(m->dem, n_mine, init_alloc[ini], m->alloc, m->idx);
+        for (uint32_t j = 0; j < n_mine; j++) {
+            m->mine[j]->rate = m->alloc[j];
         }
-        g_ptr_array_unref(mine);
         if (init_alloc[ini] != m->init_rate[ini]) {
             m->init_rate[ini] = init_alloc[ini];
             if (m->observer) {

@@ -106,6 +106,12 @@ hw_runtime_control_spans(const HwRuntime *rt, uint32_t *host)
     return rt->control;
 }
 
+void
+hw_runtime_control_spans_drop(HwRuntime *rt, guint n)
+{
+    g_array_remove_range(rt->control, 0, MIN(n, rt->control->len));
+}
+
 SimTime
 hw_runtime_busy_ps(const HwRuntime *rt, uint32_t dev)
 {

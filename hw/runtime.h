@@ -109,6 +109,9 @@ typedef struct HwSpan {
  * transfer none), and the CPU they ran on (*host; UINT32_MAX and an empty
  * array if the SoC has no CPU). */
 const GArray *hw_runtime_control_spans(const HwRuntime *rt, uint32_t *host);
+/* Forget the first @n of them (a reader that streams has taken them), so
+ * a long run holds only the spans not yet read. */
+void hw_runtime_control_spans_drop(HwRuntime *rt, guint n);
 
 /* Ops queued or running on any processor (for deadlock reports). */
 uint64_t hw_runtime_pending(const HwRuntime *rt);

@@ -1,5 +1,10 @@
 /*
  * exec.c - see exec.h.
+ *
+ * Tasks come in phases (the whole plan as one, or a stream of them); each
+ * phase's run state is a Chunk, dropped once its tasks have ended and no
+ * later task can name them.  Every finished task, bandwidth change and
+ * host span goes to the measurement (sim/measure.c) as it happens.
  */
 #include "sim/exec.h"
 #include "hw/runtime.h"
@@ -11,28 +16,64 @@
 
 typedef struct Exec Exec;
 
+/* The run state of one task. */
+typedef struct Task {
+    uint32_t remaining;          /* unfinished deps */
+    uint32_t n_users, cap_users;
+    uint32_t *users;             /* tasks waiting on this one */
+    uint32_t few[2];             /* users' storage while they are few */
+    gboolean held;               /* a driver sync drained its queue before it */
+    gboolean started, done;
+    SimTime start_ps, end_ps, off_ps;   /* off: preempted */
+} Task;
+
 typedef struct TaskRun {
     Exec *ex;
     uint32_t id;
+    Task *task;
 } TaskRun;
 
+/* The tasks [id0, id0 + n) of one phase. */
+typedef struct Chunk {
+    uint32_t id0, n, n_done;
+    uint32_t min_dep;            /* the lowest id its tasks depend on */
+    Task *tasks;
+    TaskRun *runs;
+} Chunk;
+
 struct Exec {
-    const SimPlan *plan;
+    SimPlan *plan;
+    const SimPlanSource *src;
+    gboolean more;               /* the source has phases still to give */
+    uint32_t ask_at;             /* ask for the next phase when this id is submitted */
+    gboolean retain;             /* keep every task's times and the samples */
     const HwSoc *soc;
     SimKernel *k;
     HwRuntime *rt;
     const SimValuesOps *values;
     void *values_opaque;
-    uint32_t n;
-    uint32_t *remaining;         /* unfinished deps per task */
-    uint32_t *first, *users;     /* CSR: tasks waiting on each task */
-    uint32_t *held_by;           /* the driver sync that drained this
-                                  * kernel's queue before it; UINT32_MAX */
-    gboolean *started, *done;
-    TaskRun *runs;
-    SimTaskTime *times;
-    GArray *bw;
+    GPtrArray *chunks;           /* of Chunk*, by id; ended ones dropped */
+    uint32_t n;                  /* tasks so far */
     uint32_t n_done;
+    uint32_t n_prefill, n_prefill_done;
+    gboolean prefill_known;
+    guint n_offline;             /* NPU shapes told to the runtime */
+    uint32_t forget_to;          /* the plan's tasks below have been dropped */
+    uint32_t *ready;             /* task_done's scratch */
+    uint32_t cap_ready;
+    /* the host's program order across phases (see host_order) */
+    uint32_t n_procs;
+    uint32_t *last_sync;         /* per processor */
+    GArray **pending;            /* per processor */
+    uint32_t prev_driver;
+    SimMeasure *measure;
+    GArray *started;             /* ids of started tasks, in start order
+                                  * (ended ones at the front dropped) */
+    guint started_head;
+    uint32_t ends;               /* tasks ended since the last fold */
+    GArray *bw;                  /* retain only */
+    SimTime spans_b;             /* end of the last host span read */
+    guint spans_read;            /* retain: spans read so far */
     GError *error;               /* first submission failure */
     SimRender render;            /* fps 0: none */
     uint32_t gpu;                /* the GPU rendering runs on */
@@ -48,6 +89,7 @@ sim_exec_result_clear(SimExecResult *r)
 {
     g_clear_pointer(&r->times, g_free);
     g_clear_pointer(&r->procs, g_free);
+    sim_measured_clear(&r->m);
     if (r->bw) {
         g_array_unref(r->bw);
         r->bw = NULL;
@@ -67,22 +109,165 @@ sim_exec_result_clear(SimExecResult *r)
 }
 
 static void
+chunk_free(gpointer p)
+{
+    Chunk *c = p;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (c->tasks[i].users != c->tasks[i].few) {
+            g_free(c->tasks[i].users);
+        }
+    }
+    g_free(c->tasks);
+    g_free(c->runs);
+    g_free(c);
+}
+
+/* The run state of task @id, NULL if its phase has been dropped (ended). */
+static Task *
+task_of(const Exec *ex, uint32_t id)
+{
+    for (guint i = ex->chunks->len; i-- > 0;) {
+        Chunk *c = g_ptr_array_index(ex->chunks, i);
+        if (id >= c->id0) {
+            return id - c->id0 < c->n ? &c->tasks[id - c->id0] : NULL;
+        }
+    }
+    return NULL;
+}
+
+static gboolean
+llm_done(const Exec *ex)
+{
+    return !ex->more && ex->n_done == ex->n;
+}
+
+/* @after waits on @before (nothing if @before has ended). */
+static void
+add_edge(Exec *ex, uint32_t before, uint32_t after)
+{
+    Task *b = task_of(ex, before);
+    if (b == NULL || b->done) {
+        return;
+    }
+    if (b->n_users == b->cap_users) {
+        b->cap_users = MAX(8, 2 * b->cap_users);
+        if (b->users == b->few) {
+            b->users = g_memdup2(b->few, sizeof(b->few));
+        }
+        b->users = g_renew(uint32_t, b->users, b->cap_users);
+    }
+    b->users[b->n_users++] = after;
+    task_of(ex, after)->remaining++;
+}
+
+static void
 on_bw(void *opaque, SimTime when_ps, uint32_t initiator, double gbps)
 {
     Exec *ex = opaque;
-    SimBwSample s = { when_ps, initiator, gbps };
-    g_array_append_val(ex->bw, s);
+    sim_measure_bw(ex->measure, when_ps, initiator, gbps);
+    if (ex->retain) {
+        SimBwSample s = { when_ps, initiator, gbps };
+        g_array_append_val(ex->bw, s);
+    }
+}
+
+/* Hand the host spans recorded since the last call to the measurement. */
+static void
+read_spans(Exec *ex)
+{
+    uint32_t host;
+    const GArray *spans = hw_runtime_control_spans(ex->rt, &host);
+    for (guint i = ex->spans_read; i < spans->len; i++) {
+        const HwSpan *c = &g_array_index(spans, HwSpan, i);
+        sim_measure_span(ex->measure, host, c->a_ps, c->b_ps);
+        ex->spans_b = MAX(ex->spans_b, c->b_ps);
+    }
+    if (ex->retain) {
+        ex->spans_read = spans->len;
+    } else {
+        hw_runtime_control_spans_drop(ex->rt, spans->len);
+    }
+}
+
+/* Fold into the measurement the busy intervals nothing still to come can
+ * overlap: every task yet to start starts at now or later, a running one
+ * has its start, and the host's next span starts after its last one. */
+static void
+fold(Exec *ex)
+{
+    read_spans(ex);
+    SimTime mark = MIN(sim_kernel_now(ex->k), ex->spans_b);
+    /* tasks start in time order: the first still running started first */
+    while (ex->started_head < ex->started->len) {
+        const Task *t = task_of(ex, g_array_index(ex->started, uint32_t, ex->started_head));
+        if (t && !t->done) {
+            mark = MIN(mark, t->start_ps);
+            break;
+        }
+        ex->started_head++;
+    }
+    if (ex->started_head > 4096 && 2 * ex->started_head > ex->started->len) {
+        g_array_remove_range(ex->started, 0, ex->started_head);
+        ex->started_head = 0;
+    }
+    sim_measure_fold(ex->measure, mark);
+    ex->ends = 0;
 }
 
 static void submit(Exec *ex, uint32_t id);
+static gboolean add_phase(Exec *ex, uint32_t from, GError **error);
+
+/* The next phase from the source, then phases no one can name any more
+ * dropped (streamed runs). */
+static void
+ask_next(Exec *ex)
+{
+    uint32_t from = sim_plan_len(ex->plan);
+    GError *err = NULL;
+    if (!ex->src->next(ex->src->opaque, ex->plan, &ex->more, &err) ||
+        !add_phase(ex, from, &err)) {
+        ex->more = FALSE;
+        if (ex->error == NULL) {
+            ex->error = err;
+        } else {
+            g_clear_error(&err);
+        }
+        sim_kernel_stop(ex->k);
+        return;
+    }
+    fold(ex);
+    /* drop ended phases from the front, keeping the two before the one
+     * just started (its tasks' deps, the host order's) */
+    while (ex->chunks->len > 3) {
+        Chunk *c = g_ptr_array_index(ex->chunks, 0);
+        uint32_t end = c->id0 + c->n, named = UINT32_MAX;
+        for (guint i = 1; i < ex->chunks->len; i++) {
+            /* an ended phase's tasks read their deps no more */
+            const Chunk *later = g_ptr_array_index(ex->chunks, i);
+            if (later->n_done < later->n) {
+                named = MIN(named, later->min_dep);
+            }
+        }
+        if (c->n_done < c->n || named < end) {
+            break;
+        }
+        g_ptr_array_remove_index(ex->chunks, 0);
+        ex->forget_to = end;
+    }
+    /* the plan forgets in bulk: each time moves the tasks kept */
+    if (ex->forget_to - ex->plan->base >= sim_plan_len(ex->plan) - ex->forget_to) {
+        sim_plan_forget(ex->plan, ex->forget_to);
+    }
+}
 
 static void
 task_start(void *opaque)
 {
     TaskRun *r = opaque;
     Exec *ex = r->ex;
-    ex->times[r->id].start_ps = sim_kernel_now(ex->k);
-    ex->started[r->id] = TRUE;
+    r->task->start_ps = sim_kernel_now(ex->k);
+    r->task->started = TRUE;
+    g_array_append_val(ex->started, r->id);
     if (ex->values && ex->values->task_start) {
         ex->values->task_start(ex->values_opaque, r->id, sim_plan_task(ex->plan, r->id));
     }
@@ -92,7 +277,9 @@ static void
 task_resume(void *opaque, SimTime off_ps)
 {
     TaskRun *r = opaque;
-    SimPreemption p = { r->id, off_ps, sim_kernel_now(r->ex->k) };
+    SimPreemption p = { r->id, off_ps, sim_kernel_now(r->ex->k),
+                        sim_plan_task(r->ex->plan, r->id)->proc };
+    r->task->off_ps += p.back_ps - p.off_ps;
     g_array_append_val(r->ex->preemptions, p);
 }
 
@@ -108,10 +295,34 @@ task_done(void *opaque)
 {
     TaskRun *r = opaque;
     Exec *ex = r->ex;
+    Task *me = r->task;
     const SimTask *t = sim_plan_task(ex->plan, r->id);
-    ex->times[r->id].end_ps = sim_kernel_now(ex->k);
-    ex->done[r->id] = TRUE;
+    me->end_ps = sim_kernel_now(ex->k);
+    me->done = TRUE;
     ex->n_done++;
+    sim_measure_task(ex->measure, r->id, t, me->start_ps, me->end_ps, me->off_ps);
+    read_spans(ex);
+    if (++ex->ends >= 256) {
+        fold(ex);                /* keeps the measurement's open intervals few */
+    }
+    if (t->phase == SIM_PHASE_PREFILL) {
+        ex->n_prefill_done++;
+    }
+    for (guint i = ex->chunks->len; i-- > 0;) {
+        Chunk *c = g_ptr_array_index(ex->chunks, i);
+        if (r->id >= c->id0) {
+            c->n_done++;
+            break;
+        }
+    }
+    if (!ex->prefill_known && ex->n_prefill_done == ex->n_prefill &&
+        (ex->chunks->len > 1 || !ex->more)) {
+        ex->prefill_known = TRUE;
+        sim_measure_prefill_done(ex->measure);
+    }
+    if (llm_done(ex)) {
+        sim_measure_tasks_done(ex->measure);
+    }
     if (ex->values && ex->values->task_end) {
         ex->values->task_end(ex->values_opaque, r->id, t);
     }
@@ -119,18 +330,20 @@ task_done(void *opaque)
         hw_runtime_npu_prepared(ex->rt, t->work.m);
     }
     /* users that became ready go in id order: deterministic queues */
-    uint32_t cnt = ex->first[r->id + 1] - ex->first[r->id];
-    g_autofree uint32_t *ready = g_new(uint32_t, MAX(1, cnt));
+    if (me->n_users > ex->cap_ready) {
+        ex->cap_ready = MAX(me->n_users, 2 * ex->cap_ready);
+        ex->ready = g_renew(uint32_t, ex->ready, ex->cap_ready);
+    }
     uint32_t nr = 0;
-    for (uint32_t e = ex->first[r->id]; e < ex->first[r->id + 1]; e++) {
-        uint32_t u = ex->users[e];
-        if (--ex->remaining[u] == 0) {
-            ready[nr++] = u;
+    for (uint32_t e = 0; e < me->n_users; e++) {
+        uint32_t u = me->users[e];
+        if (--task_of(ex, u)->remaining == 0) {
+            ex->ready[nr++] = u;
         }
     }
-    qsort(ready, nr, sizeof(uint32_t), cmp_u32);
+    qsort(ex->ready, nr, sizeof(uint32_t), cmp_u32);
     for (uint32_t i = 0; i < nr; i++) {
-        submit(ex, ready[i]);
+        submit(ex, ex->ready[i]);
     }
 }
 
@@ -140,11 +353,28 @@ submit(Exec *ex, uint32_t id)
     if (ex->error) {
         return;
     }
+    if (ex->more && id >= ex->ask_at) {
+        /* this phase starts: the next one must be there before any of
+         * its tasks can end */
+        ex->ask_at = UINT32_MAX;
+        ask_next(ex);
+        if (ex->error) {
+            return;
+        }
+    }
     const SimTask *t = sim_plan_task(ex->plan, id);
+    Task *me = task_of(ex, id);
     HwSubmit s = {
         .dev = t->proc, .on_start = task_start, .on_done = task_done,
-        .on_resume = task_resume, .opaque = &ex->runs[id],
+        .on_resume = task_resume,
     };
+    for (guint i = ex->chunks->len; i-- > 0;) {
+        Chunk *c = g_ptr_array_index(ex->chunks, i);
+        if (id >= c->id0) {
+            s.opaque = &c->runs[id - c->id0];
+            break;
+        }
+    }
     if (t->kind == SIM_TASK_SYNC) {
         s.op.kind = HW_OP_SYNC;
         s.sync = t->sync == SIM_SYNC_DRIVER ? HW_SYNC_DRIVER : HW_SYNC_FAST;
@@ -158,7 +388,7 @@ submit(Exec *ex, uint32_t id)
          * waiting on another processor is submitted when that one hands
          * over (and after a blocking driver sync, into a drained queue) */
         s.presubmitted = t->n_deps > 0;
-        if (ex->held_by[id] != UINT32_MAX) {
+        if (me->held) {
             /* the host enqueues it after a blocking finish returned */
             s.after_drain = TRUE;
             s.presubmitted = FALSE;
@@ -208,7 +438,7 @@ static void
 vsync(SimKernel *k, void *opaque)
 {
     Exec *ex = opaque;
-    if (ex->n_done == ex->n || ex->error) {
+    if (llm_done(ex) || ex->error) {
         return;
     }
     ex->vsyncs++;
@@ -242,13 +472,15 @@ exec_dump(void *opaque, GString *out)
 {
     Exec *ex = opaque;
     uint32_t shown = 0;
-    for (uint32_t i = 0; i < ex->n && shown < 5; i++) {
-        if (ex->done[i] || ex->started[i]) {
+    for (uint32_t i = ex->plan->base; i < ex->n && shown < 5; i++) {
+        const Task *me = task_of(ex, i);
+        if (me == NULL || me->done || me->started) {
             continue;
         }
         const SimTask *t = sim_plan_task(ex->plan, i);
         for (uint32_t d = 0; d < t->n_deps && shown < 5; d++) {
-            if (!ex->done[t->deps[d]]) {
+            const Task *dep = task_of(ex, t->deps[d]);
+            if (dep && !dep->done) {
                 g_string_append_printf(out, "task %u %s waits on task %u %s\n", i,
                                        t->name, t->deps[d],
                                        sim_plan_task(ex->plan, t->deps[d])->name);
@@ -266,116 +498,136 @@ exec_dump(void *opaque, GString *out)
  * sync uses, the executor what the mechanism implies — so a plan replayed
  * with another mechanism gets that mechanism's ordering.  The host also
  * makes its blocking calls one after another.  The host's program order is
- * @order, a topological order of the plan (so the new edges make no
- * cycle).  Appends (before, after) pairs to @edges and fills @held_by. */
+ * @order, a topological order of the phase's @n tasks (phase after phase:
+ * the order of the whole plan, as every task of a phase waits on the phase
+ * before), so the new edges make no cycle; the state (each queue's last
+ * driver sync and kernels since, the last blocking call) goes on from
+ * phase to phase. */
 static void
-host_order_edges(const SimPlan *plan, const uint32_t *order, uint32_t n_procs,
-                 GArray *edges, uint32_t *held_by)
+host_order(Exec *ex, const uint32_t *order, uint32_t n)
 {
-    uint32_t n = sim_plan_len(plan);
-    g_autofree uint32_t *last_sync = g_new(uint32_t, n_procs);
-    g_autofree GArray **pending = g_new0(GArray *, n_procs);
-    uint32_t prev_driver = UINT32_MAX;
-    for (uint32_t p = 0; p < n_procs; p++) {
-        last_sync[p] = UINT32_MAX;
-        pending[p] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (uint32_t p = 0; p < ex->n_procs; p++) {
+        /* kernels that have ended need no edge: forget them */
+        GArray *before = ex->pending[p];
+        guint kept = 0;
+        for (guint j = 0; j < before->len; j++) {
+            uint32_t id = g_array_index(before, uint32_t, j);
+            const Task *bt = task_of(ex, id);
+            if (bt && !bt->done) {
+                g_array_index(before, uint32_t, kept++) = id;
+            }
+        }
+        g_array_set_size(before, kept);
     }
     for (uint32_t o = 0; o < n; o++) {
         uint32_t i = order[o];
-        const SimTask *t = sim_plan_task(plan, i);
-        held_by[i] = UINT32_MAX;
+        const SimTask *t = sim_plan_task(ex->plan, i);
         if (t->kind == SIM_TASK_KERNEL) {
-            held_by[i] = last_sync[t->proc];
-            if (held_by[i] != UINT32_MAX) {
-                uint32_t e[2] = { held_by[i], i };
-                g_array_append_vals(edges, e, 2);
+            uint32_t held_by = ex->last_sync[t->proc];
+            if (held_by != UINT32_MAX) {
+                task_of(ex, i)->held = TRUE;
+                add_edge(ex, held_by, i);
             }
-            g_array_append_val(pending[t->proc], i);
+            g_array_append_val(ex->pending[t->proc], i);
         } else if (t->kind == SIM_TASK_SYNC && t->sync == SIM_SYNC_DRIVER) {
-            GArray *before = pending[t->sync_from];
+            GArray *before = ex->pending[t->sync_from];
             for (guint j = 0; j < before->len; j++) {
-                uint32_t e[2] = { g_array_index(before, uint32_t, j), i };
-                g_array_append_vals(edges, e, 2);
+                add_edge(ex, g_array_index(before, uint32_t, j), i);
             }
             g_array_set_size(before, 0);
-            last_sync[t->sync_from] = i;
+            ex->last_sync[t->sync_from] = i;
             /* blocking calls return in the order the host made them */
-            if (prev_driver != UINT32_MAX) {
-                uint32_t e[2] = { prev_driver, i };
-                g_array_append_vals(edges, e, 2);
+            if (ex->prev_driver != UINT32_MAX) {
+                add_edge(ex, ex->prev_driver, i);
             }
-            prev_driver = i;
+            ex->prev_driver = i;
         }
-    }
-    for (uint32_t p = 0; p < n_procs; p++) {
-        g_array_free(pending[p], TRUE);
     }
 }
 
-gboolean
-sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stack,
-             const SimRender *render,
-             const SimValuesOps *values,
-             void *values_opaque, SimExecResult *out, GError **error)
+/* Take the plan's tasks from @from on as a phase: check them, link them
+ * to what they wait on, submit those that wait on nothing. */
+static gboolean
+add_phase(Exec *ex, uint32_t from, GError **error)
 {
-    uint32_t n = sim_plan_len(plan);
-    if (!sim_plan_check(plan, soc->devs->len, error)) {
+    uint32_t to = sim_plan_len(ex->plan);
+    if (!sim_plan_check_from(ex->plan, from, ex->n_procs, error)) {
         return FALSE;
     }
-    g_autofree uint32_t *order = sim_plan_topo_order(plan, error);
+    g_autofree uint32_t *order = sim_plan_topo_order_from(ex->plan, from, error);
     if (order == NULL) {
         return FALSE;
     }
+    /* shapes prepared offline (no cost): known before any task needs one */
+    for (; ex->n_offline < ex->plan->npu_offline->len; ex->n_offline++) {
+        hw_runtime_npu_prepared(ex->rt, g_array_index(ex->plan->npu_offline, uint32_t,
+                                                      ex->n_offline));
+    }
+    Chunk *c = g_new0(Chunk, 1);
+    c->id0 = from;
+    c->n = to - from;
+    c->min_dep = from;
+    c->tasks = g_new0(Task, MAX(1, c->n));
+    c->runs = g_new0(TaskRun, MAX(1, c->n));
+    for (uint32_t i = 0; i < c->n; i++) {
+        c->tasks[i].users = c->tasks[i].few;
+        c->tasks[i].cap_users = G_N_ELEMENTS(c->tasks[i].few);
+        c->runs[i] = (TaskRun) { ex, from + i, &c->tasks[i] };
+    }
+    g_ptr_array_add(ex->chunks, c);
+    ex->n = to;
+    for (uint32_t i = from; i < to; i++) {
+        const SimTask *t = sim_plan_task(ex->plan, i);
+        ex->n_prefill += t->phase == SIM_PHASE_PREFILL;
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            c->min_dep = MIN(c->min_dep, t->deps[d]);
+            add_edge(ex, t->deps[d], i);
+        }
+    }
+    host_order(ex, order, c->n);
+    ex->ask_at = from;
+    for (uint32_t i = from; i < to && !ex->error; i++) {
+        if (c->tasks[i - from].remaining == 0) {
+            submit(ex, i);
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+exec_run(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc, const HwStack *stack,
+         const SimRender *render, const SimValuesOps *values, void *values_opaque,
+         SimExecResult *out, GError **error)
+{
     g_autoptr(SimKernel) k = sim_kernel_new();
     g_autoptr(HwRuntime) rt = hw_runtime_new(soc, stack, k);
     Exec ex = {
-        .plan = plan, .soc = soc, .k = k, .rt = rt, .values = values,
-        .values_opaque = values_opaque, .n = n,
-        .remaining = g_new0(uint32_t, MAX(1, n)), .first = g_new0(uint32_t, n + 1),
-        .started = g_new0(gboolean, MAX(1, n)), .done = g_new0(gboolean, MAX(1, n)),
-        .runs = g_new0(TaskRun, MAX(1, n)), .times = g_new0(SimTaskTime, MAX(1, n)),
-        .held_by = g_new(uint32_t, MAX(1, n)),
+        .plan = plan, .src = src, .more = src != NULL, .retain = src == NULL,
+        .soc = soc, .k = k, .rt = rt, .values = values, .values_opaque = values_opaque,
+        .chunks = g_ptr_array_new_with_free_func(chunk_free),
+        .n_procs = soc->devs->len, .prev_driver = UINT32_MAX,
+        .last_sync = g_new(uint32_t, MAX(1, soc->devs->len)),
+        .pending = g_new0(GArray *, MAX(1, soc->devs->len)),
+        .measure = sim_measure_new(soc->devs->len),
+        .started = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
         .bw = g_array_new(FALSE, FALSE, sizeof(SimBwSample)),
         .preemptions = g_array_new(FALSE, FALSE, sizeof(SimPreemption)),
     };
-    /* every (dependency, user) pair: the plan's, then the host order's */
-    g_autoptr(GArray) pairs = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    for (uint32_t i = 0; i < n; i++) {
-        const SimTask *t = sim_plan_task(plan, i);
-        ex.runs[i] = (TaskRun) { &ex, i };
-        for (uint32_t d = 0; d < t->n_deps; d++) {
-            uint32_t e[2] = { t->deps[d], i };
-            g_array_append_vals(pairs, e, 2);
-        }
-    }
-    host_order_edges(plan, order, soc->devs->len, pairs, ex.held_by);
-
-    const uint32_t *pr = (const uint32_t *) pairs->data;
-    uint32_t edges = pairs->len / 2;
-    for (uint32_t e = 0; e < edges; e++) {
-        ex.first[pr[2 * e] + 1]++;
-        ex.remaining[pr[2 * e + 1]]++;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        ex.first[i + 1] += ex.first[i];
-    }
-    ex.users = g_new(uint32_t, MAX(1, edges));
-    g_autofree uint32_t *fill = g_memdup2(ex.first, sizeof(uint32_t) * (n + 1));
-    for (uint32_t e = 0; e < edges; e++) {
-        ex.users[fill[pr[2 * e]]++] = pr[2 * e + 1];
-    }
-    for (guint i = 0; i < plan->npu_offline->len; i++) {
-        hw_runtime_npu_prepared(rt, g_array_index(plan->npu_offline, uint32_t, i));
+    for (uint32_t p = 0; p < ex.n_procs; p++) {
+        ex.last_sync[p] = UINT32_MAX;
+        ex.pending[p] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     }
     hw_mem_set_observer(hw_runtime_mem(rt), on_bw, &ex);
     sim_kernel_register(k, "executor", exec_pending, exec_dump, &ex);
 
-    for (uint32_t i = 0; i < n; i++) {
-        if (ex.remaining[i] == 0) {
-            submit(&ex, i);
-        }
+    gboolean ok = TRUE;
+    if (src) {
+        uint32_t from = sim_plan_len(plan);
+        ok = src->next(src->opaque, plan, &ex.more, error) && add_phase(&ex, from, error);
+    } else {
+        ok = add_phase(&ex, plan->base, error);
     }
-    if (render && render->fps > 0) {
+    if (ok && render && render->fps > 0) {
         const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
         if (gpu == NULL) {
             if (ex.error == NULL) {
@@ -389,29 +641,37 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stack,
             sim_kernel_schedule(k, 0, SIM_PRIO_NORMAL, vsync, &ex);
         }
     }
-    gboolean ok = ex.error == NULL;
+    ok = ok && ex.error == NULL;
     if (ok) {
         ok = sim_kernel_run_all(k, error);
     }
     if (ex.error) {
+        g_clear_error(error);
         g_propagate_error(error, g_steal_pointer(&ex.error));
         ok = FALSE;
     }
     if (ok) {
+        read_spans(&ex);
         *out = (SimExecResult) {
-            .n_tasks = n, .times = g_steal_pointer(&ex.times), .bw = g_steal_pointer(&ex.bw),
-            .n_procs = soc->devs->len, .events = sim_kernel_events_run(k),
+            .n_tasks = ex.n, .n_procs = soc->devs->len, .events = sim_kernel_events_run(k),
             .frames = g_steal_pointer(&ex.frames), .vsyncs = ex.vsyncs,
             .preemptions = g_steal_pointer(&ex.preemptions),
             .frames_proc = render && render->fps > 0 ? ex.gpu : UINT32_MAX,
         };
+        sim_measure_finish(ex.measure, &out->m);
         /* the LLM's end (a last frame may finish after it) */
-        for (uint32_t i = 0; i < n; i++) {
-            out->end_ps = MAX(out->end_ps, out->times[i].end_ps);
-        }
+        out->end_ps = MAX(out->m.prefill_end_ps, out->m.decode_end_ps);
         const GArray *spans = hw_runtime_control_spans(rt, &out->control_proc);
-        out->control = g_array_sized_new(FALSE, FALSE, sizeof(HwSpan), spans->len);
-        g_array_append_vals(out->control, spans->data, spans->len);
+        if (ex.retain) {
+            out->bw = g_steal_pointer(&ex.bw);
+            out->times = g_new0(SimTaskTime, MAX(1, ex.n));
+            for (uint32_t i = 0; i < ex.n; i++) {
+                const Task *tt = task_of(&ex, i);
+                out->times[i] = (SimTaskTime) { tt->start_ps, tt->end_ps };
+            }
+            out->control = g_array_sized_new(FALSE, FALSE, sizeof(HwSpan), spans->len);
+            g_array_append_vals(out->control, spans->data, spans->len);
+        }
         out->procs = g_new0(SimProcStats, out->n_procs);
         for (uint32_t p = 0; p < out->n_procs; p++) {
             out->procs[p].busy_ps = hw_runtime_busy_ps(rt, p);
@@ -419,14 +679,15 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stack,
                 (uint64_t) hw_mem_initiator_bytes(hw_runtime_mem(rt), p);
         }
     }
-    g_free(ex.remaining);
-    g_free(ex.held_by);
-    g_free(ex.first);
-    g_free(ex.users);
-    g_free(ex.started);
-    g_free(ex.done);
-    g_free(ex.runs);
-    g_free(ex.times);
+    for (uint32_t p = 0; p < ex.n_procs; p++) {
+        g_array_unref(ex.pending[p]);
+    }
+    g_free(ex.pending);
+    g_free(ex.last_sync);
+    g_free(ex.ready);
+    g_ptr_array_unref(ex.chunks);
+    sim_measure_free(ex.measure);
+    g_array_unref(ex.started);
     if (ex.bw) {
         g_array_unref(ex.bw);
     }
@@ -437,6 +698,24 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stack,
         g_array_unref(ex.preemptions);
     }
     return ok;
+}
+
+gboolean
+sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stack,
+             const SimRender *render, const SimValuesOps *values, void *values_opaque,
+             SimExecResult *out, GError **error)
+{
+    /* the whole plan is one phase, never added to nor forgotten */
+    return exec_run((SimPlan *) plan, NULL, soc, stack, render, values, values_opaque, out,
+                    error);
+}
+
+gboolean
+sim_exec_run_stream(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
+                    const HwStack *stack, const SimRender *render, SimExecResult *out,
+                    GError **error)
+{
+    return exec_run(plan, src, soc, stack, render, NULL, NULL, out, error);
 }
 
 double

@@ -17,6 +17,7 @@
 
 #include "hw/runtime.h"
 #include "sim/kernel/clock.h"
+#include "sim/measure.h"
 #include "sim/plan.h"
 
 typedef struct HwSoc HwSoc;
@@ -69,17 +70,22 @@ typedef struct SimFrame {
 typedef struct SimPreemption {
     uint32_t task;
     SimTime off_ps, back_ps;
+    uint32_t proc;               /* the task's processor */
 } SimPreemption;
 
 typedef struct SimExecResult {
     uint32_t n_tasks;
-    SimTaskTime *times;          /* one per task (transfer full) */
-    GArray *bw;                  /* of SimBwSample, sorted by time */
+    SimTaskTime *times;          /* one per task (transfer full); NULL when
+                                  * the run was streamed (see SimPlanSource) */
+    GArray *bw;                  /* of SimBwSample, sorted by time (NULL
+                                  * when streamed) */
+    SimMeasured m;               /* the figures, reduced as the run went */
     uint32_t n_procs;
     SimProcStats *procs;         /* one per processor (transfer full) */
     SimTime end_ps;              /* when the last task ended */
     uint32_t control_proc;       /* the host CPU, UINT32_MAX if none */
-    GArray *control;             /* of HwSpan: its kernel submissions */
+    GArray *control;             /* of HwSpan: its kernel submissions (NULL
+                                  * when streamed) */
     GArray *frames;              /* of SimFrame, finished ones (render only) */
     uint32_t frames_proc;        /* the GPU they ran on, UINT32_MAX if none */
     uint32_t vsyncs;             /* vsyncs while the LLM ran (render only) */
@@ -103,6 +109,28 @@ gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stac
                       const SimRender *render,
                       const SimValuesOps *values, void *values_opaque,
                       SimExecResult *out, GError **error);
+
+/*
+ * A plan handed over phase by phase (issue #17: long decodes): @next
+ * appends the next phase's tasks to the plan (ids go on from the last
+ * phase's; a task may depend on any earlier one, and every task of a
+ * later phase must wait, directly or not, on a task of the phase before)
+ * and sets *@more FALSE after the last.  The executor asks for a phase
+ * when the one before starts, and forgets (sim_plan_forget) the tasks of
+ * phases that have ended and no later task can name, so memory stays
+ * flat in the number of phases; task times are then not kept.
+ */
+typedef struct SimPlanSource {
+    gboolean (*next)(void *opaque, SimPlan *plan, gboolean *more, GError **error);
+    void *opaque;
+} SimPlanSource;
+
+/* Execute the phases @src appends to @plan (empty at first), as
+ * sim_exec_run would the whole plan, with identical results.  Values
+ * hooks are not supported (the checker needs the whole plan). */
+gboolean sim_exec_run_stream(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
+                             const HwStack *stack, const SimRender *render,
+                             SimExecResult *out, GError **error);
 
 /* DRAM bytes moved and energy between @t0_ps and @t1_ps (a phase). */
 double sim_exec_dram_gbps(const SimExecResult *r, SimTime t0_ps, SimTime t1_ps);

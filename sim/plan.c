@@ -49,7 +49,15 @@ sim_plan_add(SimPlan *plan, const SimTask *t)
     copy.deps = t->n_deps ? g_memdup2(t->deps, sizeof(uint32_t) * t->n_deps) : NULL;
     copy.name = g_strdup(t->name ? t->name : "");
     g_array_append_val(plan->tasks, copy);
-    return plan->tasks->len - 1;
+    return sim_plan_len(plan) - 1;
+}
+
+void
+sim_plan_forget(SimPlan *plan, uint32_t id)
+{
+    g_assert(id >= plan->base && id <= sim_plan_len(plan));
+    g_array_remove_range(plan->tasks, 0, id - plan->base);
+    plan->base = id;
 }
 
 void
@@ -77,20 +85,38 @@ sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep)
 }
 
 uint32_t *
-sim_plan_topo_order(const SimPlan *plan, GError **error)
+sim_plan_topo_order_from(const SimPlan *plan, uint32_t from, GError **error)
 {
-    uint32_t n = sim_plan_len(plan);
+    /* local index i is task from + i */
+    uint32_t n = sim_plan_len(plan) - from;
+    /* every dep below its task (every plan the builder makes): id order */
+    gboolean lower = TRUE;
+    for (uint32_t i = 0; i < n && lower; i++) {
+        const SimTask *t = sim_plan_task(plan, from + i);
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            lower = lower && t->deps[d] < from + i;
+        }
+    }
+    if (lower) {
+        uint32_t *order = g_new(uint32_t, n ? n : 1);
+        for (uint32_t i = 0; i < n; i++) {
+            order[i] = from + i;
+        }
+        return order;
+    }
     g_autofree uint32_t *indeg = g_new0(uint32_t, n);
     g_autofree uint32_t *first = g_new0(uint32_t, n + 1);   /* CSR of users */
     g_autofree uint32_t *users = NULL;
     uint32_t edges = 0;
 
     for (uint32_t i = 0; i < n; i++) {
-        const SimTask *t = sim_plan_task(plan, i);
-        indeg[i] = t->n_deps;
+        const SimTask *t = sim_plan_task(plan, from + i);
         for (uint32_t d = 0; d < t->n_deps; d++) {
-            first[t->deps[d] + 1]++;
-            edges++;
+            if (t->deps[d] >= from) {
+                indeg[i]++;
+                first[t->deps[d] - from + 1]++;
+                edges++;
+            }
         }
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -99,9 +125,11 @@ sim_plan_topo_order(const SimPlan *plan, GError **error)
     users = g_new(uint32_t, edges ? edges : 1);
     g_autofree uint32_t *fill = g_memdup2(first, sizeof(uint32_t) * (n + 1));
     for (uint32_t i = 0; i < n; i++) {
-        const SimTask *t = sim_plan_task(plan, i);
+        const SimTask *t = sim_plan_task(plan, from + i);
         for (uint32_t d = 0; d < t->n_deps; d++) {
-            users[fill[t->deps[d]]++] = i;
+            if (t->deps[d] >= from) {
+                users[fill[t->deps[d] - from]++] = i;
+            }
         }
     }
 
@@ -132,7 +160,7 @@ sim_plan_topo_order(const SimPlan *plan, GError **error)
             heap[m] = tmp;
             c = m;
         }
-        order[tail++] = v;
+        order[tail++] = from + v;
         for (uint32_t e = first[v]; e < first[v + 1]; e++) {
             if (--indeg[users[e]] == 0) {
                 uint32_t c = hn++;                          /* sift up */
@@ -156,19 +184,31 @@ sim_plan_topo_order(const SimPlan *plan, GError **error)
         }
         g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
                     "task %u (%s): dependency cycle (%u tasks can never start)",
-                    stuck, sim_plan_task(plan, stuck)->name, n - tail);
+                    from + stuck, sim_plan_task(plan, from + stuck)->name, n - tail);
         g_free(order);
         return NULL;
     }
     return order;
 }
 
+uint32_t *
+sim_plan_topo_order(const SimPlan *plan, GError **error)
+{
+    return sim_plan_topo_order_from(plan, plan->base, error);
+}
+
 gboolean
 sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error)
 {
+    return sim_plan_check_from(plan, plan->base, n_procs, error);
+}
+
+gboolean
+sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs, GError **error)
+{
     uint32_t n = sim_plan_len(plan);
 
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = from; i < n; i++) {
         const SimTask *t = sim_plan_task(plan, i);
         if (t->proc >= n_procs) {
             g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
@@ -201,6 +241,6 @@ sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error)
             }
         }
     }
-    g_autofree uint32_t *order = sim_plan_topo_order(plan, error);
+    g_autofree uint32_t *order = sim_plan_topo_order_from(plan, from, error);
     return order != NULL;
 }

@@ -91,8 +91,10 @@ typedef struct SimTask {
 } SimTask;
 
 typedef struct SimPlan {
-    GArray *tasks;            /* of SimTask */
+    GArray *tasks;            /* of SimTask: ids base, base + 1, ... */
     GArray *npu_offline;      /* of uint32_t: NPU shapes prepared before the run */
+    uint32_t base;            /* id of tasks[0]: a plan streamed step by step
+                               * forgets its finished tasks (0 otherwise) */
 } SimPlan;
 
 /* Record that NPU static shape @tokens is prepared offline (idempotent). */
@@ -102,18 +104,22 @@ SimPlan *sim_plan_new(void);                     /* (transfer full) */
 void sim_plan_free(SimPlan *plan);               /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimPlan, sim_plan_free)
 
+/* Tasks added so far (the next id). */
 static inline uint32_t
 sim_plan_len(const SimPlan *plan)
 {
-    return plan->tasks->len;
+    return plan->base + plan->tasks->len;
 }
 
 static inline SimTask *
 sim_plan_task(const SimPlan *plan, uint32_t id)
 {
-    g_assert(id < plan->tasks->len);
-    return &g_array_index(plan->tasks, SimTask, id);
+    g_assert(id >= plan->base && id - plan->base < plan->tasks->len);
+    return &g_array_index(plan->tasks, SimTask, id - plan->base);
 }
+
+/* Forget tasks below @id (run and no longer referred to). */
+void sim_plan_forget(SimPlan *plan, uint32_t id);
 
 /* Append a copy of @t (its deps array and name are copied); returns its id. */
 uint32_t sim_plan_add(SimPlan *plan, const SimTask *t);
@@ -130,11 +136,20 @@ void sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep);
  */
 gboolean sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error);
 
+/* The same checks for the tasks from id @from on (a phase added to a plan
+ * streamed step by step): their deps may name any earlier id. */
+gboolean sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs,
+                             GError **error);
+
 /*
  * Topological order of the tasks, the smallest ready id first (so the id
  * order when every dep points to a lower id), or NULL with an error naming
  * a task on a cycle.  (transfer full) array of n ids.
  */
 uint32_t *sim_plan_topo_order(const SimPlan *plan, GError **error);
+
+/* The same for the tasks from id @from on (deps below @from count as
+ * done): (transfer full) array of sim_plan_len - @from ids. */
+uint32_t *sim_plan_topo_order_from(const SimPlan *plan, uint32_t from, GError **error);
 
 #endif /* SIM_PLAN_H */

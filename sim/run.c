@@ -8,7 +8,6 @@
 #include "sim/util/error.h"
 #include "sim/util/mem.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -132,29 +131,17 @@ sim_run_plan(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     return g_steal_pointer(&plan);
 }
 
-typedef struct Span {
-    SimTime a, b;
-} Span;
-
-static int
-span_cmp(const void *x, const void *y)
-{
-    const Span *p = x, *q = y;
-    return p->a < q->a ? -1 : (p->a > q->a);
-}
-
 /* Time inside [a, b) that @proc's kernels spent preempted (off the GPU
  * for a game's frame, its context save and restore): the game's time, not
  * the LLM's, though it lies inside those kernels' intervals. */
 static SimTime
-preempted_inside(const SimPlan *plan, const SimExecResult *r, uint32_t proc, SimTime a,
-                 SimTime b)
+preempted_inside(const SimExecResult *r, uint32_t proc, SimTime a, SimTime b)
 {
     SimTime in = 0;
     for (guint i = 0; r->preemptions && i < r->preemptions->len; i++) {
         const SimPreemption *p = &g_array_index(r->preemptions, SimPreemption, i);
         SimTime lo = MAX(a, p->off_ps), hi = MIN(b, p->back_ps);
-        if (hi > lo && sim_plan_task(plan, p->task)->proc == proc) {
+        if (hi > lo && p->proc == proc) {
             in += hi - lo;
         }
     }
@@ -162,149 +149,30 @@ preempted_inside(const SimPlan *plan, const SimExecResult *r, uint32_t proc, Sim
 }
 
 /*
- * Time @proc was busy inside [t0, t1): the union of its tasks' intervals,
- * less the time its kernels spent preempted.
- * Sync tasks count for the CPU that runs them, and so do the host's kernel
- * submissions (the control plane: a driver sync blocks in finish and
- * copies, a fast one polls, every accelerator kernel is submitted); they
- * may overlap, hence the union.
+ * Time @proc was busy inside [t0, t1) (one of the measured phases): the
+ * union of its tasks' intervals (sync tasks count for the CPU that runs
+ * them, and so do the host's kernel submissions), measured as the run
+ * went, less the time its kernels spent preempted.
  */
 static SimTime
-busy_in(const SimPlan *plan, const SimExecResult *r, uint32_t proc, SimTime t0, SimTime t1)
+busy_in(const SimExecResult *r, const SimTime *busy, uint32_t proc, SimTime t0, SimTime t1)
 {
-    g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(Span));
-    for (uint32_t i = 0; i < r->n_tasks; i++) {
-        const SimTask *t = sim_plan_task(plan, i);
-        SimTime a = MAX(t0, r->times[i].start_ps), b = MIN(t1, r->times[i].end_ps);
-        if (t->proc == proc && b > a) {
-            Span s = { a, b };
-            g_array_append_val(spans, s);
-        }
-    }
-    if (proc == r->control_proc && r->control) {
-        for (guint i = 0; i < r->control->len; i++) {
-            const HwSpan *c = &g_array_index(r->control, HwSpan, i);
-            Span s = { MAX(t0, c->a_ps), MIN(t1, c->b_ps) };
-            if (s.b > s.a) {
-                g_array_append_val(spans, s);
-            }
-        }
-    }
-    g_array_sort(spans, span_cmp);
-    /* merged into disjoint spans */
-    guint n = 0;
-    for (guint i = 0; i < spans->len; i++) {
-        const Span *s = &g_array_index(spans, Span, i);
-        Span *last = n ? &g_array_index(spans, Span, n - 1) : NULL;
-        if (last && s->a <= last->b) {
-            last->b = MAX(last->b, s->b);
-        } else {
-            g_array_index(spans, Span, n++) = *s;
-        }
-    }
-    SimTime busy = 0;
-    for (guint i = 0; i < n; i++) {
-        const Span *s = &g_array_index(spans, Span, i);
-        busy += s->b - s->a;
-    }
     /* a preemption lies inside its kernel's interval, so inside the union */
-    return busy - preempted_inside(plan, r, proc, t0, t1);
+    return busy[proc] - preempted_inside(r, proc, t0, t1);
 }
 
 static void
-phase_energy(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
+phase_energy(const HwSoc *soc, const SimExecResult *r, const SimTime *busy_ps,
              SimTime t0, SimTime t1, SimPhaseStats *ps)
 {
     double secs = sim_time_to_s(t1 - t0);
     g_autofree double *busy = g_new0(double, soc->devs->len);
     for (uint32_t p = 0; p < r->n_procs && p < soc->devs->len; p++) {
-        busy[p] = sim_time_to_s(busy_in(plan, r, p, t0, t1));
+        busy[p] = sim_time_to_s(busy_in(r, busy_ps, p, t0, t1));
     }
     double j = hw_energy_j(soc, secs, busy, ps->dram_gbps * 1e9 * secs);
     ps->energy_j = j;
     ps->avg_w = secs > 0 ? j / secs : 0;
-}
-
-/* The op label of a kernel task: "L3.ffn_down[rows 0:2048]" -> "ffn_down". */
-static void
-op_label(const char *name, char out[32])
-{
-    const char *a = name[0] == 'L' && strchr(name, '.') ? strchr(name, '.') + 1 : name;
-    size_t n = strcspn(a, "[");
-    g_strlcpy(out, a, MIN(n + 1, 32));
-}
-
-typedef struct OpTime {
-    SimTime busy;
-    double *elems;               /* per processor */
-} OpTime;
-
-static void
-op_time_free(gpointer p)
-{
-    OpTime *o = p;
-    g_free(o->elems);
-    g_free(o);
-}
-
-/* Which op takes most prefill kernel time, and how it is split. */
-static void
-hot_op_measure(const SimPlan *plan, const SimExecResult *r, SimRunReport *rep)
-{
-    g_autoptr(GHashTable) ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                                      op_time_free);
-    SimTime total = 0;
-    /* each kernel's time off the GPU for a game's frames is not its own */
-    g_autofree SimTime *off = g_new0(SimTime, MAX(1, r->n_tasks));
-    for (guint i = 0; r->preemptions && i < r->preemptions->len; i++) {
-        const SimPreemption *p = &g_array_index(r->preemptions, SimPreemption, i);
-        off[p->task] += p->back_ps - p->off_ps;
-    }
-    for (uint32_t i = 0; i < r->n_tasks; i++) {
-        const SimTask *t = sim_plan_task(plan, i);
-        if (t->phase != SIM_PHASE_PREFILL || t->kind != SIM_TASK_KERNEL) {
-            continue;
-        }
-        char label[32];
-        op_label(t->name, label);
-        OpTime *o = g_hash_table_lookup(ops, label);
-        if (o == NULL) {
-            o = g_new0(OpTime, 1);
-            o->elems = g_new0(double, r->n_procs);
-            g_hash_table_insert(ops, g_strdup(label), o);
-        }
-        SimTime d = r->times[i].end_ps - r->times[i].start_ps - off[i];
-        o->busy += d;
-        total += d;
-        o->elems[t->proc] += (double) (t->slice.tok1 - t->slice.tok0) *
-                             (double) (t->slice.row1 - t->slice.row0);
-    }
-    /* the largest; ties by name so the choice is deterministic */
-    GHashTableIter it;
-    gpointer k, v;
-    const char *best = NULL;
-    const OpTime *bo = NULL;
-    g_hash_table_iter_init(&it, ops);
-    while (g_hash_table_iter_next(&it, &k, &v)) {
-        const OpTime *o = v;
-        if (!bo || o->busy > bo->busy || (o->busy == bo->busy && strcmp(k, best) < 0)) {
-            best = k;
-            bo = o;
-        }
-    }
-    rep->hot_split = g_new0(double, r->n_procs);
-    if (bo == NULL || total == 0) {
-        return;
-    }
-    g_strlcpy(rep->hot_op, best, sizeof(rep->hot_op));
-    rep->hot_time_share = (double) bo->busy / (double) total;
-    double all = 0;
-    for (uint32_t p = 0; p < r->n_procs; p++) {
-        all += bo->elems[p];
-    }
-    for (uint32_t p = 0; p < r->n_procs && all > 0; p++) {
-        rep->hot_split[p] = bo->elems[p] / all;
-    }
 }
 
 static double
@@ -338,60 +206,33 @@ render_measure(const SimExecResult *r, const SimWorkload *w, SimTime prefill_end
 }
 
 void
-sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
-                const SimWorkload *w, SimRunReport *rep)
+sim_run_measure(const HwSoc *soc, const SimExecResult *r, const SimWorkload *w,
+                SimRunReport *rep)
 {
-    SimTime prefill_end = 0, decode_end = 0;
-    for (uint32_t i = 0; i < r->n_tasks; i++) {
-        const SimTask *t = sim_plan_task(plan, i);
-        if (t->phase == SIM_PHASE_PREFILL) {
-            prefill_end = MAX(prefill_end, r->times[i].end_ps);
-        } else {
-            decode_end = MAX(decode_end, r->times[i].end_ps);
-        }
-    }
+    const SimMeasured *m = &r->m;
+    SimTime prefill_end = m->prefill_end_ps, decode_end = m->decode_end_ps;
     rep->workload = *w;
     rep->prefill.time_ms = sim_time_to_ms(prefill_end);
     rep->prefill.tokens_per_s = prefill_end ? w->prompt / sim_time_to_s(prefill_end) : 0;
-    rep->prefill.dram_gbps = sim_exec_dram_gbps(r, 0, prefill_end);
-    for (uint32_t i = 0; i < r->n_tasks; i++) {
-        const SimTask *t = sim_plan_task(plan, i);
-        if (t->kind == SIM_TASK_PREPARE) {
-            SimPhaseStats *ps = t->phase == SIM_PHASE_PREFILL ? &rep->prefill : &rep->decode;
-            ps->prepare_ms += sim_time_to_ms(r->times[i].end_ps - r->times[i].start_ps);
-        }
-    }
-    phase_energy(soc, plan, r, 0, prefill_end, &rep->prefill);
+    rep->prefill.dram_gbps = m->dram_prefill_gbps;
+    rep->prefill.prepare_ms = m->prepare_prefill_ms;
+    rep->decode.prepare_ms = m->prepare_decode_ms;
+    phase_energy(soc, r, m->busy_prefill_ps, 0, prefill_end, &rep->prefill);
     rep->ttft_ms = rep->prefill.time_ms;
     if (w->decode > 0 && decode_end > prefill_end) {
         SimTime d = decode_end - prefill_end;
         rep->decode.time_ms = sim_time_to_ms(d);
         rep->decode.tokens_per_s = (double) w->decode * w->batch / sim_time_to_s(d);
-        rep->decode.dram_gbps = sim_exec_dram_gbps(r, prefill_end, decode_end);
-        phase_energy(soc, plan, r, prefill_end, decode_end, &rep->decode);
+        rep->decode.dram_gbps = m->dram_decode_gbps;
+        phase_energy(soc, r, m->busy_decode_ps, prefill_end, decode_end, &rep->decode);
         rep->tpot_ms = rep->decode.time_ms / w->decode;
     }
-    /* peak: the largest total of the piecewise-constant rates */
-    g_autofree double *rate = g_new0(double, r->n_procs);
-    rep->peak_gbps = 0;
-    for (guint i = 0; i < r->bw->len; i++) {
-        const SimBwSample *s = &g_array_index(r->bw, SimBwSample, i);
-        rate[s->initiator] = s->gbps;
-        if (i + 1 < r->bw->len &&
-            g_array_index(r->bw, SimBwSample, i + 1).when_ps == s->when_ps) {
-            continue;
-        }
-        double total = 0;
-        for (uint32_t p = 0; p < r->n_procs; p++) {
-            total += rate[p];
-        }
-        rep->peak_gbps = MAX(rep->peak_gbps, total);
-    }
+    rep->peak_gbps = m->peak_gbps;
     rep->n_procs = r->n_procs;
     rep->busy_ms = g_new0(double, r->n_procs);
     rep->util = g_new0(double, r->n_procs);
     for (uint32_t p = 0; p < r->n_procs; p++) {
-        SimTime busy = busy_in(plan, r, p, 0, r->end_ps);
+        SimTime busy = busy_in(r, m->busy_all_ps, p, 0, r->end_ps);
         rep->busy_ms[p] = sim_time_to_ms(busy);
         rep->util[p] = r->end_ps ? (double) busy / (double) r->end_ps : 0;
     }
@@ -400,7 +241,9 @@ sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
     if (w->render.fps > 0 && r->frames) {
         render_measure(r, w, prefill_end, decode_end, rep);
     }
-    hot_op_measure(plan, r, rep);
+    g_strlcpy(rep->hot_op, m->hot_op, sizeof(rep->hot_op));
+    rep->hot_time_share = m->hot_time_share;
+    rep->hot_split = g_memdup2(m->hot_split, sizeof(double) * MAX(1, r->n_procs));
 }
 
 void
@@ -455,10 +298,12 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
     return sim_checker_new(eng_model_new(&cfg), gs, (uint32_t) w->check_layers, w->batch);
 }
 
-/* Progress on stderr: wraps the values hooks, counts finished tasks. */
+/* Progress through the workload's callback: wraps the values hooks,
+ * counts finished tasks, reports each new percent. */
 typedef struct Progress {
     const SimValuesOps *inner;
     void *inner_opaque;
+    const SimWorkload *w;
     const char *policy;
     uint32_t done, n;
     int pct;
@@ -483,7 +328,7 @@ progress_end(void *opaque, uint32_t id, const SimTask *t)
     int pct = (int) (100.0 * ++p->done / p->n);
     if (pct != p->pct) {
         p->pct = pct;
-        fprintf(stderr, "\r%s: %3d %% of %u tasks", p->policy, pct, p->n);
+        p->w->progress(p->w->progress_opaque, p->policy, p->done, p->n);
     }
 }
 
@@ -506,9 +351,12 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
     if (w->check_layers >= 0) {
         if (checker == NULL) {
             if (w->progress) {
-                fprintf(stderr, "computing the reference...");
+                w->progress(w->progress_opaque, "computing the reference", 0, 1);
             }
             checker = own = sim_run_checker_new(spec, w, error);
+            if (w->progress) {
+                w->progress(w->progress_opaque, "computing the reference", 1, 1);
+            }
             if (checker == NULL) {
                 return FALSE;
             }
@@ -518,22 +366,19 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
     SimExecResult r = { 0 };
     const SimValuesOps *ops = values ? &sim_values_ops : NULL;
     void *opaque = values;
-    Progress prog = { ops, opaque, policy, 0, MAX(1, sim_plan_len(plan)), -1 };
+    Progress prog = { ops, opaque, w, policy, 0, MAX(1, sim_plan_len(plan)), -1 };
     if (w->progress) {
         ops = &progress_ops;
         opaque = &prog;
     }
     gboolean ok = sim_exec_run(plan, soc, stack, &w->render, ops, opaque, &r, error);
-    if (w->progress) {
-        fprintf(stderr, "\r%60s\r", "");
-    }
     if (!ok) {
         g_prefix_error(error, "policy %s: ", policy);
         return FALSE;
     }
     *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy,
                                .stack = stack->name };
-    sim_run_measure(soc, plan, &r, w, report);
+    sim_run_measure(soc, &r, w, report);
     if (values) {
         sim_values_check(values, &report->check);
     }
@@ -547,11 +392,219 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
     return TRUE;
 }
 
+/* The phases of a request planned one at a time (a streamed run). */
+typedef struct Phases {
+    const HwSoc *soc;
+    const MdlSpec *spec;
+    const SimPolicy *policy;
+    const SimWorkload *w;
+    SimCostModel *cost;
+    uint32_t next;               /* 0: prefill, 1 + s: decode step s */
+    uint32_t *entry, n_entry;
+    /* decode step 1 as planned, re-used for every later step (see
+     * decode_from_template); NULL: plan every step with the policy */
+    SimPlan *tmpl;
+    uint32_t *tmpl_entry, n_tmpl_entry;
+    uint32_t *tmpl_exit, n_tmpl_exit;
+    MdlGraph *graph;             /* decode step 1's graph, moved on to each step */
+    uint32_t *pos0;              /* its nodes' positions at step 1 */
+} Phases;
+
+/* A built-in policy's decode plan does not depend on the step or on the
+ * context: it places matmuls by their cost (the same at every context)
+ * and every other op by a fixed rule.  A plug-in's may. */
+static gboolean
+policy_builtin(const SimPolicy *policy)
+{
+    for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
+        if (*p == policy) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+static int
+find_u32(const uint32_t *a, uint32_t n, uint32_t v)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i] == v) {
+            return (int) i;
+        }
+    }
+    return -1;
+}
+
+/* Keep decode step 1 (tasks from @first on, planned after @entry) as the
+ * template of later steps, if every dep outside it is an entry task. */
+static void
+keep_template(Phases *ph, const SimPlan *plan, uint32_t first, const uint32_t *entry,
+              uint32_t n_entry)
+{
+    g_autoptr(SimPlan) t = sim_plan_new();
+    t->base = first;
+    for (uint32_t i = first; i < sim_plan_len(plan); i++) {
+        const SimTask *task = sim_plan_task(plan, i);
+        for (uint32_t d = 0; d < task->n_deps; d++) {
+            if (task->deps[d] < first && find_u32(entry, n_entry, task->deps[d]) < 0) {
+                return;
+            }
+        }
+        sim_plan_add(t, task);
+    }
+    ph->tmpl = g_steal_pointer(&t);
+    ph->tmpl_entry = g_memdup2(entry, sizeof(uint32_t) * MAX(1, n_entry));
+    ph->n_tmpl_entry = n_entry;
+    ph->tmpl_exit = g_memdup2(ph->entry, sizeof(uint32_t) * MAX(1, ph->n_entry));
+    ph->n_tmpl_exit = ph->n_entry;
+}
+
+/* Decode step @s as the template with ids moved, entry deps on this
+ * step's entry, and each kernel's work at this step's context (attention
+ * reads a longer KV cache: the only cost that changes). */
+static void
+decode_from_template(Phases *ph, SimPlan *plan, uint32_t s)
+{
+    const SimPlan *t = ph->tmpl;
+    /* a decode graph differs from step to step only by its position */
+    MdlGraph *g = ph->graph;
+    if (g == NULL) {
+        g = ph->graph = mdl_graph_new_decode(ph->spec, ph->w->prompt + 1, ph->w->batch);
+        ph->pos0 = g_new(uint32_t, g->n_nodes);
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            ph->pos0[i] = g->nodes[i].pos0;
+        }
+    }
+    g->pos0 = ph->w->prompt + s;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        g->nodes[i].pos0 = ph->pos0[i] + s - 1;
+    }
+    uint32_t first = sim_plan_len(plan);
+    uint32_t deps[64];
+    for (uint32_t i = t->base; i < sim_plan_len(t); i++) {
+        SimTask task = *sim_plan_task(t, i);
+        g_autofree uint32_t *many = task.n_deps > G_N_ELEMENTS(deps)
+                                    ? g_new(uint32_t, task.n_deps) : NULL;
+        uint32_t *d = many ? many : deps;
+        for (uint32_t k = 0; k < task.n_deps; k++) {
+            uint32_t dep = task.deps[k];
+            d[k] = dep >= t->base ? dep - t->base + first
+                                  : ph->entry[find_u32(ph->tmpl_entry, ph->n_tmpl_entry, dep)];
+        }
+        task.deps = d;
+        task.step = s;
+        if (task.kind == SIM_TASK_KERNEL) {
+            MdlWork mw;
+            const SimSlice *sl = &task.slice;
+            mdl_node_work(&g->nodes[task.node], sl->tok0, sl->tok1, sl->row0, sl->row1,
+                          sl->pad_tokens, task.work.prec, &mw);
+            task.work.m = mw.m;
+            task.work.k = mw.k;
+            task.work.n = mw.n;
+            task.work.flops = mw.flops;
+            task.work.read_bytes = mw.read_bytes;
+            task.work.write_bytes = mw.write_bytes;
+        }
+        sim_plan_add(plan, &task);
+    }
+    for (uint32_t i = 0; i < ph->n_tmpl_exit; i++) {
+        ph->entry[i] = ph->tmpl_exit[i] - t->base + first;
+    }
+}
+
+static gboolean
+phases_next(void *opaque, SimPlan *plan, gboolean *more, GError **error)
+{
+    Phases *ph = opaque;
+    const SimWorkload *w = ph->w;
+    gboolean ok;
+    if (ph->next == 0) {
+        g_autoptr(MdlGraph) pre = mdl_graph_new_prefill(ph->spec, w->prompt, 0);
+        ok = plan_phase(plan, ph->soc, ph->cost, pre, ph->policy, w, SIM_PHASE_PREFILL, 0,
+                        &ph->entry, &ph->n_entry, error);
+        sim_cost_share_gpu(ph->cost, 1.0);
+    } else {
+        uint32_t s = ph->next - 1;
+        if (ph->tmpl && ph->n_entry == ph->n_tmpl_exit) {
+            decode_from_template(ph, plan, s);
+            ok = TRUE;
+        } else {
+            uint32_t first = sim_plan_len(plan), n_entry = ph->n_entry;
+            g_autofree uint32_t *entry = g_memdup2(ph->entry, sizeof(uint32_t) * MAX(1, n_entry));
+            g_autoptr(MdlGraph) dec = mdl_graph_new_decode(ph->spec, w->prompt + s, w->batch);
+            ok = plan_phase(plan, ph->soc, ph->cost, dec, ph->policy, w, SIM_PHASE_DECODE, s,
+                            &ph->entry, &ph->n_entry, error);
+            if (ok && s == 1 && policy_builtin(ph->policy) && !g_getenv("HS_NO_STEP_TEMPLATE")) {
+                keep_template(ph, plan, first, entry, n_entry);
+            }
+        }
+    }
+    ph->next++;
+    *more = ph->next <= w->decode;
+    if (w->progress && (!*more || ph->next % 64 == 0)) {
+        /* a phase is planned when the one before starts */
+        w->progress(w->progress_opaque, ph->policy->name, ph->next - 1, w->decode + 1);
+    }
+    return ok;
+}
+
+/* sim_run without a plan, task times or values to give back: each phase
+ * is planned when the one before starts and forgotten once it has ended,
+ * so memory stays flat in the number of decode steps. */
+static gboolean
+run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
+             const SimWorkload *w, SimRunReport *report, GError **error)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const HwStack *stack = run_stack(soc, policy->stack, w, error);
+    if (stack == NULL) {
+        return FALSE;
+    }
+    g_autoptr(SimCostModel) cost = sim_cost_new(soc, stack);
+    if (w->render.fps > 0 && w->render.llm_priority < HW_PRIO_NORMAL) {
+        /* as sim_run_plan: prefill planned with the GPU time frames leave */
+        double duty = w->render.fps * w->render.frame_ms / 1000.0;
+        sim_cost_share_gpu(cost, CLAMP(1.0 - duty, 0.05, 1.0));
+    }
+    g_assert(w->prompt > 0 && w->batch > 0);
+    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL };
+    SimPlanSource src = { phases_next, &ph };
+    g_autoptr(SimPlan) plan = sim_plan_new();
+    SimExecResult r = { 0 };
+    gboolean ok = sim_exec_run_stream(plan, &src, soc, stack, &w->render, &r, error);
+    if (w->progress) {
+        w->progress(w->progress_opaque, policy->name, w->decode + 1, w->decode + 1);
+    }
+    g_free(ph.entry);
+    sim_plan_free(ph.tmpl);
+    mdl_graph_free(ph.graph);
+    g_free(ph.pos0);
+    g_free(ph.tmpl_entry);
+    g_free(ph.tmpl_exit);
+    if (!ok) {
+        if (!g_str_has_prefix((*error)->message, "policy ")) {
+            g_prefix_error(error, "policy %s: ", policy->name);
+        }
+        return FALSE;
+    }
+    *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy->name,
+                               .stack = stack->name };
+    sim_run_measure(soc, &r, w, report);
+    sim_exec_result_clear(&r);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    report->wall_s = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
+    return TRUE;
+}
+
 gboolean
 sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         const SimWorkload *w, SimChecker *checker, SimRunReport *report,
         SimExecResult *exec, SimPlan **plan_out, GError **error)
 {
+    if (exec == NULL && plan_out == NULL && w->check_layers < 0) {
+        return run_streamed(soc, spec, policy, w, report, error);
+    }
     g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, NULL, error);
     if (plan == NULL) {
         return FALSE;

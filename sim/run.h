@@ -14,6 +14,11 @@
 #include "sim/policies/policy.h"
 #include "sim/values.h"
 
+/* Progress of a long run, for a terminal: @what ("reference", a policy's
+ * name) has done @done of @total units (tasks, steps); done == total
+ * last.  Set by the caller (the CLI); the library never prints. */
+typedef void (*SimProgressFn)(void *opaque, const char *what, uint64_t done, uint64_t total);
+
 typedef struct SimWorkload {
     uint32_t prompt;             /* prompt tokens (prefill) */
     uint32_t decode;             /* decode steps */
@@ -23,7 +28,8 @@ typedef struct SimWorkload {
     int32_t check_layers;        /* functional check: -1 off, 0 full, N layers */
     uint64_t seed;               /* synthetic weights */
     SimRender render;            /* a game on the GPU alongside (fps 0: none) */
-    gboolean progress;           /* report progress on stderr (not recorded) */
+    SimProgressFn progress;      /* NULL: none (not recorded) */
+    void *progress_opaque;
     const char *stack;           /* software stack (configs/stacks/ name or a
                                   * file), replacing the policy's; NULL: the
                                   * policy's, or SIM_DEFAULT_STACK (not owned) */
@@ -108,7 +114,7 @@ SimChecker *sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w,
                                 GError **error);
 
 /* Measure an executed plan (used by run and replay). */
-void sim_run_measure(const HwSoc *soc, const SimPlan *plan, const SimExecResult *r,
-                     const SimWorkload *w, SimRunReport *report);
+void sim_run_measure(const HwSoc *soc, const SimExecResult *r, const SimWorkload *w,
+                     SimRunReport *report);
 
 #endif /* SIM_RUN_H */

@@ -730,10 +730,12 @@ test_trace_matches_times(void)
     g_autoptr(cJSON) root = cJSON_Parse(text);
     g_assert_nonnull(root);
     for (uint32_t i = 0; i < c.x.n_tasks; i++) {
-        SimTime a = c.x.times[i].start_ps, d = c.x.times[i].end_ps - a;
+        /* whole ns, each end-point rounded once */
+        SimTime a = (c.x.times[i].start_ps + 500) / 1000;
+        SimTime d = (c.x.times[i].end_ps + 500) / 1000 - a;
         g_autofree char *want = g_strdup_printf(
-            "\"ts\":%" PRIu64 ".%06" PRIu64 ",\"dur\":%" PRIu64 ".%06" PRIu64 ",\"args\":{\"task\":%u,",
-            a / 1000000, a % 1000000, d / 1000000, d % 1000000, i);
+            "\"ts\":%" PRIu64 ".%03" PRIu64 ",\"dur\":%" PRIu64 ".%03" PRIu64 ",\"args\":{\"task\":%u,",
+            a / 1000, a % 1000, d / 1000, d % 1000, i);
         g_assert_nonnull(strstr(text, want));
     }
     /* per (pid, tid): slices sorted by start never overlap */

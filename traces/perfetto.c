@@ -29,11 +29,50 @@ emit(Writer *w, SimTime ts_ps, const char *fmt, ...)
     g_array_append_val(w->lines, l);
 }
 
-/* ps -> "12.345678" microseconds, exact. */
-static char *
-us(SimTime ps)
+/* Times are written in whole nanoseconds (µs with 3 decimals), each
+ * end-point rounded once from picoseconds: a slice is [round(start),
+ * round(end)), its dur round(end) - round(start), so slices that do not
+ * overlap in picoseconds do not overlap once Perfetto reads them either
+ * (issue #19: ts and dur rounded apart overlapped by 1 ns). */
+static uint64_t
+ns(SimTime ps)
 {
-    return g_strdup_printf("%" PRIu64 ".%06" PRIu64, ps / 1000000, ps % 1000000);
+    return (ps + 500) / 1000;
+}
+
+/* ns -> "12.345" microseconds. */
+static char *
+us_ns(uint64_t t_ns)
+{
+    return g_strdup_printf("%" PRIu64 ".%03" PRIu64, t_ns / 1000, t_ns % 1000);
+}
+
+/* The ts of a slice starting at @a_ps. */
+static char *
+us(SimTime a_ps)
+{
+    return us_ns(ns(a_ps));
+}
+
+/* The dur of a slice [a_ps, b_ps). */
+static char *
+dur_us(SimTime a_ps, SimTime b_ps)
+{
+    return us_ns(ns(b_ps) - ns(a_ps));
+}
+
+/* A flow's end-point inside the slice [a_ps, b_ps): its middle, so the
+ * flow binds to that slice and not to one ending or starting next to it. */
+static uint64_t
+inside_ns(SimTime a_ps, SimTime b_ps)
+{
+    return ns(a_ps) + (ns(b_ps) - ns(a_ps)) / 2;
+}
+
+static char *
+inside_us(SimTime a_ps, SimTime b_ps)
+{
+    return us_ns(inside_ns(a_ps, b_ps));
 }
 
 static char *
@@ -171,7 +210,7 @@ trc_perfetto_to_string(const TrcInput *in)
         const SimTask *t = sim_plan_task(in->plan, id);
         const SimTaskTime *tt = &in->times[id];
         g_autofree char *ts = us(tt->start_ps);
-        g_autofree char *dur = us(tt->end_ps - tt->start_ps);
+        g_autofree char *dur = dur_us(tt->start_ps, tt->end_ps);
         g_autofree char *name = json_str(t->name);
         GString *args = g_string_new(NULL);
         g_string_append_printf(args, "\"task\":%u,\"phase\":\"%s\"", id,
@@ -211,7 +250,7 @@ trc_perfetto_to_string(const TrcInput *in)
         const SimPreemption *p = &in->preemptions[i];
         const SimTask *t = sim_plan_task(in->plan, p->task);
         g_autofree char *ts = us(p->off_ps);
-        g_autofree char *dur = us(p->back_ps - p->off_ps);
+        g_autofree char *dur = dur_us(p->off_ps, p->back_ps);
         emit(&w, p->off_ps, "{\"name\":\"preempted\",\"cat\":\"preemption\",\"ph\":\"X\","
                             "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,"
                             "\"args\":{\"task\":%u}}", pid_of(in, t), lane[p->task], ts, dur,
@@ -225,7 +264,7 @@ trc_perfetto_to_string(const TrcInput *in)
         for (uint32_t i = 0; i < in->n_control; i++) {
             const HwSpan *c = &in->control[i];
             g_autofree char *ts = us(c->a_ps);
-            g_autofree char *dur = us(c->b_ps - c->a_ps);
+            g_autofree char *dur = dur_us(c->a_ps, c->b_ps);
             emit(&w, c->a_ps, "{\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\","
                               "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s}", pid, tid, ts, dur);
         }
@@ -239,7 +278,7 @@ trc_perfetto_to_string(const TrcInput *in)
         for (uint32_t i = 0; i < in->n_frames; i++) {
             const SimFrame *f = &in->frames[i];
             g_autofree char *ts = us(f->start_ps);
-            g_autofree char *dur = us(f->end_ps - f->start_ps);
+            g_autofree char *dur = dur_us(f->start_ps, f->end_ps);
             g_autofree char *vs = us(f->vsync_ps);
             emit(&w, f->start_ps, "{\"name\":\"frame\",\"cat\":\"render\",\"ph\":\"X\","
                                   "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,"
@@ -257,12 +296,12 @@ trc_perfetto_to_string(const TrcInput *in)
         for (uint32_t d = 0; d < t->n_deps; d++) {
             uint32_t p = t->deps[d];
             const SimTask *pt = sim_plan_task(in->plan, p);
-            g_autofree char *ts0 = us(in->times[p].start_ps);
-            g_autofree char *ts1 = us(in->times[id].start_ps);
-            emit(&w, in->times[p].start_ps,
+            g_autofree char *ts0 = inside_us(in->times[p].start_ps, in->times[p].end_ps);
+            g_autofree char *ts1 = inside_us(in->times[id].start_ps, in->times[id].end_ps);
+            emit(&w, 1000 * inside_ns(in->times[p].start_ps, in->times[p].end_ps),
                  "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%" PRIu64
                  ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, pid_of(in, pt), lane[p], ts0);
-            emit(&w, in->times[id].start_ps,
+            emit(&w, 1000 * inside_ns(in->times[id].start_ps, in->times[id].end_ps),
                  "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
                  PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, sync_pid, lane[id], ts1);
             flow_id++;
@@ -275,12 +314,12 @@ trc_perfetto_to_string(const TrcInput *in)
             if (sim_plan_task(in->plan, s)->kind != SIM_TASK_SYNC || ct->kind == SIM_TASK_SYNC) {
                 continue;
             }
-            g_autofree char *ts0 = us(in->times[s].start_ps);
-            g_autofree char *ts1 = us(in->times[c].start_ps);
-            emit(&w, in->times[s].start_ps,
+            g_autofree char *ts0 = inside_us(in->times[s].start_ps, in->times[s].end_ps);
+            g_autofree char *ts1 = inside_us(in->times[c].start_ps, in->times[c].end_ps);
+            emit(&w, 1000 * inside_ns(in->times[s].start_ps, in->times[s].end_ps),
                  "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%" PRIu64
                  ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, sync_pid, lane[s], ts0);
-            emit(&w, in->times[c].start_ps,
+            emit(&w, 1000 * inside_ns(in->times[c].start_ps, in->times[c].end_ps),
                  "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
                  PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, pid_of(in, ct),
                  lane[c], ts1);

@@ -81,7 +81,7 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     SimWorkload w = rec->workload;
-    w.progress = isatty(fileno(stderr));
+    w.progress = isatty(fileno(stderr)) ? hs_progress_stderr : NULL;
     if (sync) {
         if (strcmp(sync, "driver") != 0 && strcmp(sync, "fast") != 0) {
             g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,

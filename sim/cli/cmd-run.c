@@ -45,10 +45,13 @@ run(int argc, char **argv, GError **error)
     g_autoptr(SimPlan) plan = NULL;
 
     ok = hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error);
-    w.progress = isatty(fileno(stderr));
+    w.progress = isatty(fileno(stderr)) ? hs_progress_stderr : NULL;
     ok = ok &&
          (policy = hs_run_opts_policy(&o, policy_name, error)) != NULL &&
-         sim_run(soc, spec, policy, &w, NULL, &r, &x, &plan, error);
+         /* without a trace or a recording to write, the run is streamed
+          * (memory flat in decode steps: sim_run) */
+         sim_run(soc, spec, policy, &w, NULL, &r, o.trace ? &x : NULL,
+                 o.trace || record ? &plan : NULL, error);
     if (ok && o.trace) {
         ok = hs_run_write_trace(o.trace, soc, plan, &x, &r, error);
     }

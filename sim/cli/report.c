@@ -216,3 +216,13 @@ hs_run_print_checked(const HwSoc *soc, const SimRunReport *r, HsFormat format,
     }
     return TRUE;
 }
+
+void
+hs_progress_stderr(void *opaque, const char *what, uint64_t done, uint64_t total)
+{
+    if (done >= total) {
+        fprintf(stderr, "\r%70s\r", "");              /* leave the line clean */
+    } else {
+        fprintf(stderr, "\r%s: %3d %%", what, (int) (100.0 * (double) done / (double) total));
+    }
+}

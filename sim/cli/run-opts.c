@@ -115,7 +115,7 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
 {
     if (!hs_cli_format(o->format, formats, format, error) ||
         !check_range("prompt", o->prompt, 1, 32768, error) ||
-        !check_range("decode", o->decode, 0, 4096, error) ||
+        !check_range("decode", o->decode, 0, 65536, error) ||
         !check_range("batch", o->batch, 1, 256, error) ||
         !check_range("chunk", o->chunk, 1, 4096, error)) {
         return FALSE;

@@ -87,4 +87,7 @@ gboolean hs_run_write_trace(const char *path, const HwSoc *soc, const SimPlan *p
 /* One run as JSON (the stable schema documented in README.md). */
 cJSON *hs_run_report_json(const HwSoc *soc, const SimRunReport *r);
 
+/* A SimProgressFn for a terminal: "what:  42 %" on stderr, cleared at the end. */
+void hs_progress_stderr(void *opaque, const char *what, uint64_t done, uint64_t total);
+
 #endif /* HS_RUN_OPTS_H */

@@ -1,0 +1,59 @@
+/*
+ * measure.h - a run's figures reduced as it goes (issue #17): the
+ * executor hands every finished task, every bandwidth change and every
+ * host control span over once, and only what the figures still need is
+ * kept — per processor the busy intervals that a task still running could
+ * overlap, the rates in force, running sums.  So a decode of any length
+ * is measured in memory flat in its steps, with the same arithmetic, in
+ * the same order, as a pass over the whole run would do.
+ */
+#ifndef SIM_MEASURE_H
+#define SIM_MEASURE_H
+
+#include <glib.h>
+
+#include "sim/kernel/clock.h"
+#include "sim/plan.h"
+
+typedef struct SimMeasure SimMeasure;
+
+/* What a run's report is made of (in SimExecResult). */
+typedef struct SimMeasured {
+    SimTime prefill_end_ps, decode_end_ps;     /* last end of each phase (0: none) */
+    /* per processor: the union of its tasks' and control spans' intervals
+     * inside [0, prefill_end), [prefill_end, decode_end), [0, end)
+     * (preemptions not yet taken off) (transfer full) */
+    SimTime *busy_prefill_ps, *busy_decode_ps, *busy_all_ps;
+    double dram_prefill_gbps, dram_decode_gbps;  /* averages over each phase */
+    double peak_gbps;                          /* largest total of the rates */
+    double prepare_prefill_ms, prepare_decode_ms;
+    /* the prefill op with the most kernel time (see SimRunReport) */
+    char hot_op[32];
+    double hot_time_share;
+    double *hot_split;                         /* per processor (transfer full) */
+} SimMeasured;
+
+void sim_measured_clear(SimMeasured *m);
+
+SimMeasure *sim_measure_new(uint32_t n_procs);
+void sim_measure_free(SimMeasure *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimMeasure, sim_measure_free)
+
+/* Initiator @initiator draws @gbps from @when_ps on (in time order). */
+void sim_measure_bw(SimMeasure *m, SimTime when_ps, uint32_t initiator, double gbps);
+/* Task @id ended; @off_ps of [start, end) it spent preempted. */
+void sim_measure_task(SimMeasure *m, uint32_t id, const SimTask *t, SimTime start_ps,
+                      SimTime end_ps, SimTime off_ps);
+/* The host's control work on processor @proc. */
+void sim_measure_span(SimMeasure *m, uint32_t proc, SimTime a_ps, SimTime b_ps);
+/* Every prefill task has ended (the prefill's end is known). */
+void sim_measure_prefill_done(SimMeasure *m);
+/* No busy interval still to come starts before @mark_ps: fold the
+ * intervals that end by then into the sums. */
+void sim_measure_fold(SimMeasure *m, SimTime mark_ps);
+/* Every task has ended: the run's end is known. */
+void sim_measure_tasks_done(SimMeasure *m);
+/* After the run (every bandwidth change seen). */
+void sim_measure_finish(SimMeasure *m, SimMeasured *out);
+
+#endif /* SIM_MEASURE_H */
