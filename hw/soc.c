@@ -90,7 +90,8 @@ hw_soc_stack(const HwSoc *csoc, const char *name_or_path, GError **error)
     g_mutex_lock(&soc->stacks_lock);
     HwStack *st = g_hash_table_lookup(soc->stacks, name_or_path);
     if (st == NULL) {
-        st = hw_stack_load(name_or_path, soc->stacks_dir, error);
+        st = hw_stack_load_edit(name_or_path, soc->stacks_dir, soc->stack_edit,
+                                soc->stack_edit_opaque, error);
         if (st) {
             g_hash_table_insert(soc->stacks, g_strdup(name_or_path), st);
         }

@@ -61,6 +61,8 @@ struct HwSoc {
     char *stacks_dir;                /* where stack names are looked up */
     GHashTable *stacks;              /* name or path -> HwStack*, loaded once */
     GMutex stacks_lock;
+    HsJsonEditFn stack_edit;         /* applied to every stack it loads (--set) */
+    void *stack_edit_opaque;
 };
 
 /*

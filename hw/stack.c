@@ -160,6 +160,13 @@ hw_stack_from_json(const cJSON *root, const char *what, GError **error)
 HwStack *
 hw_stack_load(const char *name_or_path, const char *stacks_dir, GError **error)
 {
+    return hw_stack_load_edit(name_or_path, stacks_dir, NULL, NULL, error);
+}
+
+HwStack *
+hw_stack_load_edit(const char *name_or_path, const char *stacks_dir, HsJsonEditFn edit,
+                   void *opaque, GError **error)
+{
     g_autofree char *path = NULL;
     if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
         path = g_strdup(name_or_path);
@@ -177,7 +184,7 @@ hw_stack_load(const char *name_or_path, const char *stacks_dir, GError **error)
         }
     }
     g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
-    if (root == NULL) {
+    if (root == NULL || (edit && !edit(root, opaque, error))) {
         return NULL;
     }
     HwStack *st = hw_stack_from_json(root, path, error);

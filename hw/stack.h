@@ -28,6 +28,8 @@
 #include <glib.h>
 #include <cjson/cJSON.h>
 
+#include "sim/util/json.h"
+
 #include "hw/op.h"
 
 /* Weight bytes a library dequantises per second on one processor, per
@@ -79,6 +81,10 @@ typedef struct HwStack {
 /* @name_or_path: a shipped name (looked up as @stacks_dir/NAME.json) or a
  * path to a JSON file.  (transfer full) */
 HwStack *hw_stack_load(const char *name_or_path, const char *stacks_dir, GError **error);
+/* hw_stack_load with @edit (may be NULL) applied to the parsed JSON
+ * before it is read (--set stack.KEY=VALUE). */
+HwStack *hw_stack_load_edit(const char *name_or_path, const char *stacks_dir,
+                            HsJsonEditFn edit, void *opaque, GError **error);
 HwStack *hw_stack_from_json(const cJSON *root, const char *what, GError **error);
 void hw_stack_free(HwStack *stack);               /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwStack, hw_stack_free)

@@ -92,7 +92,9 @@ simulate(Ctx *c, const char *soc_name, const char *model, const char *policy,
     g_autoptr(SimPlan) plan = NULL;
     *m = (Measured) { 0 };
     if (!sim_run(soc, spec, p, &w, NULL, &m->r, &x, &plan, error)) {
-        g_prefix_error(error, "%s: ", path);
+        if ((*error)->domain != HS_USAGE_ERROR) {      /* --set names itself */
+            g_prefix_error(error, "%s: ", path);
+        }
         return FALSE;
     }
     for (uint32_t i = 0; i < sim_plan_len(plan); i++) {

@@ -2,8 +2,25 @@
  * config.c - see config.h.
  */
 #include "sim/cli/config.h"
+#include "hw/stack.h"
 #include "sim/cli/cli.h"
 #include "sim/util/json.h"
+
+/* --set stack.KEY=VALUE on every stack the run loads (each policy's own):
+ * applied, then checked here so an error names the option */
+static gboolean
+stack_edit(cJSON *root, void *ovr, GError **error)
+{
+    if (!hs_overrides_apply(ovr, "stack", root, error)) {
+        return FALSE;
+    }
+    g_autoptr(HwStack) st = hw_stack_from_json(root, "stack", error);
+    if (st == NULL) {
+        hs_overrides_explain(ovr, "stack", error);
+        return FALSE;
+    }
+    return TRUE;
+}
 
 HwSoc *
 hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error)
@@ -14,6 +31,9 @@ hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error)
                                   (void *) ovr, error);
     if (soc == NULL) {
         hs_overrides_explain(ovr, "soc", error);
+    } else if (hs_overrides_count(ovr, "stack") > 0) {
+        soc->stack_edit = stack_edit;
+        soc->stack_edit_opaque = (void *) ovr;
     }
     return soc;
 }

@@ -12,7 +12,7 @@
  * A new kind of config document is one more row here (and a loader that
  * calls hs_overrides_apply(o, "NAME", root, error) on its JSON).
  */
-static const char *const hs_override_docs[] = { "model", "soc", NULL };
+static const char *const hs_override_docs[] = { "model", "stack", "soc", NULL };
 
 typedef struct HsOverride {
     char *arg;          /* "npu.sram_kib=16384", as given */

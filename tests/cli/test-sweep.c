@@ -138,6 +138,10 @@ test_set_errors(void)
         { "model.num_hidden_layers=0",
           "--set model.num_hidden_layers=0: expected an integer in [1, 1024] (got 0)" },
         { "model.layers=3", "--set model.layers=3: unknown model key \"layers\" (known keys: " },
+        /* a software stack's key, on every stack the command loads */
+        { "stack.gpu.matmul_efficiency=5",
+          "--set stack.gpu.matmul_efficiency=5: expected a number in [0.001, 1] (got 5)" },
+        { "stack.gpu.nosuch=1", "--set stack.gpu.nosuch=1: unknown key \"nosuch\" (known keys: " },
     };
     static const char *const commands[][4] = {
         { "run", "--functional", "off", NULL },
