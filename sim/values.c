@@ -145,8 +145,8 @@ same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
  * (a buffer not yet written, a stale value behind a missing sync) is
  * computed, so a wrong plan still gives wrong numbers.  Only the costly
  * kernels at the reference's own precision are looked up: the W4A16 (or
- * FP) matmul and prefill attention; INT8 activations are quantised with
- * one scale over the whole input, so those are always computed.
+ * FP) matmul and prefill attention; the INT8 precisions are always
+ * computed.
  */
 static gboolean
 same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
@@ -200,17 +200,23 @@ static const int prec_qfmt[MDL_PREC_COUNT + 1] = {
 
 /*
  * Y[t0:t1, r0:r1] = X . W^T at @prec (engine/quant-formats.h defines each
- * format).  Per-tensor INT8 activations take one scale (and, with shadow
- * outliers, one outlier threshold) from the whole input, so every slice
- * quantises alike; FP16 activations are rounded row by row.  The whole
+ * format).  Per-tensor INT8 activations use a static scale (and, with
+ * shadow outliers, a static outlier threshold) calibrated offline, as
+ * mllm-NPU does (§3.3; FACTS.md §6): taken from @calib, the W4A16
+ * reference's whole input of this node, which exists before the run
+ * starts.  So a slice reads nothing but its own rows, every cut and
+ * every order quantise alike, and the run and its own-arithmetic
+ * reference use the same parameters.  (Taking them from the run's own
+ * input when a task starts would read the rows of later chunks, which do
+ * not exist yet.)  FP16 activations are rounded row by row.  The whole
  * input's shape also fixes the engine's tile grid, as in the engine's own
  * forward pass; padded rows are zeros whose outputs are cropped, so
  * computing the real rows gives the cropped result.
  */
 static void
 matmul_at(SimChecker *v, uint32_t layer, EngWeight which, const EngMatrix *w,
-          MdlPrecision prec, EngTensor *xv, EngTensor *yv, size_t t0, size_t t1, size_t r0,
-          size_t r1)
+          MdlPrecision prec, EngTensor *xv, const float *calib, EngTensor *yv, size_t t0,
+          size_t t1, size_t r0, size_t r1)
 {
     g_autofree float *xq = NULL;
     const EngQMatrix *wq = prec_qfmt[prec] < 0 ? NULL
@@ -220,7 +226,7 @@ matmul_at(SimChecker *v, uint32_t layer, EngWeight which, const EngMatrix *w,
     case MDL_PREC_W4A8: {
         /* INT8 per-tensor activations on the W4A16 weights */
         xq = g_new0(float, xv->rows * xv->cols);
-        float scale = eng_quant_act_int8_scale(xv->data, xv->cols, 0, xv->rows);
+        float scale = eng_quant_act_int8_scale(calib, xv->cols, 0, xv->rows);
         eng_quant_act_int8_apply(xv->data, xq, xv->cols, t0, t1, scale);
         EngTensor x8 = { xq, xv->rows, xv->cols };
         eng_matmul(&x8, w, yv, t0, t1, r0, r1);
@@ -229,7 +235,7 @@ matmul_at(SimChecker *v, uint32_t layer, EngWeight which, const EngMatrix *w,
     case MDL_PREC_W8A8:
     case MDL_PREC_W8A8_SHADOW: {
         EngActInt8 a;
-        eng_act_int8_params(xv->data, xv->cols, xv->rows, prec == MDL_PREC_W8A8_SHADOW, &a);
+        eng_act_int8_params(calib, xv->cols, xv->rows, prec == MDL_PREC_W8A8_SHADOW, &a);
         eng_qmatmul_a8(xv, &a, wq, yv, t0, t1, r0, r1);
         break;
     }
@@ -293,7 +299,9 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         EngTensor xv = { (float *) src0 + off * src_d, n->tokens, n->k };
         EngTensor yv = { out, n->tokens, d };
         EngWeight wid = n->weight == MDL_W_LM_HEAD ? ENG_W_COUNT : eng_weight(n->weight);
-        matmul_at(v, (uint32_t) n->layer, wid, w, prec, &xv, &yv, t0, t1, sl->row0,
+        /* offline calibration data: the reference's input (matmul_at) */
+        const float *calib = buffer(v, &v->ref, p, n->src[0]) + off * src_d;
+        matmul_at(v, (uint32_t) n->layer, wid, w, prec, &xv, calib, &yv, t0, t1, sl->row0,
                   sl->row1);
         *precision_changed |= prec != MDL_PREC_W4A16;
         /* Q/K/V biases (Qwen2): one add per element, as the reference */

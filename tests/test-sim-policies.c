@@ -12,8 +12,10 @@
 #include "sim/run.h"
 #include "sim/util/error.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *
 data_dir(const char *sub)
@@ -131,28 +133,56 @@ test_mllm_shadow_plan(void)
     case_clear(&all);
 }
 
+/*
+ * Qwen1.5-1.8B (models/qwen1.5-1.8b.json) reduced to run its values in a
+ * second: 2 layers, hidden 512, 4 heads of 128, FFN 1376, vocab 1024.
+ * Hidden 512 is wide enough for the synthetic outlier channels
+ * (engine/weights.h: none below 250 channels; the tiny model has none),
+ * which shadow execution is about.
+ */
+static const char qwen_mini_json[] =
+    "{\"architectures\": [\"Qwen2ForCausalLM\"], \"model_type\": \"qwen2\","
+    " \"attention_bias\": true, \"hidden_act\": \"silu\", \"hidden_size\": 512,"
+    " \"intermediate_size\": 1376, \"max_position_embeddings\": 2048,"
+    " \"num_attention_heads\": 4, \"num_hidden_layers\": 2, \"num_key_value_heads\": 4,"
+    " \"rms_norm_eps\": 1e-06, \"rope_theta\": 1000000.0,"
+    " \"tie_word_embeddings\": false, \"vocab_size\": 1024}";
+
 /* Shadow outliers change values: with them the logits are closer to the
- * reference than with plain per-tensor INT8 activations. */
+ * FP reference than with plain per-tensor INT8 activations. */
 static void
 test_mllm_shadow_values(void)
 {
+    g_autoptr(GError) error = NULL;
+    g_autofree char *path = NULL;
+    int fd = g_file_open_tmp("qwen-mini-XXXXXX.json", &path, &error);
+    g_assert_no_error(error);
+    close(fd);
+    g_assert_true(g_file_set_contents(path, qwen_mini_json, -1, &error));
+
     SimWorkload w;
     sim_workload_init(&w);
     w.prompt = 40;
     w.decode = 1;
-    /* one chunk: the engine's per-tensor scale is taken over the whole
-     * input, which a later chunk would not have seen yet */
-    w.opts.chunk_tokens = 64;
+    w.opts.chunk_tokens = 16;        /* three chunks, the last padded */
     w.check_layers = 0;
-    Case s, n;
-    run_case("tiny", "tiny", "mllm-npu", &w, &s);
-    run_case("tiny", "tiny", "mllm-npu/no-shadow", &w, &n);
+    Case s, n, whole;
+    run_case("tiny", path, "mllm-npu", &w, &s);
+    run_case("tiny", path, "mllm-npu/no-shadow", &w, &n);
+    w.opts.chunk_tokens = 64;        /* one chunk */
+    run_case("tiny", path, "mllm-npu", &w, &whole);
+    g_unlink(path);
     g_assert_true(s.r.check.match && n.r.check.match);    /* each its own arithmetic */
     g_assert_true(n.r.check.precision_changed);
     g_assert_cmpfloat(n.r.check.precision_err, >, 0);
-    g_assert_cmpfloat(s.r.check.precision_err, <, n.r.check.precision_err);
+    /* the outlier channels computed in float recover much of what plain
+     * per-tensor INT8 loses (measured 0.622 vs 0.922) */
+    g_assert_cmpfloat(s.r.check.precision_err, <, 0.8 * n.r.check.precision_err);
+    /* the static (offline-calibrated) scale: the cut changes no bit */
+    g_assert_cmpfloat(s.r.check.precision_err, ==, whole.r.check.precision_err);
     case_clear(&s);
     case_clear(&n);
+    case_clear(&whole);
 }
 
 static uint32_t

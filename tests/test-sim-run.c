@@ -105,7 +105,19 @@ test_policy_runs(gconstpointer data)
     g_assert_true(a.r.check.full);
     g_assert_cmpfloat(a.r.check.max_abs_ref, >, 0.1);
     g_assert_true(a.r.check.match);
-    g_assert_cmpuint(a.r.check.reused, >, 0);      /* slices copied from the reference */
+    /* slices copied from the reference: a W4A16 matmul whose input holds
+     * the reference's bits (layer 0's, fed by the embedding and a norm)
+     * is; a policy with every matmul at another precision (FP4A16, Q4_0)
+     * has no value downstream of its first matmul the reference holds */
+    gboolean w4a16_matmul = FALSE;
+    for (uint32_t i = 0; i < sim_plan_len(a.plan); i++) {
+        const SimTask *t = sim_plan_task(a.plan, i);
+        w4a16_matmul |= t->kind == SIM_TASK_KERNEL && t->work.op == MDL_OP_MATMUL
+                        && t->work.prec == MDL_PREC_W4A16;
+    }
+    if (w4a16_matmul) {
+        g_assert_cmpuint(a.r.check.reused, >, 0);
+    }
     /* another precision on some tasks: matched against the plan's own
      * arithmetic, and the quantisation shows against the W4A16 reference */
     if (a.r.check.precision_changed) {
