@@ -60,6 +60,9 @@ static const Case cases[] = {
       "$.tasks[0].proc: expected a processor of $.processors (cpu\\xda, gpu, npu) (got "
       "\"gpu\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f"
       "\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\")" },
+    /* found by fuzz-points: a key with a raw byte echoed unescaped */
+    { "points/key-raw-bytes.json",
+      "$: unknown key \"poi\\xeets\" (known: description, paper, notes, points)" },
 };
 
 static LoadFn
@@ -73,6 +76,9 @@ loader_for(const char *file)
     }
     if (g_str_has_prefix(file, "record/")) {
         return hs_load_record;
+    }
+    if (g_str_has_prefix(file, "points/")) {
+        return hs_load_points;
     }
     return hs_load_safetensors;
 }

@@ -3,6 +3,7 @@
  */
 #include "sim/cli/points.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 
 #include <math.h>
@@ -113,8 +114,9 @@ check_keys(const cJSON *o, const char *path, const char *const *known, GError **
         }
         if (!ok) {
             g_autofree char *list = g_strjoinv(", ", (char **) known);
+            g_autofree char *key = hs_escape(it->string);
             g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
-                        "%s: unknown key \"%s\" (known: %s)", path, it->string, list);
+                        "%s: unknown key \"%s\" (known: %s)", path, key, list);
             return FALSE;
         }
     }
@@ -294,8 +296,9 @@ parse_point(const cJSON *pt, const char *path, HsPoint *p, GError **error)
     }
     if (m < 0) {
         g_autofree char *list = g_strjoinv(", ", (char **) hs_metric_name);
+        g_autofree char *got = hs_escape(metric);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s.metric: expected one of %s (got \"%s\")", path, list, metric);
+                    "%s.metric: expected one of %s (got \"%s\")", path, list, got);
         g_free(metric);
         return FALSE;
     }
@@ -407,8 +410,9 @@ points_from_json(const cJSON *root, const char *stem, GError **error)
         }
         if (!g_hash_table_add(ids, p->id)) {
             g_autofree char *ip = hs_json_path_key(path, "id");
+            g_autofree char *id = hs_escape(p->id);
             g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                        "%s: duplicate id \"%s\"", ip, p->id);
+                        "%s: duplicate id \"%s\"", ip, id);
             return NULL;
         }
     }
