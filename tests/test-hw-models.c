@@ -140,7 +140,6 @@ prepare_ms(const HwSoc *soc, const MdlSpec *spec, uint32_t prompt)
     g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, sim_policy_find("online-prepare"), &w,
                                            NULL, &error);
     g_assert_no_error(error);
-    g_autoptr(SimCostModel) cost = sim_cost_new(soc, ppl_qnn(soc));
     const HwDev *npu = hw_soc_find_kind(soc, HW_KIND_NPU);
     double ms = 0;
     for (uint32_t i = 0; i < sim_plan_len(plan); i++) {

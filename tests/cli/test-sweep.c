@@ -592,6 +592,7 @@ test_sweep_list_merge(void)
     g_assert_cmpint(m->status, ==, 0);
     g_assert_cmpstr(m->out, ==, "m.db: merged 13 records\n");
     g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_assert_nonnull(a);             /* the local run the rows are compared with */
     g_autofree char *da = g_build_filename(dir, "a.db", NULL);
     g_autofree char *dm = g_build_filename(dir, "m.db", NULL);
     g_autofree char *ra = rows_of(da), *rm = rows_of(dm);
@@ -629,6 +630,7 @@ test_sweep_mpi(void)
     g_assert_cmpstr(m->out, ==, "mpi.db: 13 points, 13 run now on 1 MPI ranks, 0 already "
                                 "there; 4 failed in all\n");
     g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_assert_nonnull(a);             /* the local run the rows are compared with */
     g_autofree char *da = g_build_filename(dir, "a.db", NULL);
     g_autofree char *dm = g_build_filename(dir, "mpi.db", NULL);
     g_autofree char *ra = rows_of(da), *rm = rows_of(dm);
