@@ -94,6 +94,25 @@ hw_npu_realize(HwDev *dev, GError **error)
     return TRUE;
 }
 
+/* A runtime without per-group matmuls (QNN, mllm-NPU §2.3) emulates one
+ * as a sub-matmul per group of 32 along the reduction: the array does
+ * the same MACs, but every group leaves an INT32 partial product of the
+ * whole output that the vector unit reads back, scales by the group's
+ * scale and adds up, after the array made it.  Per FLOP that costs
+ * 4 bytes / (2 x 32 MACs), whatever the shape: a fixed ratio to the
+ * per-tensor matmul, as §2.3 measures (8.1-10.7x). */
+static uint64_t
+hw_npu_group_partial_ps(const HwStackNpu *sn, const HwOp *op)
+{
+    if (sn->group_partial_gbps <= 0 ||
+        (op->wfmt != HW_WFMT_Q8_0 && op->wfmt != HW_WFMT_Q4_0)) {
+        return 0;
+    }
+    double groups = ceil((double) op->k / 32.0);
+    double bytes = groups * (double) op->m * (double) op->n * 4.0;
+    return (uint64_t) (bytes * 1000.0 / sn->group_partial_gbps + 0.5);
+}
+
 static void
 hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *c)
 {
@@ -170,6 +189,7 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     /* the DMA engine is the other limit on how fast bytes arrive */
     uint64_t dma_ps = (uint64_t) ((double) c->dram_bytes * 1000.0 / npu->dma_gbps);
     c->compute_ps = MAX(c->compute_ps, dma_ps);
+    c->compute_ps += hw_npu_group_partial_ps(sn, op);
 }
 
 static void

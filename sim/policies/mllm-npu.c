@@ -47,6 +47,7 @@
 #include "sim/policies/common.h"
 
 #include <math.h>
+#include <string.h>
 
 typedef enum {
     ACT_SHADOW_PRUNED,           /* W8A8 + shadow in the important layers */
@@ -95,6 +96,22 @@ mllm_layer_keeps_shadow(uint32_t layer, uint32_t layers)
     uint32_t keep = MAX(2, (uint32_t) ceil(MLLM_SHADOW_KEEP * layers));
     uint32_t head = (keep + 1) / 2, tail = keep / 2;
     return layer < head || layer + tail >= layers;
+}
+
+/* mllm's QNN graphs (UbiquitousLearning/mllm, modeling_qwen_npu.hpp,
+ * QwenDecoderNPUPart2): after the attention, one NPU graph runs the
+ * output projection, the residual add, the FFN's RMSNorm, the FFN with
+ * its SiLU x up and the second residual add; the CPU keeps the input
+ * RMSNorm, RoPE and the attention (QwenQKVmm). */
+static gboolean
+in_npu_part2(const MdlNode *n)
+{
+    if (n->op != MDL_OP_ADD && n->op != MDL_OP_ACT && n->op != MDL_OP_RMSNORM) {
+        return FALSE;
+    }
+    const char *dot = strchr(n->name, '.');
+    const char *what = dot ? dot + 1 : n->name;
+    return n->layer >= 0 && strcmp(what, "attn_norm") != 0;
 }
 
 static uint32_t
@@ -199,8 +216,9 @@ build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
     GArray *shadow = g_array_new(FALSE, FALSE, sizeof(int32_t));
     for (uint32_t i = 0; i < n_nodes; i++) {
         const MdlNode *n = sim_builder_node(b, i);
-        gboolean npu = n->op == MDL_OP_MATMUL && n->weight != MDL_W_LM_HEAD;
-        MdlPrecision prec = npu ? linear_prec(p->v, n, layers) : MDL_PREC_W4A16;
+        gboolean linear = n->op == MDL_OP_MATMUL && n->weight != MDL_W_LM_HEAD;
+        gboolean npu = linear || in_npu_part2(n);
+        MdlPrecision prec = linear ? linear_prec(p->v, n, layers) : MDL_PREC_W4A16;
         p->first[i] = p->units->len;
         for (uint32_t t0 = 0; t0 < n->tokens; t0 += chunk) {
             uint32_t t1 = MIN(n->tokens, t0 + chunk);
@@ -211,7 +229,7 @@ build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
             };
             u.slice.tok0 = t0;
             u.slice.tok1 = t1;
-            u.slice.pad_tokens = npu && t1 - t0 < chunk ? chunk : 0;
+            u.slice.pad_tokens = linear && t1 - t0 < chunk ? chunk : 0;
             u.cost_ps = sim_builder_cost_ps(b, i, u.proc, u.slice, prec);
             uint32_t id = add_unit(p, &u);
             int32_t none = -1;
