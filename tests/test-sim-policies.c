@@ -313,7 +313,8 @@ test_tts_batch(void)
     case_clear(&b);
 }
 
-/* Transformer-Lite: every task on the GPU, matmul weights E0M4 FP4. */
+/* Transformer-Lite: every task on the GPU, the blocks' matmul weights E0M4
+ * FP4, the LM head FP16 and, in prefill, computed for every prompt token. */
 static void
 test_transformer_lite(void)
 {
@@ -321,15 +322,23 @@ test_transformer_lite(void)
     timing_workload(&w, 128, 2, 1);
     Case c;
     run_case("sd8gen3", "gemma-2b", "transformer-lite", &w, &c);
-    uint32_t gpu = proc_of(c.soc, HW_KIND_GPU);
+    uint32_t gpu = proc_of(c.soc, HW_KIND_GPU), heads = 0;
     for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
         const SimTask *t = sim_plan_task(c.plan, i);
         g_assert_cmpint(t->kind, ==, SIM_TASK_KERNEL);
         g_assert_cmpuint(t->proc, ==, gpu);
-        if (t->work.op == MDL_OP_MATMUL) {
-            g_assert_cmpint(t->work.prec, ==, MDL_PREC_FP4A16);
+        if (t->work.op != MDL_OP_MATMUL) {
+            continue;
+        }
+        gboolean head = strstr(t->name, "lm_head") != NULL;
+        g_assert_cmpint(t->work.prec, ==, head ? MDL_PREC_FP16 : MDL_PREC_FP4A16);
+        if (head) {
+            /* the exported forward's logits: all 128 rows in prefill */
+            g_assert_cmpuint(t->work.m, ==, t->phase == SIM_PHASE_PREFILL ? 128 : 1);
+            heads++;
         }
     }
+    g_assert_cmpuint(heads, ==, 3);             /* prefill + 2 decode steps */
     g_assert_cmpstr(sim_policy_find("transformer-lite")->stack, ==, "transformer-lite");
     g_assert_cmpstr(sim_policy_find("mllm-npu")->stack, ==, "mllm");
     g_assert_cmpstr(sim_policy_find("npu-tts")->stack, ==, "npu-tts");
