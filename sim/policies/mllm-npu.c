@@ -75,6 +75,7 @@ typedef struct Unit {
     uint32_t proc;
     MdlPrecision prec;
     gboolean shadow;             /* the shadow outlier task of @node */
+    uint32_t kernel;             /* shadow: the NPU kernel unit it merges into */
     uint32_t chunk;              /* program order: chunk, then unit index */
     uint64_t cost_ps;
     GArray *deps;                /* of uint32_t unit indices */
@@ -254,11 +255,12 @@ build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
             int32_t none = -1;
             g_array_append_val(shadow, none);
             p->shadow_of = (int32_t *) shadow->data;
-            /* reads what the kernel reads */
-            const Unit *ku = &g_array_index(p->units, Unit, kid);
-            for (guint d = 0; d < ku->deps->len; d++) {
-                add_dep(p, sid, g_array_index(ku->deps, uint32_t, d));
-            }
+            /* merges into the NPU's INT8 result: mllm's code runs the
+             * shadow linear on the CPU once the NPU graph has returned
+             * its output (QwenNPU_CPUDecoderWithShadow: toCPU, then
+             * shadow_linear), so it follows the kernel */
+            g_array_index(p->units, Unit, sid).kernel = kid;
+            add_dep(p, sid, kid);
             p->shadow_of[kid] = (int32_t) sid;
         }
     }
@@ -419,6 +421,7 @@ mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
     build_units(b, &p, chunk, n_layers(b));
     g_autofree uint32_t *order = schedule(b, &p);
     uint32_t last[2] = { UINT32_MAX, UINT32_MAX };   /* npu, cpu */
+    g_autofree uint32_t *task_of = g_new(uint32_t, p.units->len);
     gboolean ok = TRUE;
     for (guint i = 0; i < p.units->len && ok; i++) {
         const Unit *u = &g_array_index(p.units, Unit, order[i]);
@@ -427,10 +430,12 @@ mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
             SimWork w;
             shadow_work(sim_builder_node(b, u->node), &u->slice, &w);
             id = sim_builder_shadow(b, u->node, u->proc, u->slice, &w, "shadow");
+            sim_builder_after(b, id, task_of[u->kernel]);
         } else {
             id = sim_builder_kernel(b, u->node, u->proc, u->slice, u->prec, error);
             ok = id != UINT32_MAX;
         }
+        task_of[order[i]] = id;
         /* the schedule's order on each processor's queue */
         uint32_t *l = &last[u->proc == info->proc_npu ? 0 : 1];
         if (ok && *l != UINT32_MAX) {
