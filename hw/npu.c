@@ -25,7 +25,10 @@
  *    GPU-level speed while QKV/O/gate/up (K = 4096) stay several times
  *    faster (HeteroLLM §3.2);
  *  - DMA: the stationary operand is read once, the streamed one once per
- *    pass, outputs are written once.
+ *    pass, outputs are written once;
+ *  - per-group matmuls on a runtime that has none (QNN, mllm-NPU §2.3):
+ *    one sub-matmul per group, whose partial products the vector unit
+ *    adds up (hw_npu_group_partial_ps).
  *
  * Non-matmul ops run on the vector unit.  Static graphs: the runtime
  * refuses shapes that were not prepared; preparing costs the stack's fixed
@@ -250,8 +253,17 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                            "output) at %g GB/s = %.2f us\n",
                            (double) c->dram_bytes / (1024.0 * 1024.0), npu->dma_gbps,
                            (double) c->dram_bytes / npu->dma_gbps / 1e3);
+    uint64_t partial_ps = hw_npu_group_partial_ps(sn, op);
+    if (partial_ps > 0) {
+        g_string_append_printf(out, "    per-group emulation: %.0f sub-matmuls (one per group of 32 "
+                               "along the reduction); their INT32 partials read back and added "
+                               "by the vector unit at %g GB/s = %.2f us, after the array\n",
+                               ceil((double) op->k / 32.0), sn->group_partial_gbps,
+                               (double) partial_ps / 1e6);
+    }
     g_string_append_printf(out, "    compute time: the longest of array, dequantisation and "
-                           "DMA = %.2f us\n", (double) c->compute_ps / 1e6);
+                           "DMA%s = %.2f us\n", partial_ps > 0 ? ", plus the partial sums" : "",
+                           (double) c->compute_ps / 1e6);
 }
 
 static double
