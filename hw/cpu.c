@@ -1,14 +1,15 @@
 /*
  * cpu.c - a CPU cluster: SIMD roofline over its cores.
  *
- * FP16 SIMD rate for FP16 / W4A16 work, the integer dot-product rate for
- * INT8 work, each scaled by the share of it the stack's kernels reach
+ * FP16 SIMD rate for FP16 / W4A16 work (the FP32 rate where the stack's
+ * float kernels compute in FP32), the integer dot-product rate for INT8 work, each scaled by the share of it the stack's kernels reach
  * (simd_efficiency); dequantising weights takes the same SIMD units, so
  * the stack's dequant time per format adds to it.  Bandwidth capped per
  * initiator like every processor.  Kernels start without a driver queue,
  * but each operator call pays the library's fixed call cost (waking the
  * worker threads, the barrier at its end): a cost that does not shrink
- * with the model.
+ * with the model.  A stack whose attention masks the future in the softmax
+ * instead of skipping it computes the whole query x key block.
  */
 #include "hw/cpu.h"
 #include "hw/stack.h"
@@ -47,11 +48,22 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     const HwCpu *cpu = (const HwCpu *) dev;
     const HwStackCpu *sc = &stack->cpu;
     double per_cycle = op->compute == HW_DTYPE_INT8 ? cpu->int8_ops_per_cycle
-                                                    : cpu->fp16_flops_per_cycle;
+                       : sc->fp32_float && (op->kind != HW_OP_MATMUL ||
+                                            op->wfmt == HW_WFMT_FP16)
+                       ? cpu->fp32_flops_per_cycle
+                       : cpu->fp16_flops_per_cycle;
     double flops_per_ps = cpu->cores * cpu->freq_mhz * 1e-6 * per_cycle *
                           sc->simd_efficiency;
     c->overhead_ps = (uint64_t) (sc->call_us * 1e6 + 0.5);
-    c->compute_ps = (uint64_t) ((double) op->flops / flops_per_ps + 0.5);
+    double flops = (double) op->flops;
+    if (sc->attention_full_scores && op->kind == HW_OP_ATTENTION && op->m > 1 &&
+        op->n >= op->m) {
+        /* m queries, the last seeing n keys: a causal kernel computes
+         * (2n - m + 1) m / 2 scores, one that masks in the softmax m x n */
+        double causal = (2.0 * (double) op->n - (double) op->m + 1.0) * (double) op->m / 2.0;
+        flops *= (double) op->m * (double) op->n / causal;
+    }
+    c->compute_ps = (uint64_t) (flops / flops_per_ps + 0.5);
     double dq = op->kind == HW_OP_MATMUL ? sc->dequant.gbps[op->wfmt] : 0;
     if (dq > 0) {
         c->compute_ps += (uint64_t) ((double) op->weight_bytes * 1000.0 / dq + 0.5);

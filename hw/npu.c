@@ -25,7 +25,10 @@
  *    GPU-level speed while QKV/O/gate/up (K = 4096) stay several times
  *    faster (HeteroLLM §3.2);
  *  - DMA: the stationary operand is read once, the streamed one once per
- *    pass, outputs are written once.
+ *    pass, outputs are written once;
+ *  - per-group matmuls on a runtime that has none (QNN, mllm-NPU §2.3):
+ *    one sub-matmul per group, whose partial products the vector unit
+ *    adds up (hw_npu_group_partial_ps).
  *
  * Non-matmul ops run on the vector unit.  Static graphs: the runtime
  * refuses shapes that were not prepared; preparing costs the stack's fixed
@@ -92,6 +95,25 @@ hw_npu_realize(HwDev *dev, GError **error)
         return FALSE;
     }
     return TRUE;
+}
+
+/* A runtime without per-group matmuls (QNN, mllm-NPU §2.3) emulates one
+ * as a sub-matmul per group of 32 along the reduction: the array does
+ * the same MACs, but every group leaves an INT32 partial product of the
+ * whole output that the vector unit reads back, scales by the group's
+ * scale and adds up, after the array made it.  Per FLOP that costs
+ * 4 bytes / (2 x 32 MACs), whatever the shape: a fixed ratio to the
+ * per-tensor matmul, as §2.3 measures (8.1-10.7x). */
+static uint64_t
+hw_npu_group_partial_ps(const HwStackNpu *sn, const HwOp *op)
+{
+    if (sn->group_partial_gbps <= 0 ||
+        (op->wfmt != HW_WFMT_Q8_0 && op->wfmt != HW_WFMT_Q4_0)) {
+        return 0;
+    }
+    double groups = ceil((double) op->k / 32.0);
+    double bytes = groups * (double) op->m * (double) op->n * 4.0;
+    return (uint64_t) (bytes * 1000.0 / sn->group_partial_gbps + 0.5);
 }
 
 static void
@@ -170,6 +192,7 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     /* the DMA engine is the other limit on how fast bytes arrive */
     uint64_t dma_ps = (uint64_t) ((double) c->dram_bytes * 1000.0 / npu->dma_gbps);
     c->compute_ps = MAX(c->compute_ps, dma_ps);
+    c->compute_ps += hw_npu_group_partial_ps(sn, op);
 }
 
 static void
@@ -230,8 +253,17 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                            "output) at %g GB/s = %.2f us\n",
                            (double) c->dram_bytes / (1024.0 * 1024.0), npu->dma_gbps,
                            (double) c->dram_bytes / npu->dma_gbps / 1e3);
+    uint64_t partial_ps = hw_npu_group_partial_ps(sn, op);
+    if (partial_ps > 0) {
+        g_string_append_printf(out, "    per-group emulation: %.0f sub-matmuls (one per group of 32 "
+                               "along the reduction); their INT32 partials read back and added "
+                               "by the vector unit at %g GB/s = %.2f us, after the array\n",
+                               ceil((double) op->k / 32.0), sn->group_partial_gbps,
+                               (double) partial_ps / 1e6);
+    }
     g_string_append_printf(out, "    compute time: the longest of array, dequantisation and "
-                           "DMA = %.2f us\n", (double) c->compute_ps / 1e6);
+                           "DMA%s = %.2f us\n", partial_ps > 0 ? ", plus the partial sums" : "",
+                           (double) c->compute_ps / 1e6);
 }
 
 static double

@@ -28,6 +28,12 @@ static const HsParam cpu_params[] = {
                  "fixed cost of one operator call on the cores (wake-up, barrier)"),
     HS_PARAM_F64("submit_us", HwStackCpu, submit_us, 0, 10000, HS_REQUIRED,
                  "host CPU time of one accelerator enqueue / graph-execute call"),
+    HS_PARAM_BOOL("fp32_float", HwStackCpu, fp32_float, 0,
+                  "its float kernels (attention, norms, activations) compute in FP32 "
+                  "(the SoC's fp32_flops_per_cycle), not FP16"),
+    HS_PARAM_BOOL("attention_full_scores", HwStackCpu, attention_full_scores, 0,
+                  "its prefill attention computes every query-key score of the "
+                  "block and masks the future in the softmax (no causal skipping)"),
     HS_PARAM_END
 };
 static const HsParam cpu_dequant[] = { DEQUANT_PARAMS(HwStackCpu) };
@@ -65,6 +71,11 @@ static const HsParam npu_params[] = {
                  "graph preparation: per MiB of the activations it handles"),
     HS_PARAM_F64("prepare_ms_per_mparam", HwStackNpu, prepare_ms_per_mparam, 0, 1e7, 0,
                  "graph optimisation: per million weights its matmuls hold"),
+    HS_PARAM_F64("group_partial_gbps", HwStackNpu, group_partial_gbps, 0, 10000, 0,
+                 "per-group (Q4_0 / Q8_0) matmuls emulated as one sub-matmul per group of "
+                 "32 along the reduction, each INT32 partial product read back, scaled and "
+                 "accumulated by the vector unit at this many bytes per second "
+                 "(0: no emulation; the dequant rates apply)"),
     HS_PARAM_BOOL("w4a16_decode", HwStackNpu, w4a16_decode, 0,
                   "the runtime runs W4A16 matmuls in decode"),
     HS_PARAM_END

@@ -45,6 +45,8 @@ typedef struct HwStackCpu {
     double call_us;              /* fixed cost of one operator call (thread
                                   * wake-up and barrier across the cores) */
     double submit_us;            /* host time of one accelerator enqueue call */
+    gboolean fp32_float;         /* float (non-INT8) kernels compute in FP32 */
+    gboolean attention_full_scores; /* prefill attention: all m x n scores */
     HwStackDequant dequant;
 } HwStackCpu;
 
@@ -64,6 +66,7 @@ typedef struct HwStackNpu {
     double prepare_base_ms;      /* graph preparation: fixed part per graph */
     double prepare_ms_per_mib;   /* graph preparation: per MiB of activations */
     double prepare_ms_per_mparam; /* graph optimisation: per million weights */
+    double group_partial_gbps;   /* per-group matmul emulation: partial sums / s */
     gboolean w4a16_decode;       /* runs W4A16 matmuls in decode */
     HwStackDequant dequant;      /* vector unit (HVX): weight -> FP16 tiles */
 } HwStackNpu;

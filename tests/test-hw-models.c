@@ -414,6 +414,59 @@ test_stacks(void)
                     "x.json: $.gpu.matmul_efficiency: expected a number in [0.001, 1] (got 2)");
 }
 
+/* mllm's stack: per-group (Q8_0) matmuls emulated group by group cost a
+ * fixed ratio to W8A8 whatever the shape, inside mllm-NPU §2.3's
+ * 8.1-10.7x; its CPU attention runs in FP32 over every score. */
+static void
+test_mllm_stack(void)
+{
+    g_autoptr(HwSoc) soc = sd8gen3();
+    g_autoptr(GError) error = NULL;
+    const HwStack *mllm = hw_soc_stack(soc, "mllm", &error);
+    g_assert_no_error(error);
+    const HwDev *npu = hw_soc_find_kind(soc, HW_KIND_NPU);
+    /* W . X^T at 512 tokens: Qwen1.5-1.8B FFN-up, Gemma-2B FFN-up,
+     * Llama-2-7B FFN-down */
+    static const uint64_t shapes[][2] = { { 5504, 2048 }, { 16384, 2048 }, { 4096, 11008 } };
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+        HwOp w8 = matmul(shapes[i][0], shapes[i][1], 512, HW_DTYPE_INT8, HW_DTYPE_INT8);
+        w8.compute = HW_DTYPE_INT8;
+        w8.wfmt = HW_WFMT_W8A8;
+        HwOp q8 = matmul(shapes[i][0], shapes[i][1], 512, HW_DTYPE_INT8, HW_DTYPE_FP16);
+        q8.wfmt = HW_WFMT_Q8_0;
+        HwCost a, b;
+        hw_dev_estimate(npu, mllm, &w8, &a);
+        hw_dev_estimate(npu, mllm, &q8, &b);
+        double r = (double) b.compute_ps / (double) a.compute_ps;
+        lo = MIN(lo, r);
+        hi = MAX(hi, r);
+        /* HeteroLLM's stack has no emulation: the group format costs
+         * only its dequantisation beside the array */
+        hw_dev_estimate(npu, ppl_qnn(soc), &q8, &b);
+        hw_dev_estimate(npu, ppl_qnn(soc), &w8, &a);
+        g_assert_cmpfloat((double) b.compute_ps / (double) a.compute_ps, <, 4);
+    }
+    g_assert_cmpfloat(lo, >=, 8.1);
+    g_assert_cmpfloat(hi, <=, 10.7);
+    g_assert_cmpfloat(hi / lo, <, 1.1);
+
+    /* a 256-query chunk over 512 keys: causal (2n - m + 1) m / 2 scores
+     * for llama.cpp's stack, m x n in FP32 for mllm's, at the same SIMD
+     * share (0.5) */
+    const HwDev *cpu = hw_soc_find_kind(soc, HW_KIND_CPU);
+    const HwStack *ggml = hw_soc_stack(soc, "llama-cpp", &error);
+    g_assert_no_error(error);
+    HwOp att = { .kind = HW_OP_ATTENTION, .m = 256, .k = 128, .n = 512,
+                 .compute = HW_DTYPE_FP16, .flops = 1000000000ull };
+    HwCost c1, c2;
+    hw_dev_estimate(cpu, ggml, &att, &c1);
+    hw_dev_estimate(cpu, mllm, &att, &c2);
+    double causal = (2.0 * 512 - 256 + 1) * 256 / 2, full = 256.0 * 512;
+    g_assert_cmpfloat(fabs((double) c2.compute_ps / (double) c1.compute_ps -
+                           2.0 * full / causal), <, 1e-3);
+}
+
 /* The array's own cycle count against SCALE-Sim v2's weight-stationary
  * model of the same 32x32 array: cycles = folds x (M + 2R + C - 2) - 1,
  * where a fold shifts one R x C weight tile in (R cycles), streams the M
@@ -486,6 +539,7 @@ main(int argc, char **argv)
     g_test_add_func("/hw/models/npu-order", test_npu_order);
     g_test_add_func("/hw/models/npu-scalesim", test_npu_scalesim);
     g_test_add_func("/hw/models/stacks", test_stacks);
+    g_test_add_func("/hw/models/mllm-stack", test_mllm_stack);
     g_test_add_func("/hw/models/npu-shape", test_npu_shape);
     g_test_add_func("/hw/models/gpu-priority", test_gpu_priority);
     g_test_add_func("/hw/models/gpu-preemption", test_gpu_preemption);

@@ -47,6 +47,7 @@
 #include "sim/policies/common.h"
 
 #include <math.h>
+#include <string.h>
 
 typedef enum {
     ACT_SHADOW_PRUNED,           /* W8A8 + shadow in the important layers */
@@ -74,6 +75,7 @@ typedef struct Unit {
     uint32_t proc;
     MdlPrecision prec;
     gboolean shadow;             /* the shadow outlier task of @node */
+    uint32_t kernel;             /* shadow: the NPU kernel unit it merges into */
     uint32_t chunk;              /* program order: chunk, then unit index */
     uint64_t cost_ps;
     GArray *deps;                /* of uint32_t unit indices */
@@ -95,6 +97,22 @@ mllm_layer_keeps_shadow(uint32_t layer, uint32_t layers)
     uint32_t keep = MAX(2, (uint32_t) ceil(MLLM_SHADOW_KEEP * layers));
     uint32_t head = (keep + 1) / 2, tail = keep / 2;
     return layer < head || layer + tail >= layers;
+}
+
+/* mllm's QNN graphs (UbiquitousLearning/mllm, modeling_qwen_npu.hpp,
+ * QwenDecoderNPUPart2): after the attention, one NPU graph runs the
+ * output projection, the residual add, the FFN's RMSNorm, the FFN with
+ * its SiLU x up and the second residual add; the CPU keeps the input
+ * RMSNorm, RoPE and the attention (QwenQKVmm). */
+static gboolean
+in_npu_part2(const MdlNode *n)
+{
+    if (n->op != MDL_OP_ADD && n->op != MDL_OP_ACT && n->op != MDL_OP_RMSNORM) {
+        return FALSE;
+    }
+    const char *dot = strchr(n->name, '.');
+    const char *what = dot ? dot + 1 : n->name;
+    return n->layer >= 0 && strcmp(what, "attn_norm") != 0;
 }
 
 static uint32_t
@@ -199,8 +217,9 @@ build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
     GArray *shadow = g_array_new(FALSE, FALSE, sizeof(int32_t));
     for (uint32_t i = 0; i < n_nodes; i++) {
         const MdlNode *n = sim_builder_node(b, i);
-        gboolean npu = n->op == MDL_OP_MATMUL && n->weight != MDL_W_LM_HEAD;
-        MdlPrecision prec = npu ? linear_prec(p->v, n, layers) : MDL_PREC_W4A16;
+        gboolean linear = n->op == MDL_OP_MATMUL && n->weight != MDL_W_LM_HEAD;
+        gboolean npu = linear || in_npu_part2(n);
+        MdlPrecision prec = linear ? linear_prec(p->v, n, layers) : MDL_PREC_W4A16;
         p->first[i] = p->units->len;
         for (uint32_t t0 = 0; t0 < n->tokens; t0 += chunk) {
             uint32_t t1 = MIN(n->tokens, t0 + chunk);
@@ -211,7 +230,7 @@ build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
             };
             u.slice.tok0 = t0;
             u.slice.tok1 = t1;
-            u.slice.pad_tokens = npu && t1 - t0 < chunk ? chunk : 0;
+            u.slice.pad_tokens = linear && t1 - t0 < chunk ? chunk : 0;
             u.cost_ps = sim_builder_cost_ps(b, i, u.proc, u.slice, prec);
             uint32_t id = add_unit(p, &u);
             int32_t none = -1;
@@ -236,11 +255,12 @@ build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
             int32_t none = -1;
             g_array_append_val(shadow, none);
             p->shadow_of = (int32_t *) shadow->data;
-            /* reads what the kernel reads */
-            const Unit *ku = &g_array_index(p->units, Unit, kid);
-            for (guint d = 0; d < ku->deps->len; d++) {
-                add_dep(p, sid, g_array_index(ku->deps, uint32_t, d));
-            }
+            /* merges into the NPU's INT8 result: mllm's code runs the
+             * shadow linear on the CPU once the NPU graph has returned
+             * its output (QwenNPU_CPUDecoderWithShadow: toCPU, then
+             * shadow_linear), so it follows the kernel */
+            g_array_index(p->units, Unit, sid).kernel = kid;
+            add_dep(p, sid, kid);
             p->shadow_of[kid] = (int32_t) sid;
         }
     }
@@ -401,6 +421,7 @@ mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
     build_units(b, &p, chunk, n_layers(b));
     g_autofree uint32_t *order = schedule(b, &p);
     uint32_t last[2] = { UINT32_MAX, UINT32_MAX };   /* npu, cpu */
+    g_autofree uint32_t *task_of = g_new(uint32_t, p.units->len);
     gboolean ok = TRUE;
     for (guint i = 0; i < p.units->len && ok; i++) {
         const Unit *u = &g_array_index(p.units, Unit, order[i]);
@@ -409,10 +430,12 @@ mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
             SimWork w;
             shadow_work(sim_builder_node(b, u->node), &u->slice, &w);
             id = sim_builder_shadow(b, u->node, u->proc, u->slice, &w, "shadow");
+            sim_builder_after(b, id, task_of[u->kernel]);
         } else {
             id = sim_builder_kernel(b, u->node, u->proc, u->slice, u->prec, error);
             ok = id != UINT32_MAX;
         }
+        task_of[order[i]] = id;
         /* the schedule's order on each processor's queue */
         uint32_t *l = &last[u->proc == info->proc_npu ? 0 : 1];
         if (ok && *l != UINT32_MAX) {
