@@ -19,8 +19,8 @@
 #include <string.h>
 
 /* Columns after the metrics, in table order. */
-static const char *const tail_cols[] = { "match", "config_hash", "version", "wall_s",
-                                         "result", NULL };
+static const char *const tail_cols[] = { "config_hash", "version", "wall_s", "result",
+                                         NULL };
 
 static gboolean
 db_fail(sqlite3 *db, const char *what, GError **error)
@@ -94,6 +94,25 @@ add_setting_columns(sqlite3 *db, GPtrArray *names, GError **error)
     return TRUE;
 }
 
+/* A column for each metric of the report's field table the table lacks
+ * (a database made by an older version): a field added to the table
+ * becomes a column there too, empty in the rows stored before. */
+static gboolean
+add_metric_columns(sqlite3 *db, GError **error)
+{
+    g_autoptr(GPtrArray) cols = table_columns(db);
+    for (const HsReportField *m = hs_report_fields; m->name; m++) {
+        if (m->metric && hs_report_field_is_column(m) && !has_col(cols, m->name)) {
+            g_autofree char *sql = g_strdup_printf("ALTER TABLE points ADD COLUMN %s %s",
+                                                   m->name, hs_report_field_sql_type(m));
+            if (!exec(db, sql, error)) {
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
 sqlite3 *
 hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
 {
@@ -114,12 +133,11 @@ hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
     }
     g_string_append(create, ", status TEXT NOT NULL, error TEXT");
     for (const HsReportField *m = hs_report_fields; m->name; m++) {
-        if (m->metric) {
-            g_string_append_printf(create, ", %s REAL", m->name);
+        if (m->metric && hs_report_field_is_column(m)) {
+            g_string_append_printf(create, ", %s %s", m->name, hs_report_field_sql_type(m));
         }
     }
-    g_string_append(create, ", match INTEGER, config_hash TEXT, version TEXT, wall_s REAL, "
-                            "result TEXT)");
+    g_string_append(create, ", config_hash TEXT, version TEXT, wall_s REAL, result TEXT)");
     /* WAL: a commit is one append, so a killed writer leaves no torn page */
     if (!exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", error) ||
         !exec(db, "BEGIN IMMEDIATE", error) ||
@@ -127,6 +145,7 @@ hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
         !exec(db, "CREATE TABLE IF NOT EXISTS settings (column TEXT PRIMARY KEY, name TEXT)",
               error) ||
         !add_setting_columns(db, names, error) ||
+        !add_metric_columns(db, error) ||
         !exec(db, "COMMIT", error)) {
         sqlite3_close(db);
         return NULL;
@@ -237,7 +256,7 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
     g_string_append(sql, ", status, error");
     g_string_append(qs, ", ?, ?");
     for (const HsReportField *m = hs_report_fields; m->name; m++) {
-        if (m->metric) {
+        if (m->metric && hs_report_field_is_column(m)) {
             g_string_append_printf(sql, ", %s", m->name);
             g_string_append(qs, ", ?");
         }
@@ -266,11 +285,10 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
     bind_value(st, i++, status);
     bind_value(st, i++, cJSON_GetObjectItemCaseSensitive(rec, "error"));
     for (const HsReportField *m = hs_report_fields; m->name; m++) {
-        if (m->metric) {
+        if (m->metric && hs_report_field_is_column(m)) {
             bind_value(st, i++, result ? json_at(result, m->json_path) : NULL);
         }
     }
-    bind_value(st, i++, result ? json_at(result, "functional.match") : NULL);
     bind_value(st, i++, result ? json_at(result, "config.hash") : NULL);
     bind_value(st, i++, cJSON_GetObjectItemCaseSensitive(rec, "version"));
     const cJSON *wall = cJSON_GetObjectItemCaseSensitive(rec, "wall_s");
@@ -365,7 +383,8 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
         return FALSE;
     }
     g_autoptr(GHashTable) names = setting_names(db);
-    /* point, the settings, status, the metrics, match, error; --all: the rest */
+    /* point, the settings, status, the headline metrics, error; --all: every
+     * metric and the rest */
     g_autoptr(GPtrArray) show = g_ptr_array_new();
     g_autoptr(GPtrArray) chosen = g_ptr_array_new_with_free_func(g_free);
     if (columns) {
@@ -393,11 +412,10 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
     }
     g_ptr_array_add(show, "status");
     for (const HsReportField *m = hs_report_fields; m->name; m++) {
-        if (m->metric) {
+        if (m->headline || (all && m->metric && hs_report_field_is_column(m))) {
             g_ptr_array_add(show, (gpointer) m->name);
         }
     }
-    g_ptr_array_add(show, "match");
     if (all) {
         g_ptr_array_add(show, "config_hash");
         g_ptr_array_add(show, "version");

@@ -4,6 +4,7 @@
  */
 #include "sim/cli/sweep.h"
 #include "sim/cli/config.h"
+#include "sim/cli/report-fields.h"
 #include "sim/cli/run-opts.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
@@ -44,7 +45,7 @@ run_json(GStrv args, GError **error)
                                       error)) != NULL &&
          sim_run(soc, spec, policy, &w, NULL, &r, NULL, NULL, error);
     if (ok) {
-        j = hs_run_report_json(soc, &r);
+        j = hs_report_json(soc, &r);
         cJSON_AddItemToObject(j, "config", hs_config_json(o.ovr, soc, spec, &w));
     }
     sim_run_report_clear(&r);
