@@ -244,6 +244,11 @@ test_set_replay(void)
     g_autoptr(cJSON) ja = parse(a->out), jb = parse(b->out);
     g_assert_cmpfloat(at(jb, "decode.tokens_per_s")->valuedouble, <,
                       at(ja, "decode.tokens_per_s")->valuedouble);
+    /* the recorded plan on the changed SoC: said, as with --soc */
+    g_assert_cmpstr(b->err, ==, "hetero-sim: note: re-timing the plan made for tiny on tiny as "
+                                "--set changed it (same placements; --replan re-plans it for "
+                                "tiny)\n");
+    g_assert_cmpstr(at(jb, "replay.plan")->valuestring, ==, "recorded");
     g_autoptr(Run) c = hs("replay", rec, "--set", "model.num_hidden_layers=1", NULL);
     assert_one_error_line(c, "--set model.*: the recorded plan is for the recorded model; "
                              "add --replan (or --policy P) to re-plan the changed model");
