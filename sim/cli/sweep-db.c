@@ -96,7 +96,8 @@ add_setting_columns(sqlite3 *db, GPtrArray *names, GError **error)
 
 /* A column for each metric of the report's field table the table lacks
  * (a database made by an older version): a field added to the table
- * becomes a column there too, empty in the rows stored before. */
+ * becomes a column there too, filled in the rows stored before from
+ * their result. */
 static gboolean
 add_metric_columns(sqlite3 *db, GError **error)
 {
@@ -105,7 +106,11 @@ add_metric_columns(sqlite3 *db, GError **error)
         if (m->metric && hs_report_field_is_column(m) && !has_col(cols, m->name)) {
             g_autofree char *sql = g_strdup_printf("ALTER TABLE points ADD COLUMN %s %s",
                                                    m->name, hs_report_field_sql_type(m));
-            if (!exec(db, sql, error)) {
+            /* the rows already there hold the value in their result */
+            g_autofree char *fill = g_strdup_printf(
+                "UPDATE points SET %s = json_extract(result, '$.%s') WHERE result IS NOT NULL",
+                m->name, m->json_path);
+            if (!exec(db, sql, error) || !exec(db, fill, error)) {
                 return FALSE;
             }
         }
@@ -412,7 +417,9 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
     }
     g_ptr_array_add(show, "status");
     for (const HsReportField *m = hs_report_fields; m->name; m++) {
-        if (m->headline || (all && m->metric && hs_report_field_is_column(m))) {
+        /* (a database from an older version may lack a newer metric) */
+        if ((m->headline || (all && m->metric && hs_report_field_is_column(m))) &&
+            has_col(cols, m->name)) {
             g_ptr_array_add(show, (gpointer) m->name);
         }
     }

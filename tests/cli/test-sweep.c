@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sqlite3.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -599,6 +600,21 @@ test_report_fields(void)
         metrics++;
     }
     g_assert_cmpuint(metrics, >, 20);
+
+    /* a database from before a field was added: the sweep that opens it
+     * adds the column and fills it from the rows' results */
+    sqlite3 *sq = NULL;
+    g_assert_cmpint(sqlite3_open(db, &sq), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_exec(sq, "ALTER TABLE points DROP COLUMN tasks", NULL, NULL, NULL),
+                    ==, SQLITE_OK);
+    sqlite3_close(sq);
+    g_autoptr(Run) again = hs_in(dir, "sweep", spec, "--db", "f.db", NULL);
+    g_assert_cmpint(again->status, ==, 0);
+    g_assert_cmpstr(again->out, ==, "f.db: 1 points, 0 run now, 1 already there; 0 failed in all\n");
+    g_autoptr(Run) tc = hs("sweep", "--show", db, "--columns", "tasks", "--format", "csv", NULL);
+    g_autofree char *want = g_strdup_printf("tasks\n%.0f\n",
+                                            at(result, "sim.tasks")->valuedouble);
+    g_assert_cmpstr(tc->out, ==, want);
     rm_rf(dir);
 }
 
