@@ -372,34 +372,38 @@ static const char *const series_dash[] = { "", "7 4", "2 3", "9 3 2 3", "4 4", "
                                            "1 4", "6 2 2 2 2 2" };
 
 /* Marker @k (circle, square, triangle, diamond, down triangle, plus,
- * cross, star-ish) at (@x, @y), so series that overlap stay apart. */
+ * cross, dot) at (@x, @y), so series that overlap stay apart: the shapes
+ * are outlines, so two series with the same value show both (a square
+ * around a circle), and later ones are smaller. */
 static void
 marker(GString *s, guint k, double x, double y, const char *color)
 {
-    /* later series smaller: an identical curve drawn over an earlier one
-     * leaves a ring of the earlier marker showing */
-    const double r = 5.5 - 0.35 * (k % 8);
+    const double r = 6 - 0.5 * (k % 8);
+    const char *outline = "fill=\"none\" stroke-width=\"2\"";
     switch (k % 8) {
     case 0:
-        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"/>\n",
-                               x, y, r, color);
+        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" %s "
+                                  "stroke=\"%s\"/>\n", x, y, r, outline, color);
         break;
     case 1:
         g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                                  "fill=\"%s\"/>\n", x - r, y - r, 2 * r, 2 * r, color);
+                                  "%s stroke=\"%s\"/>\n", x - r, y - r, 2 * r, 2 * r, outline,
+                               color);
         break;
     case 2:
-        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" fill=\"%s\"/>\n",
-                               x, y - r - 1, x + r + 1, y + r, x - r - 1, y + r, color);
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" %s "
+                                  "stroke=\"%s\"/>\n", x, y - r - 1, x + r + 1, y + r, x - r - 1,
+                               y + r, outline, color);
         break;
     case 3:
-        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" "
-                                  "fill=\"%s\"/>\n", x, y - r - 1, x + r + 1, y, x, y + r + 1,
-                               x - r - 1, y, color);
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" %s "
+                                  "stroke=\"%s\"/>\n", x, y - r - 1, x + r + 1, y, x, y + r + 1,
+                               x - r - 1, y, outline, color);
         break;
     case 4:
-        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" fill=\"%s\"/>\n",
-                               x, y + r + 1, x + r + 1, y - r, x - r - 1, y - r, color);
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" %s "
+                                  "stroke=\"%s\"/>\n", x, y + r + 1, x + r + 1, y - r, x - r - 1,
+                               y - r, outline, color);
         break;
     case 5:
         g_string_append_printf(s, "<path d=\"M%.1f %.1f H%.1f M%.1f %.1f V%.1f\" stroke=\"%s\" "
@@ -412,8 +416,8 @@ marker(GString *s, guint k, double x, double y, const char *color)
                                y + r, x - r, y + r, x + r, y - r, color);
         break;
     default:
-        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"white\" "
-                                  "stroke=\"%s\" stroke-width=\"2\"/>\n", x, y, r, color);
+        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"/>\n",
+                               x, y, r, color);
         break;
     }
 }

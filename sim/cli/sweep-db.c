@@ -321,6 +321,18 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
 char *
 hs_sweep_label(const char *name)
 {
+    /* the run options' units (a config key's come from its name) */
+    static const struct {
+        const char *name, *unit;
+    } opts[] = {
+        { "prompt", "tokens" }, { "decode", "steps" }, { "batch", "sequences" },
+        { "chunk", "tokens" }, { "render", "FPS" }, { "frame_ms", "ms" }, { "frame_mb", "MiB" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(opts); i++) {
+        if (strcmp(name, opts[i].name) == 0) {
+            return g_strdup_printf("%s (%s)", name, opts[i].unit);
+        }
+    }
     const char *unit = hs_param_unit(name);
     return unit && unit[0] ? g_strdup_printf("%s (%s)", name, unit) : g_strdup(name);
 }
