@@ -19,8 +19,8 @@
 #include <string.h>
 
 /* Columns after the metrics, in table order. */
-static const char *const tail_cols[] = { "config_hash", "version", "wall_s", "result",
-                                         NULL };
+static const char *const tail_cols[] = { "config_hash", "version", "wall_s", "threads",
+                                         "result", NULL };
 
 static gboolean
 db_fail(sqlite3 *db, const char *what, GError **error)
@@ -115,6 +115,11 @@ add_metric_columns(sqlite3 *db, GError **error)
             }
         }
     }
+    /* host columns added after the first version */
+    if (!has_col(cols, "threads") &&
+        !exec(db, "ALTER TABLE points ADD COLUMN threads INTEGER", error)) {
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -142,7 +147,8 @@ hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
             g_string_append_printf(create, ", %s %s", m->name, hs_report_field_sql_type(m));
         }
     }
-    g_string_append(create, ", config_hash TEXT, version TEXT, wall_s REAL, result TEXT)");
+    g_string_append(create, ", config_hash TEXT, version TEXT, wall_s REAL, threads INTEGER, "
+                            "result TEXT)");
     /* WAL: a commit is one append, so a killed writer leaves no torn page */
     if (!exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", error) ||
         !exec(db, "BEGIN IMMEDIATE", error) ||
@@ -302,6 +308,7 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
     } else {
         sqlite3_bind_null(st, i++);
     }
+    bind_value(st, i++, cJSON_GetObjectItemCaseSensitive(rec, "threads"));
     g_autofree char *text = result ? hs_json_print(result, FALSE) : NULL;
     if (text) {
         sqlite3_bind_text(st, i++, text, -1, SQLITE_TRANSIENT);
@@ -439,6 +446,9 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
         g_ptr_array_add(show, "config_hash");
         g_ptr_array_add(show, "version");
         g_ptr_array_add(show, "wall_s");
+        if (has_col(cols, "threads")) {
+            g_ptr_array_add(show, "threads");
+        }
         g_ptr_array_add(show, "key");
         g_ptr_array_add(show, "result");
     }

@@ -74,6 +74,9 @@ hs_sweep_point_run(const HsSweepPoint *p)
         cJSON_AddStringToObject(rec, "error", error->message);
     }
     cJSON_AddNumberToObject(rec, "wall_s", wall_s);
+    /* the engine's OpenMP threads: a worker's share of the cores (see
+     * hs_sweep_threads_per_point), with wall_s a fact of the host */
+    cJSON_AddNumberToObject(rec, "threads", omp_get_max_threads());
     cJSON_AddStringToObject(rec, "version", HS_VERSION);
     if (result) {
         cJSON_AddItemToObject(rec, "result", result);

@@ -298,18 +298,34 @@ rm_rf(const char *dir)
     g_assert_cmpint(system(cmd), ==, 0);
 }
 
-/* Every row and column but the host's wall time, as JSON text. */
+/* Every row and column but the host's (wall time, threads), as JSON
+ * text; each row's threads checked first: @jobs workers on this
+ * machine's cores give each point its share, no more (0: not checked) */
 static char *
-rows_of(const char *db)
+rows_of_jobs(const char *db, int jobs)
 {
     g_autoptr(Run) r = hs("sweep", "--show", db, "--all", "--format", "json", NULL);
     g_assert_cmpint(r->status, ==, 0);
     g_autoptr(cJSON) j = parse(r->out);
     cJSON *row = NULL;
+    int cores = (int) g_get_num_processors();
     cJSON_ArrayForEach(row, j) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(row, "threads");
+        g_assert_true(cJSON_IsNumber(t));
+        if (jobs > 0) {
+            g_assert_cmpint(t->valueint, ==, MAX(1, cores / jobs));
+            g_assert_cmpint(t->valueint * jobs, <=, MAX(cores, jobs));
+        }
         cJSON_DeleteItemFromObjectCaseSensitive(row, "wall_s");
+        cJSON_DeleteItemFromObjectCaseSensitive(row, "threads");
     }
     return cJSON_Print(j);
+}
+
+static char *
+rows_of(const char *db)
+{
+    return rows_of_jobs(db, 0);
 }
 
 /* The same rows with 1 and 2 workers; a failing point is a row with its
@@ -326,7 +342,9 @@ test_sweep_jobs(void)
     g_assert_cmpint(b->status, ==, 0);
     g_autofree char *da = g_build_filename(dir, "a.db", NULL);
     g_autofree char *db = g_build_filename(dir, "b.db", NULL);
-    g_autofree char *ra = rows_of(da), *rb = rows_of(db);
+    /* and the engine's threads share the cores: 1 worker all of them,
+     * 2 workers half each */
+    g_autofree char *ra = rows_of_jobs(da, 1), *rb = rows_of_jobs(db, 2);
     g_assert_cmpstr(ra, ==, rb);
 
     g_autoptr(cJSON) rows = parse(ra);
