@@ -4,9 +4,9 @@
  * column, its place in `run --format json`, its place in the text report
  * and its label with its unit for plots.
  *
- * The text, JSON and CSV reports (report.c) and the sweep's SQL columns
- * (sweep-db.c) are all written from this table, so a field added here
- * appears in all four.  Tests (tests/cli/test-sweep.c, report-fields*)
+ * The text, JSON and CSV reports (report-format.c) and the sweep's SQL
+ * columns (sweep-db.c) are all written from this table, so a field added
+ * here appears in all four.  Tests (tests/cli/test-sweep.c, report-fields*)
  * check each field's JSON path holds the value its CSV column prints and
  * that every field has a place in the text.
  */
@@ -81,6 +81,9 @@ gboolean hs_report_field_present(const HsReportField *f, const SimRunReport *r);
 /* A field's value as a CSV cell, "" if absent.  (transfer full) */
 char *hs_report_field_text(const HsReportField *f, const SimRunReport *r);
 
+/* Where @f's value sits in @r (not NAME). */
+const void *hs_report_field_ptr(const HsReportField *f, const SimRunReport *r);
+
 /* A REAL field's value. */
 double hs_report_field_value(const HsReportField *f, const SimRunReport *r);
 
@@ -92,6 +95,8 @@ gboolean hs_report_field_is_column(const HsReportField *f);
 
 /* The SQL type of @f's column: TEXT, INTEGER or REAL. */
 const char *hs_report_field_sql_type(const HsReportField *f);
+
+/* --- report-format.c --- */
 
 /* The whole report as JSON (the schema documented in README.md).
  * (transfer full) */
