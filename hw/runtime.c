@@ -232,8 +232,6 @@ start_next(HwRuntime *rt, uint32_t dev)
     /* a queue that ran empty restarts once work arrives: after the
      * kernel's submission, however late the host is */
     SimTime restart = j->s.after_drain ? hw_dev_restart_ps(d, rt->stack) : 0;
-    /* a host that falls behind starves the device: nothing runs before
-     * it has been submitted */
     /* a preemption: the GPU saves the preempted kernel's context before
      * the next one and restores it before it resumes */
     if (q->switching || j->preempted) {
@@ -241,6 +239,8 @@ start_next(HwRuntime *rt, uint32_t dev)
         q->switching = j->preempted = FALSE;
     }
     SimTime now = sim_kernel_now(rt->k);
+    /* a host that falls behind starves the device: nothing runs before
+     * it has been submitted (released_ps) */
     overhead = MAX(now + overhead, j->released_ps) + restart - now;
     q->started_ps = now;
     j->start_ev = sim_kernel_schedule(rt->k, overhead, SIM_PRIO_NORMAL, job_start, j);

@@ -132,7 +132,8 @@ gboolean sim_exec_run_stream(SimPlan *plan, const SimPlanSource *src, const HwSo
                              const HwStack *stack, const SimRender *render,
                              SimExecResult *out, GError **error);
 
-/* DRAM bytes moved and energy between @t0_ps and @t1_ps (a phase). */
+/* The average DRAM bandwidth (GB/s, all initiators) over [@t0_ps, @t1_ps),
+ * a phase. */
 double sim_exec_dram_gbps(const SimExecResult *r, SimTime t0_ps, SimTime t1_ps);
 
 #endif /* SIM_EXEC_H */

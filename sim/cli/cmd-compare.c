@@ -2,8 +2,10 @@
  * cmd-compare.c - `hetero-sim compare`: the same request under several
  * policies, side by side.
  */
+#include "sim/cli/report-fields.h"
 #include "sim/cli/run-opts.h"
 #include "sim/cli/config.h"
+#include "sim/cli/trace-merge.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 
@@ -107,6 +109,8 @@ run(int argc, char **argv, GError **error)
     GOptionEntry extra[] = {
         { "policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
           "Comma-separated policies (default: all built-in)", "A,B,.." },
+        { "trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace,
+          "Write one Perfetto / Chrome trace JSON with a process per policy", "FILE" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     gboolean ok = hs_run_opts_parse("compare",
@@ -157,6 +161,7 @@ run(int argc, char **argv, GError **error)
         }
     }
     g_autofree SimRunReport *r = g_new0(SimRunReport, list->len);
+    g_autoptr(HsTraceMerge) merge = o.trace ? hs_trace_merge_new() : NULL;
     gboolean tty = isatty(fileno(stderr));
     if (tty && w.check_layers >= 0) {
         fprintf(stderr, "computing the reference...");
@@ -171,8 +176,21 @@ run(int argc, char **argv, GError **error)
             fprintf(stderr, "\r[%u/%u] %-16s", i + 1, list->len,
                     ((const SimPolicy *) list->pdata[i])->name);
         }
-        ok = sim_run(soc, spec, list->pdata[i], &w, checker, &r[i], NULL, NULL, error);
+        if (merge == NULL) {
+            ok = sim_run(soc, spec, list->pdata[i], &w, checker, &r[i], NULL, NULL, error);
+            continue;
+        }
+        /* with a trace, the whole plan is kept (not streamed) */
+        SimExecResult x = { 0 };
+        g_autoptr(SimPlan) plan = NULL;
+        ok = sim_run(soc, spec, list->pdata[i], &w, checker, &r[i], &x, &plan, error);
+        if (ok) {
+            g_autofree char *text = hs_run_trace_text(soc, plan, &x, &r[i]);
+            hs_trace_merge_add(merge, r[i].policy, text);
+        }
+        sim_exec_result_clear(&x);
     }
+    ok = ok && (merge == NULL || hs_trace_merge_write(merge, o.trace, error));
     if (tty) {
         fprintf(stderr, "\r%40s\r", "");
     }
@@ -206,7 +224,7 @@ run(int argc, char **argv, GError **error)
             }
             cJSON *res = cJSON_AddArrayToObject(root, "results");
             for (guint i = 0; i < list->len; i++) {
-                cJSON *one = hs_run_report_json(soc, &r[i]);
+                cJSON *one = hs_report_json(soc, &r[i]);
                 g_autofree char *one_why = hs_run_failure(&r[i], NULL);
                 if (one_why) {
                     cJSON_AddStringToObject(one, "failure", one_why);

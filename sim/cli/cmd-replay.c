@@ -140,10 +140,13 @@ run(int argc, char **argv, GError **error)
         plan = sim_run_plan(soc, rec->spec, p, &w, NULL, error);
         policy = p->name;
     } else {
-        if (soc_name) {
-            fprintf(stderr, "hetero-sim: note: re-timing the plan made for %s on %s "
+        /* another SoC, or the recorded one changed by --set: the old
+         * plan on new hardware, which a what-if usually does not want */
+        guint soc_sets = hs_overrides_count(ovr, "soc");
+        if (soc_name || soc_sets > 0) {
+            fprintf(stderr, "hetero-sim: note: re-timing the plan made for %s on %s%s "
                     "(same placements; --replan re-plans it for %s)\n",
-                    rec->soc, soc->name, soc->name);
+                    rec->soc, soc->name, soc_sets ? " as --set changed it" : "", soc->name);
         }
         plan = trc_record_plan_for(rec, soc, error);
         if (plan && sync) {
@@ -171,7 +174,7 @@ run(int argc, char **argv, GError **error)
     if (ok) {
         cJSON *extra = cJSON_CreateObject();
         cJSON_AddItemToObject(extra, "config", hs_config_json(ovr, soc, rec->spec, &w));
-        if (soc_name || replan || policy_name || plugin) {
+        if (soc_name || hs_overrides_count(ovr, "soc") > 0 || replan || policy_name || plugin) {
             /* what was replayed: the recorded plan re-timed, or a new plan */
             cJSON *o = cJSON_AddObjectToObject(extra, "replay");
             cJSON_AddStringToObject(o, "recorded_soc", rec->soc);

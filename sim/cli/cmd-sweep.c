@@ -202,7 +202,7 @@ run(int argc, char **argv, GError **error)
         { "columns", 'c', 0, G_OPTION_ARG_STRING, &columns,
           "--show: these columns (settings or metrics, comma-separated)", "A,B,.." },
         { "all", 'a', 0, G_OPTION_ARG_NONE, &o.all,
-          "--show: every column (config hash, version, wall time, the full result)", NULL },
+          "--show: every column (every metric, config hash, version, wall time, the full result)", NULL },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format,
           "--show: text, csv or json (default text)", "FMT" },
         { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "No progress line", NULL },

@@ -247,6 +247,14 @@ scatter_svg(const Row *rows, guint n)
             g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
                                       "fill=\"#2a7\"/>\n", x, y);
         }
+        if (ratio < y0 || ratio > y1) {
+            /* off the scale: the marker sits on the edge, its value
+             * written upright into the plot from there (slots are narrow) */
+            double ty = ratio > y1 ? y + 10 : y - 10;
+            g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+                                      "transform=\"rotate(%d %.1f %.1f)\">%.2g</text>\n", x - 3,
+                                   ty, ratio > y1 ? 90 : -90, x - 3, ty, ratio);
+        }
         g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" transform=\"rotate(60 %.1f %.0f)\">"
                                   "%s</text>\n", x, H - B + 12, x, H - B + 12, r->pt->id);
     }
@@ -261,12 +269,14 @@ scatter_svg(const Row *rows, guint n)
         "<text x=\"%.0f\" y=\"%.0f\">miss</text>\n"
         "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"#dcefdc\"/>"
         "<text x=\"%.0f\" y=\"%.0f\">tolerance: 15 %% absolute,</text>"
-        "<text x=\"%.0f\" y=\"%.0f\">20 %% ratios, or its range</text>\n",
+        "<text x=\"%.0f\" y=\"%.0f\">20 %% ratios, or its range</text>\n"
+        "<text x=\"%.0f\" y=\"%.0f\">beyond 0.5 or 1.5: on the</text>"
+        "<text x=\"%.0f\" y=\"%.0f\">edge, its ratio written</text>\n",
         lx + 5, ly, lx + 18, ly + 4,
         lx, ly + 15, lx + 18, ly + 24,
         lx + 5, ly + 34, lx + 18, ly + 44,
         lx, ly + 55, lx + 18, ly + 64,
-        lx - 1, ly + 75, lx + 18, ly + 85, lx + 18, ly + 99);
+        lx - 1, ly + 75, lx + 18, ly + 85, lx + 18, ly + 99, lx, ly + 121, lx, ly + 135);
 #undef PY
     g_string_append(s, "</svg>\n");
     return g_string_free(s, FALSE);

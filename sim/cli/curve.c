@@ -334,8 +334,25 @@ svg_begin(const HsCurve *c, double W, double H, double L)
     g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                               "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
                               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-    g_string_append_printf(s, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">%s</text>\n", L,
-                           c->title);
+    /* a title too long for one line (about 0.56 em a glyph) is wrapped
+     * at a space into two, in a smaller font, above the plot */
+    glong len = g_utf8_strlen(c->title, -1), fit = (glong) ((W - L - 10) / (0.56 * 14));
+    if (len <= fit) {
+        g_string_append_printf(s, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">%s</text>\n",
+                               L, c->title);
+        return s;
+    }
+    fit = (glong) ((W - L - 10) / (0.56 * 12));
+    const char *cut = c->title + strlen(c->title) / 2;
+    for (const char *p = c->title; *p && g_utf8_pointer_to_offset(c->title, p) <= fit;
+         p = g_utf8_next_char(p)) {
+        if (*p == ' ') {
+            cut = p;
+        }
+    }
+    g_string_append_printf(s, "<text x=\"%.0f\" y=\"16\" font-size=\"12\">%.*s</text>\n"
+                              "<text x=\"%.0f\" y=\"31\" font-size=\"12\">%s</text>\n",
+                           L, (int) (cut - c->title), c->title, L, *cut == ' ' ? cut + 1 : cut);
     return s;
 }
 
@@ -346,40 +363,47 @@ svg_frame(GString *s, double W, double H, double L, double B, double T, double R
                               "stroke=\"black\"/>\n", L, T, H - B, W - R);
 }
 
+/* 10 colours against 8 dash patterns and 8 markers: the first 40 series
+ * each get their own colour and marker pair (prefill's 11 policies) */
 static const char *const series_color[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                            "#9467bd", "#8c564b", "#e377c2", "#17becf" };
+                                            "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                            "#7f7f7f", "#bcbd22" };
 static const char *const series_dash[] = { "", "7 4", "2 3", "9 3 2 3", "4 4", "12 4",
                                            "1 4", "6 2 2 2 2 2" };
 
 /* Marker @k (circle, square, triangle, diamond, down triangle, plus,
- * cross, star-ish) at (@x, @y), so series that overlap stay apart. */
+ * cross, dot) at (@x, @y), so series that overlap stay apart: the shapes
+ * are outlines, so two series with the same value show both (a square
+ * around a circle), and later ones are smaller. */
 static void
 marker(GString *s, guint k, double x, double y, const char *color)
 {
-    /* later series smaller: an identical curve drawn over an earlier one
-     * leaves a ring of the earlier marker showing */
-    const double r = 5.5 - 0.35 * (k % 8);
+    const double r = 6 - 0.5 * (k % 8);
+    const char *outline = "fill=\"none\" stroke-width=\"2\"";
     switch (k % 8) {
     case 0:
-        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"/>\n",
-                               x, y, r, color);
+        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" %s "
+                                  "stroke=\"%s\"/>\n", x, y, r, outline, color);
         break;
     case 1:
         g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                                  "fill=\"%s\"/>\n", x - r, y - r, 2 * r, 2 * r, color);
+                                  "%s stroke=\"%s\"/>\n", x - r, y - r, 2 * r, 2 * r, outline,
+                               color);
         break;
     case 2:
-        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" fill=\"%s\"/>\n",
-                               x, y - r - 1, x + r + 1, y + r, x - r - 1, y + r, color);
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" %s "
+                                  "stroke=\"%s\"/>\n", x, y - r - 1, x + r + 1, y + r, x - r - 1,
+                               y + r, outline, color);
         break;
     case 3:
-        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" "
-                                  "fill=\"%s\"/>\n", x, y - r - 1, x + r + 1, y, x, y + r + 1,
-                               x - r - 1, y, color);
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" %s "
+                                  "stroke=\"%s\"/>\n", x, y - r - 1, x + r + 1, y, x, y + r + 1,
+                               x - r - 1, y, outline, color);
         break;
     case 4:
-        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" fill=\"%s\"/>\n",
-                               x, y + r + 1, x + r + 1, y - r, x - r - 1, y - r, color);
+        g_string_append_printf(s, "<path d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f Z\" %s "
+                                  "stroke=\"%s\"/>\n", x, y + r + 1, x + r + 1, y - r, x - r - 1,
+                               y - r, outline, color);
         break;
     case 5:
         g_string_append_printf(s, "<path d=\"M%.1f %.1f H%.1f M%.1f %.1f V%.1f\" stroke=\"%s\" "
@@ -392,8 +416,8 @@ marker(GString *s, guint k, double x, double y, const char *color)
                                y + r, x - r, y + r, x + r, y - r, color);
         break;
     default:
-        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"white\" "
-                                  "stroke=\"%s\" stroke-width=\"2\"/>\n", x, y, r, color);
+        g_string_append_printf(s, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"/>\n",
+                               x, y, r, color);
         break;
     }
 }

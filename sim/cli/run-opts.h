@@ -76,16 +76,13 @@ gboolean hs_run_print_checked(const HwSoc *soc, const SimRunReport *r, HsFormat 
 void hs_run_print_csv(const SimRunReport *r, gboolean header);
 void hs_run_print_text(const HwSoc *soc, const SimRunReport *r);
 
-/* "ffn_down (45 % of prefill kernel time) split gpu 38 %, npu 62 %", or
- * NULL if the prefill ran no kernels.  (transfer full) */
-char *hs_run_hot_op_text(const HwSoc *soc, const SimRunReport *r);
 
 /* Write the Perfetto trace of an executed plan (report.c). */
 gboolean hs_run_write_trace(const char *path, const HwSoc *soc, const SimPlan *plan,
                             const SimExecResult *x, const SimRunReport *r, GError **error);
-
-/* One run as JSON (the stable schema documented in README.md). */
-cJSON *hs_run_report_json(const HwSoc *soc, const SimRunReport *r);
+/* The same trace as text (compare --trace merges them).  (transfer full) */
+char *hs_run_trace_text(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x,
+                        const SimRunReport *r);
 
 /* A SimProgressFn for a terminal: "what:  42 %" on stderr, cleared at the end. */
 void hs_progress_stderr(void *opaque, const char *what, uint64_t done, uint64_t total);

@@ -19,7 +19,7 @@
 #include <string.h>
 
 /* Columns after the metrics, in table order. */
-static const char *const tail_cols[] = { "match", "config_hash", "version", "wall_s",
+static const char *const tail_cols[] = { "config_hash", "version", "wall_s", "threads",
                                          "result", NULL };
 
 static gboolean
@@ -94,6 +94,35 @@ add_setting_columns(sqlite3 *db, GPtrArray *names, GError **error)
     return TRUE;
 }
 
+/* A column for each metric of the report's field table the table lacks
+ * (a database made by an older version): a field added to the table
+ * becomes a column there too, filled in the rows stored before from
+ * their result. */
+static gboolean
+add_metric_columns(sqlite3 *db, GError **error)
+{
+    g_autoptr(GPtrArray) cols = table_columns(db);
+    for (const HsReportField *m = hs_report_fields; m->name; m++) {
+        if (m->metric && hs_report_field_is_column(m) && !has_col(cols, m->name)) {
+            g_autofree char *sql = g_strdup_printf("ALTER TABLE points ADD COLUMN %s %s",
+                                                   m->name, hs_report_field_sql_type(m));
+            /* the rows already there hold the value in their result */
+            g_autofree char *fill = g_strdup_printf(
+                "UPDATE points SET %s = json_extract(result, '$.%s') WHERE result IS NOT NULL",
+                m->name, m->json_path);
+            if (!exec(db, sql, error) || !exec(db, fill, error)) {
+                return FALSE;
+            }
+        }
+    }
+    /* host columns added after the first version */
+    if (!has_col(cols, "threads") &&
+        !exec(db, "ALTER TABLE points ADD COLUMN threads INTEGER", error)) {
+        return FALSE;
+    }
+    return TRUE;
+}
+
 sqlite3 *
 hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
 {
@@ -114,11 +143,11 @@ hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
     }
     g_string_append(create, ", status TEXT NOT NULL, error TEXT");
     for (const HsReportField *m = hs_report_fields; m->name; m++) {
-        if (m->metric) {
-            g_string_append_printf(create, ", %s REAL", m->name);
+        if (m->metric && hs_report_field_is_column(m)) {
+            g_string_append_printf(create, ", %s %s", m->name, hs_report_field_sql_type(m));
         }
     }
-    g_string_append(create, ", match INTEGER, config_hash TEXT, version TEXT, wall_s REAL, "
+    g_string_append(create, ", config_hash TEXT, version TEXT, wall_s REAL, threads INTEGER, "
                             "result TEXT)");
     /* WAL: a commit is one append, so a killed writer leaves no torn page */
     if (!exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", error) ||
@@ -127,6 +156,7 @@ hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
         !exec(db, "CREATE TABLE IF NOT EXISTS settings (column TEXT PRIMARY KEY, name TEXT)",
               error) ||
         !add_setting_columns(db, names, error) ||
+        !add_metric_columns(db, error) ||
         !exec(db, "COMMIT", error)) {
         sqlite3_close(db);
         return NULL;
@@ -237,7 +267,7 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
     g_string_append(sql, ", status, error");
     g_string_append(qs, ", ?, ?");
     for (const HsReportField *m = hs_report_fields; m->name; m++) {
-        if (m->metric) {
+        if (m->metric && hs_report_field_is_column(m)) {
             g_string_append_printf(sql, ", %s", m->name);
             g_string_append(qs, ", ?");
         }
@@ -266,11 +296,10 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
     bind_value(st, i++, status);
     bind_value(st, i++, cJSON_GetObjectItemCaseSensitive(rec, "error"));
     for (const HsReportField *m = hs_report_fields; m->name; m++) {
-        if (m->metric) {
+        if (m->metric && hs_report_field_is_column(m)) {
             bind_value(st, i++, result ? json_at(result, m->json_path) : NULL);
         }
     }
-    bind_value(st, i++, result ? json_at(result, "functional.match") : NULL);
     bind_value(st, i++, result ? json_at(result, "config.hash") : NULL);
     bind_value(st, i++, cJSON_GetObjectItemCaseSensitive(rec, "version"));
     const cJSON *wall = cJSON_GetObjectItemCaseSensitive(rec, "wall_s");
@@ -279,6 +308,7 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
     } else {
         sqlite3_bind_null(st, i++);
     }
+    bind_value(st, i++, cJSON_GetObjectItemCaseSensitive(rec, "threads"));
     g_autofree char *text = result ? hs_json_print(result, FALSE) : NULL;
     if (text) {
         sqlite3_bind_text(st, i++, text, -1, SQLITE_TRANSIENT);
@@ -298,6 +328,18 @@ hs_sweep_db_insert(sqlite3 *db, const cJSON *rec, int point, GError **error)
 char *
 hs_sweep_label(const char *name)
 {
+    /* the run options' units (a config key's come from its name) */
+    static const struct {
+        const char *name, *unit;
+    } opts[] = {
+        { "prompt", "tokens" }, { "decode", "steps" }, { "batch", "sequences" },
+        { "chunk", "tokens" }, { "render", "FPS" }, { "frame_ms", "ms" }, { "frame_mb", "MiB" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(opts); i++) {
+        if (strcmp(name, opts[i].name) == 0) {
+            return g_strdup_printf("%s (%s)", name, opts[i].unit);
+        }
+    }
     const char *unit = hs_param_unit(name);
     return unit && unit[0] ? g_strdup_printf("%s (%s)", name, unit) : g_strdup(name);
 }
@@ -365,7 +407,8 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
         return FALSE;
     }
     g_autoptr(GHashTable) names = setting_names(db);
-    /* point, the settings, status, the metrics, match, error; --all: the rest */
+    /* point, the settings, status, the headline metrics, error; --all: every
+     * metric and the rest */
     g_autoptr(GPtrArray) show = g_ptr_array_new();
     g_autoptr(GPtrArray) chosen = g_ptr_array_new_with_free_func(g_free);
     if (columns) {
@@ -393,15 +436,19 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
     }
     g_ptr_array_add(show, "status");
     for (const HsReportField *m = hs_report_fields; m->name; m++) {
-        if (m->metric) {
+        /* (a database from an older version may lack a newer metric) */
+        if ((m->headline || (all && m->metric && hs_report_field_is_column(m))) &&
+            has_col(cols, m->name)) {
             g_ptr_array_add(show, (gpointer) m->name);
         }
     }
-    g_ptr_array_add(show, "match");
     if (all) {
         g_ptr_array_add(show, "config_hash");
         g_ptr_array_add(show, "version");
         g_ptr_array_add(show, "wall_s");
+        if (has_col(cols, "threads")) {
+            g_ptr_array_add(show, "threads");
+        }
         g_ptr_array_add(show, "key");
         g_ptr_array_add(show, "result");
     }

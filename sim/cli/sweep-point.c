@@ -4,6 +4,7 @@
  */
 #include "sim/cli/sweep.h"
 #include "sim/cli/config.h"
+#include "sim/cli/report-fields.h"
 #include "sim/cli/run-opts.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
@@ -44,7 +45,7 @@ run_json(GStrv args, GError **error)
                                       error)) != NULL &&
          sim_run(soc, spec, policy, &w, NULL, &r, NULL, NULL, error);
     if (ok) {
-        j = hs_run_report_json(soc, &r);
+        j = hs_report_json(soc, &r);
         cJSON_AddItemToObject(j, "config", hs_config_json(o.ovr, soc, spec, &w));
     }
     sim_run_report_clear(&r);
@@ -73,6 +74,9 @@ hs_sweep_point_run(const HsSweepPoint *p)
         cJSON_AddStringToObject(rec, "error", error->message);
     }
     cJSON_AddNumberToObject(rec, "wall_s", wall_s);
+    /* the engine's OpenMP threads: a worker's share of the cores (see
+     * hs_sweep_threads_per_point), with wall_s a fact of the host */
+    cJSON_AddNumberToObject(rec, "threads", omp_get_max_threads());
     cJSON_AddStringToObject(rec, "version", HS_VERSION);
     if (result) {
         cJSON_AddItemToObject(rec, "result", result);

@@ -87,11 +87,14 @@ GHashTable *hs_sweep_db_done(sqlite3 *db, gboolean retry_errors, GError **error)
 gboolean hs_sweep_db_insert(sqlite3 *db, const cJSON *record, int point, GError **error);
 
 /* The metric columns are the report's measurement fields
- * (report-fields.h: hs_report_fields with metric TRUE), named as in CSV. */
+ * (report-fields.h: hs_report_fields with metric TRUE), named and typed
+ * as in CSV; a database made before a field was added gets its column
+ * when it is opened to run.  --show prints the headline ones. */
 
 /* --show: print the rows (text, csv or json) matching @where (SQL, may
  * be NULL): @columns (comma-separated settings or columns, may be NULL
- * for point, settings, status, metrics, error; @all adds the rest). */
+ * for point, settings, status, headline metrics, error; @all adds the
+ * rest). */
 gboolean hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format,
                           gboolean all, GError **error);
 

@@ -352,6 +352,92 @@ test_determinism_threads(void)
     g_rmdir(dir);
 }
 
+/* The slices ("name ts_ns dur_ns", sorted) of process @pid of a trace
+ * file, or of every process if @pid is 0. */
+static GPtrArray *
+trace_slices(const char *path, int pid)
+{
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(cJSON) j = cJSON_Parse(text);
+    g_assert_nonnull(j);
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    const cJSON *e = NULL;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents")) {
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0 ||
+            (pid && cJSON_GetObjectItem(e, "pid")->valueint != pid)) {
+            continue;
+        }
+        g_ptr_array_add(out, g_strdup_printf(
+            "%s %.0f %.0f", cJSON_GetObjectItem(e, "name")->valuestring,
+            cJSON_GetObjectItem(e, "ts")->valuedouble * 1000,
+            cJSON_GetObjectItem(e, "dur")->valuedouble * 1000));
+    }
+    return out;
+}
+
+static int
+cmp_str_ptr(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* compare --trace: one process per policy, holding the slices its own
+ * run --trace has; read as Perfetto does (tools/trace-check.py), every
+ * track nests and every flow binds to its slice. */
+static void
+test_compare_trace(void)
+{
+    static const char *const pol[] = { "gpu-only", "hetero-tensor", "npu-only" };
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", NULL);
+    g_autofree char *all = g_build_filename(dir, "all.json", NULL);
+    g_autoptr(Run) c = hs("compare", "--soc", "classroom", "--model", "tiny", "--prompt", "96",
+                          "--decode", "2", "--policies", "gpu-only,hetero-tensor,npu-only",
+                          "--trace", all, NULL);
+    g_assert_cmpint(c->status, ==, 0);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(all, &text, NULL, NULL));
+    g_autoptr(cJSON) j = cJSON_Parse(text);
+    const cJSON *e = NULL;
+    int procs = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents")) {
+        if (strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "process_name") == 0) {
+            int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+            g_assert_cmpint(pid, ==, ++procs);
+            g_assert_cmpstr(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")
+                            ->valuestring, ==, pol[pid - 1]);
+        }
+    }
+    g_assert_cmpint(procs, ==, 3);
+    for (int i = 0; i < 3; i++) {
+        g_autofree char *one = g_build_filename(dir, "one.json", NULL);
+        g_autoptr(Run) r = hs("run", "--soc", "classroom", "--model", "tiny", "--prompt", "96",
+                              "--decode", "2", "--policy", pol[i], "--trace", one, NULL);
+        g_assert_cmpint(r->status, ==, 0);
+        g_autoptr(GPtrArray) want = trace_slices(one, 0);
+        g_autoptr(GPtrArray) got = trace_slices(all, i + 1);
+        g_ptr_array_sort(want, cmp_str_ptr);
+        g_ptr_array_sort(got, cmp_str_ptr);
+        g_assert_cmpuint(got->len, ==, want->len);
+        g_assert_cmpuint(got->len, >, 10);
+        for (guint k = 0; k < got->len; k++) {
+            g_assert_cmpstr(got->pdata[k], ==, want->pdata[k]);
+        }
+        g_unlink(one);
+    }
+    g_autofree char *check = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tools",
+                                              "trace-check.py", NULL);
+    const char *argv[] = { "python3", check, all, NULL };
+    g_autofree char *out = NULL, *err = NULL;
+    int wait = 0;
+    g_assert_true(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                               &out, &err, &wait, NULL));
+    g_assert_cmpstr(err, ==, "");
+    g_assert_true(WIFEXITED(wait) && WEXITSTATUS(wait) == 0);
+    g_unlink(all);
+    g_rmdir(dir);
+}
+
 static void
 test_run_errors(void)
 {
@@ -537,19 +623,23 @@ test_compare_csv(void)
     g_assert_cmpint(r->status, ==, 0);
     g_auto(GStrv) lines = g_strsplit(g_strchomp(r->out), "\n", -1);
     g_assert_cmpuint(g_strv_length(lines), ==, 3);
-    g_assert_true(g_str_has_prefix(lines[0], "soc,model,policy,sync,"));
-    g_assert_true(g_str_has_prefix(lines[1], "tiny,tiny,gpu-only,fast,33,2,1,"));
-    g_assert_true(g_str_has_prefix(lines[2], "tiny,tiny,hetero-tensor,fast,33,2,1,"));
-    /* the values check and the heaviest op, as in the JSON */
-    g_assert_true(g_str_has_suffix(lines[0], ",values_match,max_abs_err,precision_err,"
-                                             "heaviest_op,heaviest_op_share"));
+    g_assert_true(g_str_has_prefix(lines[0], "soc,model,policy,stack,sync,"));
+    g_assert_true(g_str_has_prefix(lines[1], "tiny,tiny,gpu-only,heterollm,fast,33,2,1,"));
+    g_assert_true(g_str_has_prefix(lines[2], "tiny,tiny,hetero-tensor,heterollm,fast,33,2,1,"));
+    /* the values check and the heaviest op, as in the JSON (the columns
+     * are the report's field table, tests/cli/test-sweep.c) */
+    g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
     g_auto(GStrv) cells = g_strsplit(lines[1], ",", -1);
-    guint nc = g_strv_length(cells);
-    g_assert_cmpuint(nc, ==, 25);
-    g_assert_cmpstr(cells[nc - 5], ==, "true");
-    g_assert_cmpstr(cells[nc - 3], ==, "");           /* no precision change on the GPU */
-    g_assert_cmpstr(cells[nc - 2], ==, "ffn_down");
-    g_assert_cmpfloat(g_ascii_strtod(cells[nc - 1], NULL), >, 0.05);
+    g_assert_cmpuint(g_strv_length(cells), ==, g_strv_length(head));
+    g_autoptr(GHashTable) cell = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; head[i]; i++) {
+        g_hash_table_insert(cell, head[i], cells[i]);
+    }
+    g_assert_cmpstr(g_hash_table_lookup(cell, "values_match"), ==, "true");
+    g_assert_cmpstr(g_hash_table_lookup(cell, "precision_changed"), ==, "false");  /* GPU only */
+    g_assert_cmpstr(g_hash_table_lookup(cell, "heaviest_op"), ==, "ffn_down");
+    g_assert_cmpfloat(g_ascii_strtod(g_hash_table_lookup(cell, "heaviest_op_share"), NULL), >,
+                      0.05);
 }
 
 /* The text table ends with where the winner gains; --render adds the
@@ -1203,6 +1293,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/rough-edges", test_rough_edges);
     g_test_add_func("/cli/explain", test_explain);
     g_test_add_func("/cli/compare-csv", test_compare_csv);
+    g_test_add_func("/cli/compare-trace", test_compare_trace);
     g_test_add_func("/cli/compare-text", test_compare_text);
     g_test_add_func("/cli/lists", test_lists);
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);

@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sqlite3.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -244,6 +245,11 @@ test_set_replay(void)
     g_autoptr(cJSON) ja = parse(a->out), jb = parse(b->out);
     g_assert_cmpfloat(at(jb, "decode.tokens_per_s")->valuedouble, <,
                       at(ja, "decode.tokens_per_s")->valuedouble);
+    /* the recorded plan on the changed SoC: said, as with --soc */
+    g_assert_cmpstr(b->err, ==, "hetero-sim: note: re-timing the plan made for tiny on tiny as "
+                                "--set changed it (same placements; --replan re-plans it for "
+                                "tiny)\n");
+    g_assert_cmpstr(at(jb, "replay.plan")->valuestring, ==, "recorded");
     g_autoptr(Run) c = hs("replay", rec, "--set", "model.num_hidden_layers=1", NULL);
     assert_one_error_line(c, "--set model.*: the recorded plan is for the recorded model; "
                              "add --replan (or --policy P) to re-plan the changed model");
@@ -292,18 +298,34 @@ rm_rf(const char *dir)
     g_assert_cmpint(system(cmd), ==, 0);
 }
 
-/* Every row and column but the host's wall time, as JSON text. */
+/* Every row and column but the host's (wall time, threads), as JSON
+ * text; each row's threads checked first: @jobs workers on this
+ * machine's cores give each point its share, no more (0: not checked) */
 static char *
-rows_of(const char *db)
+rows_of_jobs(const char *db, int jobs)
 {
     g_autoptr(Run) r = hs("sweep", "--show", db, "--all", "--format", "json", NULL);
     g_assert_cmpint(r->status, ==, 0);
     g_autoptr(cJSON) j = parse(r->out);
     cJSON *row = NULL;
+    int cores = (int) g_get_num_processors();
     cJSON_ArrayForEach(row, j) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(row, "threads");
+        g_assert_true(cJSON_IsNumber(t));
+        if (jobs > 0) {
+            g_assert_cmpint(t->valueint, ==, MAX(1, cores / jobs));
+            g_assert_cmpint(t->valueint * jobs, <=, MAX(cores, jobs));
+        }
         cJSON_DeleteItemFromObjectCaseSensitive(row, "wall_s");
+        cJSON_DeleteItemFromObjectCaseSensitive(row, "threads");
     }
     return cJSON_Print(j);
+}
+
+static char *
+rows_of(const char *db)
+{
+    return rows_of_jobs(db, 0);
 }
 
 /* The same rows with 1 and 2 workers; a failing point is a row with its
@@ -320,7 +342,9 @@ test_sweep_jobs(void)
     g_assert_cmpint(b->status, ==, 0);
     g_autofree char *da = g_build_filename(dir, "a.db", NULL);
     g_autofree char *db = g_build_filename(dir, "b.db", NULL);
-    g_autofree char *ra = rows_of(da), *rb = rows_of(db);
+    /* and the engine's threads share the cores: 1 worker all of them,
+     * 2 workers half each */
+    g_autofree char *ra = rows_of_jobs(da, 1), *rb = rows_of_jobs(db, 2);
     g_assert_cmpstr(ra, ==, rb);
 
     g_autoptr(cJSON) rows = parse(ra);
@@ -440,40 +464,176 @@ test_plot(void)
     rm_rf(dir);
 }
 
-/* One schema: every field of the report table is a CSV column, in
- * order, whose cell is the value at the field's JSON path. */
+/* The member at @path, or NULL (absent). */
+static const cJSON *
+at_or_null(const cJSON *root, const char *path)
+{
+    g_auto(GStrv) parts = g_strsplit(path, ".", -1);
+    const cJSON *j = root;
+    for (char **p = parts; *p && j; p++) {
+        j = cJSON_GetObjectItemCaseSensitive(j, *p);
+    }
+    return j;
+}
+
+/* The CSV cell a field's JSON value prints as ("" when absent). */
+static char *
+cell_of(const HsReportField *f, const cJSON *v)
+{
+    if (v == NULL) {
+        return g_strdup("");
+    }
+    switch (f->type) {
+    case HS_FIELD_NAME:
+        return g_strdup(v->valuestring);
+    case HS_FIELD_BOOL:
+        g_assert_true(cJSON_IsBool(v));
+        return g_strdup(cJSON_IsTrue(v) ? "true" : "false");
+    case HS_FIELD_COUNT:
+    case HS_FIELD_U64:
+        return g_strdup_printf("%.0f", v->valuedouble);
+    default:
+        return g_strdup_printf(f->csv_format, v->valuedouble);
+    }
+}
+
+/* One schema: every field of the report table is a CSV column (in table
+ * order) whose cell is the value at the field's JSON path, a JSON member
+ * (per device for per-processor fields), part of the text report, and a
+ * metric is a sweep database column holding the same value. */
 static void
 test_report_fields(void)
 {
-    static const char *const policies[] = { "gpu-only", "hetero-tensor" };
-    for (size_t p = 0; p < G_N_ELEMENTS(policies); p++) {
-        g_autoptr(Run) j = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
-                              "--policy", policies[p], "--format", "json", NULL);
-        g_autoptr(Run) c = hs("run", "--soc", "tiny", "--model", "tiny", "--functional", "off",
-                              "--policy", policies[p], "--format", "csv", NULL);
-        g_assert_cmpint(j->status, ==, 0);
-        g_assert_cmpint(c->status, ==, 0);
-        g_autoptr(cJSON) json = parse(j->out);
-        g_auto(GStrv) lines = g_strsplit(c->out, "\n", -1);
+    static const char *const cases[][8] = {
+        { "--policy", "gpu-only", "--functional", "off", NULL },
+        { "--policy", "hetero-tensor", "--render", "30", "--llm-priority", "low", NULL },
+        { "--policy", "npu-only", "--decode", "0", "--functional", "full", NULL },
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+        g_autoptr(GPtrArray) args = g_ptr_array_new();
+        for (const char *const *a = cases[k]; *a; a++) {
+            g_ptr_array_add(args, (char *) *a);
+        }
+        Run *out[3];
+        static const char *const formats[] = { "json", "csv", "text" };
+        for (int f = 0; f < 3; f++) {
+            g_autoptr(GPtrArray) argv = g_ptr_array_new();
+            const char *head[] = { g_getenv("HS_BIN"), "run", "--soc", "tiny", "--model",
+                                   "tiny", "--format", formats[f] };
+            for (size_t i = 0; i < G_N_ELEMENTS(head); i++) {
+                g_ptr_array_add(argv, (char *) head[i]);
+            }
+            for (guint i = 0; i < args->len; i++) {
+                g_ptr_array_add(argv, args->pdata[i]);
+            }
+            g_ptr_array_add(argv, NULL);
+            out[f] = spawn(NULL, (char **) argv->pdata);
+            g_assert_cmpint(out[f]->status, ==, 0);
+        }
+        g_autoptr(cJSON) json = parse(out[0]->out);
+        g_auto(GStrv) lines = g_strsplit(out[1]->out, "\n", -1);
         g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
         g_auto(GStrv) cells = g_strsplit(lines[1], ",", -1);
+        const char *text = out[2]->out;
         guint n = 0;
-        for (const HsReportField *f = hs_report_fields; f->name; f++, n++) {
+        for (const HsReportField *f = hs_report_fields; f->name; f++) {
+            const cJSON *v = at_or_null(json, f->json_path);
+            if (f->type == HS_FIELD_PER_PROC) {
+                /* "a.*.b" or "a.*": a member per device under "a" */
+                g_autofree char *base = g_strndup(f->json_path, strcspn(f->json_path, "*") - 1);
+                g_assert_true(f->when != HS_WHEN_ALWAYS || at_or_null(json, base) != NULL);
+                g_assert_false(hs_report_field_is_column(f));
+            } else if (f->when == HS_WHEN_ALWAYS) {
+                g_assert_nonnull(v);
+            }
+            /* every field is in the text: its own part, or another's */
+            g_assert_true(f->text_at > 0 || (f->text_in && hs_report_field_find(f->text_in) &&
+                                             hs_report_field_find(f->text_in)->text_at > 0));
+            g_assert_true(f->text_at == 0 || (f->text_format != NULL) != (f->text_fn != NULL));
+            if (f->text_format && v && (f->text_when == HS_WHEN_ALWAYS ||
+                                        (f->text_when == HS_WHEN_DECODE &&
+                                         strcmp(cases[k][3], "0") != 0))) {
+                g_autofree char *part =
+                    f->type == HS_FIELD_NAME ? g_strdup_printf(f->text_format, v->valuestring)
+                    : f->type == HS_FIELD_REAL ? g_strdup_printf(f->text_format, v->valuedouble)
+                    : f->type == HS_FIELD_COUNT ? g_strdup_printf(f->text_format,
+                                                                  (unsigned) v->valuedouble)
+                    : g_strdup_printf(f->text_format, (uint64_t) v->valuedouble);
+                if (strcmp(f->name, "wall_s") != 0) {
+                    g_assert_nonnull(strstr(text, part));
+                }
+            }
+            if (!hs_report_field_is_column(f)) {
+                continue;
+            }
             g_assert_nonnull(head[n]);
             g_assert_cmpstr(head[n], ==, f->name);
-            const cJSON *v = at(json, f->json_path);
-            g_autofree char *want = f->type == HS_FIELD_NAME ? g_strdup(v->valuestring)
-                                  : f->type == HS_FIELD_COUNT ? g_strdup_printf("%d", v->valueint)
-                                  : g_strdup_printf(f->csv_format, v->valuedouble);
+            g_autofree char *want = cell_of(f, v);
             g_assert_cmpstr(cells[n], ==, want);
+            n++;
         }
-        /* then the values check and the heaviest op (CSV only) */
-        g_assert_cmpuint(g_strv_length(head), ==, n + 5);
-        g_assert_cmpstr(head[n], ==, "values_match");
-        g_assert_cmpstr(head[n + 3], ==, "heaviest_op");
-        g_assert_cmpstr(cells[n + 3], ==, cJSON_GetObjectItem(cJSON_GetObjectItem(
-            cJSON_GetObjectItem(json, "prefill"), "heaviest_op"), "name")->valuestring);
+        g_assert_cmpuint(g_strv_length(head), ==, n);
+        for (int f = 0; f < 3; f++) {
+            run_free(out[f]);
+        }
     }
+    /* the text parts told by a function */
+    g_autoptr(Run) t = hs("run", "--soc", "tiny", "--model", "tiny", "--render", "30", NULL);
+    g_assert_nonnull(strstr(t->out, "\n  heaviest op: attn ("));
+    g_assert_nonnull(strstr(t->out, "\n  render 30 FPS target, LLM at normal priority: "));
+    g_assert_nonnull(strstr(t->out, "\n  values: hidden states match the unpartitioned"));
+    g_assert_nonnull(strstr(t->out, "\n  gpu    busy "));
+    g_assert_nonnull(strstr(t->out, " GB/s of 20\n"));
+
+    /* the sweep database: a column per metric, holding the result's value */
+    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    g_autofree char *spec = g_build_filename(dir, "spec.json", NULL);
+    g_assert_true(g_file_set_contents(spec, "{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", "
+                                      "\"render\": 30, \"decode\": 2}, \"axes\": "
+                                      "{\"prompt\": [16]}}", -1, NULL));
+    g_autoptr(Run) s = hs_in(dir, "sweep", spec, "--db", "f.db", NULL);
+    g_assert_cmpint(s->status, ==, 0);
+    g_autofree char *db = g_build_filename(dir, "f.db", NULL);
+    g_autoptr(Run) show = hs("sweep", "--show", db, "--all", "--format", "json", NULL);
+    g_assert_cmpint(show->status, ==, 0);
+    g_autoptr(cJSON) rows = parse(show->out);
+    const cJSON *row = cJSON_GetArrayItem(rows, 0);
+    const cJSON *result = cJSON_GetObjectItem(row, "result");
+    guint metrics = 0;
+    for (const HsReportField *f = hs_report_fields; f->name; f++) {
+        if (!f->metric || !hs_report_field_is_column(f)) {
+            continue;
+        }
+        const cJSON *col = cJSON_GetObjectItem(row, f->name);
+        const cJSON *v = at_or_null(result, f->json_path);
+        g_assert_nonnull(col);
+        g_assert_nonnull(v);
+        if (f->type == HS_FIELD_NAME) {
+            g_assert_cmpstr(col->valuestring, ==, v->valuestring);
+        } else if (f->type == HS_FIELD_BOOL) {
+            g_assert_cmpint((int) col->valuedouble, ==, cJSON_IsTrue(v));
+        } else {
+            g_assert_cmpfloat(col->valuedouble, ==, v->valuedouble);
+        }
+        metrics++;
+    }
+    g_assert_cmpuint(metrics, >, 20);
+
+    /* a database from before a field was added: the sweep that opens it
+     * adds the column and fills it from the rows' results */
+    sqlite3 *sq = NULL;
+    g_assert_cmpint(sqlite3_open(db, &sq), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_exec(sq, "ALTER TABLE points DROP COLUMN tasks", NULL, NULL, NULL),
+                    ==, SQLITE_OK);
+    sqlite3_close(sq);
+    g_autoptr(Run) again = hs_in(dir, "sweep", spec, "--db", "f.db", NULL);
+    g_assert_cmpint(again->status, ==, 0);
+    g_assert_cmpstr(again->out, ==, "f.db: 1 points, 0 run now, 1 already there; 0 failed in all\n");
+    g_autoptr(Run) tc = hs("sweep", "--show", db, "--columns", "tasks", "--format", "csv", NULL);
+    g_autofree char *want = g_strdup_printf("tasks\n%.0f\n",
+                                            at(result, "sim.tasks")->valuedouble);
+    g_assert_cmpstr(tc->out, ==, want);
+    rm_rf(dir);
 }
 
 /* Bad specs: one line with the file and JSON path. */
