@@ -42,6 +42,10 @@ typedef struct HsSweepSpec {
  * (@set, may be NULL) laid over its base.  Errors: HS_CONFIG_ERROR
  * "FILE: $.axes.x: ...", HS_USAGE_ERROR for @set. */
 HsSweepSpec *hs_sweep_spec_load(const char *path, const char *const *set, GError **error);
+/* The same for @len bytes of JSON in memory, @what naming them (the fuzz
+ * target's way in). */
+HsSweepSpec *hs_sweep_spec_parse(const char *text, gsize len, const char *what,
+                                 const char *const *set, GError **error);
 void hs_sweep_spec_free(HsSweepSpec *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsSweepSpec, hs_sweep_spec_free)
 
