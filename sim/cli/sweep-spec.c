@@ -141,7 +141,7 @@ expand(HsSweepSpec *s, const cJSON *base, const cJSON *const *axes, int a, int n
 }
 
 static HsSweepSpec *
-spec_from_json(const cJSON *root, GError **error)
+spec_from_json(const cJSON *root, guint max_points, GError **error)
 {
     if (!cJSON_IsObject(root)) {
         g_autofree char *got = hs_json_describe(root);
@@ -200,10 +200,9 @@ spec_from_json(const cJSON *root, GError **error)
         total *= cJSON_GetArraySize(it);
         g_ptr_array_add(axis, (gpointer) it);
     }
-    /* a million points is a week of timing-only runs: a typo, surely */
-    if (total > 1000000) {
+    if (total > max_points) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.axes: expected at most 1000000 combinations (got %.15g)", total);
+                    "$.axes: expected at most %u combinations (got %.15g)", max_points, total);
         return NULL;
     }
     if (pts && !cJSON_IsArray(pts)) {
@@ -259,7 +258,8 @@ spec_from_json(const cJSON *root, GError **error)
 
 /* The spec in @root (read from @path) with @set over its base. */
 static HsSweepSpec *
-spec_from_root(cJSON *root, const char *path, const char *const *set, GError **error)
+spec_from_root(cJSON *root, const char *path, const char *const *set, guint max_points,
+               GError **error)
 {
     /* --set on the command line: part of every point's base */
     g_autoptr(HsOverrides) ovr = hs_overrides_new(set, error);
@@ -277,7 +277,7 @@ spec_from_root(cJSON *root, const char *path, const char *const *set, GError **e
         cJSON_DeleteItemFromObjectCaseSensitive(base, name);
         cJSON_AddItemToObject(base, name, v ? v : cJSON_CreateString(eq + 1));
     }
-    HsSweepSpec *s = spec_from_json(root, error);
+    HsSweepSpec *s = spec_from_json(root, max_points, error);
     if (s == NULL) {
         g_prefix_error(error, "%s: ", path);
         return NULL;
@@ -290,15 +290,15 @@ HsSweepSpec *
 hs_sweep_spec_load(const char *path, const char *const *set, GError **error)
 {
     g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
-    return root ? spec_from_root(root, path, set, error) : NULL;
+    return root ? spec_from_root(root, path, set, HS_SWEEP_MAX_POINTS, error) : NULL;
 }
 
 HsSweepSpec *
 hs_sweep_spec_parse(const char *text, gsize len, const char *what, const char *const *set,
-                    GError **error)
+                    guint max_points, GError **error)
 {
     g_autoptr(cJSON) root = hs_json_parse(text, len, what, HS_CONFIG_ERROR, error);
-    return root ? spec_from_root(root, what, set, error) : NULL;
+    return root ? spec_from_root(root, what, set, max_points, error) : NULL;
 }
 
 char *
