@@ -13,7 +13,6 @@
 #include "sim/util/param.h"
 
 #include <float.h>
-
 #include <math.h>
 #include <string.h>
 
