@@ -68,7 +68,7 @@ typedef enum {
 } EngWFormat;
 
 /* "w4a16", "fp16", "fp32" */
-extern const char *const eng_wfmt_name[ENG_WFMT_COUNT];
+extern const char *const eng_wfmt_name[];   /* ENG_WFMT_COUNT entries: checked where defined */
 
 /*
  * A weight matrix [rows, cols] = [out, in] (Hugging Face layout) as it is

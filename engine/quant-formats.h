@@ -68,7 +68,7 @@ typedef enum {
 } EngQFormat;
 
 /* "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16" */
-extern const char *const eng_qfmt_name[ENG_QFMT_COUNT];
+extern const char *const eng_qfmt_name[];   /* ENG_QFMT_COUNT entries: checked where defined */
 
 /* Group sizes: Transformer-Lite's 128 (FACTS.md §7), ggml's QK4_0 = QK8_0
  * = 32 (FACTS.md §8). */

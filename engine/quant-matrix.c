@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-const char *const eng_qfmt_name[ENG_QFMT_COUNT] = { "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16" };
+const char *const eng_qfmt_name[] = { "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16" };
 G_STATIC_ASSERT(G_N_ELEMENTS(eng_qfmt_name) == ENG_QFMT_COUNT);
 
 /* Every FP16 value as an FP32 (256 KiB, built once): the FP16 weights are

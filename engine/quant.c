@@ -8,7 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-const char *const eng_wfmt_name[ENG_WFMT_COUNT] = { "w4a16", "fp16", "fp32" };
+const char *const eng_wfmt_name[] = { "w4a16", "fp16", "fp32" };
+G_STATIC_ASSERT(G_N_ELEMENTS(eng_wfmt_name) == ENG_WFMT_COUNT);
 
 uint16_t
 eng_fp16_from_float(float v)

@@ -23,6 +23,9 @@ gboolean hs_load_points(const uint8_t *data, size_t size, const char *what, GErr
 /* A software stack profile (hw/stack.c, what --stack and policies read). */
 gboolean hs_load_stack(const uint8_t *data, size_t size, const char *what, GError **error);
 
+/* A sweep spec (`sweep SPEC`), every point's `run` arguments built. */
+gboolean hs_load_sweep(const uint8_t *data, size_t size, const char *what, GError **error);
+
 gboolean hs_load_record(const uint8_t *data, size_t size, const char *what, GError **error);
 
 /* One *.safetensors file, every tensor read back as FP32 at its shape. */

@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-const char *const hw_kind_name[HW_KIND_COUNT] = { "cpu", "gpu", "npu" };
+const char *const hw_kind_name[] = { "cpu", "gpu", "npu" };
+G_STATIC_ASSERT(G_N_ELEMENTS(hw_kind_name) == HW_KIND_COUNT);
 
 extern const HwDevClass hw_cpu_class;
 extern const HwDevClass hw_gpu_class;
@@ -19,13 +20,16 @@ static const HwDevClass *const classes[] = {
     NULL,
 };
 
-const char *const hw_op_name[HW_OP_COUNT] = {
+const char *const hw_op_name[] = {
     "matmul", "attention", "elemwise", "prepare", "sync", "render",
 };
-const char *const hw_dtype_name[HW_DTYPE_COUNT] = { "fp16", "int8", "int4" };
-const char *const hw_wfmt_name[HW_WFMT_COUNT] = {
+G_STATIC_ASSERT(G_N_ELEMENTS(hw_op_name) == HW_OP_COUNT);
+const char *const hw_dtype_name[] = { "fp16", "int8", "int4" };
+G_STATIC_ASSERT(G_N_ELEMENTS(hw_dtype_name) == HW_DTYPE_COUNT);
+const char *const hw_wfmt_name[] = {
     "w4a16", "w8a16", "w8a8", "w4a8", "fp16", "w8a8-shadow", "fp4a16", "q4_0", "q8_0",
 };
+G_STATIC_ASSERT(G_N_ELEMENTS(hw_wfmt_name) == HW_WFMT_COUNT);
 
 double
 hw_dev_dram_cap_gbps(const HwDev *dev, const HwStack *stack)

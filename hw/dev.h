@@ -30,7 +30,7 @@ typedef enum {
     HW_KIND_COUNT
 } HwKind;
 
-extern const char *const hw_kind_name[HW_KIND_COUNT];
+extern const char *const hw_kind_name[];   /* HW_KIND_COUNT entries: checked where defined */
 
 typedef struct HwDev HwDev;
 typedef struct HwSoc HwSoc;

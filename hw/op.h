@@ -25,7 +25,7 @@ typedef enum {
     HW_OP_COUNT
 } HwOpKind;
 
-extern const char *const hw_op_name[HW_OP_COUNT];
+extern const char *const hw_op_name[];   /* HW_OP_COUNT entries: checked where defined */
 
 typedef enum {
     HW_DTYPE_FP16,
@@ -34,7 +34,7 @@ typedef enum {
     HW_DTYPE_COUNT
 } HwDtype;
 
-extern const char *const hw_dtype_name[HW_DTYPE_COUNT];
+extern const char *const hw_dtype_name[];   /* HW_DTYPE_COUNT entries: checked where defined */
 
 /* How a matmul's weights are stored, i.e. what the kernel library must do
  * to turn them into its datapath's type (a stack profile prices each).
@@ -54,7 +54,7 @@ typedef enum {
 } HwWfmt;
 
 /* "w4a16", ... "w8a8-shadow", ...: the precision names of models/graph.h */
-extern const char *const hw_wfmt_name[HW_WFMT_COUNT];
+extern const char *const hw_wfmt_name[];   /* HW_WFMT_COUNT entries: checked where defined */
 
 typedef struct HwOp {
     HwOpKind kind;

@@ -41,7 +41,7 @@ typedef enum {
     MDL_OP_COUNT
 } MdlOp;
 
-extern const char *const mdl_op_name[MDL_OP_COUNT];
+extern const char *const mdl_op_name[];   /* MDL_OP_COUNT entries: checked where defined */
 
 /* Which weight a matmul node uses (the engine finds it by this). */
 typedef enum {
@@ -50,7 +50,7 @@ typedef enum {
     MDL_W_COUNT
 } MdlWeight;
 
-extern const char *const mdl_weight_name[MDL_W_COUNT];
+extern const char *const mdl_weight_name[];   /* MDL_W_COUNT entries: checked where defined */
 
 /* Storage precision of weights / activations. */
 typedef enum {
@@ -71,7 +71,7 @@ typedef enum {
     MDL_PREC_COUNT
 } MdlPrecision;
 
-extern const char *const mdl_precision_name[MDL_PREC_COUNT];
+extern const char *const mdl_precision_name[];   /* MDL_PREC_COUNT entries: checked where defined */
 
 #define MDL_MAX_SRC 3
 

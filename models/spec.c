@@ -10,7 +10,9 @@
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
 #include "sim/util/json.h"
+#include "sim/util/param.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -27,192 +29,152 @@ mdl_spec_free(MdlSpec *spec)
     g_free(spec);
 }
 
-/* An integer key in [1, @max]; @def 0 means required. */
-static gboolean
-get_uint(const cJSON *root, const char *key, uint32_t def, uint32_t max, uint32_t *out,
-         GError **error)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (v == NULL || cJSON_IsNull(v)) {
-        if (def == 0) {
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
-                        "$: missing required key \"%s\"", key);
-            return FALSE;
-        }
-        *out = def;
-        return TRUE;
-    }
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > max ||
-        v->valuedouble != floor(v->valuedouble)) {
-        g_autofree char *got = hs_json_describe(v);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.%s: expected an integer in [1, %u] (got %s)", key, max, got);
-        return FALSE;
-    }
-    *out = (uint32_t) v->valuedouble;
-    return TRUE;
-}
-
-static gboolean
-get_double(const cJSON *root, const char *key, double def, double *out,
-           GError **error)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (v == NULL || cJSON_IsNull(v)) {
-        *out = def;
-        return TRUE;
-    }
-    /* finite: 1e999 parses as inf and would reach the engine as NaN */
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble)) {
-        g_autofree char *got = hs_json_describe(v);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.%s: expected a finite positive number (got %s)", key, got);
-        return FALSE;
-    }
-    *out = v->valuedouble;
-    return TRUE;
-}
-
-static gboolean
-get_bool(const cJSON *root, const char *key, gboolean def, gboolean *out,
-         GError **error)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (v == NULL || cJSON_IsNull(v)) {
-        *out = def;
-        return TRUE;
-    }
-    if (!cJSON_IsBool(v)) {
-        g_autofree char *got = hs_json_describe(v);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.%s: expected true or false (got %s)", key, got);
-        return FALSE;
-    }
-    *out = cJSON_IsTrue(v);
-    return TRUE;
-}
-
 /*
- * The key a family spells a field with: ChatGLM2 (THUDM/chatglm2-6b
- * config.json) names its fields its own way; Phi-2 (microsoft/phi-2) its
- * LayerNorm epsilon.  Reading through the alias keeps the JSON path of
- * every message the one in the user's file.
+ * The keys read, as one declarative table per family (sim/util/param.h):
+ * types, ranges and defaults checked by hs_param_apply_open(), which skips
+ * the many keys a Hugging Face config holds that hetero-sim does not read.
+ * What a table cannot say (one key's bound from another, the activation's
+ * name prefix) is checked after it, in spec_from_json().
  */
-static const struct {
-    const char *model_type, *key, *alias;
-} family_keys[] = {
-    { "chatglm", "num_hidden_layers", "num_layers" },
-    { "chatglm", "intermediate_size", "ffn_hidden_size" },
-    { "chatglm", "head_dim", "kv_channels" },
-    { "chatglm", "vocab_size", "padded_vocab_size" },
-    { "chatglm", "max_position_embeddings", "seq_length" },
-    { "chatglm", "rms_norm_eps", "layernorm_epsilon" },
-    { "chatglm", "attention_bias", "add_qkv_bias" },
-    { "phi", "rms_norm_eps", "layer_norm_eps" },
+typedef enum {
+    FAM_LLAMA, FAM_MISTRAL, FAM_QWEN2, FAM_INTERNLM2, FAM_GEMMA, FAM_CHATGLM, FAM_PHI,
+    FAM_COUNT
+} Family;
+
+static const char *const family_name[] = {
+    "llama", "mistral", "qwen2", "internlm2", "gemma", "chatglm", "phi",
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(family_name) == FAM_COUNT);
+
+typedef struct SpecKeys {
+    Family family;
+    MdlSpec s;                     /* the fields read as they are */
+    char *hidden_act, *hidden_activation;
+    uint32_t kv_heads;             /* 0: absent (as many as the query heads) */
+    gboolean bias, has_bias;       /* "bias" (InternLM2), overriding attention_bias */
+    gboolean multi_query_attention;
+    gboolean use_sliding_window;
+} SpecKeys;
+
+static void
+spec_keys_clear(SpecKeys *k)
+{
+    g_free(k->s.description);
+    g_free(k->hidden_act);
+    g_free(k->hidden_activation);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SpecKeys, spec_keys_clear)
+
+static const HsParam family_params[] = {
+    HS_PARAM_ENUM("model_type", SpecKeys, family, Family, family_name, FAM_COUNT, HS_REQUIRED,
+                  "model family (transformers' model_type)"),
+    HS_PARAM_END
 };
 
-static const char *
-key_of(const char *type, const char *key)
-{
-    for (size_t i = 0; i < G_N_ELEMENTS(family_keys); i++) {
-        if (strcmp(family_keys[i].model_type, type) == 0 &&
-            strcmp(family_keys[i].key, key) == 0) {
-            return family_keys[i].alias;
-        }
-    }
-    return key;
-}
+/* Upper bounds: several times the largest published model's (Llama 3.1
+ * 405B: hidden 16384, FFN 53248, 126 layers, 128 heads; Gemma: vocab
+ * 256000), so a typo is an error rather than hours of simulation or a
+ * failed allocation.  A family's own spelling of a key (ChatGLM2:
+ * THUDM/chatglm2-6b config.json; Phi-2's LayerNorm epsilon: microsoft/phi-2)
+ * is the key in its table, so every message names the key in the user's
+ * file.  @TIE, @BIAS, @ROT: the family's defaults (Gemma and the small Llama
+ * 3.2 / Qwen2.5 tie the LM head; Qwen2 puts biases on Q/K/V without saying
+ * so, Phi-2's linear layers all carry them; ChatGLM2 rotates half of each
+ * head, RotaryEmbedding(kv_channels // 2) in its modeling_chatglm.py).
+ * The variable arguments: entries only that family reads. */
+#define SPEC_PARAMS(LAYERS, FFN, HEAD_DIM, VOCAB, MAX_POS, EPS, BIAS, KV, TIE, BIAS_DEF, ROT, \
+                    ...)                                                                      \
+    HS_PARAM_STR("_hetero_sim_description", SpecKeys, s.description, "", NULL,                \
+                 "one line for `list models`"),                                               \
+    HS_PARAM_U32("hidden_size", SpecKeys, s.hidden_size, 1, 65536, HS_REQUIRED, "d_model"),  \
+    HS_PARAM_U32(FFN, SpecKeys, s.intermediate_size, 1, 262144, HS_REQUIRED, "FFN width"),   \
+    HS_PARAM_U32(LAYERS, SpecKeys, s.num_hidden_layers, 1, 1024, HS_REQUIRED, "layers"),     \
+    HS_PARAM_U32("num_attention_heads", SpecKeys, s.num_attention_heads, 1, 1024,            \
+                 HS_REQUIRED, "query heads"),                                                 \
+    HS_PARAM_U32(VOCAB, SpecKeys, s.vocab_size, 1, 1u << 20, HS_REQUIRED, "vocabulary"),     \
+    HS_PARAM_U32(KV, SpecKeys, kv_heads, 1, 1024, 0, "key/value heads (GQA)"),               \
+    HS_PARAM_U32(MAX_POS, SpecKeys, s.max_position_embeddings, 1, 1000000000, 2048,          \
+                 "longest context"),                                                          \
+    HS_PARAM_F64_POS("rope_theta", SpecKeys, s.rope_theta, DBL_MAX, 10000.0, "RoPE base"),    \
+    HS_PARAM_F64_POS(EPS, SpecKeys, s.rms_norm_eps, DBL_MAX, 1e-6, "norm epsilon"),           \
+    HS_PARAM_BOOL("tie_word_embeddings", SpecKeys, s.tie_word_embeddings, TIE,                \
+                  "LM head shares the embedding"),                                            \
+    HS_PARAM_BOOL(BIAS, SpecKeys, s.attention_bias, BIAS_DEF, "bias on Q/K/V"),               \
+    HS_PARAM_BOOL("bias", SpecKeys, bias, 0, "bias on the linear layers (InternLM2)"),       \
+    HS_PARAM_U32(HEAD_DIM, SpecKeys, s.head_dim, 1, 4096, 0, "head width"),                   \
+    HS_PARAM_STR("hidden_act", SpecKeys, hidden_act, "silu", NULL, "silu or gelu*"),          \
+    HS_PARAM_STR("hidden_activation", SpecKeys, hidden_activation, "", NULL,                 \
+                 "Gemma's name for hidden_act"),                                              \
+    HS_PARAM_F64_POS("partial_rotary_factor", SpecKeys, s.partial_rotary_factor, 1, ROT,      \
+                     "share of head_dim rotated"),                                            \
+    HS_PARAM_BOOL("use_sliding_window", SpecKeys, use_sliding_window, 1,                     \
+                  "whether sliding_window applies (Qwen2)"),                                  \
+    HS_PARAM_U32("sliding_window", SpecKeys, s.sliding_window, 0, 1000000000, 0,             \
+                 "attention window (Mistral; 0 none)"),                                       \
+    __VA_ARGS__                                                                               \
+    HS_PARAM_END
 
-static const char *
-get_string(const cJSON *root, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
+#define SPEC_STD(TIE, BIAS_DEF)                                                               \
+    SPEC_PARAMS("num_hidden_layers", "intermediate_size", "head_dim", "vocab_size",           \
+                "max_position_embeddings", "rms_norm_eps", "attention_bias",                  \
+                "num_key_value_heads", TIE, BIAS_DEF, 1.0, )
+
+static const HsParam std_params[] = { SPEC_STD(0, 0) };
+static const HsParam qwen2_params[] = { SPEC_STD(0, 1) };
+static const HsParam gemma_params[] = { SPEC_STD(1, 0) };
+static const HsParam chatglm_params[] = {
+    SPEC_PARAMS("num_layers", "ffn_hidden_size", "kv_channels", "padded_vocab_size",
+                "seq_length", "layernorm_epsilon", "add_qkv_bias", "multi_query_group_num",
+                0, 0, 0.5,
+                HS_PARAM_BOOL("multi_query_attention", SpecKeys, multi_query_attention, 0,
+                              "grouped KV heads (multi_query_group_num) or one per head"), )
+};
+static const HsParam phi_params[] = {
+    SPEC_PARAMS("num_hidden_layers", "intermediate_size", "head_dim", "vocab_size",
+                "max_position_embeddings", "layer_norm_eps", "attention_bias",
+                "num_key_value_heads", 0, 1, 1.0, )
+};
+
+static const HsParam *const family_params_of[] = {
+    std_params, std_params, qwen2_params, std_params, gemma_params, chatglm_params, phi_params,
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(family_params_of) == FAM_COUNT);
 
 static MdlSpec *
 spec_from_json(const cJSON *root, GError **error)
 {
-    if (!cJSON_IsObject(root)) {
-        g_autofree char *got = hs_json_describe(root);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$: expected an object (got %s)", got);
+    g_auto(SpecKeys) k = { 0 };
+    if (!hs_param_apply_open(root, "$", family_params, &k, error)) {
         return NULL;
     }
-    g_autoptr(MdlSpec) s = g_new0(MdlSpec, 1);
-
-    const char *type = get_string(root, "model_type");
-    if (type == NULL) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
-                    "$: missing required key \"model_type\"");
+    const HsParam *table = family_params_of[k.family];
+    /* absent from the table's view: "bias" given or not */
+    const cJSON *bias = cJSON_GetObjectItemCaseSensitive(root, "bias");
+    k.has_bias = bias != NULL && !cJSON_IsNull(bias);
+    if (!hs_param_apply_open(root, "$", table, &k, error)) {
         return NULL;
     }
-    static const char *const known[] = {
-        "llama", "mistral", "qwen2", "internlm2", "gemma", "chatglm", "phi", NULL,
-    };
-    if (!g_strv_contains(known, type)) {
-        g_autofree char *list = g_strjoinv(", ", (char **) known);
-        g_autofree char *got = hs_escape(type);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.model_type: expected one of %s (got \"%s\")", list, got);
-        return NULL;
+    g_autoptr(MdlSpec) s = g_new(MdlSpec, 1);
+    *s = k.s;
+    memset(&k.s, 0, sizeof(k.s));           /* its strings are s's now */
+    s->model_type = g_strdup(family_name[k.family]);
+    if (k.has_bias) {
+        s->attention_bias = k.bias;
     }
-    s->model_type = g_strdup(type);
-    const char *desc = get_string(root, "_hetero_sim_description");
-    s->description = g_strdup(desc ? desc : "");
-
-    /* Upper bounds: several times the largest published model's (Llama 3.1
-     * 405B: hidden 16384, FFN 53248, 126 layers, 128 heads; Gemma: vocab
-     * 256000), so a typo is an error rather than hours of simulation or a
-     * failed allocation. */
     /* ChatGLM2 has grouped KV heads only with multi_query_attention */
-    gboolean chatglm = strcmp(type, "chatglm") == 0;
-    gboolean mqa = FALSE;
-    if (chatglm && !get_bool(root, "multi_query_attention", FALSE, &mqa, error)) {
-        return NULL;
+    if (k.family == FAM_CHATGLM && !k.multi_query_attention) {
+        k.kv_heads = 0;
     }
-    const char *kv_key = chatglm ? (mqa ? "multi_query_group_num" : "num_attention_heads")
-                                 : "num_key_value_heads";
-    if (!get_uint(root, "hidden_size", 0, 65536, &s->hidden_size, error) ||
-        !get_uint(root, key_of(type, "intermediate_size"), 0, 262144, &s->intermediate_size,
-                  error) ||
-        !get_uint(root, key_of(type, "num_hidden_layers"), 0, 1024, &s->num_hidden_layers,
-                  error) ||
-        !get_uint(root, "num_attention_heads", 0, 1024, &s->num_attention_heads, error) ||
-        !get_uint(root, key_of(type, "vocab_size"), 0, 1u << 20, &s->vocab_size, error) ||
-        !get_uint(root, kv_key, s->num_attention_heads, 1024, &s->num_key_value_heads,
-                  error) ||
-        !get_uint(root, key_of(type, "max_position_embeddings"), 2048, 1000000000,
-                  &s->max_position_embeddings, error) ||
-        !get_double(root, "rope_theta", 10000.0, &s->rope_theta, error) ||
-        !get_double(root, key_of(type, "rms_norm_eps"), 1e-6, &s->rms_norm_eps, error)) {
-        return NULL;
-    }
-    gboolean gemma = strcmp(type, "gemma") == 0;
-    gboolean qwen2 = strcmp(type, "qwen2") == 0;
-    /* Gemma and the small Llama 3.2 / Qwen2.5 models tie the LM head */
-    if (!get_bool(root, "tie_word_embeddings", gemma, &s->tie_word_embeddings, error)) {
-        return NULL;
-    }
-    /* Qwen2 puts biases on Q/K/V without saying so in config.json */
-    gboolean phi = strcmp(type, "phi") == 0;
-    /* Phi-2's linear layers all carry biases */
-    if (!get_bool(root, key_of(type, "attention_bias"), qwen2 || phi, &s->attention_bias,
-                  error) ||
-        !get_bool(root, "bias", s->attention_bias, &s->attention_bias, error)) {
-        return NULL;
-    }
-    if (s->hidden_size % s->num_attention_heads != 0 &&
-        cJSON_GetObjectItemCaseSensitive(root, key_of(type, "head_dim")) == NULL) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.num_attention_heads: expected a divisor of hidden_size %u "
-                    "when head_dim is absent (got %u)", s->hidden_size,
-                    s->num_attention_heads);
-        return NULL;
-    }
-    if (!get_uint(root, key_of(type, "head_dim"), s->hidden_size / s->num_attention_heads, 4096,
-                  &s->head_dim, error)) {
-        return NULL;
+    s->num_key_value_heads = k.kv_heads ? k.kv_heads : s->num_attention_heads;
+    if (s->head_dim == 0) {
+        if (s->hidden_size % s->num_attention_heads != 0) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "$.num_attention_heads: expected a divisor of hidden_size %u "
+                        "when head_dim is absent (got %u)", s->hidden_size,
+                        s->num_attention_heads);
+            return NULL;
+        }
+        s->head_dim = s->hidden_size / s->num_attention_heads;
     }
     if (s->num_attention_heads % s->num_key_value_heads != 0) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
@@ -221,11 +183,8 @@ spec_from_json(const cJSON *root, GError **error)
                     s->num_key_value_heads);
         return NULL;
     }
-    const char *act = get_string(root, "hidden_activation");
-    if (act == NULL) {
-        act = get_string(root, "hidden_act");
-    }
-    if (act == NULL || strcmp(act, "silu") == 0) {
+    const char *act = k.hidden_activation[0] ? k.hidden_activation : k.hidden_act;
+    if (strcmp(act, "silu") == 0) {
         s->act = MDL_ACT_SILU;
     } else if (g_str_has_prefix(act, "gelu")) {
         /* Gemma's reference uses the tanh approximation whatever it says */
@@ -236,35 +195,15 @@ spec_from_json(const cJSON *root, GError **error)
                     "$.hidden_act: expected silu or gelu (got \"%s\")", got);
         return NULL;
     }
+    gboolean gemma = k.family == FAM_GEMMA, phi = k.family == FAM_PHI;
     s->embed_scale = gemma;
     s->norm_plus_one = gemma;
     s->gated_mlp = !phi;
     s->layer_norm = phi;
     s->parallel_block = phi;
-    /* ChatGLM2 rotates half of each head (RotaryEmbedding(kv_channels // 2)
-     * in THUDM/chatglm2-6b modeling_chatglm.py); others say so, or all */
-    if (!get_double(root, "partial_rotary_factor", chatglm ? 0.5 : 1.0,
-                    &s->partial_rotary_factor, error)) {
-        return NULL;
-    }
-    if (s->partial_rotary_factor > 1) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.partial_rotary_factor: expected a number in (0, 1] (got %g)",
-                    s->partial_rotary_factor);
-        return NULL;
-    }
     /* a window only where it is used: Qwen2 configs carry one with
      * use_sliding_window false */
-    gboolean use_window = TRUE;
-    if (!get_bool(root, "use_sliding_window", TRUE, &use_window, error)) {
-        return NULL;
-    }
-    const cJSON *win = cJSON_GetObjectItemCaseSensitive(root, "sliding_window");
-    if (use_window && win && !cJSON_IsNull(win) &&
-        !get_uint(root, "sliding_window", 0, 1000000000, &s->sliding_window, error)) {
-        return NULL;
-    }
-    if (!use_window) {
+    if (!k.use_sliding_window) {
         s->sliding_window = 0;
     }
     return g_steal_pointer(&s);

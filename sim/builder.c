@@ -156,7 +156,11 @@ sim_builder_prepare(SimBuilder *b, uint32_t tokens)
 static uint32_t
 sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to)
 {
-    gint64 key = ((gint64) src << 16) | ((gint64) from << 8) | to;
+    /* node and two processor indices: 32 bits for the node (a graph has
+     * any number), 16 each for the processors (8 each collided from the
+     * 256th processor on; a SoC config does not bound their number) */
+    gint64 key = (gint64) (((guint64) src << 32) | ((guint64) (from & 0xffff) << 16) |
+                           (to & 0xffff));
     /* one hand-off covers everything @from wrote of @src so far */
     GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     GArray *prod = b->produced[src];

@@ -35,7 +35,7 @@ typedef enum {
     SIM_TASK_KIND_COUNT
 } SimTaskKind;
 
-extern const char *const sim_task_kind_name[SIM_TASK_KIND_COUNT];
+extern const char *const sim_task_kind_name[];   /* SIM_TASK_KIND_COUNT entries: checked where defined */
 
 typedef enum {
     SIM_SYNC_DRIVER,          /* blocking finish, copy, queue restart */
@@ -43,7 +43,7 @@ typedef enum {
     SIM_SYNC_COUNT
 } SimSyncMech;
 
-extern const char *const sim_sync_name[SIM_SYNC_COUNT];
+extern const char *const sim_sync_name[];   /* SIM_SYNC_COUNT entries: checked where defined */
 
 typedef enum {
     SIM_PHASE_PREFILL,
@@ -51,7 +51,7 @@ typedef enum {
     SIM_PHASE_COUNT
 } SimPhase;
 
-extern const char *const sim_phase_name[SIM_PHASE_COUNT];
+extern const char *const sim_phase_name[];   /* SIM_PHASE_COUNT entries: checked where defined */
 
 /* The part of a node's output [tokens, features] a kernel task computes. */
 typedef struct SimSlice {

@@ -512,14 +512,12 @@ sim_checker_free(SimChecker *v)
     g_free(v);
 }
 
-/* Key of (phase, node) in by_node: both parts are 32-bit (decode steps
- * reach 4096 and more, graphs have any number of nodes), so the key is 64-bit
- * (a 32-bit `phase << 20 | node` collided at decode step 4096). */
+/* sim_values_node_key() (values.h), allocated for by_node */
 static gint64 *
 node_key(uint32_t phase, uint32_t node)
 {
     gint64 *k = g_new(gint64, 1);
-    *k = (gint64) (((guint64) phase << 32) | node);
+    *k = (gint64) sim_values_node_key(phase, node);
     return k;
 }
 
@@ -552,7 +550,7 @@ matched_reference(SimChecker *c, const SimPlan *plan, State *m)
         const MdlGraph *g = g_ptr_array_index(c->graphs, p);
         for (uint32_t i = 0; i < g->n_nodes; i++) {
             const MdlNode *n = &g->nodes[i];
-            gint64 key = (gint64) (((guint64) p << 32) | i);
+            gint64 key = (gint64) sim_values_node_key(p, i);
             GArray *ids = g_hash_table_lookup(by_node, &key);
             if (!computed(c, n) || ids == NULL) {
                 continue;

@@ -96,6 +96,20 @@ extern const SimValuesOps sim_values_ops;
 /* After the run: compare with the reference. */
 void sim_values_check(SimValues *v, SimCheck *out);
 
+/*
+ * Key of (graph index, node) in the checker's tables.  Both parts are
+ * 32-bit (a graph index reaches 4096 at the longest decode, a graph has any
+ * number of nodes), so the key is 64-bit and the parts do not overlap: the
+ * 32-bit `phase << 20 | node` it was collided at decode step 4096 with
+ * prefill and wrote past a buffer (issue 15).  tests/test-sim-run.c checks
+ * it is one-to-one there and at the parts' limits.
+ */
+static inline guint64
+sim_values_node_key(uint32_t phase, uint32_t node)
+{
+    return ((guint64) phase << 32) | node;
+}
+
 /* Graph index of a task: 0 for prefill, 1 + step for decode. */
 static inline uint32_t
 sim_values_phase_index(const SimTask *t)

@@ -6,6 +6,7 @@
  * format and add its message here.
  */
 #include "fuzz/loaders.h"
+#include "sim/cli/sweep.h"
 
 #include <glib.h>
 #include <string.h>
@@ -60,6 +61,21 @@ static const Case cases[] = {
       "$.tasks[0].proc: expected a processor of $.processors (cpu\\xda, gpu, npu) (got "
       "\"gpu\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f"
       "\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\")" },
+    /* sweep specs: input text escaped; 64 axes of 2 values are 2^64
+     * combinations, which wrapped a 64-bit count to 0 (then expanded) */
+    { "sweep/axis-name-newline.json",
+      "$.axes.k\\x07ey\\nhetero-sim: forged: expected a run option (soc, model, policy, sync, "
+      "prompt, decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, "
+      "llm-priority) or a config key such as npu.sram_kib (got \"k\\x07ey\\nhetero-sim: "
+      "forged\")" },
+    { "sweep/key-raw-bytes.json",
+      "$: unknown key \"grid\\xff\\x1b[2J\" (known keys: description, base, axes, points)" },
+    /* found by fuzz-sweep: 2^16 points (the CLI takes up to 10^6) took
+     * 14 s to expand under ASan; the fuzz loader's cap is 4096 */
+    { "sweep/axes-65536.json",
+      "$.axes: expected at most 4096 combinations (got 65536)" },
+    { "sweep/axes-product-wraps.json",
+      "$.axes: expected at most 4096 combinations (got 1.84467440737096e+19)" },
     /* found by fuzz-points: a key with a raw byte echoed unescaped */
     { "points/key-raw-bytes.json",
       "$: unknown key \"poi\\xeets\" (known: description, paper, notes, points)" },
@@ -79,6 +95,9 @@ loader_for(const char *file)
     }
     if (g_str_has_prefix(file, "points/")) {
         return hs_load_points;
+    }
+    if (g_str_has_prefix(file, "sweep/")) {
+        return hs_load_sweep;
     }
     return hs_load_safetensors;
 }
@@ -101,10 +120,51 @@ test_case(gconstpointer data)
     g_assert_null(strchr(error->message, '\n'));
 }
 
+/* Found by fuzz-sweep: the same explicit point three times read freed
+ * memory (the de-duplication kept the key of a point it then freed).  A
+ * valid spec: its six distinct points, each once.  (ASan, as CI runs this
+ * test, reports the old read; the count holds either way.) */
+static void
+test_sweep_point_three_times(void)
+{
+    g_autofree char *path = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                             "hostile", "sweep", "point-three-times.json",
+                                             NULL);
+    g_autofree char *bytes = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(path, &bytes, &len, NULL));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HsSweepSpec) s = hs_sweep_spec_parse(bytes, len, path, NULL, HS_SWEEP_MAX_POINTS,
+                                                   &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(s->points->len, ==, 6);
+    g_autoptr(GHashTable) keys = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < s->points->len; i++) {
+        g_assert_true(g_hash_table_add(keys, ((HsSweepPoint *) s->points->pdata[i])->key));
+    }
+}
+
+/* The CLI's own cap (the loader above takes a lower one). */
+static void
+test_sweep_cli_cap(void)
+{
+    g_autofree char *path = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                             "hostile", "sweep", "axes-product-wraps.json",
+                                             NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HsSweepSpec) s = hs_sweep_spec_load(path, NULL, &error);
+    g_assert_null(s);
+    g_autofree char *want = g_strdup_printf("%s: $.axes: expected at most 1000000 combinations "
+                                            "(got 1.84467440737096e+19)", path);
+    g_assert_cmpstr(error->message, ==, want);
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/hostile/sweep/point-three-times.json", test_sweep_point_three_times);
+    g_test_add_func("/hostile/sweep/cli-cap", test_sweep_cli_cap);
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *name = g_strdup_printf("/hostile/%s", cases[i].file);
         g_test_add_data_func(name, &cases[i], test_case);

@@ -191,7 +191,25 @@ static const BadSpec bad[] = {
       "\"intermediate_size\":128,\"num_hidden_layers\":100000}",
       "$.num_hidden_layers: expected an integer in [1, 1024] (got 100000)" },
     { "missing-key", "{\"model_type\":\"llama\",\"hidden_size\":64}",
-      "$: missing required key \"intermediate_size\"" },
+      "$: missing required key \"intermediate_size\" (an integer in [1, 262144], FFN width)" },
+    /* read by one table (models/spec.c): every key it reads is type-checked,
+     * a family's own spelling named, null taken as absent */
+    { "act-not-string",
+      "{\"model_type\":\"llama\",\"hidden_size\":64,\"intermediate_size\":8,"
+      "\"num_hidden_layers\":1,\"num_attention_heads\":4,\"vocab_size\":8,"
+      "\"sliding_window\":null,\"hidden_act\":5}",
+      "$.hidden_act: expected a string (got 5)" },
+    { "glm-alias", "{\"model_type\":\"chatglm\",\"hidden_size\":64,\"ffn_hidden_size\":8,"
+      "\"num_layers\":0}",
+      "$.num_layers: expected an integer in [1, 1024] (got 0)" },
+    { "rotary-zero",
+      "{\"model_type\":\"phi\",\"hidden_size\":64,\"intermediate_size\":8,"
+      "\"num_hidden_layers\":1,\"num_attention_heads\":4,\"vocab_size\":8,"
+      "\"partial_rotary_factor\":0}",
+      "$.partial_rotary_factor: expected a number in (0, 1] (got 0)" },
+    { "type-not-string", "{\"model_type\":7}",
+      "$.model_type: expected one of llama, mistral, qwen2, internlm2, gemma, chatglm, phi "
+      "(got 7)" },
     { "unknown-type", "{\"model_type\":\"rwkv\"}",
       "$.model_type: expected one of llama, mistral, qwen2, internlm2, gemma, chatglm, phi "
       "(got \"rwkv\")" },

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build (if needed) and run one libFuzzer target for SECONDS:
-#   tools/fuzz.sh soc|model|record|safetensors|points|stack SECONDS [libFuzzer options...]
+#   tools/fuzz.sh soc|model|record|safetensors|points|stack|sweep SECONDS [libFuzzer options...]
 # The build is build-fuzz/ (clang, -Dfuzz=true, ASan + UBSan); the growing
 # corpus is build-fuzz/corpus/TARGET, seeded from configs/, models/,
 # tests/data/ and fuzz/seeds/; a crash is saved as build-fuzz/artifacts/
@@ -26,6 +26,7 @@ record)      seeds="tests/data/bad-traces" ;;
 safetensors) seeds="fuzz/seeds/safetensors" ;;
 points)      seeds="configs/points tests/data/bad-points" ;;
 stack)       seeds="configs/stacks" ;;
+sweep)       seeds="configs/sweeps" ;;
 *)           seeds="" ;;
 esac
 [ -d "tests/data/hostile/$target" ] && seeds="$seeds tests/data/hostile/$target"

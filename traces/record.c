@@ -172,45 +172,6 @@ member(const cJSON *obj, const char *path, const char *key, GError **error)
     return v;
 }
 
-/* A number member in [lo, hi]. */
-static gboolean
-get_num(const cJSON *obj, const char *path, const char *key, double lo, double hi,
-        double *out, GError **error)
-{
-    const cJSON *v = member(obj, path, key, error);
-    if (v == NULL) {
-        return FALSE;
-    }
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
-        v->valuedouble > hi) {
-        g_autofree char *p = hs_json_path_key(path, key);
-        return bad(error, v, p, "a number in [%g, %g]", lo, hi);
-    }
-    *out = v->valuedouble;
-    return TRUE;
-}
-
-/* An integer member in [lo, hi]. */
-static gboolean
-get_int(const cJSON *obj, const char *path, const char *key, double lo, double hi,
-        uint64_t *out, GError **error)
-{
-    const cJSON *v = member(obj, path, key, error);
-    if (v == NULL) {
-        return FALSE;
-    }
-    g_autofree char *p = hs_json_path_key(path, key);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
-        v->valuedouble < lo || v->valuedouble > hi) {
-        if (lo == hi) {
-            return bad(error, v, p, "%.0f", lo);
-        }
-        return bad(error, v, p, "an integer in [%.0f, %.0f]", lo, hi);
-    }
-    *out = (uint64_t) v->valuedouble;
-    return TRUE;
-}
-
 static const char *
 get_str(const cJSON *obj, const char *path, const char *key, GError **error)
 {
@@ -224,29 +185,6 @@ get_str(const cJSON *obj, const char *path, const char *key, GError **error)
         return NULL;
     }
     return v->valuestring;
-}
-
-/* One of @names (a table of @n); its index into *out. */
-static gboolean
-get_enum(const cJSON *obj, const char *path, const char *key, const char *const *names,
-         int n, int *out, GError **error)
-{
-    const char *s = get_str(obj, path, key, error);
-    if (s == NULL) {
-        return FALSE;
-    }
-    for (int i = 0; i < n; i++) {
-        if (names[i] && strcmp(s, names[i]) == 0) {
-            *out = i;
-            return TRUE;
-        }
-    }
-    g_autofree char *p = hs_json_path_key(path, key);
-    g_autoptr(GString) list = g_string_new(NULL);
-    for (int i = 0; i < n; i++) {
-        g_string_append_printf(list, "%s%s", i ? ", " : "", names[i]);
-    }
-    return bad(error, cJSON_GetObjectItemCaseSensitive(obj, key), p, "one of %s", list->str);
 }
 
 /* [a, b] with lo <= a < b <= hi. */
@@ -275,16 +213,13 @@ get_range(const cJSON *obj, const char *path, const char *key, uint32_t hi, uint
     return TRUE;
 }
 
+/* The processor named @name (the value of @key in @obj) as its index. */
 static gboolean
 find_proc(const TrcRecording *r, const cJSON *obj, const char *path, const char *key,
-          uint32_t *out, GError **error)
+          const char *name, uint32_t *out, GError **error)
 {
-    const char *s = get_str(obj, path, key, error);
-    if (s == NULL) {
-        return FALSE;
-    }
     for (uint32_t i = 0; i < r->n_procs; i++) {
-        if (strcmp(r->proc_names[i], s) == 0) {
+        if (strcmp(r->proc_names[i], name) == 0) {
             *out = i;
             return TRUE;
         }
@@ -297,6 +232,17 @@ find_proc(const TrcRecording *r, const cJSON *obj, const char *path, const char 
     }
     return bad(error, cJSON_GetObjectItemCaseSensitive(obj, key), p,
                "a processor of $.processors (%s)", list->str);
+}
+
+/* A table's error (HS_CONFIG_ERROR) as the recording's. */
+static gboolean
+trace_error(GError **error)
+{
+    if (error && *error) {
+        (*error)->domain = HS_TRACE_ERROR;
+        (*error)->code = HS_TRACE_ERROR_BAD_VALUE;
+    }
+    return FALSE;
 }
 
 /* $.workload.options: every policy option, each required (the writer
@@ -330,6 +276,27 @@ static const HsParam workload_params[] = {
     HS_PARAM_END
 };
 
+/* $.workload.render, as the command line's --render options */
+typedef enum { RENDER_PRIO_LOW, RENDER_PRIO_NORMAL, RENDER_PRIO_COUNT } RenderPrio;
+static const char *const render_prio_name[] = { "low", "normal" };
+G_STATIC_ASSERT(G_N_ELEMENTS(render_prio_name) == RENDER_PRIO_COUNT);
+
+typedef struct RenderKeys {
+    double fps, frame_ms, frame_mb;
+    RenderPrio priority;
+} RenderKeys;
+
+static const HsParam render_params[] = {
+    HS_PARAM_F64("fps", RenderKeys, fps, 0, 1000, HS_REQUIRED, "frames per second"),
+    HS_PARAM_F64("frame_ms", RenderKeys, frame_ms, 1e-6, 1000, HS_REQUIRED,
+                 "GPU time of one frame alone"),
+    HS_PARAM_F64("frame_mb", RenderKeys, frame_mb, 0, 4096, HS_REQUIRED,
+                 "DRAM traffic of one frame (MiB)"),
+    HS_PARAM_ENUM("llm_priority", RenderKeys, priority, RenderPrio, render_prio_name,
+                  RENDER_PRIO_COUNT, HS_REQUIRED, "the LLM's GPU queue priority"),
+    HS_PARAM_END
+};
+
 static gboolean
 read_workload(TrcRecording *r, const cJSON *root, GError **error)
 {
@@ -346,9 +313,7 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
     static const char *const own_keys[] = { "functional", "render", NULL };
     if (!hs_param_apply(w, "$.workload", workload_params, &r->workload, own_keys, NULL,
                         error)) {
-        (*error)->domain = HS_TRACE_ERROR;
-        (*error)->code = HS_TRACE_ERROR_BAD_VALUE;
-        return FALSE;
+        return trace_error(error);
     }
     const char *fn = get_str(w, "$.workload", "functional", error);
     if (fn == NULL) {
@@ -361,132 +326,180 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
     /* optional: a game rendering alongside */
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(w, "render");
     if (g) {
-        static const char *const prio[] = { "low", "normal" };
-        const char *gp = "$.workload.render";
-        SimRender *rd = &r->workload.render;
-        int e;
-        if (!cJSON_IsObject(g)) {
-            return bad(error, g, gp, "an object");
+        RenderKeys rk = { 0 };
+        if (!hs_param_apply(g, "$.workload.render", render_params, &rk, NULL, NULL, error)) {
+            return trace_error(error);
         }
-        if (!get_num(g, gp, "fps", 0, 1000, &rd->fps, error) ||
-            !get_num(g, gp, "frame_ms", 1e-6, 1000, &rd->frame_ms, error) ||
-            !get_num(g, gp, "frame_mb", 0, 4096, &rd->frame_mb, error) ||
-            !get_enum(g, gp, "llm_priority", prio, 2, &e, error)) {
-            return FALSE;
-        }
-        rd->llm_priority = e == 0 ? HW_PRIO_LOW : HW_PRIO_NORMAL;
+        r->workload.render = (SimRender) {
+            .fps = rk.fps, .frame_ms = rk.frame_ms, .frame_mb = rk.frame_mb,
+            .llm_priority = rk.priority == RENDER_PRIO_LOW ? HW_PRIO_LOW : HW_PRIO_NORMAL,
+        };
     }
     return TRUE;
 }
+
+/*
+ * A task as task_json() writes it, read by one table per kind (the keys a
+ * kind has differ); what a table cannot say is checked after it in
+ * read_task(): the id is the task's index, the step one of the workload's,
+ * the node one of its phase's graph, the processors $.processors'.
+ */
+typedef struct TaskKeys {
+    SimTask t;
+    uint32_t id;
+    char *name, *proc, *from, *to;
+} TaskKeys;
+
+static void
+task_keys_clear(TaskKeys *k)
+{
+    g_free(k->name);
+    g_free(k->proc);
+    g_free(k->from);
+    g_free(k->to);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(TaskKeys, task_keys_clear)
+
+/* the kind alone first: it says which table reads the rest */
+static const HsParam task_kind_params[] = {
+    HS_PARAM_ENUM("kind", TaskKeys, t.kind, SimTaskKind, sim_task_kind_name,
+                  SIM_TASK_KIND_COUNT, HS_REQUIRED, "what the task does"),
+    HS_PARAM_END
+};
+
+/* bounds: a step of the longest decode, node indices, sizes below 2^30
+ * (m, k, n) and 10^18 (counts): far above any model's, below overflow */
+#define TASK_HEAD                                                                       \
+    HS_PARAM_U32("id", TaskKeys, id, 0, UINT32_MAX, HS_REQUIRED, "its index in $.tasks"), \
+    HS_PARAM_STR("name", TaskKeys, name, NULL, NULL, "label"),                          \
+    HS_PARAM_ENUM("kind", TaskKeys, t.kind, SimTaskKind, sim_task_kind_name,           \
+                  SIM_TASK_KIND_COUNT, HS_REQUIRED, "what the task does"),             \
+    HS_PARAM_ENUM("phase", TaskKeys, t.phase, SimPhase, sim_phase_name, SIM_PHASE_COUNT, \
+                  HS_REQUIRED, "prefill or decode"),                                   \
+    HS_PARAM_U32("step", TaskKeys, t.step, 0, UINT32_MAX, HS_REQUIRED, "decode step"),  \
+    HS_PARAM_STR("proc", TaskKeys, proc, NULL, NULL, "processor it runs on"),           \
+    HS_PARAM_I32("node", TaskKeys, t.node, -1, INT32_MAX, HS_REQUIRED,                  \
+                 "graph node of its phase (-1: none)")
+#define TASK_WORK                                                                       \
+    HS_PARAM_ENUM("op", TaskKeys, t.work.op, MdlOp, mdl_op_name, MDL_OP_COUNT,          \
+                  HS_REQUIRED, "operator"),                                            \
+    HS_PARAM_ENUM("prec", TaskKeys, t.work.prec, MdlPrecision, mdl_precision_name,      \
+                  MDL_PREC_COUNT, HS_REQUIRED, "storage precision"),                   \
+    HS_PARAM_U64("m", TaskKeys, t.work.m, 0, 1 << 30, HS_REQUIRED, "GEMM m"),            \
+    HS_PARAM_U64("k", TaskKeys, t.work.k, 0, 1 << 30, HS_REQUIRED, "GEMM k"),            \
+    HS_PARAM_U64("n", TaskKeys, t.work.n, 0, 1 << 30, HS_REQUIRED, "GEMM n"),            \
+    HS_PARAM_BOOL("weight_lhs", TaskKeys, t.work.weight_lhs, HS_REQUIRED,               \
+                  "weights on the left"),                                              \
+    HS_PARAM_U64("flops", TaskKeys, t.work.flops, 0, 1e18, HS_REQUIRED, "work"),         \
+    HS_PARAM_U64("read_bytes", TaskKeys, t.work.read_bytes, 0, 1e18, HS_REQUIRED,        \
+                 "DRAM reads"),                                                        \
+    HS_PARAM_U64("write_bytes", TaskKeys, t.work.write_bytes, 0, 1e18, HS_REQUIRED,      \
+                 "DRAM writes")
+
+static const HsParam task_kernel_params[] = {
+    TASK_HEAD,
+    HS_PARAM_U32("pad", TaskKeys, t.slice.pad_tokens, 0, 65536, HS_REQUIRED,
+                 "computed as this many tokens (0: no padding)"),
+    TASK_WORK,
+    HS_PARAM_END
+};
+static const HsParam task_sync_params[] = {
+    TASK_HEAD,
+    HS_PARAM_ENUM("sync", TaskKeys, t.sync, SimSyncMech, sim_sync_name, SIM_SYNC_COUNT,
+                  HS_REQUIRED, "mechanism"),
+    HS_PARAM_STR("from", TaskKeys, from, NULL, NULL, "producer processor"),
+    HS_PARAM_STR("to", TaskKeys, to, NULL, NULL, "consumer processor"),
+    HS_PARAM_END
+};
+static const HsParam task_work_params[] = {   /* prepare, shadow */
+    TASK_HEAD,
+    TASK_WORK,
+    HS_PARAM_END
+};
+
+static const HsParam *const task_params[] = {
+    [SIM_TASK_KERNEL] = task_kernel_params,
+    [SIM_TASK_SYNC] = task_sync_params,
+    [SIM_TASK_PREPARE] = task_work_params,
+    [SIM_TASK_SHADOW] = task_work_params,
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(task_params) == SIM_TASK_KIND_COUNT);
+
+/* the keys read here, not by the tables: pairs and a list of any length */
+static const char *const task_kernel_keys[] = { "tokens", "rows", "deps", NULL };
+static const char *const task_other_keys[] = { "deps", NULL };
 
 static gboolean
 read_task(TrcRecording *r, const cJSON *t, uint32_t id, uint32_t n_tasks,
           GPtrArray *graphs, GError **error)
 {
     g_autofree char *path = hs_json_path_index("$.tasks", (int) id);
-    if (!cJSON_IsObject(t)) {
-        return bad(error, t, path, "an object");
+    g_auto(TaskKeys) k = { 0 };
+    if (!hs_param_apply_open(t, path, task_kind_params, &k, error)) {
+        return trace_error(error);
     }
-    SimTask task = { 0 };
-    uint64_t v;
-    int e;
-    if (!get_int(t, path, "id", id, id, &v, error)) {
-        return FALSE;
+    gboolean kernel = k.t.kind == SIM_TASK_KERNEL;
+    if (!hs_param_apply(t, path, task_params[k.t.kind], &k,
+                        kernel ? task_kernel_keys : task_other_keys, NULL, error)) {
+        return trace_error(error);
     }
-    const char *name = get_str(t, path, "name", error);
-    if (name == NULL ||
-        !get_enum(t, path, "kind", sim_task_kind_name, SIM_TASK_KIND_COUNT, &e, error)) {
-        return FALSE;
+    SimTask task = k.t;
+    if (k.id != id) {
+        g_autofree char *p = hs_json_path_key(path, "id");
+        return bad(error, cJSON_GetObjectItem(t, "id"), p, "%u", id);
     }
-    task.kind = (SimTaskKind) e;
-    if (!get_enum(t, path, "phase", sim_phase_name, SIM_PHASE_COUNT, &e, error)) {
-        return FALSE;
-    }
-    task.phase = (SimPhase) e;
-    uint32_t max_step = task.phase == SIM_PHASE_PREFILL ? 0
-                        : (r->workload.decode ? r->workload.decode - 1 : 0);
     if (task.phase == SIM_PHASE_DECODE && r->workload.decode == 0) {
         return bad(error, cJSON_GetObjectItem(t, "phase"), path,
                    "a prefill task (the workload has no decode steps)");
     }
-    if (!get_int(t, path, "step", 0, max_step, &v, error)) {
-        return FALSE;
+    uint32_t max_step = task.phase == SIM_PHASE_PREFILL ? 0 : r->workload.decode - 1;
+    if (task.step > max_step) {
+        g_autofree char *p = hs_json_path_key(path, "step");
+        if (max_step == 0) {
+            return bad(error, cJSON_GetObjectItem(t, "step"), p, "0");
+        }
+        return bad(error, cJSON_GetObjectItem(t, "step"), p, "an integer in [0, %u]", max_step);
     }
-    task.step = (uint32_t) v;
-    if (!find_proc(r, t, path, "proc", &task.proc, error)) {
+    if (!find_proc(r, t, path, "proc", k.proc, &task.proc, error)) {
         return FALSE;
     }
     const MdlGraph *g = g_ptr_array_index(graphs, task.phase == SIM_PHASE_PREFILL
                                                   ? 0 : 1 + task.step);
     /* a prepare task belongs to no node (-1); others to one of the phase's */
-    const cJSON *nv = member(t, path, "node", error);
-    if (nv == NULL) {
-        return FALSE;
-    }
-    double lo = task.kind == SIM_TASK_PREPARE ? -1 : 0;
-    double hi = task.kind == SIM_TASK_PREPARE ? -1.0 : (double) g->n_nodes - 1;
-    if (!cJSON_IsNumber(nv) || nv->valuedouble != floor(nv->valuedouble) ||
-        nv->valuedouble < lo || nv->valuedouble > hi) {
+    int64_t lo = task.kind == SIM_TASK_PREPARE ? -1 : 0;
+    int64_t hi = task.kind == SIM_TASK_PREPARE ? -1 : (int64_t) g->n_nodes - 1;
+    if (task.node < lo || task.node > hi) {
         g_autofree char *p = hs_json_path_key(path, "node");
-        return bad(error, nv, p, "an integer in [%.0f, %.0f]", lo, hi);
+        return bad(error, cJSON_GetObjectItem(t, "node"), p,
+                   "an integer in [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", lo, hi);
     }
-    task.node = (int32_t) nv->valuedouble;
     if (task.kind == SIM_TASK_SYNC) {
-        if (!get_enum(t, path, "sync", sim_sync_name, SIM_SYNC_COUNT, &e, error) ||
-            !find_proc(r, t, path, "from", &task.sync_from, error) ||
-            !find_proc(r, t, path, "to", &task.sync_to, error)) {
+        if (!find_proc(r, t, path, "from", k.from, &task.sync_from, error) ||
+            !find_proc(r, t, path, "to", k.to, &task.sync_to, error)) {
             return FALSE;
         }
-        task.sync = (SimSyncMech) e;
     } else {
         const MdlNode *node = task.node >= 0 ? &g->nodes[task.node] : NULL;
-        if (task.kind == SIM_TASK_KERNEL) {
+        if (kernel) {
             if (!get_range(t, path, "tokens", node->tokens, &task.slice.tok0,
                            &task.slice.tok1, error) ||
                 !get_range(t, path, "rows", node->features, &task.slice.row0,
-                           &task.slice.row1, error) ||
-                !get_int(t, path, "pad", 0, 65536, &v, error)) {
+                           &task.slice.row1, error)) {
                 return FALSE;
             }
-            task.slice.pad_tokens = (uint32_t) v;
-            if (v && v < task.slice.tok1 - task.slice.tok0) {
+            uint32_t pad = task.slice.pad_tokens;
+            if (pad && pad < task.slice.tok1 - task.slice.tok0) {
                 g_autofree char *p = hs_json_path_key(path, "pad");
                 return bad(error, cJSON_GetObjectItem(t, "pad"), p,
                            "0 or at least the slice's %u tokens",
                            task.slice.tok1 - task.slice.tok0);
             }
         }
-        if (!get_enum(t, path, "op", mdl_op_name, MDL_OP_COUNT, &e, error)) {
-            return FALSE;
-        }
-        task.work.op = (MdlOp) e;
         if (node && node->op != task.work.op) {
             g_autofree char *p = hs_json_path_key(path, "op");
             return bad(error, cJSON_GetObjectItem(t, "op"), p, "\"%s\", the op of node %d (%s)",
                        mdl_op_name[node->op], task.node, node->name);
         }
-        if (!get_enum(t, path, "prec", mdl_precision_name, MDL_PREC_COUNT, &e, error)) {
-            return FALSE;
-        }
-        task.work.prec = (MdlPrecision) e;
-        const double big = 1e18;
-        if (!get_int(t, path, "m", 0, 1 << 30, &task.work.m, error) ||
-            !get_int(t, path, "k", 0, 1 << 30, &task.work.k, error) ||
-            !get_int(t, path, "n", 0, 1 << 30, &task.work.n, error) ||
-            !get_int(t, path, "flops", 0, big, &task.work.flops, error) ||
-            !get_int(t, path, "read_bytes", 0, big, &task.work.read_bytes, error) ||
-            !get_int(t, path, "write_bytes", 0, big, &task.work.write_bytes, error)) {
-            return FALSE;
-        }
-        const cJSON *wl = member(t, path, "weight_lhs", error);
-        if (wl == NULL) {
-            return FALSE;
-        }
-        if (!cJSON_IsBool(wl)) {
-            g_autofree char *p = hs_json_path_key(path, "weight_lhs");
-            return bad(error, wl, p, "true or false");
-        }
-        task.work.weight_lhs = cJSON_IsTrue(wl);
     }
     const cJSON *deps = member(t, path, "deps", error);
     if (deps == NULL) {
@@ -515,7 +528,7 @@ read_task(TrcRecording *r, const cJSON *t, uint32_t id, uint32_t n_tasks,
     }
     task.n_deps = (uint32_t) nd;
     task.deps = ids;
-    task.name = (char *) name;
+    task.name = k.name;
     sim_plan_add(r->plan, &task);
     return TRUE;
 }
@@ -567,6 +580,19 @@ check_coverage(const TrcRecording *r, GPtrArray *graphs, GError **error)
     }
     return TRUE;
 }
+
+/* $.processors[i], as the writer writes each: the SoC's names, in order */
+typedef struct ProcKeys {
+    char *name;
+    HwKind kind;
+} ProcKeys;
+
+static const HsParam proc_params[] = {
+    HS_PARAM_STR("name", ProcKeys, name, NULL, NULL, "the SoC's name for it"),
+    HS_PARAM_ENUM("kind", ProcKeys, kind, HwKind, hw_kind_name, HW_KIND_COUNT, HS_REQUIRED,
+                  "cpu, gpu or npu"),
+    HS_PARAM_END
+};
 
 static TrcRecording *
 record_from_json(const cJSON *root, const char *path, GError **error)
@@ -627,18 +653,11 @@ record_from_json(const cJSON *root, const char *path, GError **error)
             r->proc_kinds = g_new0(HwKind, r->n_procs);
             for (uint32_t i = 0; i < r->n_procs && ok; i++) {
                 g_autofree char *pp = hs_json_path_index("$.processors", (int) i);
-                const cJSON *p = cJSON_GetArrayItem(procs, (int) i);
-                const char *n = cJSON_IsObject(p) ? get_str(p, pp, "name", error) : NULL;
-                int kind;
-                if (!cJSON_IsObject(p)) {
-                    ok = bad(error, p, pp, "an object");
-                } else if (n == NULL ||
-                           !get_enum(p, pp, "kind", hw_kind_name, HW_KIND_COUNT, &kind, error)) {
-                    ok = FALSE;
-                } else {
-                    r->proc_names[i] = g_strdup(n);
-                    r->proc_kinds[i] = (HwKind) kind;
-                }
+                ProcKeys pk = { 0 };
+                ok = hs_param_apply(cJSON_GetArrayItem(procs, (int) i), pp, proc_params, &pk,
+                                    NULL, NULL, error) || trace_error(error);
+                r->proc_names[i] = pk.name;     /* NULL on error: the list ends there */
+                r->proc_kinds[i] = pk.kind;
             }
         }
     } else {

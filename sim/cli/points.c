@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-const char *const hs_metric_name[HS_METRIC_COUNT] = {
+const char *const hs_metric_name[] = {
     "prefill_tokens_per_s", "decode_tokens_per_s", "decode_dram_gbps", "prefill_avg_w",
     "decode_avg_w", "prefill_npu_busy_ms", "prefill_npu_over_cpu_busy",
     "decode_cpu_share", "prefill_prepare_share",

@@ -35,7 +35,7 @@ typedef enum {
     HS_METRIC_COUNT
 } HsMetric;
 
-extern const char *const hs_metric_name[HS_METRIC_COUNT];
+extern const char *const hs_metric_name[];   /* HS_METRIC_COUNT entries: checked where defined */
 
 /* Does @m compare the point's run with a baseline run? */
 gboolean hs_metric_is_ratio(HsMetric m);

@@ -3,6 +3,7 @@
  */
 #include "sim/cli/sweep.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 #include "sim/util/override.h"
 
@@ -58,9 +59,10 @@ check_name(const char *name, const char *path, GError **error)
         return TRUE;
     }
     g_autofree char *list = g_strjoinv(", ", (char **) run_options);
+    g_autofree char *got = hs_escape(name);
     g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
                 "%s: expected a run option (%s) or a config key such as npu.sram_kib "
-                "(got \"%s\")", path, list, name);
+                "(got \"%s\")", path, list, got);
     return FALSE;
 }
 
@@ -139,7 +141,7 @@ expand(HsSweepSpec *s, const cJSON *base, const cJSON *const *axes, int a, int n
 }
 
 static HsSweepSpec *
-spec_from_json(const cJSON *root, GError **error)
+spec_from_json(const cJSON *root, guint max_points, GError **error)
 {
     if (!cJSON_IsObject(root)) {
         g_autofree char *got = hs_json_describe(root);
@@ -151,9 +153,10 @@ spec_from_json(const cJSON *root, GError **error)
     static const char *const top[] = { "description", "base", "axes", "points", NULL };
     cJSON_ArrayForEach(it, root) {
         if (!g_strv_contains(top, it->string)) {
+            g_autofree char *got = hs_escape(it->string);
             g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
                         "$: unknown key \"%s\" (known keys: description, base, axes, points)",
-                        it->string);
+                        got);
             return NULL;
         }
     }
@@ -173,7 +176,7 @@ spec_from_json(const cJSON *root, GError **error)
         return NULL;
     }
     g_autoptr(GPtrArray) axis = g_ptr_array_new();
-    guint64 total = 1;
+    double total = 1;            /* a double: 30 axes of 10 values do not wrap */
     cJSON_ArrayForEach(it, axes) {
         g_autofree char *path = hs_json_path_key("$.axes", it->string);
         if (!check_name(it->string, path, error)) {
@@ -194,14 +197,12 @@ spec_from_json(const cJSON *root, GError **error)
                 return NULL;
             }
         }
-        total *= (guint64) cJSON_GetArraySize(it);
+        total *= cJSON_GetArraySize(it);
         g_ptr_array_add(axis, (gpointer) it);
     }
-    /* a million points is a week of timing-only runs: a typo, surely */
-    if (total > 1000000) {
+    if (total > max_points) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.axes: expected at most 1000000 combinations (got %" G_GUINT64_FORMAT ")",
-                    total);
+                    "$.axes: expected at most %u combinations (got %.15g)", max_points, total);
         return NULL;
     }
     if (pts && !cJSON_IsArray(pts)) {
@@ -226,15 +227,19 @@ spec_from_json(const cJSON *root, GError **error)
     cJSON_ArrayForEach(it, pts) {
         g_ptr_array_add(s->points, point_new(base, it));
     }
-    /* the same point twice would be one row: keep the first */
+    /* the same point twice would be one row: keep the first.  (Not
+     * g_hash_table_add alone: on a duplicate it stores the new key, which
+     * is freed with its point; a third copy then read freed memory, found
+     * by fuzz-sweep.) */
     g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
     g_autoptr(GHashTable) names = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint k = 0; k < s->points->len;) {
         HsSweepPoint *p = s->points->pdata[k];
-        if (!g_hash_table_add(seen, p->key)) {
+        if (g_hash_table_contains(seen, p->key)) {
             g_ptr_array_remove_index(s->points, k);
             continue;
         }
+        g_hash_table_add(seen, p->key);
         cJSON_ArrayForEach(it, p->settings) {
             g_hash_table_add(names, it->string);
         }
@@ -251,13 +256,11 @@ spec_from_json(const cJSON *root, GError **error)
     return g_steal_pointer(&s);
 }
 
-HsSweepSpec *
-hs_sweep_spec_load(const char *path, const char *const *set, GError **error)
+/* The spec in @root (read from @path) with @set over its base. */
+static HsSweepSpec *
+spec_from_root(cJSON *root, const char *path, const char *const *set, guint max_points,
+               GError **error)
 {
-    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
-    if (root == NULL) {
-        return NULL;
-    }
     /* --set on the command line: part of every point's base */
     g_autoptr(HsOverrides) ovr = hs_overrides_new(set, error);
     if (ovr == NULL) {
@@ -274,13 +277,28 @@ hs_sweep_spec_load(const char *path, const char *const *set, GError **error)
         cJSON_DeleteItemFromObjectCaseSensitive(base, name);
         cJSON_AddItemToObject(base, name, v ? v : cJSON_CreateString(eq + 1));
     }
-    HsSweepSpec *s = spec_from_json(root, error);
+    HsSweepSpec *s = spec_from_json(root, max_points, error);
     if (s == NULL) {
         g_prefix_error(error, "%s: ", path);
         return NULL;
     }
     s->path = g_strdup(path);
     return s;
+}
+
+HsSweepSpec *
+hs_sweep_spec_load(const char *path, const char *const *set, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    return root ? spec_from_root(root, path, set, HS_SWEEP_MAX_POINTS, error) : NULL;
+}
+
+HsSweepSpec *
+hs_sweep_spec_parse(const char *text, gsize len, const char *what, const char *const *set,
+                    guint max_points, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_parse(text, len, what, HS_CONFIG_ERROR, error);
+    return root ? spec_from_root(root, what, set, max_points, error) : NULL;
 }
 
 char *

@@ -42,6 +42,16 @@ typedef struct HsSweepSpec {
  * (@set, may be NULL) laid over its base.  Errors: HS_CONFIG_ERROR
  * "FILE: $.axes.x: ...", HS_USAGE_ERROR for @set. */
 HsSweepSpec *hs_sweep_spec_load(const char *path, const char *const *set, GError **error);
+/* Most points the axes of a spec may make: a million points is a week of
+ * timing-only runs, a typo surely (and expanding them takes seconds). */
+#define HS_SWEEP_MAX_POINTS 1000000u
+
+/* The same for @len bytes of JSON in memory, @what naming them, the axes
+ * making at most @max_points points (HS_SWEEP_MAX_POINTS for the CLI; the
+ * fuzz target takes fewer, as expanding half a million points under ASan
+ * passes its time limit).  */
+HsSweepSpec *hs_sweep_spec_parse(const char *text, gsize len, const char *what,
+                                 const char *const *set, guint max_points, GError **error);
 void hs_sweep_spec_free(HsSweepSpec *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsSweepSpec, hs_sweep_spec_free)
 

@@ -6,6 +6,7 @@
 #include "sim/util/escape.h"
 #include "sim/util/json.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -39,6 +40,9 @@ store_number(void *out, const HsParam *p, double v)
     switch (p->type) {
     case HS_PARAM_T_U32:
         *(uint32_t *) field(out, p) = (uint32_t) v;
+        break;
+    case HS_PARAM_T_I32:
+        *(int32_t *) field(out, p) = (int32_t) v;
         break;
     case HS_PARAM_T_U64:
         *(uint64_t *) field(out, p) = (uint64_t) v;
@@ -91,7 +95,8 @@ static char *
 format_number(double v)
 {
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    if (v == floor(v) && fabs(v) < 1e15) {
+    /* a bound is the code's, not input: integers up to 2^64 in full */
+    if (v == floor(v) && fabs(v) <= 18446744073709551616.0) {
         return g_strdup_printf("%.0f", v);
     }
     return g_strdup(g_ascii_formatd(buf, sizeof(buf), "%.6g", v));
@@ -105,10 +110,14 @@ expected_text(const HsParam *p)
 
     switch (p->type) {
     case HS_PARAM_T_U32:
+    case HS_PARAM_T_I32:
     case HS_PARAM_T_U64:
         return g_strdup_printf("an integer in [%s, %s]", lo, hi);
     case HS_PARAM_T_F64:
-        return g_strdup_printf("a number in [%s, %s]", lo, hi);
+        if (p->min_open && p->max == DBL_MAX) {
+            return g_strdup("a finite positive number");
+        }
+        return g_strdup_printf("a number in %c%s, %s]", p->min_open ? '(' : '[', lo, hi);
     case HS_PARAM_T_BOOL:
         return g_strdup("true or false");
     case HS_PARAM_T_STR:
@@ -258,6 +267,7 @@ apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
         *(char **) field(out, p) = g_strdup(item->valuestring);
         return TRUE;
     case HS_PARAM_T_U32:
+    case HS_PARAM_T_I32:
     case HS_PARAM_T_U64:
     case HS_PARAM_T_F64: {
         if (!cJSON_IsNumber(item)) {
@@ -265,7 +275,7 @@ apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
         }
         double v = item->valuedouble;
         gboolean integral = p->type != HS_PARAM_T_F64;
-        if (!isfinite(v) || v < p->min || v > p->max ||
+        if (!isfinite(v) || v < p->min || v > p->max || (p->min_open && v == p->min) ||
             (integral && v != floor(v))) {
             return bad_value(p, path, item, error);
         }
@@ -277,10 +287,30 @@ apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
     }
 }
 
+static gboolean
+apply_table(const cJSON *obj, const char *path, const HsParam *table, void *out,
+            const char *const *extra_keys, GHashTable *sources, gboolean open,
+            GError **error);
+
 gboolean
 hs_param_apply(const cJSON *obj, const char *path, const HsParam *table,
                void *out, const char *const *extra_keys, GHashTable *sources,
                GError **error)
+{
+    return apply_table(obj, path, table, out, extra_keys, sources, FALSE, error);
+}
+
+gboolean
+hs_param_apply_open(const cJSON *obj, const char *path, const HsParam *table, void *out,
+                    GError **error)
+{
+    return apply_table(obj, path, table, out, NULL, NULL, TRUE, error);
+}
+
+static gboolean
+apply_table(const cJSON *obj, const char *path, const HsParam *table, void *out,
+            const char *const *extra_keys, GHashTable *sources, gboolean open,
+            GError **error)
 {
     if (!cJSON_IsObject(obj)) {
         g_autofree char *got = hs_json_describe(obj);
@@ -295,7 +325,7 @@ hs_param_apply(const cJSON *obj, const char *path, const HsParam *table,
     /* Unknown keys first: a typo should not hide behind a missing key. */
     const cJSON *it = NULL;
     cJSON_ArrayForEach(it, obj) {
-        if (lookup(table, it->string) || in_list(extra_keys, it->string)) {
+        if (open || lookup(table, it->string) || in_list(extra_keys, it->string)) {
             continue;
         }
         g_autoptr(GString) known = g_string_new(NULL);
@@ -315,7 +345,7 @@ hs_param_apply(const cJSON *obj, const char *path, const HsParam *table,
     for (const HsParam *p = table; p->name; p++) {
         g_autofree char *kpath = hs_json_path_key(path, p->name);
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, p->name);
-        if (item == NULL) {
+        if (item == NULL || (open && cJSON_IsNull(item))) {
             if (is_required(p)) {
                 g_autofree char *want = expected_text(p);
                 g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
@@ -338,10 +368,12 @@ hs_param_apply(const cJSON *obj, const char *path, const HsParam *table,
         }
         const cJSON *value = item;
         const char *source = NULL;
-        /* only numbers and booleans may carry a source */
-        gboolean scalar = p->type == HS_PARAM_T_U32 || p->type == HS_PARAM_T_U64 ||
+        /* only numbers and booleans may carry a source, and only in
+         * hetero-sim's own formats */
+        gboolean scalar = p->type == HS_PARAM_T_U32 || p->type == HS_PARAM_T_I32 ||
+                          p->type == HS_PARAM_T_U64 ||
                           p->type == HS_PARAM_T_F64 || p->type == HS_PARAM_T_BOOL;
-        if (scalar && !unwrap(item, kpath, &value, &source, error)) {
+        if (scalar && !open && !unwrap(item, kpath, &value, &source, error)) {
             return FALSE;
         }
         if (!apply_one(p, value, kpath, out, sources, error)) {
@@ -385,6 +417,8 @@ value_text(const HsParam *p, const void *out)
     switch (p->type) {
     case HS_PARAM_T_U32:
         return g_strdup_printf("%" PRIu32, *(const uint32_t *) cfield(out, p));
+    case HS_PARAM_T_I32:
+        return g_strdup_printf("%" PRId32, *(const int32_t *) cfield(out, p));
     case HS_PARAM_T_U64:
         return g_strdup_printf("%" PRIu64, *(const uint64_t *) cfield(out, p));
     case HS_PARAM_T_F64:
@@ -419,6 +453,9 @@ hs_param_dump_json(const HsParam *table, const void *out, cJSON *json)
         switch (p->type) {
         case HS_PARAM_T_U32:
             cJSON_AddNumberToObject(json, p->name, *(const uint32_t *) cfield(out, p));
+            break;
+        case HS_PARAM_T_I32:
+            cJSON_AddNumberToObject(json, p->name, *(const int32_t *) cfield(out, p));
             break;
         case HS_PARAM_T_U64:
             cJSON_AddNumberToObject(json, p->name,

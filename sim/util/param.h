@@ -36,6 +36,7 @@
 typedef enum {
     HS_PARAM_T_END = 0,
     HS_PARAM_T_U32,
+    HS_PARAM_T_I32,      /* a signed integer: an index that may be -1 */
     HS_PARAM_T_U64,
     HS_PARAM_T_F64,
     HS_PARAM_T_BOOL,
@@ -50,6 +51,7 @@ typedef struct HsParam {
     HsParamType type;
     size_t offset;               /* offsetof(struct, field) */
     double min, max;             /* inclusive range for numbers */
+    gboolean min_open;           /* F64: min itself excluded, (min, max] */
     double def;                  /* default; HS_REQUIRED (NaN) if required */
     const char *def_str;         /* STR default; NULL if required */
     const char *const *choices;  /* STR: NULL-terminated allowed values; ENUM: the
@@ -69,12 +71,20 @@ typedef struct HsParam {
 #define HS_PARAM_U32(n, T, f, lo, hi, d, text)                                \
     { .name = (n), .type = HS_PARAM_T_U32, .offset = HS_PARAM_OFFSET(T, f, uint32_t), \
       .min = (lo), .max = (hi), .def = (d), .desc = (text) }
+#define HS_PARAM_I32(n, T, f, lo, hi, d, text)                                \
+    { .name = (n), .type = HS_PARAM_T_I32, .offset = HS_PARAM_OFFSET(T, f, int32_t), \
+      .min = (lo), .max = (hi), .def = (d), .desc = (text) }
 #define HS_PARAM_U64(n, T, f, lo, hi, d, text)                                \
     { .name = (n), .type = HS_PARAM_T_U64, .offset = HS_PARAM_OFFSET(T, f, uint64_t), \
       .min = (lo), .max = (hi), .def = (d), .desc = (text) }
 #define HS_PARAM_F64(n, T, f, lo, hi, d, text)                                \
     { .name = (n), .type = HS_PARAM_T_F64, .offset = HS_PARAM_OFFSET(T, f, double), \
       .min = (lo), .max = (hi), .def = (d), .desc = (text) }
+/* a finite number > 0 and <= @hi ("a finite positive number" when @hi is
+ * DBL_MAX): a scale, an epsilon, a base */
+#define HS_PARAM_F64_POS(n, T, f, hi, d, text)                                \
+    { .name = (n), .type = HS_PARAM_T_F64, .offset = HS_PARAM_OFFSET(T, f, double), \
+      .min = 0, .min_open = TRUE, .max = (hi), .def = (d), .desc = (text) }
 #define HS_PARAM_BOOL(n, T, f, d, text)                                       \
     { .name = (n), .type = HS_PARAM_T_BOOL, .offset = HS_PARAM_OFFSET(T, f, gboolean), \
       .min = 0, .max = 1, .def = (d), .desc = (text) }
@@ -114,6 +124,15 @@ gboolean hs_param_apply(const cJSON *obj, const char *path,
                         const HsParam *table, void *out,
                         const char *const *extra_keys, GHashTable *sources,
                         GError **error);
+
+/*
+ * The same for an object whose other keys belong to another program (a
+ * Hugging Face config.json holds dozens hetero-sim does not read): keys not
+ * in @table are skipped, and a null value counts as absent (transformers
+ * writes "sliding_window": null).  Everything in @table is checked as above.
+ */
+gboolean hs_param_apply_open(const cJSON *obj, const char *path, const HsParam *table,
+                             void *out, GError **error);
 
 /* Fill @out with the defaults of @table (required fields are zeroed). */
 void hs_param_set_defaults(const HsParam *table, void *out);
