@@ -43,7 +43,23 @@ struct HwRuntime {
     GArray *control;             /* of HwSpan: host submission work */
     SimTime host_free_ps;        /* end of the host's last submission */
     uint64_t seq;
+    GPtrArray *spare;            /* ended Job*, re-used (no malloc per task) */
 };
+
+static Job *
+job_new(HwRuntime *rt)
+{
+    Job *j = rt->spare->len ? g_ptr_array_steal_index_fast(rt->spare, rt->spare->len - 1)
+                            : g_new(Job, 1);
+    *j = (Job) { .rt = rt };
+    return j;
+}
+
+static void
+job_free(Job *j)
+{
+    g_ptr_array_add(j->rt->spare, j);
+}
 
 HwRuntime *
 hw_runtime_new(const HwSoc *soc, const HwStack *stack, SimKernel *k)
@@ -63,6 +79,7 @@ hw_runtime_new(const HwSoc *soc, const HwStack *stack, SimKernel *k)
     rt->npu_shapes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     rt->host = g_ptr_array_index(soc->devs, soc->control_cpu);
     rt->control = g_array_new(FALSE, FALSE, sizeof(HwSpan));
+    rt->spare = g_ptr_array_new_with_free_func(g_free);
     return rt;
 }
 
@@ -80,6 +97,7 @@ hw_runtime_free(HwRuntime *rt)
     hw_mem_free(rt->mem);
     g_hash_table_destroy(rt->npu_shapes);
     g_array_unref(rt->control);
+    g_ptr_array_unref(rt->spare);
     g_free(rt);
 }
 
@@ -140,7 +158,7 @@ job_finish(Job *j)
     void *opaque = j->s.opaque;
     uint32_t dev = j->s.dev;
     gboolean queued = j->s.op.kind != HW_OP_SYNC;
-    g_free(j);
+    job_free(j);
     done(opaque);
     if (queued) {
         start_next(rt, dev);
@@ -293,8 +311,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
 {
     g_assert(s->dev < rt->n);
     const HwDev *d = g_ptr_array_index(rt->soc->devs, s->dev);
-    Job *j = g_new0(Job, 1);
-    j->rt = rt;
+    Job *j = job_new(rt);
     j->s = *s;
 
     if (s->op.kind == HW_OP_SYNC) {
@@ -321,14 +338,14 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
             g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
                         "%s: no static graph prepared for a %" G_GUINT64_FORMAT
                         "-token matmul", d->name, (uint64_t) shape);
-            g_free(j);
+            job_free(j);
             return FALSE;
         }
     }
     if (s->op.kind == HW_OP_RENDER && d->cls->kind != HW_KIND_GPU) {
         g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
                     "%s: cannot run a render frame (GPU only)", d->name);
-        g_free(j);
+        job_free(j);
         return FALSE;
     }
     j->seq = rt->seq++;

@@ -177,6 +177,9 @@ read_spans(Exec *ex)
 {
     uint32_t host;
     const GArray *spans = hw_runtime_control_spans(ex->rt, &host);
+    if (spans->len == ex->spans_read) {
+        return;                  /* nothing new (most task ends) */
+    }
     for (guint i = ex->spans_read; i < spans->len; i++) {
         const HwSpan *c = &g_array_index(spans, HwSpan, i);
         sim_measure_span(ex->measure, host, c->a_ps, c->b_ps);
@@ -341,7 +344,17 @@ task_done(void *opaque)
             ex->ready[nr++] = u;
         }
     }
-    qsort(ex->ready, nr, sizeof(uint32_t), cmp_u32);
+    if (nr > 16) {
+        qsort(ex->ready, nr, sizeof(uint32_t), cmp_u32);
+    } else {
+        for (uint32_t i = 1; i < nr; i++) {      /* a few: insertion sort */
+            uint32_t v = ex->ready[i], j = i;
+            for (; j > 0 && ex->ready[j - 1] > v; j--) {
+                ex->ready[j] = ex->ready[j - 1];
+            }
+            ex->ready[j] = v;
+        }
+    }
     for (uint32_t i = 0; i < nr; i++) {
         submit(ex, ex->ready[i]);
     }

@@ -95,6 +95,11 @@ typedef struct SimPlan {
     GArray *npu_offline;      /* of uint32_t: NPU shapes prepared before the run */
     uint32_t base;            /* id of tasks[0]: a plan streamed step by step
                                * forgets its finished tasks (0 otherwise) */
+    /* storage of the tasks' names (interned: a decode step's names are
+     * the last step's) and deps (blocks, freed once their tasks are
+     * forgotten), so adding a task allocates nothing (issue #17) */
+    GStringChunk *names;
+    GPtrArray *dep_blocks;
 } SimPlan;
 
 /* Record that NPU static shape @tokens is prepared offline (idempotent). */
@@ -121,7 +126,8 @@ sim_plan_task(const SimPlan *plan, uint32_t id)
 /* Forget tasks below @id (run and no longer referred to). */
 void sim_plan_forget(SimPlan *plan, uint32_t id);
 
-/* Append a copy of @t (its deps array and name are copied); returns its id. */
+/* Append a copy of @t (its deps array and name are copied into the plan's
+ * storage: never free them); returns its id. */
 uint32_t sim_plan_add(SimPlan *plan, const SimTask *t);
 
 /* Add dependency @dep to task @id (no-op if already there). */
