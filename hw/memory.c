@@ -37,6 +37,7 @@ struct HwMem {
     double *dem, *alloc;              /* per flow of one initiator */
     HwFlow **mine;                    /* flows by initiator, in start order */
     uint32_t *init_first;             /* per initiator + 1: its part of mine */
+    uint32_t *mine_init;              /* initiators with flows */
     uint32_t *idx;                    /* waterfill's order */
     guint scratch_len;                /* flows the per-flow arrays hold */
 };
@@ -52,6 +53,7 @@ hw_mem_new(SimKernel *k, double ceiling_gbps, const double *caps_gbps, uint32_t 
     m->flows = g_ptr_array_new_with_free_func(g_free);
     m->spare = g_ptr_array_new_with_free_func(g_free);
     m->init_first = g_new0(uint32_t, n + 1);
+    m->mine_init = g_new0(uint32_t, MAX(1, n));
     m->init_rate = g_new0(double, n);
     m->init_bytes = g_new0(double, n);
     m->init_dem = g_new0(double, n);
@@ -68,6 +70,7 @@ hw_mem_free(HwMem *m)
     g_ptr_array_unref(m->flows);
     g_ptr_array_unref(m->spare);
     g_free(m->init_first);
+    g_free(m->mine_init);
     g_free(m->caps);
     g_free(m->init_rate);
     g_free(m->init_bytes);
@@ -187,7 +190,20 @@ reschedule(HwMem *m)
         init_dem[i] = MIN(init_dem[i], m->caps[i]);
         m->init_first[i + 1] += m->init_first[i];
     }
-    waterfill(init_dem, m->n_init, m->ceiling, init_alloc, m->idx);
+    /* initiators with no flow ask nothing: they would sort first and get
+     * 0 without changing the others' shares, so leave them out */
+    uint32_t n_asking = 0;
+    for (uint32_t i = 0; i < m->n_init; i++) {
+        init_alloc[i] = 0;
+        if (m->init_first[i + 1] > m->init_first[i]) {
+            m->dem[n_asking] = init_dem[i];
+            m->mine_init[n_asking++] = i;
+        }
+    }
+    waterfill(m->dem, n_asking, m->ceiling, m->alloc, m->idx);
+    for (uint32_t j = 0; j < n_asking; j++) {
+        init_alloc[m->mine_init[j]] = m->alloc[j];
+    }
     /* each initiator's flows together, in start order (a counting sort) */
     uint32_t *fill = m->idx;     /* free again until the next waterfill */
     memcpy(fill, m->init_first, sizeof(uint32_t) * m->n_init);

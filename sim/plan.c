@@ -66,7 +66,7 @@ sim_plan_free(SimPlan *plan)
 }
 
 uint32_t
-sim_plan_add(SimPlan *plan, const SimTask *t)
+sim_plan_add_named(SimPlan *plan, const SimTask *t)
 {
     uint32_t id = sim_plan_len(plan);
     SimTask copy = *t;
@@ -75,9 +75,16 @@ sim_plan_add(SimPlan *plan, const SimTask *t)
         copy.deps = deps_alloc(plan, id, t->n_deps);
         memcpy(copy.deps, t->deps, sizeof(uint32_t) * t->n_deps);
     }
-    copy.name = g_string_chunk_insert_const(plan->names, t->name ? t->name : "");
     g_array_append_val(plan->tasks, copy);
     return id;
+}
+
+uint32_t
+sim_plan_add(SimPlan *plan, const SimTask *t)
+{
+    SimTask named = *t;
+    named.name = g_string_chunk_insert_const(plan->names, t->name ? t->name : "");
+    return sim_plan_add_named(plan, &named);
 }
 
 void

@@ -130,6 +130,10 @@ void sim_plan_forget(SimPlan *plan, uint32_t id);
  * storage: never free them); returns its id. */
 uint32_t sim_plan_add(SimPlan *plan, const SimTask *t);
 
+/* sim_plan_add for a @t whose name is already in @plan's storage (the
+ * name of one of its tasks, forgotten or not): not interned again. */
+uint32_t sim_plan_add_named(SimPlan *plan, const SimTask *t);
+
 /* Add dependency @dep to task @id (no-op if already there). */
 void sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep);
 

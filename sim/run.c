@@ -450,7 +450,8 @@ keep_template(Phases *ph, const SimPlan *plan, uint32_t first, const uint32_t *e
                 return;
             }
         }
-        sim_plan_add(t, task);
+        /* its name stays the plan's own (decode_from_template) */
+        sim_plan_task(t, sim_plan_add(t, task))->name = task->name;
     }
     ph->tmpl = g_steal_pointer(&t);
     ph->tmpl_entry = g_memdup2(entry, sizeof(uint32_t) * MAX(1, n_entry));
@@ -505,7 +506,7 @@ decode_from_template(Phases *ph, SimPlan *plan, uint32_t s)
             task.work.read_bytes = mw.read_bytes;
             task.work.write_bytes = mw.write_bytes;
         }
-        sim_plan_add(plan, &task);
+        sim_plan_add_named(plan, &task);
     }
     for (uint32_t i = 0; i < ph->n_tmpl_exit; i++) {
         ph->entry[i] = ph->tmpl_exit[i] - t->base + first;
