@@ -322,7 +322,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
              * hand-offs and submissions wait for it (fast sync polls from
              * a thread of its own) */
             SimTime now = sim_kernel_now(rt->k);
-            HwSpan span = { MAX(now, rt->host_free_ps), 0 };
+            HwSpan span = { MAX(now, rt->host_free_ps), 0, s->opaque };
             span.b_ps = span.a_ps + j->cost.compute_ps;
             g_array_append_val(rt->control, span);
             rt->host_free_ps = span.b_ps;
@@ -357,7 +357,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
          * a hand-off is submitted now, or when the host gets free. */
         SimTime now = sim_kernel_now(rt->k);
         SimTime a = s->presubmitted ? rt->host_free_ps : MAX(now, rt->host_free_ps);
-        HwSpan span = { a, a + hw_dev_submit_ps(rt->host, rt->stack) };
+        HwSpan span = { a, a + hw_dev_submit_ps(rt->host, rt->stack), s->opaque };
         if (span.b_ps > span.a_ps) {
             g_array_append_val(rt->control, span);
         }
