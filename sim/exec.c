@@ -588,10 +588,7 @@ static gboolean
 add_phase(Exec *ex, uint32_t from, GError **error)
 {
     uint32_t to = sim_plan_len(ex->plan);
-    if (!sim_plan_check_from(ex->plan, from, ex->n_procs, error)) {
-        return FALSE;
-    }
-    g_autofree uint32_t *order = sim_plan_topo_order_from(ex->plan, from, error);
+    g_autofree uint32_t *order = sim_plan_checked_order_from(ex->plan, from, ex->n_procs, error);
     if (order == NULL) {
         return FALSE;
     }

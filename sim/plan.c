@@ -252,6 +252,14 @@ sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error)
 gboolean
 sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs, GError **error)
 {
+    g_autofree uint32_t *order = sim_plan_checked_order_from(plan, from, n_procs, error);
+    return order != NULL;
+}
+
+uint32_t *
+sim_plan_checked_order_from(const SimPlan *plan, uint32_t from, uint32_t n_procs,
+                            GError **error)
+{
     uint32_t n = sim_plan_len(plan);
 
     for (uint32_t i = from; i < n; i++) {
@@ -260,13 +268,13 @@ sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs, GError
             g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
                         "task %u (%s): proc: expected a processor index below %u (got %u)",
                         i, t->name, n_procs, t->proc);
-            return FALSE;
+            return NULL;
         }
         if (t->kind == SIM_TASK_SYNC &&
             (t->sync_from >= n_procs || t->sync_to >= n_procs)) {
             g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
                         "task %u (%s): sync: processor index out of range", i, t->name);
-            return FALSE;
+            return NULL;
         }
         if (t->kind == SIM_TASK_KERNEL &&
             (t->slice.tok0 >= t->slice.tok1 || t->slice.row0 >= t->slice.row1 ||
@@ -276,17 +284,16 @@ sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs, GError
                         "pad_tokens 0 or >= tok1 - tok0 (got tokens [%u, %u), rows "
                         "[%u, %u), pad %u)", i, t->name, t->slice.tok0, t->slice.tok1,
                         t->slice.row0, t->slice.row1, t->slice.pad_tokens);
-            return FALSE;
+            return NULL;
         }
         for (uint32_t d = 0; d < t->n_deps; d++) {
             if (t->deps[d] >= n || t->deps[d] == i) {
                 g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
                             "task %u (%s): deps[%u]: expected a task id below %u other "
                             "than the task itself (got %u)", i, t->name, d, n, t->deps[d]);
-                return FALSE;
+                return NULL;
             }
         }
     }
-    g_autofree uint32_t *order = sim_plan_topo_order_from(plan, from, error);
-    return order != NULL;
+    return sim_plan_topo_order_from(plan, from, error);
 }

@@ -151,6 +151,11 @@ gboolean sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error);
 gboolean sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs,
                              GError **error);
 
+/* sim_plan_check_from, then the tasks' sim_plan_topo_order_from (which it
+ * computes anyway); NULL with the error. */
+uint32_t *sim_plan_checked_order_from(const SimPlan *plan, uint32_t from, uint32_t n_procs,
+                                      GError **error);
+
 /*
  * Topological order of the tasks, the smallest ready id first (so the id
  * order when every dep points to a lower id), or NULL with an error naming

@@ -82,19 +82,11 @@ run(int argc, char **argv, GError **error)
      * neither values check nor times to give back is streamed (memory flat
      * in decode steps: sim_run) */
     if (ok && o.trace) {
-        ok = (tr = trc_trace_open(o.trace, error)) != NULL;
+        ok = (tr = hs_run_trace_open(o.trace, error)) != NULL;
     }
     if (ok && tr) {
-        g_autofree const char **names = g_new0(const char *, soc->devs->len + 1);
-        for (guint i = 0; i < soc->devs->len; i++) {
-            names[i] = ((HwDev *) g_ptr_array_index(soc->devs, i))->name;
-        }
-        const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
         trc_trace_set_steps(tr, step_a, step_b, !no_prefill);
-        trc_trace_begin_run(tr, NULL, names, soc->devs->len, soc->control_cpu,
-                            gpu ? gpu->index : UINT32_MAX);
-        w.observer = &trc_trace_observer;
-        w.observer_opaque = tr;
+        hs_run_trace_begin(tr, NULL, soc, &w);
     }
     if (ok && record) {
         ok = (rec = trc_record_open(record, soc, spec, policy->name, &w, error)) != NULL;
@@ -103,9 +95,9 @@ run(int argc, char **argv, GError **error)
     }
     ok = ok && sim_run(soc, spec, policy, &w, NULL, &r, NULL, NULL, error);
     if (ok && tr) {
-        const char *keys[] = { "soc", "model", "policy", "sync", NULL };
-        const char *vals[] = { soc->name, spec->name, policy->name, sim_sync_name[w.sync] };
-        ok = trc_trace_close(g_steal_pointer(&tr), keys, vals, error);
+        hs_run_trace_end(tr, &w);
+        ok = hs_run_trace_close(g_steal_pointer(&tr), soc, spec->name, policy->name, w.sync,
+                                error);
     }
     if (ok && rec) {
         ok = trc_record_close(g_steal_pointer(&rec), error);
