@@ -36,8 +36,8 @@ struct HwMem {
     double *init_dem, *init_alloc;    /* per initiator */
     double *dem, *alloc;              /* per flow of one initiator */
     HwFlow **mine;                    /* flows by initiator, in start order */
-    uint32_t *init_first;             /* per initiator + 1: its part of mine */
-    uint32_t *mine_init;              /* initiators with flows */
+    gboolean *asking;                 /* per initiator: has flows (scratch) */
+    uint32_t *mine_init;              /* initiators with flows, by index */
     uint32_t *idx;                    /* waterfill's order */
     guint scratch_len;                /* flows the per-flow arrays hold */
 };
@@ -52,7 +52,7 @@ hw_mem_new(SimKernel *k, double ceiling_gbps, const double *caps_gbps, uint32_t 
     m->n_init = n;
     m->flows = g_ptr_array_new_with_free_func(g_free);
     m->spare = g_ptr_array_new_with_free_func(g_free);
-    m->init_first = g_new0(uint32_t, n + 1);
+    m->asking = g_new0(gboolean, MAX(1, n));
     m->mine_init = g_new0(uint32_t, MAX(1, n));
     m->init_rate = g_new0(double, n);
     m->init_bytes = g_new0(double, n);
@@ -69,7 +69,7 @@ hw_mem_free(HwMem *m)
     }
     g_ptr_array_unref(m->flows);
     g_ptr_array_unref(m->spare);
-    g_free(m->init_first);
+    g_free(m->asking);
     g_free(m->mine_init);
     g_free(m->caps);
     g_free(m->init_rate);
@@ -178,52 +178,54 @@ reschedule(HwMem *m)
         m->mine = g_renew(HwFlow *, m->mine, m->scratch_len);
         m->idx = g_renew(uint32_t, m->idx, m->scratch_len);
     }
-    memset(init_dem, 0, sizeof(double) * m->n_init);
-    memset(m->init_first, 0, sizeof(uint32_t) * (m->n_init + 1));
-
+    /* the initiators that have flows (a few of the SoC's), by index, and
+     * what each asks: the sum of its flows' demands (in start order) up
+     * to its cap.  Those with none ask nothing: they would sort first and
+     * get 0 without changing the others' shares, so they are left out. */
     HwFlow **flows = (HwFlow **) m->flows->pdata;
+    uint32_t k = 0;
     for (uint32_t i = 0; i < nf; i++) {
-        init_dem[flows[i]->initiator] += flows[i]->demand;
-        m->init_first[flows[i]->initiator + 1]++;
-    }
-    for (uint32_t i = 0; i < m->n_init; i++) {
-        init_dem[i] = MIN(init_dem[i], m->caps[i]);
-        m->init_first[i + 1] += m->init_first[i];
-    }
-    /* initiators with no flow ask nothing: they would sort first and get
-     * 0 without changing the others' shares, so leave them out */
-    uint32_t n_asking = 0;
-    for (uint32_t i = 0; i < m->n_init; i++) {
-        init_alloc[i] = 0;
-        if (m->init_first[i + 1] > m->init_first[i]) {
-            m->dem[n_asking] = init_dem[i];
-            m->mine_init[n_asking++] = i;
+        uint32_t ini = flows[i]->initiator;
+        if (!m->asking[ini]) {
+            m->asking[ini] = TRUE;
+            init_dem[ini] = 0;
+            uint32_t j = k++;
+            for (; j > 0 && m->mine_init[j - 1] > ini; j--) {
+                m->mine_init[j] = m->mine_init[j - 1];
+            }
+            m->mine_init[j] = ini;
         }
+        init_dem[ini] += flows[i]->demand;
     }
-    waterfill(m->dem, n_asking, m->ceiling, m->alloc, m->idx);
-    for (uint32_t j = 0; j < n_asking; j++) {
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t ini = m->mine_init[j];
+        m->dem[j] = MIN(init_dem[ini], m->caps[ini]);
+    }
+    waterfill(m->dem, k, m->ceiling, m->alloc, m->idx);
+    for (uint32_t j = 0; j < k; j++) {
         init_alloc[m->mine_init[j]] = m->alloc[j];
     }
-    /* each initiator's flows together, in start order (a counting sort) */
-    uint32_t *fill = m->idx;     /* free again until the next waterfill */
-    memcpy(fill, m->init_first, sizeof(uint32_t) * m->n_init);
-    for (uint32_t i = 0; i < nf; i++) {
-        m->mine[fill[flows[i]->initiator]++] = flows[i];
-    }
-    for (uint32_t i = 0; i < nf; i++) {
-        m->dem[i] = m->mine[i]->demand;
-    }
-
-    for (uint32_t ini = 0; ini < m->n_init; ini++) {
-        uint32_t a = m->init_first[ini], n_mine = m->init_first[ini + 1] - a;
-        waterfill(m->dem + a, n_mine, init_alloc[ini], m->alloc, m->idx);
-        for (uint32_t j = 0; j < n_mine; j++) {
-            m->mine[a + j]->rate = m->alloc[j];
+    /* then each one's share among its flows, in start order */
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t ini = m->mine_init[j], n_mine = 0;
+        for (uint32_t i = 0; i < nf; i++) {
+            if (flows[i]->initiator == ini) {
+                m->mine[n_mine] = flows[i];
+                m->dem[n_mine++] = flows[i]->demand;
+            }
         }
-        if (init_alloc[ini] != m->init_rate[ini]) {
-            m->init_rate[ini] = init_alloc[ini];
+        waterfill(m->dem, n_mine, init_alloc[ini], m->alloc, m->idx);
+        for (uint32_t i = 0; i < n_mine; i++) {
+            m->mine[i]->rate = m->alloc[i];
+        }
+    }
+    for (uint32_t ini = 0; ini < m->n_init; ini++) {
+        double rate = m->asking[ini] ? init_alloc[ini] : 0;
+        m->asking[ini] = FALSE;
+        if (rate != m->init_rate[ini]) {
+            m->init_rate[ini] = rate;
             if (m->observer) {
-                m->observer(m->observer_opaque, sim_kernel_now(m->k), ini, init_alloc[ini]);
+                m->observer(m->observer_opaque, sim_kernel_now(m->k), ini, rate);
             }
         }
     }
