@@ -20,10 +20,59 @@ typedef struct Job {
     SimEventId start_ev, compute_ev;
     SimTime compute_end_ps;
     HwFlow *flow;                /* its DRAM traffic while it moves */
+    struct Job *prev, *next;     /* its queue's waiting list */
 } Job;
 
+/* Jobs waiting in submission order: a list through the jobs themselves
+ * (a GQueue allocated a link per task). */
+typedef struct JobList {
+    Job *head, *tail;
+} JobList;
+
+static void
+list_push_tail(JobList *l, Job *j)
+{
+    j->next = NULL;
+    j->prev = l->tail;
+    if (l->tail) {
+        l->tail->next = j;
+    } else {
+        l->head = j;
+    }
+    l->tail = j;
+}
+
+static void
+list_push_head(JobList *l, Job *j)
+{
+    j->prev = NULL;
+    j->next = l->head;
+    if (l->head) {
+        l->head->prev = j;
+    } else {
+        l->tail = j;
+    }
+    l->head = j;
+}
+
+static void
+list_remove(JobList *l, Job *j)
+{
+    if (j->prev) {
+        j->prev->next = j->next;
+    } else {
+        l->head = j->next;
+    }
+    if (j->next) {
+        j->next->prev = j->prev;
+    } else {
+        l->tail = j->prev;
+    }
+    j->prev = j->next = NULL;
+}
+
 typedef struct Queue {
-    GQueue waiting;              /* of Job*, in submission order */
+    JobList waiting;             /* in submission order */
     Job *running;
     SimTime busy_ps;
     SimTime started_ps;
@@ -72,7 +121,6 @@ hw_runtime_new(const HwSoc *soc, const HwStack *stack, SimKernel *k)
     rt->queues = g_new0(Queue, rt->n);
     g_autofree double *caps = g_new(double, rt->n);
     for (uint32_t i = 0; i < rt->n; i++) {
-        g_queue_init(&rt->queues[i].waiting);
         caps[i] = hw_dev_dram_cap_gbps(g_ptr_array_index(soc->devs, i), stack);
     }
     rt->mem = hw_mem_new(k, soc->mem.ceiling_gbps, caps, rt->n);
@@ -90,7 +138,10 @@ hw_runtime_free(HwRuntime *rt)
         return;
     }
     for (uint32_t i = 0; i < rt->n; i++) {
-        g_queue_clear_full(&rt->queues[i].waiting, g_free);
+        for (Job *j = rt->queues[i].waiting.head, *next; j; j = next) {
+            next = j->next;
+            g_free(j);
+        }
         g_free(rt->queues[i].running);
     }
     g_free(rt->queues);
@@ -229,21 +280,19 @@ static void
 start_next(HwRuntime *rt, uint32_t dev)
 {
     Queue *q = &rt->queues[dev];
-    if (q->running || g_queue_is_empty(&q->waiting)) {
+    if (q->running || q->waiting.head == NULL) {
         return;
     }
     /* highest priority, then earliest enqueued, then first submitted */
-    GList *best = q->waiting.head;
-    for (GList *l = best->next; l; l = l->next) {
-        const Job *a = l->data, *b = best->data;
-        if (a->s.priority != b->s.priority ? a->s.priority > b->s.priority
-            : a->enqueued_ps != b->enqueued_ps ? a->enqueued_ps < b->enqueued_ps
-            : a->seq < b->seq) {
-            best = l;
+    Job *j = q->waiting.head;
+    for (Job *a = j->next; a; a = a->next) {
+        if (a->s.priority != j->s.priority ? a->s.priority > j->s.priority
+            : a->enqueued_ps != j->enqueued_ps ? a->enqueued_ps < j->enqueued_ps
+            : a->seq < j->seq) {
+            j = a;
         }
     }
-    Job *j = best->data;
-    g_queue_delete_link(&q->waiting, best);
+    list_remove(&q->waiting, j);
     q->running = j;
     SimTime overhead = j->s.presubmitted ? 0 : j->cost.overhead_ps;
     const HwDev *d = g_ptr_array_index(rt->soc->devs, dev);
@@ -302,7 +351,7 @@ maybe_preempt(HwRuntime *rt, uint32_t dev, const Job *arrived)
     }
     r->s.presubmitted = TRUE;          /* no new submission to resume */
     r->s.after_drain = FALSE;
-    g_queue_push_head(&q->waiting, r);
+    list_push_head(&q->waiting, r);
     q->running = NULL;
 }
 
@@ -367,7 +416,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
     }
     hw_dev_estimate(d, rt->stack, &s->op, &j->cost);
     rt->in_flight++;
-    g_queue_push_tail(&rt->queues[s->dev].waiting, j);
+    list_push_tail(&rt->queues[s->dev].waiting, j);
     maybe_preempt(rt, s->dev, j);
     start_next(rt, s->dev);
     return TRUE;
