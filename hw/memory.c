@@ -13,7 +13,7 @@ struct HwFlow {
     double remaining;            /* bytes */
     double demand;               /* GB/s; INFINITY if unbounded */
     double rate;                 /* GB/s now */
-    SimEventId done_ev;
+    SimTime when_ps;             /* its last byte moves then, at this rate */
     HwFlowDoneFn done;
     void *opaque;
 };
@@ -24,6 +24,8 @@ struct HwMem {
     double *caps;
     uint32_t n_init;
     GPtrArray *flows;            /* active HwFlow*, in start order */
+    GPtrArray *spare;            /* ended HwFlow*, re-used */
+    SimEventId next_ev;          /* the earliest completion (0: none) */
     SimTime last_ps;             /* progress brought up to date at */
     double *init_rate;           /* GB/s per initiator */
     double *init_bytes;          /* bytes moved per initiator */
@@ -33,7 +35,9 @@ struct HwMem {
      * and end, so it allocates nothing */
     double *init_dem, *init_alloc;    /* per initiator */
     double *dem, *alloc;              /* per flow of one initiator */
-    HwFlow **mine;
+    HwFlow **mine;                    /* flows by initiator, in start order */
+    gboolean *asking;                 /* per initiator: has flows (scratch) */
+    uint32_t *mine_init;              /* initiators with flows, by index */
     uint32_t *idx;                    /* waterfill's order */
     guint scratch_len;                /* flows the per-flow arrays hold */
 };
@@ -46,7 +50,10 @@ hw_mem_new(SimKernel *k, double ceiling_gbps, const double *caps_gbps, uint32_t 
     m->ceiling = ceiling_gbps;
     m->caps = g_memdup2(caps_gbps, sizeof(double) * n);
     m->n_init = n;
-    m->flows = g_ptr_array_new();
+    m->flows = g_ptr_array_new_with_free_func(g_free);
+    m->spare = g_ptr_array_new_with_free_func(g_free);
+    m->asking = g_new0(gboolean, MAX(1, n));
+    m->mine_init = g_new0(uint32_t, MAX(1, n));
     m->init_rate = g_new0(double, n);
     m->init_bytes = g_new0(double, n);
     m->init_dem = g_new0(double, n);
@@ -60,10 +67,10 @@ hw_mem_free(HwMem *m)
     if (m == NULL) {
         return;
     }
-    for (guint i = 0; i < m->flows->len; i++) {
-        g_free(g_ptr_array_index(m->flows, i));
-    }
     g_ptr_array_unref(m->flows);
+    g_ptr_array_unref(m->spare);
+    g_free(m->asking);
+    g_free(m->mine_init);
     g_free(m->caps);
     g_free(m->init_rate);
     g_free(m->init_bytes);
@@ -149,8 +156,16 @@ advance(HwMem *m)
     m->last_ps = now;
 }
 
-static void flow_done(SimKernel *k, void *opaque);
+static void flows_done(SimKernel *k, void *opaque);
 
+/*
+ * Rates after a flow started or ended, and when each flow will end at
+ * them.  One kernel event stands for every flow's completion: the
+ * earliest (ties: the first started), re-armed with a fresh sequence at
+ * each recomputation — the order one event per flow, all moved here in
+ * start order, would run in, at the cost of one heap push instead of one
+ * per flow (issue #17).
+ */
 static void
 reschedule(HwMem *m)
 {
@@ -163,60 +178,97 @@ reschedule(HwMem *m)
         m->mine = g_renew(HwFlow *, m->mine, m->scratch_len);
         m->idx = g_renew(uint32_t, m->idx, m->scratch_len);
     }
-    memset(init_dem, 0, sizeof(double) * m->n_init);
-
+    /* the initiators that have flows (a few of the SoC's), by index, and
+     * what each asks: the sum of its flows' demands (in start order) up
+     * to its cap.  Those with none ask nothing: they would sort first and
+     * get 0 without changing the others' shares, so they are left out. */
+    HwFlow **flows = (HwFlow **) m->flows->pdata;
+    uint32_t k = 0;
     for (uint32_t i = 0; i < nf; i++) {
-        HwFlow *f = g_ptr_array_index(m->flows, i);
-        init_dem[f->initiator] += f->demand;
+        uint32_t ini = flows[i]->initiator;
+        if (!m->asking[ini]) {
+            m->asking[ini] = TRUE;
+            init_dem[ini] = 0;
+            uint32_t j = k++;
+            for (; j > 0 && m->mine_init[j - 1] > ini; j--) {
+                m->mine_init[j] = m->mine_init[j - 1];
+            }
+            m->mine_init[j] = ini;
+        }
+        init_dem[ini] += flows[i]->demand;
     }
-    for (uint32_t i = 0; i < m->n_init; i++) {
-        init_dem[i] = MIN(init_dem[i], m->caps[i]);
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t ini = m->mine_init[j];
+        m->dem[j] = MIN(init_dem[ini], m->caps[ini]);
     }
-    waterfill(init_dem, m->n_init, m->ceiling, init_alloc, m->idx);
-
-    for (uint32_t ini = 0; ini < m->n_init; ini++) {
-        uint32_t n_mine = 0;
+    waterfill(m->dem, k, m->ceiling, m->alloc, m->idx);
+    for (uint32_t j = 0; j < k; j++) {
+        init_alloc[m->mine_init[j]] = m->alloc[j];
+    }
+    /* then each one's share among its flows, in start order */
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t ini = m->mine_init[j], n_mine = 0;
         for (uint32_t i = 0; i < nf; i++) {
-            HwFlow *f = g_ptr_array_index(m->flows, i);
-            if (f->initiator == ini) {
-                m->mine[n_mine] = f;
-                m->dem[n_mine++] = f->demand;
+            if (flows[i]->initiator == ini) {
+                m->mine[n_mine] = flows[i];
+                m->dem[n_mine++] = flows[i]->demand;
             }
         }
         waterfill(m->dem, n_mine, init_alloc[ini], m->alloc, m->idx);
-        for (uint32_t j = 0; j < n_mine; j++) {
-            m->mine[j]->rate = m->alloc[j];
+        for (uint32_t i = 0; i < n_mine; i++) {
+            m->mine[i]->rate = m->alloc[i];
         }
-        if (init_alloc[ini] != m->init_rate[ini]) {
-            m->init_rate[ini] = init_alloc[ini];
+    }
+    for (uint32_t ini = 0; ini < m->n_init; ini++) {
+        double rate = m->asking[ini] ? init_alloc[ini] : 0;
+        m->asking[ini] = FALSE;
+        if (rate != m->init_rate[ini]) {
+            m->init_rate[ini] = rate;
             if (m->observer) {
-                m->observer(m->observer_opaque, sim_kernel_now(m->k), ini, init_alloc[ini]);
+                m->observer(m->observer_opaque, sim_kernel_now(m->k), ini, rate);
             }
         }
     }
 
-    SimTime now = sim_kernel_now(m->k);
+    SimTime now = sim_kernel_now(m->k), first = SIM_TIME_MAX;
     for (uint32_t i = 0; i < nf; i++) {
-        HwFlow *f = g_ptr_array_index(m->flows, i);
+        HwFlow *f = flows[i];
         g_assert(f->rate > 0);                 /* every flow gets a share */
-        SimTime when = now + (SimTime) ceil(f->remaining / f->rate * 1000.0);
-        if (f->done_ev == 0 || !sim_kernel_move(m->k, f->done_ev, when)) {
-            f->done_ev = sim_kernel_schedule_at(m->k, when, SIM_PRIO_DONE, flow_done, f);
+        f->when_ps = now + (SimTime) ceil(f->remaining / f->rate * 1000.0);
+        first = MIN(first, f->when_ps);
+    }
+    if (nf == 0) {
+        if (m->next_ev) {
+            sim_kernel_cancel(m->k, m->next_ev);
+            m->next_ev = 0;
         }
+    } else if (m->next_ev == 0 || !sim_kernel_move(m->k, m->next_ev, first)) {
+        m->next_ev = sim_kernel_schedule_at(m->k, first, SIM_PRIO_DONE, flows_done, m);
     }
 }
 
+/* The earliest flow (the first started among equals) has moved its last
+ * byte. */
 static void
-flow_done(SimKernel *k, void *opaque)
+flows_done(SimKernel *k, void *opaque)
 {
-    HwFlow *f = opaque;
-    HwMem *m = f->mem;
+    HwMem *m = opaque;
+    SimTime now = sim_kernel_now(k);
+    HwFlow *f = NULL;
+    guint i;
+    for (i = 0; i < m->flows->len; i++) {
+        f = g_ptr_array_index(m->flows, i);
+        if (f->when_ps == now) {
+            break;
+        }
+    }
+    g_assert(i < m->flows->len);
+    m->next_ev = 0;
     advance(m);
     m->init_bytes[f->initiator] += f->remaining;   /* rounding crumbs */
-    g_ptr_array_remove(m->flows, f);
+    g_ptr_array_add(m->spare, g_ptr_array_steal_index(m->flows, i));
     HwFlowDoneFn done = f->done;
     void *done_opaque = f->opaque;
-    g_free(f);
     reschedule(m);
     done(done_opaque);
 }
@@ -228,7 +280,9 @@ hw_mem_start(HwMem *m, uint32_t initiator, uint64_t bytes, double demand_gbps,
     g_assert(initiator < m->n_init);
     g_assert(bytes > 0);
     advance(m);
-    HwFlow *f = g_new0(HwFlow, 1);
+    HwFlow *f = m->spare->len ? g_ptr_array_steal_index_fast(m->spare, m->spare->len - 1)
+                              : g_new0(HwFlow, 1);
+    *f = (HwFlow) { 0 };
     f->mem = m;
     f->initiator = initiator;
     f->remaining = (double) bytes;
@@ -245,9 +299,10 @@ hw_mem_stop(HwMem *m, HwFlow *f)
 {
     advance(m);
     uint64_t left = (uint64_t) ceil(f->remaining);
-    sim_kernel_cancel(m->k, f->done_ev);
-    g_ptr_array_remove(m->flows, f);
-    g_free(f);
+    guint i;
+    gboolean found = g_ptr_array_find(m->flows, f, &i);
+    g_assert(found);
+    g_ptr_array_add(m->spare, g_ptr_array_steal_index(m->flows, i));
     reschedule(m);
     return left;
 }

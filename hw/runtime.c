@@ -20,10 +20,59 @@ typedef struct Job {
     SimEventId start_ev, compute_ev;
     SimTime compute_end_ps;
     HwFlow *flow;                /* its DRAM traffic while it moves */
+    struct Job *prev, *next;     /* its queue's waiting list */
 } Job;
 
+/* Jobs waiting in submission order: a list through the jobs themselves
+ * (a GQueue allocated a link per task). */
+typedef struct JobList {
+    Job *head, *tail;
+} JobList;
+
+static void
+list_push_tail(JobList *l, Job *j)
+{
+    j->next = NULL;
+    j->prev = l->tail;
+    if (l->tail) {
+        l->tail->next = j;
+    } else {
+        l->head = j;
+    }
+    l->tail = j;
+}
+
+static void
+list_push_head(JobList *l, Job *j)
+{
+    j->prev = NULL;
+    j->next = l->head;
+    if (l->head) {
+        l->head->prev = j;
+    } else {
+        l->tail = j;
+    }
+    l->head = j;
+}
+
+static void
+list_remove(JobList *l, Job *j)
+{
+    if (j->prev) {
+        j->prev->next = j->next;
+    } else {
+        l->head = j->next;
+    }
+    if (j->next) {
+        j->next->prev = j->prev;
+    } else {
+        l->tail = j->prev;
+    }
+    j->prev = j->next = NULL;
+}
+
 typedef struct Queue {
-    GQueue waiting;              /* of Job*, in submission order */
+    JobList waiting;             /* in submission order */
     Job *running;
     SimTime busy_ps;
     SimTime started_ps;
@@ -43,7 +92,23 @@ struct HwRuntime {
     GArray *control;             /* of HwSpan: host submission work */
     SimTime host_free_ps;        /* end of the host's last submission */
     uint64_t seq;
+    GPtrArray *spare;            /* ended Job*, re-used (no malloc per task) */
 };
+
+static Job *
+job_new(HwRuntime *rt)
+{
+    Job *j = rt->spare->len ? g_ptr_array_steal_index_fast(rt->spare, rt->spare->len - 1)
+                            : g_new(Job, 1);
+    *j = (Job) { .rt = rt };
+    return j;
+}
+
+static void
+job_free(Job *j)
+{
+    g_ptr_array_add(j->rt->spare, j);
+}
 
 HwRuntime *
 hw_runtime_new(const HwSoc *soc, const HwStack *stack, SimKernel *k)
@@ -56,13 +121,13 @@ hw_runtime_new(const HwSoc *soc, const HwStack *stack, SimKernel *k)
     rt->queues = g_new0(Queue, rt->n);
     g_autofree double *caps = g_new(double, rt->n);
     for (uint32_t i = 0; i < rt->n; i++) {
-        g_queue_init(&rt->queues[i].waiting);
         caps[i] = hw_dev_dram_cap_gbps(g_ptr_array_index(soc->devs, i), stack);
     }
     rt->mem = hw_mem_new(k, soc->mem.ceiling_gbps, caps, rt->n);
     rt->npu_shapes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     rt->host = g_ptr_array_index(soc->devs, soc->control_cpu);
     rt->control = g_array_new(FALSE, FALSE, sizeof(HwSpan));
+    rt->spare = g_ptr_array_new_with_free_func(g_free);
     return rt;
 }
 
@@ -73,13 +138,17 @@ hw_runtime_free(HwRuntime *rt)
         return;
     }
     for (uint32_t i = 0; i < rt->n; i++) {
-        g_queue_clear_full(&rt->queues[i].waiting, g_free);
+        for (Job *j = rt->queues[i].waiting.head, *next; j; j = next) {
+            next = j->next;
+            g_free(j);
+        }
         g_free(rt->queues[i].running);
     }
     g_free(rt->queues);
     hw_mem_free(rt->mem);
     g_hash_table_destroy(rt->npu_shapes);
     g_array_unref(rt->control);
+    g_ptr_array_unref(rt->spare);
     g_free(rt);
 }
 
@@ -140,7 +209,7 @@ job_finish(Job *j)
     void *opaque = j->s.opaque;
     uint32_t dev = j->s.dev;
     gboolean queued = j->s.op.kind != HW_OP_SYNC;
-    g_free(j);
+    job_free(j);
     done(opaque);
     if (queued) {
         start_next(rt, dev);
@@ -211,21 +280,19 @@ static void
 start_next(HwRuntime *rt, uint32_t dev)
 {
     Queue *q = &rt->queues[dev];
-    if (q->running || g_queue_is_empty(&q->waiting)) {
+    if (q->running || q->waiting.head == NULL) {
         return;
     }
     /* highest priority, then earliest enqueued, then first submitted */
-    GList *best = q->waiting.head;
-    for (GList *l = best->next; l; l = l->next) {
-        const Job *a = l->data, *b = best->data;
-        if (a->s.priority != b->s.priority ? a->s.priority > b->s.priority
-            : a->enqueued_ps != b->enqueued_ps ? a->enqueued_ps < b->enqueued_ps
-            : a->seq < b->seq) {
-            best = l;
+    Job *j = q->waiting.head;
+    for (Job *a = j->next; a; a = a->next) {
+        if (a->s.priority != j->s.priority ? a->s.priority > j->s.priority
+            : a->enqueued_ps != j->enqueued_ps ? a->enqueued_ps < j->enqueued_ps
+            : a->seq < j->seq) {
+            j = a;
         }
     }
-    Job *j = best->data;
-    g_queue_delete_link(&q->waiting, best);
+    list_remove(&q->waiting, j);
     q->running = j;
     SimTime overhead = j->s.presubmitted ? 0 : j->cost.overhead_ps;
     const HwDev *d = g_ptr_array_index(rt->soc->devs, dev);
@@ -284,7 +351,7 @@ maybe_preempt(HwRuntime *rt, uint32_t dev, const Job *arrived)
     }
     r->s.presubmitted = TRUE;          /* no new submission to resume */
     r->s.after_drain = FALSE;
-    g_queue_push_head(&q->waiting, r);
+    list_push_head(&q->waiting, r);
     q->running = NULL;
 }
 
@@ -293,8 +360,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
 {
     g_assert(s->dev < rt->n);
     const HwDev *d = g_ptr_array_index(rt->soc->devs, s->dev);
-    Job *j = g_new0(Job, 1);
-    j->rt = rt;
+    Job *j = job_new(rt);
     j->s = *s;
 
     if (s->op.kind == HW_OP_SYNC) {
@@ -305,7 +371,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
              * hand-offs and submissions wait for it (fast sync polls from
              * a thread of its own) */
             SimTime now = sim_kernel_now(rt->k);
-            HwSpan span = { MAX(now, rt->host_free_ps), 0 };
+            HwSpan span = { MAX(now, rt->host_free_ps), 0, s->opaque };
             span.b_ps = span.a_ps + j->cost.compute_ps;
             g_array_append_val(rt->control, span);
             rt->host_free_ps = span.b_ps;
@@ -321,14 +387,14 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
             g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
                         "%s: no static graph prepared for a %" G_GUINT64_FORMAT
                         "-token matmul", d->name, (uint64_t) shape);
-            g_free(j);
+            job_free(j);
             return FALSE;
         }
     }
     if (s->op.kind == HW_OP_RENDER && d->cls->kind != HW_KIND_GPU) {
         g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_UNSUPPORTED,
                     "%s: cannot run a render frame (GPU only)", d->name);
-        g_free(j);
+        job_free(j);
         return FALSE;
     }
     j->seq = rt->seq++;
@@ -340,7 +406,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
          * a hand-off is submitted now, or when the host gets free. */
         SimTime now = sim_kernel_now(rt->k);
         SimTime a = s->presubmitted ? rt->host_free_ps : MAX(now, rt->host_free_ps);
-        HwSpan span = { a, a + hw_dev_submit_ps(rt->host, rt->stack) };
+        HwSpan span = { a, a + hw_dev_submit_ps(rt->host, rt->stack), s->opaque };
         if (span.b_ps > span.a_ps) {
             g_array_append_val(rt->control, span);
         }
@@ -350,7 +416,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
     }
     hw_dev_estimate(d, rt->stack, &s->op, &j->cost);
     rt->in_flight++;
-    g_queue_push_tail(&rt->queues[s->dev].waiting, j);
+    list_push_tail(&rt->queues[s->dev].waiting, j);
     maybe_preempt(rt, s->dev, j);
     start_next(rt, s->dev);
     return TRUE;

@@ -103,6 +103,7 @@ SimTime hw_runtime_busy_ps(const HwRuntime *rt, uint32_t dev);
 /* One interval of host CPU work (kernel submission). */
 typedef struct HwSpan {
     SimTime a_ps, b_ps;
+    void *opaque;                /* the HwSubmit's: what it submitted */
 } HwSpan;
 
 /* The control-plane spans so far, in time order (GArray of HwSpan;

@@ -52,6 +52,8 @@ struct Exec {
     HwRuntime *rt;
     const SimValuesOps *values;
     void *values_opaque;
+    const SimExecObserver *obs;
+    void *obs_opaque;
     GPtrArray *chunks;           /* of Chunk*, by id; ended ones dropped */
     uint32_t n;                  /* tasks so far */
     uint32_t n_done;
@@ -165,9 +167,12 @@ on_bw(void *opaque, SimTime when_ps, uint32_t initiator, double gbps)
 {
     Exec *ex = opaque;
     sim_measure_bw(ex->measure, when_ps, initiator, gbps);
+    SimBwSample s = { when_ps, initiator, gbps };
     if (ex->retain) {
-        SimBwSample s = { when_ps, initiator, gbps };
         g_array_append_val(ex->bw, s);
+    }
+    if (ex->obs && ex->obs->bw) {
+        ex->obs->bw(ex->obs_opaque, &s);
     }
 }
 
@@ -177,10 +182,19 @@ read_spans(Exec *ex)
 {
     uint32_t host;
     const GArray *spans = hw_runtime_control_spans(ex->rt, &host);
+    if (spans->len == ex->spans_read) {
+        return;                  /* nothing new (most task ends) */
+    }
     for (guint i = ex->spans_read; i < spans->len; i++) {
         const HwSpan *c = &g_array_index(spans, HwSpan, i);
         sim_measure_span(ex->measure, host, c->a_ps, c->b_ps);
         ex->spans_b = MAX(ex->spans_b, c->b_ps);
+        if (ex->obs && ex->obs->span) {
+            /* every span is a task's (frames are not submitted by the host) */
+            const TaskRun *r = c->opaque;
+            ex->obs->span(ex->obs_opaque, host, c->a_ps, c->b_ps, r ? r->id : UINT32_MAX,
+                          r ? sim_plan_task(ex->plan, r->id) : NULL);
+        }
     }
     if (ex->retain) {
         ex->spans_read = spans->len;
@@ -268,6 +282,10 @@ task_start(void *opaque)
     r->task->start_ps = sim_kernel_now(ex->k);
     r->task->started = TRUE;
     g_array_append_val(ex->started, r->id);
+    if (ex->obs && ex->obs->task_start) {
+        ex->obs->task_start(ex->obs_opaque, r->id, sim_plan_task(ex->plan, r->id),
+                            r->task->start_ps);
+    }
     if (ex->values && ex->values->task_start) {
         ex->values->task_start(ex->values_opaque, r->id, sim_plan_task(ex->plan, r->id));
     }
@@ -281,6 +299,9 @@ task_resume(void *opaque, SimTime off_ps)
                         sim_plan_task(r->ex->plan, r->id)->proc };
     r->task->off_ps += p.back_ps - p.off_ps;
     g_array_append_val(r->ex->preemptions, p);
+    if (r->ex->obs && r->ex->obs->preempted) {
+        r->ex->obs->preempted(r->ex->obs_opaque, &p);
+    }
 }
 
 static int
@@ -302,6 +323,9 @@ task_done(void *opaque)
     ex->n_done++;
     sim_measure_task(ex->measure, r->id, t, me->start_ps, me->end_ps, me->off_ps);
     read_spans(ex);
+    if (ex->obs && ex->obs->task_end) {
+        ex->obs->task_end(ex->obs_opaque, ex->plan, r->id, t, me->start_ps, me->end_ps);
+    }
     if (++ex->ends >= 256) {
         fold(ex);                /* keeps the measurement's open intervals few */
     }
@@ -341,7 +365,17 @@ task_done(void *opaque)
             ex->ready[nr++] = u;
         }
     }
-    qsort(ex->ready, nr, sizeof(uint32_t), cmp_u32);
+    if (nr > 16) {
+        qsort(ex->ready, nr, sizeof(uint32_t), cmp_u32);
+    } else {
+        for (uint32_t i = 1; i < nr; i++) {      /* a few: insertion sort */
+            uint32_t v = ex->ready[i], j = i;
+            for (; j > 0 && ex->ready[j - 1] > v; j--) {
+                ex->ready[j] = ex->ready[j - 1];
+            }
+            ex->ready[j] = v;
+        }
+    }
     for (uint32_t i = 0; i < nr; i++) {
         submit(ex, ex->ready[i]);
     }
@@ -430,6 +464,9 @@ frame_done(void *opaque)
     ex->frame.end_ps = sim_kernel_now(ex->k);
     g_array_append_val(ex->frames, ex->frame);
     ex->frame_in_flight = FALSE;
+    if (ex->obs && ex->obs->frame) {
+        ex->obs->frame(ex->obs_opaque, ex->gpu, &ex->frame);
+    }
 }
 
 /* A vsync: submit a frame unless the last one is still in flight; stop
@@ -551,10 +588,7 @@ static gboolean
 add_phase(Exec *ex, uint32_t from, GError **error)
 {
     uint32_t to = sim_plan_len(ex->plan);
-    if (!sim_plan_check_from(ex->plan, from, ex->n_procs, error)) {
-        return FALSE;
-    }
-    g_autofree uint32_t *order = sim_plan_topo_order_from(ex->plan, from, error);
+    g_autofree uint32_t *order = sim_plan_checked_order_from(ex->plan, from, ex->n_procs, error);
     if (order == NULL) {
         return FALSE;
     }
@@ -594,16 +628,19 @@ add_phase(Exec *ex, uint32_t from, GError **error)
     return TRUE;
 }
 
-static gboolean
-exec_run(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc, const HwStack *stack,
-         const SimRender *render, const SimValuesOps *values, void *values_opaque,
-         SimExecResult *out, GError **error)
+gboolean
+sim_exec_run_full(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
+                  const HwStack *stack, const SimRender *render,
+                  const SimValuesOps *values, void *values_opaque,
+                  const SimExecObserver *obs, void *obs_opaque,
+                  SimExecResult *out, GError **error)
 {
     g_autoptr(SimKernel) k = sim_kernel_new();
     g_autoptr(HwRuntime) rt = hw_runtime_new(soc, stack, k);
     Exec ex = {
         .plan = plan, .src = src, .more = src != NULL, .retain = src == NULL,
         .soc = soc, .k = k, .rt = rt, .values = values, .values_opaque = values_opaque,
+        .obs = obs, .obs_opaque = obs_opaque,
         .chunks = g_ptr_array_new_with_free_func(chunk_free),
         .n_procs = soc->devs->len, .prev_driver = UINT32_MAX,
         .last_sync = g_new(uint32_t, MAX(1, soc->devs->len)),
@@ -671,6 +708,12 @@ exec_run(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc, const HwStac
             }
             out->control = g_array_sized_new(FALSE, FALSE, sizeof(HwSpan), spans->len);
             g_array_append_vals(out->control, spans->data, spans->len);
+            for (guint i = 0; i < spans->len; i++) {
+                /* the run state goes: the task's id + 1 instead */
+                HwSpan *c = &g_array_index(out->control, HwSpan, i);
+                const TaskRun *r = c->opaque;
+                c->opaque = r ? GUINT_TO_POINTER(r->id + 1) : NULL;
+            }
         }
         out->procs = g_new0(SimProcStats, out->n_procs);
         for (uint32_t p = 0; p < out->n_procs; p++) {
@@ -706,8 +749,8 @@ sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stack,
              SimExecResult *out, GError **error)
 {
     /* the whole plan is one phase, never added to nor forgotten */
-    return exec_run((SimPlan *) plan, NULL, soc, stack, render, values, values_opaque, out,
-                    error);
+    return sim_exec_run_full((SimPlan *) plan, NULL, soc, stack, render, values,
+                             values_opaque, NULL, NULL, out, error);
 }
 
 gboolean
@@ -715,7 +758,7 @@ sim_exec_run_stream(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
                     const HwStack *stack, const SimRender *render, SimExecResult *out,
                     GError **error)
 {
-    return exec_run(plan, src, soc, stack, render, NULL, NULL, out, error);
+    return sim_exec_run_full(plan, src, soc, stack, render, NULL, NULL, NULL, NULL, out, error);
 }
 
 double

@@ -85,7 +85,8 @@ typedef struct SimExecResult {
     SimTime end_ps;              /* when the last task ended */
     uint32_t control_proc;       /* the host CPU, UINT32_MAX if none */
     GArray *control;             /* of HwSpan: its kernel submissions (NULL
-                                  * when streamed) */
+                                  * when streamed), opaque the submitted
+                                  * task's id + 1 (GUINT_TO_POINTER) */
     GArray *frames;              /* of SimFrame, finished ones (render only) */
     uint32_t frames_proc;        /* the GPU they ran on, UINT32_MAX if none */
     uint32_t vsyncs;             /* vsyncs while the LLM ran (render only) */
@@ -131,6 +132,33 @@ typedef struct SimPlanSource {
 gboolean sim_exec_run_stream(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
                              const HwStack *stack, const SimRender *render,
                              SimExecResult *out, GError **error);
+
+/*
+ * What a trace writer sees as the run goes (issue #17: traces written as
+ * the run goes, not from a whole plan's times).  Every hook may be NULL.
+ * Tasks start and end in time order; @t is valid during the call only.
+ */
+typedef struct SimExecObserver {
+    void (*task_start)(void *opaque, uint32_t id, const SimTask *t, SimTime start_ps);
+    /* @plan names @t's deps (they have ended) */
+    void (*task_end)(void *opaque, const SimPlan *plan, uint32_t id, const SimTask *t,
+                     SimTime start_ps, SimTime end_ps);
+    void (*bw)(void *opaque, const SimBwSample *s);
+    /* the host submitting task @id (@t; UINT32_MAX / NULL: not a task) on
+     * processor @proc during [a_ps, b_ps) */
+    void (*span)(void *opaque, uint32_t proc, SimTime a_ps, SimTime b_ps, uint32_t id,
+                 const SimTask *t);
+    void (*frame)(void *opaque, uint32_t proc, const SimFrame *f);
+    void (*preempted)(void *opaque, const SimPreemption *p);
+} SimExecObserver;
+
+/* sim_exec_run (@src NULL) or sim_exec_run_stream (@src, @values NULL),
+ * telling @obs (may be NULL) what happens. */
+gboolean sim_exec_run_full(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
+                           const HwStack *stack, const SimRender *render,
+                           const SimValuesOps *values, void *values_opaque,
+                           const SimExecObserver *obs, void *obs_opaque,
+                           SimExecResult *out, GError **error);
 
 /* The average DRAM bandwidth (GB/s, all initiators) over [@t0_ps, @t1_ps),
  * a phase. */

@@ -160,6 +160,19 @@ add_span(SimMeasure *m, uint32_t proc, SimTime a, SimTime b)
         return;
     }
     GArray *open = m->open[proc];
+    /* most intervals come in start order: at or after the last one */
+    if (open->len > 0) {
+        Span *last = &g_array_index(open, Span, open->len - 1);
+        if (last->a <= a) {
+            if (last->b >= a) {
+                last->b = MAX(last->b, b);
+            } else {
+                Span s = { a, b };
+                g_array_append_val(open, s);
+            }
+            return;
+        }
+    }
     /* the first interval starting after a (binary search) */
     guint lo = 0, hi = open->len;
     while (lo < hi) {

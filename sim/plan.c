@@ -4,6 +4,8 @@
 #include "sim/plan.h"
 #include "sim/util/error.h"
 
+#include <string.h>
+
 const char *const sim_task_kind_name[] = {
     "kernel", "sync", "prepare", "shadow",
 };
@@ -13,12 +15,30 @@ G_STATIC_ASSERT(G_N_ELEMENTS(sim_sync_name) == SIM_SYNC_COUNT);
 const char *const sim_phase_name[] = { "prefill", "decode" };
 G_STATIC_ASSERT(G_N_ELEMENTS(sim_phase_name) == SIM_PHASE_COUNT);
 
-static void
-task_clear(gpointer p)
+/* Deps of tasks up to last_id, in one allocation. */
+typedef struct DepBlock {
+    uint32_t last_id;
+    uint32_t used, cap;
+    uint32_t data[];
+} DepBlock;
+
+#define DEP_BLOCK_IDS 16384      /* 64 KiB a block: a malloc per ~5000 tasks */
+
+static uint32_t *
+deps_alloc(SimPlan *plan, uint32_t id, uint32_t n)
 {
-    SimTask *t = p;
-    g_free(t->deps);
-    g_free(t->name);
+    GPtrArray *blocks = plan->dep_blocks;
+    DepBlock *b = blocks->len ? g_ptr_array_index(blocks, blocks->len - 1) : NULL;
+    if (b == NULL || b->cap - b->used < n) {
+        uint32_t cap = MAX(DEP_BLOCK_IDS, n);
+        b = g_malloc(sizeof(DepBlock) + sizeof(uint32_t) * cap);
+        *b = (DepBlock) { id, 0, cap };
+        g_ptr_array_add(blocks, b);
+    }
+    b->last_id = MAX(b->last_id, id);
+    uint32_t *d = &b->data[b->used];
+    b->used += n;
+    return d;
 }
 
 SimPlan *
@@ -26,8 +46,9 @@ sim_plan_new(void)
 {
     SimPlan *plan = g_new0(SimPlan, 1);
     plan->tasks = g_array_new(FALSE, TRUE, sizeof(SimTask));
-    g_array_set_clear_func(plan->tasks, task_clear);
     plan->npu_offline = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    plan->names = g_string_chunk_new(4096);
+    plan->dep_blocks = g_ptr_array_new_with_free_func(g_free);
     return plan;
 }
 
@@ -39,17 +60,31 @@ sim_plan_free(SimPlan *plan)
     }
     g_array_unref(plan->tasks);
     g_array_unref(plan->npu_offline);
+    g_string_chunk_free(plan->names);
+    g_ptr_array_unref(plan->dep_blocks);
     g_free(plan);
+}
+
+uint32_t
+sim_plan_add_named(SimPlan *plan, const SimTask *t)
+{
+    uint32_t id = sim_plan_len(plan);
+    SimTask copy = *t;
+    copy.deps = NULL;
+    if (t->n_deps) {
+        copy.deps = deps_alloc(plan, id, t->n_deps);
+        memcpy(copy.deps, t->deps, sizeof(uint32_t) * t->n_deps);
+    }
+    g_array_append_val(plan->tasks, copy);
+    return id;
 }
 
 uint32_t
 sim_plan_add(SimPlan *plan, const SimTask *t)
 {
-    SimTask copy = *t;
-    copy.deps = t->n_deps ? g_memdup2(t->deps, sizeof(uint32_t) * t->n_deps) : NULL;
-    copy.name = g_strdup(t->name ? t->name : "");
-    g_array_append_val(plan->tasks, copy);
-    return sim_plan_len(plan) - 1;
+    SimTask named = *t;
+    named.name = g_string_chunk_insert_const(plan->names, t->name ? t->name : "");
+    return sim_plan_add_named(plan, &named);
 }
 
 void
@@ -58,6 +93,12 @@ sim_plan_forget(SimPlan *plan, uint32_t id)
     g_assert(id >= plan->base && id <= sim_plan_len(plan));
     g_array_remove_range(plan->tasks, 0, id - plan->base);
     plan->base = id;
+    guint n = 0;
+    while (n < plan->dep_blocks->len &&
+           ((DepBlock *) g_ptr_array_index(plan->dep_blocks, n))->last_id < id) {
+        n++;
+    }
+    g_ptr_array_remove_range(plan->dep_blocks, 0, n);
 }
 
 void
@@ -80,8 +121,13 @@ sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep)
             return;
         }
     }
-    t->deps = g_renew(uint32_t, t->deps, t->n_deps + 1);
-    t->deps[t->n_deps++] = dep;
+    /* the old place stays until its block goes */
+    uint32_t *d = deps_alloc(plan, id, t->n_deps + 1);
+    if (t->n_deps) {
+        memcpy(d, t->deps, sizeof(uint32_t) * t->n_deps);
+    }
+    d[t->n_deps++] = dep;
+    t->deps = d;
 }
 
 uint32_t *
@@ -206,6 +252,14 @@ sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error)
 gboolean
 sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs, GError **error)
 {
+    g_autofree uint32_t *order = sim_plan_checked_order_from(plan, from, n_procs, error);
+    return order != NULL;
+}
+
+uint32_t *
+sim_plan_checked_order_from(const SimPlan *plan, uint32_t from, uint32_t n_procs,
+                            GError **error)
+{
     uint32_t n = sim_plan_len(plan);
 
     for (uint32_t i = from; i < n; i++) {
@@ -214,13 +268,13 @@ sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs, GError
             g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
                         "task %u (%s): proc: expected a processor index below %u (got %u)",
                         i, t->name, n_procs, t->proc);
-            return FALSE;
+            return NULL;
         }
         if (t->kind == SIM_TASK_SYNC &&
             (t->sync_from >= n_procs || t->sync_to >= n_procs)) {
             g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
                         "task %u (%s): sync: processor index out of range", i, t->name);
-            return FALSE;
+            return NULL;
         }
         if (t->kind == SIM_TASK_KERNEL &&
             (t->slice.tok0 >= t->slice.tok1 || t->slice.row0 >= t->slice.row1 ||
@@ -230,17 +284,16 @@ sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs, GError
                         "pad_tokens 0 or >= tok1 - tok0 (got tokens [%u, %u), rows "
                         "[%u, %u), pad %u)", i, t->name, t->slice.tok0, t->slice.tok1,
                         t->slice.row0, t->slice.row1, t->slice.pad_tokens);
-            return FALSE;
+            return NULL;
         }
         for (uint32_t d = 0; d < t->n_deps; d++) {
             if (t->deps[d] >= n || t->deps[d] == i) {
                 g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
                             "task %u (%s): deps[%u]: expected a task id below %u other "
                             "than the task itself (got %u)", i, t->name, d, n, t->deps[d]);
-                return FALSE;
+                return NULL;
             }
         }
     }
-    g_autofree uint32_t *order = sim_plan_topo_order_from(plan, from, error);
-    return order != NULL;
+    return sim_plan_topo_order_from(plan, from, error);
 }

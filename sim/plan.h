@@ -95,6 +95,11 @@ typedef struct SimPlan {
     GArray *npu_offline;      /* of uint32_t: NPU shapes prepared before the run */
     uint32_t base;            /* id of tasks[0]: a plan streamed step by step
                                * forgets its finished tasks (0 otherwise) */
+    /* storage of the tasks' names (interned: a decode step's names are
+     * the last step's) and deps (blocks, freed once their tasks are
+     * forgotten), so adding a task allocates nothing (issue #17) */
+    GStringChunk *names;
+    GPtrArray *dep_blocks;
 } SimPlan;
 
 /* Record that NPU static shape @tokens is prepared offline (idempotent). */
@@ -121,8 +126,13 @@ sim_plan_task(const SimPlan *plan, uint32_t id)
 /* Forget tasks below @id (run and no longer referred to). */
 void sim_plan_forget(SimPlan *plan, uint32_t id);
 
-/* Append a copy of @t (its deps array and name are copied); returns its id. */
+/* Append a copy of @t (its deps array and name are copied into the plan's
+ * storage: never free them); returns its id. */
 uint32_t sim_plan_add(SimPlan *plan, const SimTask *t);
+
+/* sim_plan_add for a @t whose name is already in @plan's storage (the
+ * name of one of its tasks, forgotten or not): not interned again. */
+uint32_t sim_plan_add_named(SimPlan *plan, const SimTask *t);
 
 /* Add dependency @dep to task @id (no-op if already there). */
 void sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep);
@@ -140,6 +150,11 @@ gboolean sim_plan_check(const SimPlan *plan, uint32_t n_procs, GError **error);
  * streamed step by step): their deps may name any earlier id. */
 gboolean sim_plan_check_from(const SimPlan *plan, uint32_t from, uint32_t n_procs,
                              GError **error);
+
+/* sim_plan_check_from, then the tasks' sim_plan_topo_order_from (which it
+ * computes anyway); NULL with the error. */
+uint32_t *sim_plan_checked_order_from(const SimPlan *plan, uint32_t from, uint32_t n_procs,
+                                      GError **error);
 
 /*
  * Topological order of the tasks, the smallest ready id first (so the id

@@ -371,7 +371,8 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
         ops = &progress_ops;
         opaque = &prog;
     }
-    gboolean ok = sim_exec_run(plan, soc, stack, &w->render, ops, opaque, &r, error);
+    gboolean ok = sim_exec_run_full((SimPlan *) plan, NULL, soc, stack, &w->render, ops, opaque,
+                                    w->observer, w->observer_opaque, &r, error);
     if (!ok) {
         g_prefix_error(error, "policy %s: ", policy);
         return FALSE;
@@ -450,7 +451,8 @@ keep_template(Phases *ph, const SimPlan *plan, uint32_t first, const uint32_t *e
                 return;
             }
         }
-        sim_plan_add(t, task);
+        /* its name stays the plan's own (decode_from_template) */
+        sim_plan_task(t, sim_plan_add(t, task))->name = task->name;
     }
     ph->tmpl = g_steal_pointer(&t);
     ph->tmpl_entry = g_memdup2(entry, sizeof(uint32_t) * MAX(1, n_entry));
@@ -505,7 +507,7 @@ decode_from_template(Phases *ph, SimPlan *plan, uint32_t s)
             task.work.read_bytes = mw.read_bytes;
             task.work.write_bytes = mw.write_bytes;
         }
-        sim_plan_add(plan, &task);
+        sim_plan_add_named(plan, &task);
     }
     for (uint32_t i = 0; i < ph->n_tmpl_exit; i++) {
         ph->entry[i] = ph->tmpl_exit[i] - t->base + first;
@@ -517,6 +519,7 @@ phases_next(void *opaque, SimPlan *plan, gboolean *more, GError **error)
 {
     Phases *ph = opaque;
     const SimWorkload *w = ph->w;
+    uint32_t from = sim_plan_len(plan);
     gboolean ok;
     if (ph->next == 0) {
         g_autoptr(MdlGraph) pre = mdl_graph_new_prefill(ph->spec, w->prompt, 0);
@@ -538,6 +541,9 @@ phases_next(void *opaque, SimPlan *plan, gboolean *more, GError **error)
                 keep_template(ph, plan, first, entry, n_entry);
             }
         }
+    }
+    if (ok && w->planned) {
+        ok = w->planned(w->planned_opaque, plan, from, error);
     }
     ph->next++;
     *more = ph->next <= w->decode;
@@ -572,7 +578,8 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     SimPlanSource src = { phases_next, &ph };
     g_autoptr(SimPlan) plan = sim_plan_new();
     SimExecResult r = { 0 };
-    gboolean ok = sim_exec_run_stream(plan, &src, soc, stack, &w->render, &r, error);
+    gboolean ok = sim_exec_run_full(plan, &src, soc, stack, &w->render, NULL, NULL,
+                                    w->observer, w->observer_opaque, &r, error);
     if (w->progress) {
         w->progress(w->progress_opaque, policy->name, w->decode + 1, w->decode + 1);
     }
@@ -606,7 +613,8 @@ sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         return run_streamed(soc, spec, policy, w, report, error);
     }
     g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, NULL, error);
-    if (plan == NULL) {
+    if (plan == NULL || (w->planned && !w->planned(w->planned_opaque, plan, plan->base,
+                                                   error))) {
         return FALSE;
     }
     /* a plug-in's stack: execute on the one it was planned on */

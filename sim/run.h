@@ -33,6 +33,14 @@ typedef struct SimWorkload {
     const char *stack;           /* software stack (configs/stacks/ name or a
                                   * file), replacing the policy's; NULL: the
                                   * policy's, or SIM_DEFAULT_STACK (not owned) */
+    /* outputs written as the run goes (a trace, a recording; NULL: none;
+     * not recorded): the executor's events, and each phase's tasks
+     * [from, sim_plan_len) once planned (the whole plan at once when the
+     * run is not streamed) */
+    const SimExecObserver *observer;
+    void *observer_opaque;
+    gboolean (*planned)(void *opaque, const SimPlan *plan, uint32_t from, GError **error);
+    void *planned_opaque;
 } SimWorkload;
 
 /* The stack of a policy that names none: the engine the SoC configs'

@@ -1,10 +1,13 @@
 /*
  * test-traces-perfetto.c - the Perfetto writer: valid JSON, exact
- * timestamps, slices on one track never overlap, sorted by time, flows for
- * syncs, counters for DRAM.
+ * timestamps, slices on one track never overlap, flows for syncs, counters
+ * for DRAM; written as a run goes: markers, submissions' args, a step
+ * filter, several runs in one file.
  */
 #include "traces/perfetto.h"
 #include "sim/util/json.h"
+
+#include <glib/gstdio.h>
 
 #include <string.h>
 
@@ -54,16 +57,10 @@ test_structure(void)
     g_assert_nonnull(strstr(text, "\"ts\":4.003,\"dur\":1.120"));
 
     int slices = 0, flows_s = 0, flows_f = 0, counters = 0;
-    double last_ts = -1;
     int lane_of_wk = -1, lane_of_wq = -1;
     const cJSON *e = NULL;
     cJSON_ArrayForEach(e, events) {
         const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
-        const cJSON *ts = cJSON_GetObjectItem(e, "ts");
-        if (ts) {
-            g_assert_cmpfloat(ts->valuedouble, >=, last_ts);   /* sorted */
-            last_ts = ts->valuedouble;
-        }
         if (strcmp(ph, "X") == 0) {
             slices++;
             const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
@@ -85,11 +82,106 @@ test_structure(void)
             counters++;
         }
     }
-    g_assert_cmpint(slices, ==, 4);
+    g_assert_cmpint(slices, ==, 5);                  /* 4 tasks and the prefill */
     g_assert_cmpint(lane_of_wq, !=, lane_of_wk);     /* overlapping -> two lanes */
     g_assert_cmpint(flows_s, ==, 3);                 /* 2 producers + 1 consumer */
     g_assert_cmpint(flows_f, ==, 3);
     g_assert_cmpint(counters, ==, 6);                /* per-initiator + total, x3 */
+}
+
+/* Count events of @ph (and @name if not NULL) in @root; the largest pid. */
+static int
+count(const cJSON *root, const char *ph, const char *name, int *max_pid)
+{
+    int n = 0;
+    const cJSON *e = NULL;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
+        const cJSON *pid = cJSON_GetObjectItem(e, "pid");
+        if (max_pid && pid && pid->valueint > *max_pid) {
+            *max_pid = pid->valueint;
+        }
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, ph) == 0 &&
+            (name == NULL || strcmp(cJSON_GetObjectItem(e, "name")->valuestring, name) == 0)) {
+            n++;
+        }
+    }
+    return n;
+}
+
+/* A run fed through the observer as it goes: a prefill task, then decode
+ * steps 0..3 of one task each, each submitted by the host; two runs in one
+ * file (a comparison), the second keeping decode steps 1..2 only. */
+static void
+test_streamed(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-trace-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "t.json", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SimPlan) plan = sim_plan_new();
+    SimTask t = { .kind = SIM_TASK_KERNEL, .proc = 0, .node = 1,
+                  .slice = { 0, 1, 0, 8, 0 }, .name = "L0.wq" };
+    for (uint32_t i = 0; i < 5; i++) {
+        t.phase = i ? SIM_PHASE_DECODE : SIM_PHASE_PREFILL;
+        t.step = i ? i - 1 : 0;
+        t.n_deps = i ? 1 : 0;
+        t.deps = (uint32_t[]) { i ? i - 1 : 0 };
+        sim_plan_add(plan, &t);
+    }
+    const char *procs[] = { "gpu", "cpu" };
+    TrcTrace *tr = trc_trace_open(path, &error);
+    g_assert_no_error(error);
+    for (int run = 0; run < 2; run++) {
+        if (run == 1) {
+            trc_trace_set_steps(tr, 1, 2, FALSE);
+        }
+        trc_trace_begin_run(tr, run ? "b" : "a", procs, 2, 1, 0);
+        const SimExecObserver *o = &trc_trace_observer;
+        for (uint32_t i = 0; i < 5; i++) {
+            const SimTask *ti = sim_plan_task(plan, i);
+            SimTime a = 10000000 * (SimTime) i, b = a + 5000000;
+            o->span(tr, 1, a - 1000000, a, i, ti);
+            o->task_start(tr, i, ti, a);
+            SimBwSample bw = { a, 0, 10.0 * i };
+            o->bw(tr, &bw);
+            o->task_end(tr, plan, i, ti, a, b);
+        }
+        trc_trace_end_run(tr);
+    }
+    /* nothing in place before the close */
+    g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+    const char *keys[] = { "soc", NULL };
+    const char *vals[] = { "tiny" };
+    g_assert_true(trc_trace_close(tr, keys, vals, &error));
+    g_assert_no_error(error);
+
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    int max_pid = 0;
+    /* run a: 5 tasks, 5 submissions, the prefill; run b: steps 1, 2 and
+     * their submissions */
+    g_assert_cmpint(count(root, "X", "L0.wq", &max_pid), ==, 5 + 2);
+    g_assert_cmpint(count(root, "X", "submit", NULL), ==, 5 + 2);
+    g_assert_cmpint(count(root, "X", "prefill", NULL), ==, 1);
+    g_assert_cmpint(count(root, "i", NULL, NULL), ==, 4 + 2);
+    g_assert_cmpint(count(root, "i", "decode step 2", NULL), ==, 2);
+    g_assert_cmpint(max_pid, ==, 2 * (2 + 3));      /* each run its own pids */
+    /* a submission names what it submits */
+    g_assert_nonnull(strstr(text, "\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\","
+                                  "\"pid\":2,\"tid\":100000,\"ts\":9.000,\"dur\":1.000,"
+                                  "\"args\":{\"task\":1,\"kind\":\"kernel\",\"on\":\"gpu\","
+                                  "\"kernel\":\"L0.wq\"}"));
+    g_assert_nonnull(strstr(text, "\"args\":{\"name\":\"b: gpu\"}"));
+
+    /* an aborted trace leaves no file */
+    g_autofree char *gone = g_build_filename(dir, "gone.json", NULL);
+    TrcTrace *ab = trc_trace_open(gone, &error);
+    trc_trace_begin_run(ab, NULL, procs, 2, 1, 0);
+    trc_trace_abort(ab);
+    g_assert_false(g_file_test(gone, G_FILE_TEST_EXISTS));
+    g_unlink(path);
+    g_rmdir(dir);
 }
 
 int
@@ -97,5 +189,6 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/traces/perfetto/structure", test_structure);
+    g_test_add_func("/traces/perfetto/streamed", test_streamed);
     return g_test_run();
 }

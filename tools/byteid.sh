@@ -53,8 +53,9 @@ run a11 run -m tiny -p 32 -d 8 --functional full -t a11.trace -r a11.rec
 run a12 run -p 256 -d 64 --batch 4 --render 60 --functional off -t a12.trace
 run a13 run -m qwen1.5-1.8b -p 512 -d 8 -P mllm-npu --functional off -t a13.trace
 run a14 run -p 128 -d 16 -P npu-tts --batch 8 --functional off -t a14.trace
-# the same requests streamed (no trace, recording or values check: phases
-# planned as the run goes and forgotten once ended)
+# the same requests streamed (no values check: phases planned as the run
+# goes and forgotten once ended; a run with a trace or a recording and no
+# check, as a3, is streamed too)
 run s3 run -p 1024 -d 64 --functional off
 run s5 run -p 256 -d 8 --render 60 --llm-priority low --functional off
 run s6 run -p 32 -d 64 --sync driver -P npu-only --functional off
@@ -67,6 +68,16 @@ run s14 run -p 128 -d 16 -P npu-tts --batch 8 --functional off
 for n in 3 5 6 7 10 12 13 14; do
     if ! cmp -s "$out/s$n.json" "$out/a$n.json"; then
         echo "byteid: streamed s$n.json differs from a$n.json (whole plan)" >&2
+        exit 1
+    fi
+done
+# a trace and a recording are written as the run goes: a3's run above was
+# streamed with both, its replay runs the whole recorded plan; the same
+# bytes (results and trace)
+run r3s replay a3.rec -t r3s.trace
+for f in json trace; do
+    if ! cmp -s "$out/r3s.$f" "$out/a3.$f"; then
+        echo "byteid: whole-plan replay r3s.$f differs from a3.$f (streamed)" >&2
         exit 1
     fi
 done

@@ -5,7 +5,8 @@ check that on every track (pid, tid) any two slices are disjoint or one
 nests inside the other, and that every flow end-point lies inside a slice
 of its track, strictly inside unless that slice is shorter than 2 ns (so
 it binds to that slice, not to one ending or starting at the same
-instant).  Issue #19.  Exit 1 with one line per problem."""
+instant), and that every flow id has exactly one start and one end (the
+file need not be sorted: Perfetto sorts on import).  Issue #19.  Exit 1 with one line per problem."""
 import bisect
 import json
 import sys
@@ -38,6 +39,16 @@ def check(path):
                     return bad
             stack.append((a, b, name))
         tracks[key] = slices
+    ends = defaultdict(lambda: [0, 0])
+    for e in events:
+        if e.get("ph") in ("s", "f"):
+            ends[e.get("id")][e["ph"] == "f"] += 1
+    for fid, (n_s, n_f) in ends.items():
+        if n_s != 1 or n_f != 1:
+            bad.append("%s: flow %s has %d starts and %d ends (want 1 and 1)"
+                       % (path, fid, n_s, n_f))
+            if len(bad) > 10:
+                return bad
     starts_of = {k: [s[0] for s in v] for k, v in tracks.items()}
     for e in events:
         if e.get("ph") not in ("s", "f"):

@@ -5,60 +5,68 @@
 #include "sim/util/outfile.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Line {
-    SimTime ts_ps;
-    uint64_t seq;
-    char *text;
-} Line;
+/* tids of the extra tracks, above any task lane */
+#define TID_SUBMIT 100000
+#define TID_FRAMES 100001
 
-typedef struct Writer {
-    GArray *lines;            /* of Line */
-    uint64_t seq;
-} Writer;
+/* What a flow still needs of an ended task. */
+typedef struct Ended {
+    SimTime a_ps, b_ps;
+    uint32_t pid, lane;
+    gboolean valid, kept, sync;
+} Ended;
 
-static void G_GNUC_PRINTF(3, 4)
-emit(Writer *w, SimTime ts_ps, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    Line l = { ts_ps, w->seq++, g_strdup_vprintf(fmt, ap) };
-    va_end(ap);
-    g_array_append_val(w->lines, l);
-}
+typedef struct Run {
+    uint32_t pid0;               /* procs pid0+1.., then sync, dram, request */
+    uint32_t n_procs;
+    char **proc_names;
+    uint32_t control_proc, frame_proc;
+    gboolean submit_track, frame_track;
+    GArray **lanes;              /* per pid - pid0 - 1: SimTime, each lane's last end */
+    GArray *ended;               /* of Ended, task ids from ended0 on */
+    uint32_t ended0;
+    GHashTable *preempted;       /* task id -> GArray of SimPreemption */
+    double *bw_cur;
+    SimTime bw_when;
+    gboolean bw_pending, bw_any;
+    gboolean started, in_window;
+    SimPhase last_phase;
+    uint32_t last_step;
+    SimTime prefill_a, prefill_b;
+    gboolean prefill_seen;
+} Run;
 
-/* Times are written in whole nanoseconds (µs with 3 decimals), each
- * end-point rounded once from picoseconds: a slice is [round(start),
- * round(end)), its dur round(end) - round(start), so slices that do not
- * overlap in picoseconds do not overlap once Perfetto reads them either
- * (issue #19: ts and dur rounded apart overlapped by 1 ns). */
+struct TrcTrace {
+    HsOutFile *out;              /* NULL: writing to a memory stream */
+    FILE *fp;
+    gboolean first;
+    uint32_t next_pid;
+    uint64_t flow_id;
+    uint32_t step_first, step_last;
+    gboolean keep_prefill;
+    Run *run;
+};
+
+/* ---- times ------------------------------------------------------------- */
+
+/* ps -> whole ns, rounded once per end-point (issue #19: ts and dur
+ * rounded apart overlapped by 1 ns). */
 static uint64_t
 ns(SimTime ps)
 {
     return (ps + 500) / 1000;
 }
 
-/* ns -> "12.345" microseconds. */
-static char *
-us_ns(uint64_t t_ns)
+/* "12.345" microseconds of @t_ns into @buf (32 bytes). */
+static const char *
+us_ns(char *buf, uint64_t t_ns)
 {
-    return g_strdup_printf("%" PRIu64 ".%03" PRIu64, t_ns / 1000, t_ns % 1000);
-}
-
-/* The ts of a slice starting at @a_ps. */
-static char *
-us(SimTime a_ps)
-{
-    return us_ns(ns(a_ps));
-}
-
-/* The dur of a slice [a_ps, b_ps). */
-static char *
-dur_us(SimTime a_ps, SimTime b_ps)
-{
-    return us_ns(ns(b_ps) - ns(a_ps));
+    snprintf(buf, 32, "%" PRIu64 ".%03" PRIu64, t_ns / 1000, t_ns % 1000);
+    return buf;
 }
 
 /* A flow's end-point inside the slice [a_ps, b_ps): its middle, so the
@@ -69,310 +77,554 @@ inside_ns(SimTime a_ps, SimTime b_ps)
     return ns(a_ps) + (ns(b_ps) - ns(a_ps)) / 2;
 }
 
-static char *
-inside_us(SimTime a_ps, SimTime b_ps)
+static void
+json_str(FILE *fp, const char *s)
 {
-    return us_ns(inside_ns(a_ps, b_ps));
-}
-
-static char *
-json_str(const char *s)
-{
-    GString *o = g_string_new("\"");
+    fputc('"', fp);
     for (const char *p = s; *p; p++) {
-        switch (*p) {
-        case '"':
-            g_string_append(o, "\\\"");
-            break;
-        case '\\':
-            g_string_append(o, "\\\\");
-            break;
-        case '\n':
-            g_string_append(o, "\\n");
-            break;
-        default:
-            if ((unsigned char) *p < 0x20) {
-                g_string_append_printf(o, "\\u%04x", *p);
-            } else {
-                g_string_append_c(o, *p);
-            }
-        }
-    }
-    g_string_append_c(o, '"');
-    return g_string_free(o, FALSE);
-}
-
-static int
-line_cmp(const void *a, const void *b)
-{
-    const Line *x = a, *y = b;
-    if (x->ts_ps != y->ts_ps) {
-        return x->ts_ps < y->ts_ps ? -1 : 1;
-    }
-    return x->seq < y->seq ? -1 : (x->seq > y->seq);
-}
-
-/* Order of task ids by start time (then id) for lane packing. */
-static const TrcInput *sort_in;
-
-static int
-start_cmp(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
-    const SimTaskTime *tx = &sort_in->times[x], *ty = &sort_in->times[y];
-    if (tx->start_ps != ty->start_ps) {
-        return tx->start_ps < ty->start_ps ? -1 : 1;
-    }
-    return x < y ? -1 : (x > y);
-}
-
-static uint32_t
-pid_of(const TrcInput *in, const SimTask *t)
-{
-    /* processors are pids 1..n, sync hand-offs n+1, DRAM n+2 */
-    return t->kind == SIM_TASK_SYNC ? in->n_procs + 1 : t->proc + 1;
-}
-
-/* A named track of process @pid after its task lanes; its tid.  (At most
- * one extra track per process: submissions go to the control CPU, frames
- * to the GPU.) */
-static uint32_t
-extra_track(Writer *w, GHashTable *lane_end, uint32_t pid, const char *name)
-{
-    GArray *ends = g_hash_table_lookup(lane_end, GUINT_TO_POINTER(pid));
-    uint32_t tid = ends ? ends->len : 0;
-    emit(w, 0, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-               "\"args\":{\"name\":\"%s\"}}", pid, tid, name);
-    return tid;
-}
-
-char *
-trc_perfetto_to_string(const TrcInput *in)
-{
-    Writer w = { g_array_new(FALSE, FALSE, sizeof(Line)), 0 };
-    uint32_t n = sim_plan_len(in->plan);
-    uint32_t sync_pid = in->n_procs + 1, dram_pid = in->n_procs + 2;
-    g_autofree uint32_t *lane = g_new0(uint32_t, n);
-
-    /* metadata first (ts 0, lowest seq) */
-    for (uint32_t p = 0; p < in->n_procs; p++) {
-        g_autofree char *name = json_str(in->proc_names[p]);
-        emit(&w, 0, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":%s}}",
-             p + 1, name);
-        emit(&w, 0, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
-                    "\"args\":{\"sort_index\":%u}}", p + 1, p + 1);
-    }
-    emit(&w, 0, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"sync\"}}",
-         sync_pid);
-    emit(&w, 0, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"dram\"}}",
-         dram_pid);
-
-    /* pack tasks of each pid onto lanes so slices never overlap */
-    g_autofree uint32_t *ids = g_new(uint32_t, n ? n : 1);
-    for (uint32_t i = 0; i < n; i++) {
-        ids[i] = i;
-    }
-    sort_in = in;
-    qsort(ids, n, sizeof(uint32_t), start_cmp);
-    sort_in = NULL;
-    g_autoptr(GHashTable) lane_end = g_hash_table_new_full(g_direct_hash, g_direct_equal,
-                                                           NULL, (GDestroyNotify) g_array_unref);
-    for (uint32_t j = 0; j < n; j++) {
-        uint32_t id = ids[j];
-        const SimTask *t = sim_plan_task(in->plan, id);
-        uint32_t pid = pid_of(in, t);
-        GArray *ends = g_hash_table_lookup(lane_end, GUINT_TO_POINTER(pid));
-        if (ends == NULL) {
-            ends = g_array_new(FALSE, FALSE, sizeof(SimTime));
-            g_hash_table_insert(lane_end, GUINT_TO_POINTER(pid), ends);
-        }
-        uint32_t l = 0;
-        while (l < ends->len && g_array_index(ends, SimTime, l) > in->times[id].start_ps) {
-            l++;
-        }
-        if (l == ends->len) {
-            SimTime e = 0;
-            g_array_append_val(ends, e);
-        }
-        g_array_index(ends, SimTime, l) = in->times[id].end_ps;
-        lane[id] = l;
-    }
-    for (uint32_t pid = 1; pid <= sync_pid; pid++) {
-        GArray *ends = g_hash_table_lookup(lane_end, GUINT_TO_POINTER(pid));
-        for (uint32_t l = 0; ends && l < ends->len; l++) {
-            emit(&w, 0, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-                        "\"args\":{\"name\":\"lane %u\"}}", pid, l, l);
-        }
-    }
-
-    /* slices */
-    for (uint32_t id = 0; id < n; id++) {
-        const SimTask *t = sim_plan_task(in->plan, id);
-        const SimTaskTime *tt = &in->times[id];
-        g_autofree char *ts = us(tt->start_ps);
-        g_autofree char *dur = dur_us(tt->start_ps, tt->end_ps);
-        g_autofree char *name = json_str(t->name);
-        GString *args = g_string_new(NULL);
-        g_string_append_printf(args, "\"task\":%u,\"phase\":\"%s\"", id,
-                               sim_phase_name[t->phase]);
-        if (t->phase == SIM_PHASE_DECODE) {
-            g_string_append_printf(args, ",\"step\":%u", t->step);
-        }
-        if (t->kind == SIM_TASK_KERNEL) {
-            g_string_append_printf(args, ",\"node\":%d,\"tokens\":[%u,%u],\"rows\":[%u,%u]",
-                                   t->node, t->slice.tok0, t->slice.tok1,
-                                   t->slice.row0, t->slice.row1);
-            if (t->slice.pad_tokens) {
-                g_string_append_printf(args, ",\"pad_tokens\":%u", t->slice.pad_tokens);
-            }
-        }
-        if (t->kind != SIM_TASK_SYNC) {
-            g_string_append_printf(args, ",\"shape\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "],"
-                                   "\"flops\":%" PRIu64 ",\"read_bytes\":%" PRIu64
-                                   ",\"write_bytes\":%" PRIu64,
-                                   t->work.m, t->work.k, t->work.n, t->work.flops,
-                                   t->work.read_bytes, t->work.write_bytes);
+        if (*p == '"' || *p == '\\') {
+            fputc('\\', fp);
+            fputc(*p, fp);
+        } else if (*p == '\n') {
+            fputs("\\n", fp);
+        } else if ((unsigned char) *p < 0x20) {
+            fprintf(fp, "\\u%04x", *p);
         } else {
-            g_string_append_printf(args, ",\"mechanism\":\"%s\",\"from\":%s%s%s,\"to\":%s%s%s",
-                                   sim_sync_name[t->sync],
-                                   "\"", in->proc_names[t->sync_from], "\"",
-                                   "\"", in->proc_names[t->sync_to], "\"");
+            fputc(*p, fp);
         }
-        emit(&w, tt->start_ps,
-             "{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,"
-             "\"dur\":%s,\"args\":{%s}}",
-             name, sim_task_kind_name[t->kind], pid_of(in, t), lane[id], ts, dur, args->str);
-        g_string_free(args, TRUE);
     }
+    fputc('"', fp);
+}
 
+/* Start the next event (the separator before it). */
+static FILE *
+ev(TrcTrace *tr)
+{
+    fputs(tr->first ? "\n" : ",\n", tr->fp);
+    tr->first = FALSE;
+    return tr->fp;
+}
+
+static void
+meta_name(TrcTrace *tr, const char *what, uint32_t pid, int64_t tid, const char *prefix,
+          const char *name)
+{
+    FILE *fp = ev(tr);
+    fprintf(fp, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%u,", what, pid);
+    if (tid >= 0) {
+        fprintf(fp, "\"tid\":%" PRId64 ",", tid);
+    }
+    fputs("\"args\":{\"name\":", fp);
+    g_autofree char *full = g_strconcat(prefix ? prefix : "", prefix ? ": " : "", name, NULL);
+    json_str(fp, full);
+    fputs("}}", fp);
+}
+
+/* ---- opening and closing ------------------------------------------------ */
+
+static TrcTrace *
+trace_new(FILE *fp, HsOutFile *out)
+{
+    TrcTrace *tr = g_new0(TrcTrace, 1);
+    tr->out = out;
+    tr->fp = fp;
+    tr->first = TRUE;
+    tr->step_last = UINT32_MAX;
+    tr->keep_prefill = TRUE;
+    fputs("{\"traceEvents\":[", fp);
+    return tr;
+}
+
+TrcTrace *
+trc_trace_open(const char *path, GError **error)
+{
+    HsOutFile *out = hs_outfile_open(path, error);
+    return out ? trace_new(hs_outfile_stream(out), out) : NULL;
+}
+
+void
+trc_trace_set_steps(TrcTrace *tr, uint32_t first, uint32_t last, gboolean prefill)
+{
+    tr->step_first = first;
+    tr->step_last = last;
+    tr->keep_prefill = prefill;
+}
+
+static void
+run_free(Run *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    g_strfreev(r->proc_names);
+    for (uint32_t p = 0; p < r->n_procs + 1; p++) {
+        g_array_unref(r->lanes[p]);
+    }
+    g_free(r->lanes);
+    g_array_unref(r->ended);
+    g_hash_table_destroy(r->preempted);
+    g_free(r->bw_cur);
+    g_free(r);
+}
+
+void
+trc_trace_begin_run(TrcTrace *tr, const char *label, const char *const *proc_names,
+                    uint32_t n_procs, uint32_t control_proc, uint32_t frame_proc)
+{
+    g_assert(tr->run == NULL);
+    Run *r = g_new0(Run, 1);
+    r->pid0 = tr->next_pid;
+    tr->next_pid += n_procs + 3;
+    r->n_procs = n_procs;
+    r->proc_names = g_new0(char *, n_procs + 1);
+    for (uint32_t p = 0; p < n_procs; p++) {
+        r->proc_names[p] = g_strdup(proc_names[p]);
+    }
+    r->control_proc = control_proc;
+    r->frame_proc = frame_proc;
+    r->lanes = g_new(GArray *, n_procs + 1);
+    for (uint32_t p = 0; p < n_procs + 1; p++) {
+        r->lanes[p] = g_array_new(FALSE, FALSE, sizeof(SimTime));
+    }
+    r->ended = g_array_new(FALSE, TRUE, sizeof(Ended));
+    r->preempted = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                         (GDestroyNotify) g_array_unref);
+    r->bw_cur = g_new0(double, MAX(1, n_procs));
+    r->in_window = TRUE;
+    tr->run = r;
+
+    for (uint32_t p = 0; p < n_procs; p++) {
+        meta_name(tr, "process_name", r->pid0 + p + 1, -1, label, proc_names[p]);
+        fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
+                        "\"args\":{\"sort_index\":%u}}", r->pid0 + p + 1, r->pid0 + p + 1);
+    }
+    meta_name(tr, "process_name", r->pid0 + n_procs + 1, -1, label, "sync");
+    meta_name(tr, "process_name", r->pid0 + n_procs + 2, -1, label, "dram");
+    meta_name(tr, "process_name", r->pid0 + n_procs + 3, -1, label, "request");
+    fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
+                    "\"args\":{\"sort_index\":%u}}", r->pid0 + n_procs + 3, r->pid0);
+    meta_name(tr, "thread_name", r->pid0 + n_procs + 3, 0, NULL, "phases");
+    meta_name(tr, "thread_name", r->pid0 + n_procs + 3, 1, NULL, "decode steps");
+}
+
+/* ---- the run's events -------------------------------------------------- */
+
+static gboolean
+kept(const TrcTrace *tr, const SimTask *t)
+{
+    return t->phase == SIM_PHASE_PREFILL
+           ? tr->keep_prefill : t->step >= tr->step_first && t->step <= tr->step_last;
+}
+
+static uint32_t
+pid_of(const Run *r, const SimTask *t)
+{
+    /* processors are pids 1..n, sync hand-offs n+1 (after the run's pid0) */
+    return r->pid0 + (t->kind == SIM_TASK_SYNC ? r->n_procs + 1 : t->proc + 1);
+}
+
+static void
+flush_bw(TrcTrace *tr)
+{
+    Run *r = tr->run;
+    if (!r->bw_pending) {
+        return;
+    }
+    r->bw_pending = FALSE;
+    if (!r->in_window) {
+        return;
+    }
+    char ts[32];
+    uint32_t pid = r->pid0 + r->n_procs + 2;
+    FILE *fp = ev(tr);
+    fprintf(fp, "{\"name\":\"dram_bw_gbps\",\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"args\":{", pid,
+            us_ns(ts, ns(r->bw_when)));
+    double total = 0;
+    for (uint32_t p = 0; p < r->n_procs; p++) {
+        fprintf(fp, "%s", p ? "," : "");
+        json_str(fp, r->proc_names[p]);
+        fprintf(fp, ":%.3f", r->bw_cur[p]);
+        total += r->bw_cur[p];
+    }
+    fputs("}}", fp);
+    fprintf(ev(tr), "{\"name\":\"dram_total_gbps\",\"ph\":\"C\",\"pid\":%u,\"ts\":%s,"
+                    "\"args\":{\"total\":%.3f}}", pid, ts, total);
+}
+
+static void
+on_bw(void *opaque, const SimBwSample *s)
+{
+    TrcTrace *tr = opaque;
+    Run *r = tr->run;
+    g_assert(s->initiator < r->n_procs);
+    if (r->bw_pending && s->when_ps != r->bw_when) {
+        flush_bw(tr);
+    }
+    r->bw_cur[s->initiator] = s->gbps;
+    r->bw_when = s->when_ps;
+    r->bw_pending = TRUE;
+}
+
+static void
+on_task_start(void *opaque, uint32_t id, const SimTask *t, SimTime start_ps)
+{
+    TrcTrace *tr = opaque;
+    Run *r = tr->run;
+    (void) id;
+    if (t->phase == SIM_PHASE_PREFILL) {
+        if (!r->prefill_seen) {
+            r->prefill_seen = TRUE;
+            r->prefill_a = start_ps;
+        }
+        r->prefill_a = MIN(r->prefill_a, start_ps);
+    }
+    /* a step's first task: its marker (tasks start in time order, and a
+     * step's tasks after the last step's first) */
+    if (!r->started || t->phase != r->last_phase ||
+        (t->phase == SIM_PHASE_DECODE && t->step > r->last_step)) {
+        r->started = TRUE;
+        r->last_phase = t->phase;
+        r->last_step = t->step;
+        flush_bw(tr);
+        r->in_window = kept(tr, t);
+        if (t->phase == SIM_PHASE_DECODE && r->in_window) {
+            char ts[32];
+            fprintf(ev(tr), "{\"name\":\"decode step %u\",\"cat\":\"marker\",\"ph\":\"i\","
+                            "\"s\":\"t\",\"pid\":%u,\"tid\":1,\"ts\":%s,"
+                            "\"args\":{\"step\":%u,\"first_task\":%u}}", t->step,
+                    r->pid0 + r->n_procs + 3, us_ns(ts, ns(start_ps)), t->step, id);
+        }
+    }
+}
+
+static Ended *
+ended_of(Run *r, uint32_t id)
+{
+    if (id < r->ended0 || id - r->ended0 >= r->ended->len) {
+        return NULL;
+    }
+    Ended *e = &g_array_index(r->ended, Ended, id - r->ended0);
+    return e->valid ? e : NULL;
+}
+
+static void
+flow(TrcTrace *tr, const Ended *from, const Ended *to)
+{
+    char ts[32];
+    uint64_t id = ++tr->flow_id;
+    fprintf(ev(tr), "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%" PRIu64
+                    ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", id, from->pid, from->lane,
+            us_ns(ts, inside_ns(from->a_ps, from->b_ps)));
+    fprintf(ev(tr), "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
+                    PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", id, to->pid, to->lane,
+            us_ns(ts, inside_ns(to->a_ps, to->b_ps)));
+}
+
+static void
+task_slice(TrcTrace *tr, uint32_t id, const SimTask *t, const Ended *e)
+{
+    const Run *r = tr->run;
+    char ts[32], dur[32];
+    FILE *fp = ev(tr);
+    fputs("{\"name\":", fp);
+    json_str(fp, t->name);
+    fprintf(fp, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,"
+                "\"args\":{\"task\":%u,\"phase\":\"%s\"",
+            sim_task_kind_name[t->kind], e->pid, e->lane, us_ns(ts, ns(e->a_ps)),
+            us_ns(dur, ns(e->b_ps) - ns(e->a_ps)), id, sim_phase_name[t->phase]);
+    if (t->phase == SIM_PHASE_DECODE) {
+        fprintf(fp, ",\"step\":%u", t->step);
+    }
+    if (t->kind == SIM_TASK_KERNEL) {
+        fprintf(fp, ",\"node\":%d,\"tokens\":[%u,%u],\"rows\":[%u,%u]", t->node,
+                t->slice.tok0, t->slice.tok1, t->slice.row0, t->slice.row1);
+        if (t->slice.pad_tokens) {
+            fprintf(fp, ",\"pad_tokens\":%u", t->slice.pad_tokens);
+        }
+    }
+    if (t->kind != SIM_TASK_SYNC) {
+        fprintf(fp, ",\"shape\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "],\"flops\":%" PRIu64
+                    ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
+                t->work.m, t->work.k, t->work.n, t->work.flops, t->work.read_bytes,
+                t->work.write_bytes);
+    } else {
+        fprintf(fp, ",\"mechanism\":\"%s\",\"from\":", sim_sync_name[t->sync]);
+        json_str(fp, r->proc_names[t->sync_from]);
+        fputs(",\"to\":", fp);
+        json_str(fp, r->proc_names[t->sync_to]);
+    }
+    fputs("}}", fp);
+}
+
+static void
+on_task_end(void *opaque, const SimPlan *plan, uint32_t id, const SimTask *t,
+            SimTime start_ps, SimTime end_ps)
+{
+    TrcTrace *tr = opaque;
+    Run *r = tr->run;
+    if (t->phase == SIM_PHASE_PREFILL) {
+        r->prefill_b = MAX(r->prefill_b, end_ps);
+    }
+    /* forget the times of tasks no task still to end can name */
+    if (plan->base > r->ended0 + 4096) {
+        guint drop = MIN(plan->base - r->ended0, r->ended->len);
+        g_array_remove_range(r->ended, 0, drop);
+        r->ended0 += drop;
+    }
+    g_assert(id >= r->ended0);
+    if (id - r->ended0 >= r->ended->len) {
+        g_array_set_size(r->ended, id - r->ended0 + 1);
+    }
+    Ended *e = &g_array_index(r->ended, Ended, id - r->ended0);
+    *e = (Ended) { start_ps, end_ps, pid_of(r, t), 0, TRUE, kept(tr, t),
+                   t->kind == SIM_TASK_SYNC };
+    g_autoptr(GArray) pre = NULL;
+    g_hash_table_steal_extended(r->preempted, GUINT_TO_POINTER(id), NULL, (gpointer *) &pre);
+    if (!e->kept) {
+        return;
+    }
+    /* the lowest lane whose slices all end by this start */
+    GArray *lanes = r->lanes[e->pid - r->pid0 - 1];
+    uint32_t l = 0;
+    while (l < lanes->len && g_array_index(lanes, SimTime, l) > start_ps) {
+        l++;
+    }
+    if (l == lanes->len) {
+        SimTime none = 0;
+        g_array_append_val(lanes, none);
+        g_autofree char *name = g_strdup_printf("lane %u", l);
+        meta_name(tr, "thread_name", e->pid, l, NULL, name);
+    }
+    g_array_index(lanes, SimTime, l) = end_ps;
+    e->lane = l;
+    task_slice(tr, id, t, e);
     /* time a kernel spent preempted: nested inside its slice */
-    for (uint32_t i = 0; i < in->n_preemptions; i++) {
-        const SimPreemption *p = &in->preemptions[i];
-        const SimTask *t = sim_plan_task(in->plan, p->task);
-        g_autofree char *ts = us(p->off_ps);
-        g_autofree char *dur = dur_us(p->off_ps, p->back_ps);
-        emit(&w, p->off_ps, "{\"name\":\"preempted\",\"cat\":\"preemption\",\"ph\":\"X\","
-                            "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,"
-                            "\"args\":{\"task\":%u}}", pid_of(in, t), lane[p->task], ts, dur,
-             p->task);
+    for (guint i = 0; pre && i < pre->len; i++) {
+        const SimPreemption *p = &g_array_index(pre, SimPreemption, i);
+        char ts[32], dur[32];
+        fprintf(ev(tr), "{\"name\":\"preempted\",\"cat\":\"preemption\",\"ph\":\"X\","
+                        "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"args\":{\"task\":%u}}",
+                e->pid, l, us_ns(ts, ns(p->off_ps)), us_ns(dur, ns(p->back_ps) - ns(p->off_ps)),
+                id);
     }
-
-    /* the host's submissions, one track above the processor's lanes */
-    if (in->n_control && in->control_proc < in->n_procs) {
-        uint32_t pid = in->control_proc + 1;
-        uint32_t tid = extra_track(&w, lane_end, pid, "submissions");
-        for (uint32_t i = 0; i < in->n_control; i++) {
-            const HwSpan *c = &in->control[i];
-            g_autofree char *ts = us(c->a_ps);
-            g_autofree char *dur = dur_us(c->a_ps, c->b_ps);
-            emit(&w, c->a_ps, "{\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\","
-                              "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s}", pid, tid, ts, dur);
-        }
-    }
-
-    /* a game's frames, one track above the GPU's lanes: slice = on the GPU,
-     * args say when its vsync was */
-    if (in->n_frames && in->frame_proc < in->n_procs) {
-        uint32_t pid = in->frame_proc + 1;
-        uint32_t tid = extra_track(&w, lane_end, pid, "game frames");
-        for (uint32_t i = 0; i < in->n_frames; i++) {
-            const SimFrame *f = &in->frames[i];
-            g_autofree char *ts = us(f->start_ps);
-            g_autofree char *dur = dur_us(f->start_ps, f->end_ps);
-            g_autofree char *vs = us(f->vsync_ps);
-            emit(&w, f->start_ps, "{\"name\":\"frame\",\"cat\":\"render\",\"ph\":\"X\","
-                                  "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,"
-                                  "\"args\":{\"vsync_us\":%s}}", pid, tid, ts, dur, vs);
-        }
-    }
-
-    /* flows: producer -> sync -> consumers */
-    uint64_t flow_id = 1;
-    for (uint32_t id = 0; id < n; id++) {
-        const SimTask *t = sim_plan_task(in->plan, id);
-        if (t->kind != SIM_TASK_SYNC) {
+    /* flows: producers -> this sync, or syncs -> this consumer */
+    for (uint32_t d = 0; d < t->n_deps; d++) {
+        const Ended *dep = ended_of(r, t->deps[d]);
+        if (dep == NULL || !dep->kept) {
             continue;
         }
-        for (uint32_t d = 0; d < t->n_deps; d++) {
-            uint32_t p = t->deps[d];
-            const SimTask *pt = sim_plan_task(in->plan, p);
-            g_autofree char *ts0 = inside_us(in->times[p].start_ps, in->times[p].end_ps);
-            g_autofree char *ts1 = inside_us(in->times[id].start_ps, in->times[id].end_ps);
-            emit(&w, 1000 * inside_ns(in->times[p].start_ps, in->times[p].end_ps),
-                 "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%" PRIu64
-                 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, pid_of(in, pt), lane[p], ts0);
-            emit(&w, 1000 * inside_ns(in->times[id].start_ps, in->times[id].end_ps),
-                 "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
-                 PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, sync_pid, lane[id], ts1);
-            flow_id++;
+        if (e->sync) {
+            flow(tr, dep, e);
+        } else if (dep->sync) {
+            flow(tr, dep, e);
         }
     }
-    for (uint32_t c = 0; c < n; c++) {
-        const SimTask *ct = sim_plan_task(in->plan, c);
-        for (uint32_t d = 0; d < ct->n_deps; d++) {
-            uint32_t s = ct->deps[d];
-            if (sim_plan_task(in->plan, s)->kind != SIM_TASK_SYNC || ct->kind == SIM_TASK_SYNC) {
-                continue;
-            }
-            g_autofree char *ts0 = inside_us(in->times[s].start_ps, in->times[s].end_ps);
-            g_autofree char *ts1 = inside_us(in->times[c].start_ps, in->times[c].end_ps);
-            emit(&w, 1000 * inside_ns(in->times[s].start_ps, in->times[s].end_ps),
-                 "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%" PRIu64
-                 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, sync_pid, lane[s], ts0);
-            emit(&w, 1000 * inside_ns(in->times[c].start_ps, in->times[c].end_ps),
-                 "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
-                 PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", flow_id, pid_of(in, ct),
-                 lane[c], ts1);
-            flow_id++;
-        }
-    }
+}
 
-    /* DRAM counters: one "C" event per sample time with every initiator */
-    g_autofree double *cur = g_new0(double, in->n_procs ? in->n_procs : 1);
-    for (uint32_t i = 0; i < in->n_bw;) {
-        SimTime when = in->bw[i].when_ps;
-        while (i < in->n_bw && in->bw[i].when_ps == when) {
-            g_assert(in->bw[i].initiator < in->n_procs);
-            cur[in->bw[i].initiator] = in->bw[i].gbps;
-            i++;
-        }
-        GString *args = g_string_new(NULL);
-        double total = 0;
-        for (uint32_t p = 0; p < in->n_procs; p++) {
-            g_string_append_printf(args, "%s\"%s\":%.3f", p ? "," : "", in->proc_names[p],
-                                   cur[p]);
-            total += cur[p];
-        }
-        g_autofree char *ts = us(when);
-        emit(&w, when, "{\"name\":\"dram_bw_gbps\",\"ph\":\"C\",\"pid\":%u,\"ts\":%s,"
-                       "\"args\":{%s}}", dram_pid, ts, args->str);
-        emit(&w, when, "{\"name\":\"dram_total_gbps\",\"ph\":\"C\",\"pid\":%u,\"ts\":%s,"
-                       "\"args\":{\"total\":%.3f}}", dram_pid, ts, total);
-        g_string_free(args, TRUE);
+static void
+on_span(void *opaque, uint32_t proc, SimTime a_ps, SimTime b_ps, uint32_t id,
+        const SimTask *t)
+{
+    TrcTrace *tr = opaque;
+    Run *r = tr->run;
+    if (proc >= r->n_procs || (t && !kept(tr, t))) {
+        return;
     }
+    uint32_t pid = r->pid0 + proc + 1;
+    if (!r->submit_track) {
+        r->submit_track = TRUE;
+        meta_name(tr, "thread_name", pid, TID_SUBMIT, NULL, "submissions");
+    }
+    char ts[32], dur[32];
+    FILE *fp = ev(tr);
+    fprintf(fp, "{\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,"
+                "\"ts\":%s,\"dur\":%s", pid, TID_SUBMIT, us_ns(ts, ns(a_ps)),
+            us_ns(dur, ns(b_ps) - ns(a_ps)));
+    if (t) {
+        fprintf(fp, ",\"args\":{\"task\":%u,\"kind\":\"%s\",\"on\":", id,
+                sim_task_kind_name[t->kind]);
+        json_str(fp, r->proc_names[t->proc]);
+        fputs(",\"kernel\":", fp);
+        json_str(fp, t->name);
+        fputc('}', fp);
+    }
+    fputc('}', fp);
+}
 
-    g_array_sort(w.lines, line_cmp);
-    GString *out = g_string_new("{\"traceEvents\":[\n");
-    for (guint i = 0; i < w.lines->len; i++) {
-        Line *l = &g_array_index(w.lines, Line, i);
-        g_string_append(out, l->text);
-        g_string_append(out, i + 1 < w.lines->len ? ",\n" : "\n");
-        g_free(l->text);
+static void
+on_frame(void *opaque, uint32_t proc, const SimFrame *f)
+{
+    TrcTrace *tr = opaque;
+    Run *r = tr->run;
+    if (proc >= r->n_procs || !r->in_window) {
+        return;
     }
-    g_array_free(w.lines, TRUE);
-    g_string_append(out, "],\"displayTimeUnit\":\"ns\",\"otherData\":{\"hs_trace_version\":1");
-    for (uint32_t i = 0; in->meta_keys && in->meta_keys[i]; i++) {
-        g_autofree char *k = json_str(in->meta_keys[i]);
-        g_autofree char *v = json_str(in->meta_values[i]);
-        g_string_append_printf(out, ",%s:%s", k, v);
+    uint32_t pid = r->pid0 + proc + 1;
+    if (!r->frame_track) {
+        r->frame_track = TRUE;
+        meta_name(tr, "thread_name", pid, TID_FRAMES, NULL, "game frames");
     }
-    g_string_append(out, "}}\n");
-    return g_string_free(out, FALSE);
+    char ts[32], dur[32], vs[32];
+    fprintf(ev(tr), "{\"name\":\"frame\",\"cat\":\"render\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,"
+                    "\"ts\":%s,\"dur\":%s,\"args\":{\"vsync_us\":%s}}", pid, TID_FRAMES,
+            us_ns(ts, ns(f->start_ps)), us_ns(dur, ns(f->end_ps) - ns(f->start_ps)),
+            us_ns(vs, ns(f->vsync_ps)));
+}
+
+static void
+on_preempted(void *opaque, const SimPreemption *p)
+{
+    TrcTrace *tr = opaque;
+    GArray *a = g_hash_table_lookup(tr->run->preempted, GUINT_TO_POINTER(p->task));
+    if (a == NULL) {
+        a = g_array_new(FALSE, FALSE, sizeof(SimPreemption));
+        g_hash_table_insert(tr->run->preempted, GUINT_TO_POINTER(p->task), a);
+    }
+    g_array_append_val(a, *p);
+}
+
+const SimExecObserver trc_trace_observer = {
+    on_task_start, on_task_end, on_bw, on_span, on_frame, on_preempted,
+};
+
+void
+trc_trace_end_run(TrcTrace *tr)
+{
+    Run *r = tr->run;
+    if (r == NULL) {
+        return;
+    }
+    flush_bw(tr);
+    if (r->prefill_seen && tr->keep_prefill) {
+        char ts[32], dur[32];
+        fprintf(ev(tr), "{\"name\":\"prefill\",\"cat\":\"marker\",\"ph\":\"X\",\"pid\":%u,"
+                        "\"tid\":0,\"ts\":%s,\"dur\":%s}", r->pid0 + r->n_procs + 3,
+                us_ns(ts, ns(r->prefill_a)), us_ns(dur, ns(r->prefill_b) - ns(r->prefill_a)));
+    }
+    run_free(r);
+    tr->run = NULL;
+}
+
+static void
+finish(TrcTrace *tr, const char *const *keys, const char *const *vals)
+{
+    trc_trace_end_run(tr);
+    fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"hs_trace_version\":2", tr->fp);
+    for (uint32_t i = 0; keys && keys[i]; i++) {
+        fputc(',', tr->fp);
+        json_str(tr->fp, keys[i]);
+        fputc(':', tr->fp);
+        json_str(tr->fp, vals[i]);
+    }
+    fputs("}}\n", tr->fp);
+}
+
+gboolean
+trc_trace_close(TrcTrace *tr, const char *const *meta_keys, const char *const *meta_values,
+                GError **error)
+{
+    finish(tr, meta_keys, meta_values);
+    HsOutFile *out = tr->out;
+    g_free(tr);
+    return hs_outfile_commit(out, error);
+}
+
+void
+trc_trace_abort(TrcTrace *tr)
+{
+    if (tr == NULL) {
+        return;
+    }
+    run_free(tr->run);
+    hs_outfile_abort(tr->out);
+    g_free(tr);
+}
+
+/* ---- from a whole plan's times ------------------------------------------ */
+
+typedef struct Point {
+    SimTime when_ps;
+    uint32_t id;
+    gboolean end;
+} Point;
+
+static int
+point_cmp(const void *a, const void *b)
+{
+    const Point *x = a, *y = b;
+    if (x->when_ps != y->when_ps) {
+        return x->when_ps < y->when_ps ? -1 : 1;
+    }
+    if (x->end != y->end) {
+        return x->end ? 1 : -1;  /* starts first: a 0-length task starts, then ends */
+    }
+    return x->id < y->id ? -1 : (x->id > y->id);
+}
+
+void
+trc_trace_add_input(TrcTrace *tr, const char *label, const TrcInput *in)
+{
+    trc_trace_begin_run(tr, label, in->proc_names, in->n_procs, in->control_proc,
+                        in->frame_proc);
+    uint32_t n = sim_plan_len(in->plan) - in->plan->base;
+    g_autofree Point *pts = g_new(Point, 2 * (size_t) MAX(1, n));
+    for (uint32_t i = 0; i < n; i++) {
+        pts[2 * i] = (Point) { in->times[i].start_ps, in->plan->base + i, FALSE };
+        pts[2 * i + 1] = (Point) { in->times[i].end_ps, in->plan->base + i, TRUE };
+    }
+    qsort(pts, 2 * (size_t) n, sizeof(Point), point_cmp);
+    for (uint32_t i = 0; i < in->n_preemptions; i++) {
+        on_preempted(tr, &in->preemptions[i]);
+    }
+    for (size_t i = 0; i < 2 * (size_t) n; i++) {
+        const SimTask *t = sim_plan_task(in->plan, pts[i].id);
+        const SimTaskTime *tt = &in->times[pts[i].id - in->plan->base];
+        if (pts[i].end) {
+            on_task_end(tr, in->plan, pts[i].id, t, tt->start_ps, tt->end_ps);
+        } else {
+            on_task_start(tr, pts[i].id, t, tt->start_ps);
+        }
+    }
+    tr->run->in_window = TRUE;   /* counters and frames: all of them */
+    for (uint32_t i = 0; i < in->n_control; i++) {
+        const HwSpan *c = &in->control[i];
+        uint32_t id = GPOINTER_TO_UINT(c->opaque);
+        on_span(tr, in->control_proc, c->a_ps, c->b_ps, id ? id - 1 : UINT32_MAX,
+                id ? sim_plan_task(in->plan, id - 1) : NULL);
+    }
+    for (uint32_t i = 0; i < in->n_frames; i++) {
+        on_frame(tr, in->frame_proc, &in->frames[i]);
+    }
+    for (uint32_t i = 0; i < in->n_bw; i++) {
+        on_bw(tr, &in->bw[i]);
+    }
+    trc_trace_end_run(tr);
 }
 
 gboolean
 trc_perfetto_write(const char *path, const TrcInput *in, GError **error)
 {
-    g_autofree char *text = trc_perfetto_to_string(in);
-    return hs_outfile_write_all(path, text, strlen(text), error);
+    TrcTrace *tr = trc_trace_open(path, error);
+    if (tr == NULL) {
+        return FALSE;
+    }
+    trc_trace_add_input(tr, NULL, in);
+    return trc_trace_close(tr, in->meta_keys, in->meta_values, error);
+}
+
+char *
+trc_perfetto_to_string(const TrcInput *in)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    g_assert(fp != NULL);
+    TrcTrace *tr = trace_new(fp, NULL);
+    trc_trace_add_input(tr, NULL, in);
+    finish(tr, in->meta_keys, in->meta_values);
+    g_free(tr);
+    fclose(fp);
+    char *s = g_strdup(buf);
+    free(buf);
+    return s;
 }

@@ -66,10 +66,16 @@ task_json(const SimTask *t, uint32_t id, const HwSoc *soc)
     return o;
 }
 
-gboolean
-trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spec,
-                 const char *policy, const SimWorkload *w, const SimPlan *plan,
-                 GError **error)
+struct TrcRecordWriter {
+    HsOutFile *f;
+    const HwSoc *soc;
+    uint32_t n;                  /* tasks written */
+    GArray *npu_offline;         /* the plan's, as of the last phase */
+};
+
+TrcRecordWriter *
+trc_record_open(const char *path, const HwSoc *soc, const MdlSpec *spec, const char *policy,
+                const SimWorkload *w, GError **error)
 {
     g_autoptr(cJSON) head = cJSON_CreateObject();
     cJSON_AddNumberToObject(head, "hs_record_version", TRC_RECORD_VERSION);
@@ -108,27 +114,84 @@ trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spec,
         cJSON_AddStringToObject(p, "kind", hw_kind_name[d->cls->kind]);
         cJSON_AddItemToArray(procs, p);
     }
-    cJSON *off = cJSON_AddArrayToObject(head, "npu_offline");
-    for (guint i = 0; i < plan->npu_offline->len; i++) {
-        cJSON_AddItemToArray(off, cJSON_CreateNumber(g_array_index(plan->npu_offline, uint32_t, i)));
-    }
 
-    g_autoptr(HsOutFile) f = hs_outfile_open(path, error);
+    HsOutFile *f = hs_outfile_open(path, error);
     if (f == NULL) {
-        return FALSE;
+        return NULL;
     }
-    FILE *fp = hs_outfile_stream(f);
-    /* the head without its closing brace, then the tasks one per line */
+    /* the head without its closing brace, then the tasks one per line as
+     * they are planned, then the NPU shapes the plan prepared offline
+     * (known once every phase is planned) */
     g_autofree char *h = hs_json_print(head, FALSE);
     h[strlen(h) - 1] = '\0';
-    fprintf(fp, "%s,\"tasks\":[\n", h);
-    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
-        g_autoptr(cJSON) t = task_json(sim_plan_task(plan, i), i, soc);
+    fprintf(hs_outfile_stream(f), "%s,\"tasks\":[", h);
+    TrcRecordWriter *rw = g_new0(TrcRecordWriter, 1);
+    rw->f = f;
+    rw->soc = soc;
+    rw->npu_offline = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    return rw;
+}
+
+gboolean
+trc_record_add(void *opaque, const SimPlan *plan, uint32_t from, GError **error)
+{
+    TrcRecordWriter *rw = opaque;
+    FILE *fp = hs_outfile_stream(rw->f);
+    g_assert(from == rw->n);     /* every task once, in id order */
+    for (uint32_t i = from; i < sim_plan_len(plan); i++) {
+        g_autoptr(cJSON) t = task_json(sim_plan_task(plan, i), i, rw->soc);
         g_autofree char *s = hs_json_print(t, FALSE);
-        fprintf(fp, "%s%s\n", s, i + 1 < sim_plan_len(plan) ? "," : "");
+        fprintf(fp, "%s\n%s", rw->n++ ? "," : "", s);
     }
-    fprintf(fp, "]}\n");
-    return hs_outfile_commit(g_steal_pointer(&f), error);
+    g_array_set_size(rw->npu_offline, 0);
+    g_array_append_vals(rw->npu_offline, plan->npu_offline->data, plan->npu_offline->len);
+    if (ferror(fp)) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "writing the recording failed");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+trc_record_close(TrcRecordWriter *rw, GError **error)
+{
+    FILE *fp = hs_outfile_stream(rw->f);
+    fputs("\n],\"npu_offline\":[", fp);
+    for (guint i = 0; i < rw->npu_offline->len; i++) {
+        fprintf(fp, "%s%u", i ? "," : "", g_array_index(rw->npu_offline, uint32_t, i));
+    }
+    fputs("]}\n", fp);
+    HsOutFile *f = rw->f;
+    g_array_unref(rw->npu_offline);
+    g_free(rw);
+    return hs_outfile_commit(f, error);
+}
+
+void
+trc_record_abort(TrcRecordWriter *rw)
+{
+    if (rw == NULL) {
+        return;
+    }
+    hs_outfile_abort(rw->f);
+    g_array_unref(rw->npu_offline);
+    g_free(rw);
+}
+
+gboolean
+trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spec,
+                 const char *policy, const SimWorkload *w, const SimPlan *plan,
+                 GError **error)
+{
+    TrcRecordWriter *rw = trc_record_open(path, soc, spec, policy, w, error);
+    if (rw == NULL) {
+        return FALSE;
+    }
+    if (!trc_record_add(rw, plan, plan->base, error)) {
+        trc_record_abort(rw);
+        return FALSE;
+    }
+    return trc_record_close(rw, error);
 }
 
 /* ---- reading ------------------------------------------------------------- */

@@ -13,7 +13,6 @@
  *                "functional":"layers=1","seed":1,
  *                "options":{"chunk_tokens":256,...}},
  *    "processors":[{"name":"cpu","kind":"cpu"},...],
- *    "npu_offline":[32,64,...],
  *    "tasks":[
  *     {"id":0,"name":"embed","kind":"kernel","phase":"prefill","step":0,
  *      "proc":"gpu","node":0,"tokens":[0,256],"rows":[0,4096],"pad":0,
@@ -21,7 +20,8 @@
  *      "flops":0,"read_bytes":2097152,"write_bytes":2097152,"deps":[]},
  *     {"id":7,"name":"sync L0.wq fast","kind":"sync","phase":"prefill","step":0,
  *      "proc":"cpu","node":2,"sync":"fast","from":"npu","to":"gpu","deps":[3,4]},
- *     ...]}
+ *     ...],
+ *    "npu_offline":[32,64,...]}
  *
  * One task per line.  Written to a temporary file and renamed into place.
  */
@@ -51,6 +51,21 @@ typedef struct TrcRecording {
 
 void trc_recording_free(TrcRecording *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TrcRecording, trc_recording_free)
+
+/*
+ * A recording written as the run goes (issue #17): the head at open, each
+ * phase's tasks as they are planned (trc_record_add, a SimWorkload's
+ * planned hook with the writer as opaque), the NPU shapes prepared
+ * offline at close, which renames the file into place.  Abort (a failed
+ * run) leaves no file.
+ */
+typedef struct TrcRecordWriter TrcRecordWriter;
+TrcRecordWriter *trc_record_open(const char *path, const HwSoc *soc, const MdlSpec *spec,
+                                 const char *policy, const SimWorkload *w, GError **error);
+gboolean trc_record_add(void *writer, const SimPlan *plan, uint32_t from, GError **error);
+gboolean trc_record_close(TrcRecordWriter *rw, GError **error);
+void trc_record_abort(TrcRecordWriter *rw);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TrcRecordWriter, trc_record_abort)
 
 /* Write a recording of @plan atomically. */
 gboolean trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spec,

@@ -53,7 +53,10 @@ child(const char *self, const Req *q, Row *row, GError **error)
     const char *argv[] = {
         self, "run", "--model", "llama-3-8b", "--soc", "sd8gen3", "--policy",
         "hetero-tensor", "--prompt", q->prompt, "--decode", q->decode, "--batch", q->batch,
-        "--functional", q->functional, "--format", "json", NULL,
+        "--functional", q->functional, "--format", "json",
+        /* issue #17's long decodes go past Llama-3-8B's 8192-token context
+         * (run refuses a request longer than the model's context) */
+        "--set", "model.max_position_embeddings=32768", NULL,
     };
     g_autofree char *tmp = NULL;
     int fd = g_file_open_tmp("hs-bench-sim-XXXXXX", &tmp, error);

@@ -18,6 +18,7 @@
 #include "sim/util/json.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "traces/perfetto.h"
 #include "traces/record.h"
 
 #include <stdio.h>
@@ -166,10 +167,17 @@ run(int argc, char **argv, GError **error)
      * (a dropped sync) runs, and fails with the reason */
     g_autofree char *unsynced = policy_name ? NULL : trc_plan_unsynced(plan, soc);
     SimRunReport r = { 0 };
-    SimExecResult x = { 0 };
-    gboolean ok = sim_run_execute(soc, rec->spec, policy, plan, &w, NULL, &r, &x, error);
-    if (ok && trace) {
-        ok = hs_run_write_trace(trace, soc, plan, &x, &r, error);
+    /* the trace written as the replay goes, as run writes its own */
+    g_autoptr(TrcTrace) tr = trace ? hs_run_trace_open(trace, error) : NULL;
+    gboolean ok = trace == NULL || tr != NULL;
+    if (tr) {
+        hs_run_trace_begin(tr, NULL, soc, &w);
+    }
+    ok = ok && sim_run_execute(soc, rec->spec, policy, plan, &w, NULL, &r, NULL, error);
+    if (ok && tr) {
+        hs_run_trace_end(tr, &w);
+        ok = hs_run_trace_close(g_steal_pointer(&tr), soc, rec->spec->name, policy, w.sync,
+                                error);
     }
     if (ok) {
         cJSON *extra = cJSON_CreateObject();
@@ -183,7 +191,6 @@ run(int argc, char **argv, GError **error)
         }
         ok = hs_run_print_checked(soc, &r, format, unsynced, extra, error);
     }
-    sim_exec_result_clear(&x);
     sim_run_report_clear(&r);
     return ok;
 }

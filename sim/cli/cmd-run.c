@@ -5,24 +5,48 @@
 #include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "traces/perfetto.h"
 #include "traces/record.h"
 
 #include <stdio.h>
 #include <unistd.h>
 #include <string.h>
 
+/* "A:B" -> decode steps A..B. */
+static gboolean
+parse_steps(const char *text, uint32_t *a, uint32_t *b, GError **error)
+{
+    guint64 x = 0, y = 0;
+    g_auto(GStrv) parts = g_strsplit(text, ":", 3);
+    if (g_strv_length(parts) != 2 || !g_ascii_string_to_unsigned(parts[0], 10, 0, G_MAXUINT32, &x,
+                                                               NULL) ||
+        !g_ascii_string_to_unsigned(parts[1], 10, 0, G_MAXUINT32, &y, NULL) || x > y) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "run: --trace-steps: expected A:B, decode steps 0 <= A <= B (got \"%s\")",
+                    text);
+        return FALSE;
+    }
+    *a = (uint32_t) x;
+    *b = (uint32_t) y;
+    return TRUE;
+}
+
 static gboolean
 run(int argc, char **argv, GError **error)
 {
     HsRunOpts o;
-    g_autofree char *policy_name = NULL, *record = NULL;
-    gboolean help = FALSE;
+    g_autofree char *policy_name = NULL, *record = NULL, *steps = NULL;
+    gboolean help = FALSE, no_prefill = FALSE;
     GOptionEntry extra[] = {
         { "policy", 'P', 0, G_OPTION_ARG_STRING, &policy_name,
           "Scheduling policy from 'list policies' (default hetero-tensor, or the "
           "--policy-plugin's)", "POLICY" },
         { "trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace,
           "Write a Perfetto / Chrome trace JSON (open at ui.perfetto.dev)", "FILE" },
+        { "trace-steps", 0, 0, G_OPTION_ARG_STRING, &steps,
+          "Trace only decode steps A to B (from 0) and the prefill", "A:B" },
+        { "trace-no-prefill", 0, 0, G_OPTION_ARG_NONE, &no_prefill,
+          "Leave the prefill out of the trace", NULL },
         { "record", 'r', 0, G_OPTION_ARG_FILENAME, &record,
           "Write a recording (workload + plan) that 'hetero-sim replay' re-runs", "FILE" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -41,29 +65,48 @@ run(int argc, char **argv, GError **error)
     SimWorkload w;
     const SimPolicy *policy = NULL;
     SimRunReport r = { 0 };
-    SimExecResult x = { 0 };
-    g_autoptr(SimPlan) plan = NULL;
+    g_autoptr(TrcTrace) tr = NULL;
+    g_autoptr(TrcRecordWriter) rec = NULL;
+    uint32_t step_a = 0, step_b = UINT32_MAX;
 
     ok = hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error);
     w.progress = isatty(fileno(stderr)) ? hs_progress_stderr : NULL;
-    ok = ok &&
-         (policy = hs_run_opts_policy(&o, policy_name, error)) != NULL &&
-         /* without a trace or a recording to write, the run is streamed
-          * (memory flat in decode steps: sim_run) */
-         sim_run(soc, spec, policy, &w, NULL, &r, o.trace ? &x : NULL,
-                 o.trace || record ? &plan : NULL, error);
+    ok = ok && (policy = hs_run_opts_policy(&o, policy_name, error)) != NULL &&
+         (steps == NULL || parse_steps(steps, &step_a, &step_b, error));
+    if (ok && (steps || no_prefill) && !o.trace) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "run: --trace-steps and --trace-no-prefill need --trace FILE");
+        ok = FALSE;
+    }
+    /* the trace and the recording are written as the run goes: a run with
+     * neither values check nor times to give back is streamed (memory flat
+     * in decode steps: sim_run) */
     if (ok && o.trace) {
-        ok = hs_run_write_trace(o.trace, soc, plan, &x, &r, error);
+        ok = (tr = hs_run_trace_open(o.trace, error)) != NULL;
+    }
+    if (ok && tr) {
+        trc_trace_set_steps(tr, step_a, step_b, !no_prefill);
+        hs_run_trace_begin(tr, NULL, soc, &w);
     }
     if (ok && record) {
-        ok = trc_record_write(record, soc, spec, policy->name, &w, plan, error);
+        ok = (rec = trc_record_open(record, soc, spec, policy->name, &w, error)) != NULL;
+        w.planned = trc_record_add;
+        w.planned_opaque = rec;
+    }
+    ok = ok && sim_run(soc, spec, policy, &w, NULL, &r, NULL, NULL, error);
+    if (ok && tr) {
+        hs_run_trace_end(tr, &w);
+        ok = hs_run_trace_close(g_steal_pointer(&tr), soc, spec->name, policy->name, w.sync,
+                                error);
+    }
+    if (ok && rec) {
+        ok = trc_record_close(g_steal_pointer(&rec), error);
     }
     if (ok) {
         cJSON *json = cJSON_CreateObject();
         cJSON_AddItemToObject(json, "config", hs_config_json(o.ovr, soc, spec, &w));
         ok = hs_run_print_checked(soc, &r, format, NULL, json, error);
     }
-    sim_exec_result_clear(&x);
     sim_run_report_clear(&r);
     hs_run_opts_clear(&o);
     return ok;

@@ -30,6 +30,43 @@ hs_run_print_csv(const SimRunReport *r, gboolean header)
     fputs(row, stdout);
 }
 
+TrcTrace *
+hs_run_trace_open(const char *path, GError **error)
+{
+    return trc_trace_open(path, error);
+}
+
+void
+hs_run_trace_begin(TrcTrace *tr, const char *label, const HwSoc *soc, SimWorkload *w)
+{
+    g_autofree const char **names = g_new0(const char *, soc->devs->len + 1);
+    for (guint i = 0; i < soc->devs->len; i++) {
+        names[i] = ((HwDev *) g_ptr_array_index(soc->devs, i))->name;
+    }
+    const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
+    trc_trace_begin_run(tr, label, names, soc->devs->len, soc->control_cpu,
+                        gpu ? gpu->index : UINT32_MAX);
+    w->observer = &trc_trace_observer;
+    w->observer_opaque = tr;
+}
+
+void
+hs_run_trace_end(TrcTrace *tr, SimWorkload *w)
+{
+    trc_trace_end_run(tr);
+    w->observer = NULL;
+    w->observer_opaque = NULL;
+}
+
+gboolean
+hs_run_trace_close(TrcTrace *tr, const HwSoc *soc, const char *model, const char *policy,
+                   SimSyncMech sync, GError **error)
+{
+    const char *keys[] = { "soc", "model", "policy", "sync", NULL };
+    const char *vals[] = { soc->name, model, policy, sim_sync_name[sync] };
+    return trc_trace_close(tr, keys, vals, error);
+}
+
 /* The trace writer's input for an executed plan; @names holds the
  * processor names (freed by the caller). */
 static TrcInput

@@ -763,6 +763,63 @@ test_record_replay(void)
     g_rmdir(dir);
 }
 
+/* Without a values check, a run with --trace and --record is streamed
+ * (issue #17): both files are written as it goes, complete; the recording
+ * replays to the same JSON; --trace-steps keeps the steps asked for (and
+ * the prefill unless --trace-no-prefill), each marked on the request's
+ * track. */
+static void
+test_stream_trace_record(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *rec = g_build_filename(dir, "rec.json", NULL);
+    g_autofree char *tr = g_build_filename(dir, "t.json", NULL);
+    g_autofree char *small = g_build_filename(dir, "small.json", NULL);
+    g_autoptr(Run) a = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "16",
+                          "--decode", "12", "--functional", "off", "--format", "json",
+                          "--record", rec, "--trace", tr, NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_autoptr(Run) b = hs("replay", rec, "--format", "json", NULL);
+    g_assert_cmpint(b->status, ==, 0);
+    g_autoptr(cJSON) ja = cJSON_Parse(a->out), jb = cJSON_Parse(b->out);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(ja, "sim"), "wall_s");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(jb, "sim"), "wall_s");
+    g_autofree char *sa = cJSON_PrintUnformatted(ja), *sb = cJSON_PrintUnformatted(jb);
+    g_assert_cmpstr(sa, ==, sb);
+
+    g_autofree char *full = NULL, *part = NULL;
+    g_assert_true(g_file_get_contents(tr, &full, NULL, NULL));
+    for (int s = 0; s < 12; s++) {
+        g_autofree char *m = g_strdup_printf("\"name\":\"decode step %d\"", s);
+        g_assert_nonnull(strstr(full, m));
+    }
+    g_assert_nonnull(strstr(full, "\"name\":\"prefill\",\"cat\":\"marker\""));
+    g_autoptr(Run) c = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "16",
+                          "--decode", "12", "--functional", "off", "--trace", small,
+                          "--trace-steps", "3:4", "--trace-no-prefill", NULL);
+    g_assert_cmpint(c->status, ==, 0);
+    g_assert_true(g_file_get_contents(small, &part, NULL, NULL));
+    g_assert_nonnull(strstr(part, "\"name\":\"decode step 3\""));
+    g_assert_nonnull(strstr(part, "\"name\":\"decode step 4\""));
+    g_assert_null(strstr(part, "\"name\":\"decode step 5\""));
+    g_assert_null(strstr(part, "\"phase\":\"prefill\""));
+    g_assert_null(strstr(part, "\"step\":2,"));
+    g_autoptr(cJSON) jp = cJSON_Parse(part);
+    g_assert_nonnull(jp);
+    g_assert_cmpuint(strlen(part) * 3, <, strlen(full));
+
+    g_autoptr(Run) d = hs("run", "--soc", "tiny", "--model", "tiny", "--trace", small,
+                          "--trace-steps", "4:3", NULL);
+    g_assert_cmpint(d->status, ==, 2);
+    assert_one_error_line(d, "run: --trace-steps: expected A:B, decode steps "
+                             "0 <= A <= B (got \"4:3\")");
+    g_unlink(rec);
+    g_unlink(tr);
+    g_unlink(small);
+    g_rmdir(dir);
+}
+
 /* validate: every published point simulated; the command fails on any
  * miss, and with --known-misses only on a miss that is not declared (with
  * its reason) in the points file. */
@@ -1298,6 +1355,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/lists", test_lists);
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     g_test_add_func("/cli/record-replay", test_record_replay);
+    g_test_add_func("/cli/stream-trace-record", test_stream_trace_record);
     g_test_add_func("/cli/replay-wrong-plan", test_replay_wrong_plan);
     g_test_add_func("/cli/hostile-text", test_hostile_text);
     g_test_add_func("/cli/validate", test_validate);
