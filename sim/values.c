@@ -37,7 +37,7 @@ struct SimValues {
     State run;
     State matched;               /* the plan's arithmetic in order (buf NULL: none) */
     GHashTable *staging;         /* task id -> float* */
-    GHashTable *from_ref;        /* task ids whose slice is the reference's */
+    GHashTable *from_ref;        /* task id -> the State whose slice it takes */
     gboolean precision_changed;
     uint64_t reused;             /* slices copied from the reference */
 };
@@ -137,25 +137,25 @@ same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
 }
 
 /*
- * A slice whose inputs hold exactly the reference's bits: the engine gives
- * every output element the same bits whatever the cut (engine/kernels.h),
- * so computing it would give exactly the reference's output, which is
- * taken from there instead.  This is memoisation of a pure
+ * A slice whose inputs hold exactly the bits they hold in @ref, a state
+ * where the same slice was computed at the same precision: the engine
+ * gives every output element the same bits whatever the cut
+ * (engine/kernels.h), so computing it would give exactly @ref's output,
+ * which is taken from there instead.  This is memoisation of a pure
  * function, not a shortcut in the check: a slice that reads anything else
  * (a buffer not yet written, a stale value behind a missing sync) is
  * computed, so a wrong plan still gives wrong numbers.  Only the costly
- * kernels at the reference's own precision are looked up: the W4A16 (or
- * FP) matmul and prefill attention; the INT8 precisions are always
- * computed.
+ * kernels are looked up: matmuls and prefill attention.  @ref is the
+ * reference (then only W4A16 slices qualify: it computed nothing else) or
+ * the run's own matched reference (every precision: it computed this very
+ * slice at the task's precision).
  */
 static gboolean
-same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
-                  MdlPrecision prec)
+same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const SimSlice *sl)
 {
     const MdlGraph *g = g_ptr_array_index(v->graphs, p);
     const MdlNode *n = &g->nodes[ni];
-    State *ref = &v->ref;
-    if (v->recompute || s == ref || prec != MDL_PREC_W4A16) {
+    if (v->recompute || s == ref) {
         return FALSE;
     }
     const size_t t0 = sl->tok0, t1 = sl->tok1;
@@ -182,6 +182,14 @@ same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSli
         return FALSE;
     }
     return TRUE;
+}
+
+/* same_inputs against the reference, which computed W4A16 only */
+static gboolean
+same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
+                  MdlPrecision prec)
+{
+    return prec == MDL_PREC_W4A16 && same_inputs(v, s, &v->ref, p, ni, sl);
 }
 
 /* MDL_PREC_COUNT stands for the FP reference here: FP16 weights (the
@@ -618,10 +626,16 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     if (!computed(v->c, n)) {
         return;
     }
-    if (same_as_reference(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec)) {
-        /* its output is the reference's: published from there at the end */
-        g_hash_table_add(v->from_ref, GUINT_TO_POINTER(id));
+    /* with a matched reference, the same slice at the same precision was
+     * computed there; without one, the reference computed W4A16 */
+    State *same = v->matched.buf ? &v->matched : &v->c->ref;
+    if (v->matched.buf ? same_inputs(v->c, &v->run, same, p, (uint32_t) t->node, &t->slice)
+                       : same_as_reference(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
+                                           t->work.prec)) {
+        /* its output is @same's: published from there at the end */
+        g_hash_table_insert(v->from_ref, GUINT_TO_POINTER(id), same);
         v->reused++;
+        v->precision_changed |= n->op == MDL_OP_MATMUL && t->work.prec != MDL_PREC_W4A16;
         return;
     }
     float *out = g_new0(float, (size_t) n->tokens * n->features);
@@ -635,9 +649,11 @@ values_end(void *opaque, uint32_t id, const SimTask *t)
 {
     SimValues *v = opaque;
     uint32_t p = sim_values_phase_index(t);
-    if (g_hash_table_remove(v->from_ref, GUINT_TO_POINTER(id))) {
+    State *same = g_hash_table_lookup(v->from_ref, GUINT_TO_POINTER(id));
+    if (same) {
+        g_hash_table_remove(v->from_ref, GUINT_TO_POINTER(id));
         publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
-                buffer(v->c, &v->c->ref, p, (uint32_t) t->node));
+                buffer(v->c, same, p, (uint32_t) t->node));
         return;
     }
     float *out = g_hash_table_lookup(v->staging, GUINT_TO_POINTER(id));
