@@ -95,6 +95,8 @@ hs_run_print_text(const HwSoc *soc, const SimRunReport *r)
                    what, r->check.match ? "match" : "DIFFER FROM (wrong numbers)", scope,
                    r->check.max_abs_err, r->check.max_abs_ref, r->check.precision_err);
         }
+        g_autofree char *weights = sim_workload_weights(&r->workload);
+        printf("  values checked on weights: %s\n", weights);
     } else {
         printf("  values: not checked (--functional off)\n");
     }

@@ -183,6 +183,8 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
         g_clear_pointer(soc, hw_soc_free);
         return FALSE;
     }
+    /* a model directory: its config gave the spec, its weights the check */
+    w->weights_dir = o->model && g_file_test(o->model, G_FILE_TEST_IS_DIR) ? o->model : NULL;
     return TRUE;
 }
 
@@ -310,6 +312,8 @@ hs_run_report_json(const HwSoc *soc, const SimRunReport *r)
     cJSON_AddBoolToObject(f, "checked", r->check.checked);
     if (r->check.checked) {
         cJSON_AddNumberToObject(f, "layers", r->check.layers);
+        g_autofree char *weights = sim_workload_weights(&r->workload);
+        cJSON_AddStringToObject(f, "weights", weights);
         cJSON_AddBoolToObject(f, "match", r->check.match);
         cJSON_AddBoolToObject(f, "precision_changed", r->check.precision_changed);
         cJSON_AddNumberToObject(f, "precision_err", r->check.precision_err);
