@@ -81,7 +81,7 @@ void sim_checker_set_recompute(SimChecker *c, gboolean recompute);
 /* The token sequence the reference ran: the fixed prompt, then one token
  * per decode step (greedy from the reference's logits when the whole model
  * is checked).  (transfer none) */
-const uint32_t *sim_checker_tokens(const SimChecker *c, uint32_t *n);
+const uint32_t *sim_checker_tokens(SimChecker *c, uint32_t *n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimChecker, sim_checker_free)
 
 /* Buffers of one checked run of @plan.  (transfer full; @checker and
