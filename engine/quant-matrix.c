@@ -187,6 +187,18 @@ row_f16_f16c(const uint8_t *codes, const float *lut, size_t n, float *out)
 }
 #endif
 
+void
+eng_fp16_rows_f32(const uint16_t *h, size_t n, float *out)
+{
+#ifdef HAVE_ROW_F16C
+    if (eng_isa() != ENG_ISA_PORTABLE) {
+        row_f16_f16c((const uint8_t *) h, fp16_lut(), n, out);
+        return;
+    }
+#endif
+    row_f16_lut((const uint8_t *) h, fp16_lut(), n, out);
+}
+
 ENG_VECTORISE ENG_CLONES static void
 row_q8_0(const int8_t *codes, const uint16_t *scales, const float *lut, size_t cols,
          float *out)
