@@ -665,6 +665,29 @@ test_record_replay(void)
     g_assert_cmpstr(cJSON_GetObjectItem(jd2, "policy")->valuestring, ==, "chunked");
     /* the plain replay has no "replay" member (it is the recorded run) */
     g_assert_null(cJSON_GetObjectItem(jb, "replay"));
+    /* the report says which weights the values were computed on */
+    const cJSON *fa = cJSON_GetObjectItem(ja, "functional");
+    g_assert_cmpstr(cJSON_GetObjectItem(fa, "weights")->valuestring, ==, "synthetic seed 1");
+    /* --model DIR must be a model directory of the recorded model's shapes */
+    g_autoptr(Run) m1 = hs("replay", rec, "--model", rec, NULL);
+    g_assert_cmpint(m1->status, ==, 2);
+    g_assert_nonnull(strstr(m1->err, "hetero-sim: --model: expected a model directory"));
+    g_autofree char *mdir = g_build_filename(dir, "m", NULL);
+    g_autofree char *mcfg = g_build_filename(mdir, "config.json", NULL);
+    g_autofree char *tiny = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "models", "tiny.json",
+                                          NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(tiny, &text, NULL, NULL));
+    g_autoptr(GString) wider = g_string_new(text);
+    g_string_replace(wider, "\"hidden_size\": 64", "\"hidden_size\": 128", 1);
+    g_assert_cmpint(g_mkdir(mdir, 0700), ==, 0);
+    g_assert_true(g_file_set_contents(mcfg, wider->str, -1, NULL));
+    g_autoptr(Run) m2 = hs("replay", rec, "--model", mdir, NULL);
+    g_assert_cmpint(m2->status, ==, 1);
+    g_assert_nonnull(strstr(m2->err, "m/config.json: $.hidden_size: expected the recorded "
+                                     "model's 64 (got 128)\n"));
+    g_unlink(mcfg);
+    g_rmdir(mdir);
 
     g_autoptr(Run) e = hs("replay", "/nonexistent.json", NULL);
     g_assert_cmpint(e->status, ==, 1);
