@@ -139,6 +139,8 @@ typedef enum {
 gboolean eng_set_isa(EngIsa isa);
 /* "portable", "avx2" or "avx512": the path in use. */
 const char *eng_isa_name(void);
+/* The path in use (never ENG_ISA_AUTO). */
+EngIsa eng_isa(void);
 
 /*
  * A padded execution, as a static-shape NPU graph runs it: rows [s0, s1)

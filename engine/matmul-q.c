@@ -121,13 +121,16 @@ eng_qmatmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, si
     if (s1 <= s0 || r1 <= r0) {
         return;
     }
-    const size_t k = w->cols, n = w->rows, blocks = (r1 - r0 + QM_ROWS - 1) / QM_ROWS;
+    /* a few tokens (decode): one row at a time, dotted while it is in L1
+     * (a block of dequantised rows is written to L2 and read back once) */
+    const size_t rows = s1 - s0 <= 4 ? 1 : QM_ROWS;
+    const size_t k = w->cols, n = w->rows, blocks = (r1 - r0 + rows - 1) / rows;
     #pragma omp parallel if (blocks > 1 && (s1 - s0) * (r1 - r0) * k >= ENG_PAR_MIN_OPS)
     {
-        float *wr = g_malloc(sizeof(float) * QM_ROWS * MAX(k, 1));
+        float *wr = g_malloc(sizeof(float) * rows * MAX(k, 1));
         #pragma omp for schedule(static)
         for (size_t b = 0; b < blocks; b++) {
-            size_t a0 = r0 + b * QM_ROWS, a1 = MIN(a0 + QM_ROWS, r1);
+            size_t a0 = r0 + b * rows, a1 = MIN(a0 + rows, r1);
             eng_qmatrix_rows_f32(w, (uint32_t) a0, (uint32_t) a1, wr);
             for (size_t t = s0; t < s1; t += 4) {
                 size_t nt = MIN(4, s1 - t);

@@ -423,6 +423,12 @@ eng_set_isa(EngIsa isa)
     return TRUE;
 }
 
+EngIsa
+eng_isa(void)
+{
+    return isa_current();
+}
+
 const char *
 eng_isa_name(void)
 {

@@ -20,6 +20,12 @@ struct EngModel {
     float **bias;                /* [layer * 3 + which] or NULL entries */
     float *embed;                /* loaded models: [vocab, hidden]; NULL = synthetic */
     gboolean loaded;             /* weights from a model directory */
+    uint32_t loaded_layers;      /* layers read from it (the others are never used) */
+    EngSafetensors *st;          /* the directory's files, kept mapped: other
+                                  * formats are quantised from their values */
+    char **wname;                /* [layer * ENG_W_COUNT + which], [layers *
+                                  * ENG_W_COUNT] = LM head: tensor names, NULL
+                                  * where there is none (a tied head) */
     EngQMatrix **wq[ENG_QFMT_COUNT];   /* other formats: [layer * ENG_W_COUNT + which],
                                         * [layers * ENG_W_COUNT] = LM head; lazily */
 };
@@ -123,6 +129,11 @@ eng_model_free(EngModel *m)
     }
     g_free(m->bias);
     g_free(m->embed);
+    eng_safetensors_free(m->st);
+    for (size_t i = 0; m->wname && i <= (size_t) m->cfg.layers * ENG_W_COUNT; i++) {
+        g_free(m->wname[i]);
+    }
+    g_free(m->wname);
     for (int f = 0; f < ENG_QFMT_COUNT; f++) {
         for (size_t i = 0; m->wq[f] && i <= (size_t) m->cfg.layers * ENG_W_COUNT; i++) {
             eng_qmatrix_free(m->wq[f][i]);
@@ -145,6 +156,8 @@ eng_model_weight(EngModel *m, uint32_t layer, EngWeight which)
     const EngModelConfig *c = &m->cfg;
     g_assert(layer < c->layers && which < ENG_W_COUNT);
     size_t idx = (size_t) layer * ENG_W_COUNT + which;
+    /* a loaded model's layers beyond those read are never asked for */
+    g_assert(!m->loaded || layer < m->loaded_layers);
     g_mutex_lock(&m->lock);
     if (m->w[idx] == NULL) {
         uint32_t rows, cols;
@@ -166,6 +179,9 @@ eng_model_lm_head(EngModel *m)
     g_mutex_unlock(&m->lock);
     return m->lm_head;
 }
+
+static float *read_tensor(const EngSafetensors *st, const char *name, uint64_t rows,
+                          uint64_t cols, GError **error);
 
 /* @src's values in @format: dequantised 256 rows at a time and quantised
  * again (exact from FP32 and FP16 storage; from W4A16, quantised twice). */
@@ -196,7 +212,16 @@ eng_model_weight_as(EngModel *m, uint32_t layer, EngWeight which, EngQFormat for
         m->wq[format] = g_new0(EngQMatrix *, (size_t) c->layers * ENG_W_COUNT + 1);
     }
     if (m->wq[format][idx] == NULL) {
-        if (m->loaded) {
+        float *t = NULL;
+        if (m->loaded && m->wname[idx]) {
+            /* from the directory's own values (the file stays mapped) */
+            t = read_tensor(m->st, m->wname[idx], src->rows, src->cols, NULL);
+        }
+        if (t || (m->loaded && head && m->embed)) {
+            m->wq[format][idx] = eng_qmatrix_new_from(format, t ? t : m->embed, src->rows,
+                                                      src->cols);
+            g_free(t);
+        } else if (m->loaded) {
             m->wq[format][idx] = requantise(src, format);
         } else {
             /* from the same FP32 values the model's own matrix was made of */
@@ -322,19 +347,28 @@ read_matrix(const EngSafetensors *st, const char *name, uint32_t rows, uint32_t 
 EngModel *
 eng_model_load(const EngModelConfig *cfg, const char *dir, GError **error)
 {
+    return eng_model_load_layers(cfg, dir, cfg->layers, error);
+}
+
+EngModel *
+eng_model_load_layers(const EngModelConfig *cfg, const char *dir, uint32_t layers,
+                      GError **error)
+{
     g_autoptr(EngSafetensors) st = eng_safetensors_open_dir(dir, error);
     if (st == NULL) {
         return NULL;
     }
     g_autoptr(EngModel) m = eng_model_new(cfg);
     m->loaded = TRUE;
+    m->loaded_layers = MIN(layers, cfg->layers);
+    m->wname = g_new0(char *, (size_t) cfg->layers * ENG_W_COUNT + 1);
     const uint32_t h = cfg->hidden;
     static const char *const proj[ENG_W_COUNT] = {
         "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
         "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
     };
     static const char *const norm[2] = { "input_layernorm", "post_attention_layernorm" };
-    for (uint32_t l = 0; l < cfg->layers; l++) {
+    for (uint32_t l = 0; l < m->loaded_layers; l++) {
         for (int w = 0; w < ENG_W_COUNT; w++) {
             uint32_t rows, cols;
             matmul_shape(cfg, (EngWeight) w, &rows, &cols);
@@ -344,6 +378,7 @@ eng_model_load(const EngModelConfig *cfg, const char *dir, GError **error)
                 return NULL;
             }
             m->w[(size_t) l * ENG_W_COUNT + w] = mat;
+            m->wname[(size_t) l * ENG_W_COUNT + w] = g_strdup(name);
             if (w <= ENG_W_V) {
                 /* biases: required when the config says so (Qwen2), read
                  * when present otherwise */
@@ -381,7 +416,10 @@ eng_model_load(const EngModelConfig *cfg, const char *dir, GError **error)
     } else if (!(m->lm_head = read_matrix(st, "lm_head.weight", cfg->vocab, h, cfg->weights,
                                           error))) {
         return NULL;
+    } else {
+        m->wname[(size_t) cfg->layers * ENG_W_COUNT] = g_strdup("lm_head.weight");
     }
+    m->st = g_steal_pointer(&st);
     return g_steal_pointer(&m);
 }
 

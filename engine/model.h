@@ -81,6 +81,12 @@ EngModel *eng_model_new(const EngModelConfig *cfg);
  * (transfer full)
  */
 EngModel *eng_model_load(const EngModelConfig *cfg, const char *dir, GError **error);
+/* The same reading only layers [0, @layers) (and the embedding, final norm
+ * and head), for a check of the first layers: the others must never be
+ * asked for.  The files stay mapped, and eng_model_weight_as() quantises
+ * each format from the directory's own values.  (transfer full) */
+EngModel *eng_model_load_layers(const EngModelConfig *cfg, const char *dir, uint32_t layers,
+                                GError **error);
 void eng_model_free(EngModel *m);                     /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(EngModel, eng_model_free)
 

@@ -96,6 +96,9 @@ void eng_qmatrix_set_rows(EngQMatrix *m, uint32_t r0, uint32_t r1, const float *
 void eng_qmatrix_rows_f32(const EngQMatrix *m, uint32_t r0, uint32_t r1, float *out);
 /* Bytes the matrix holds. */
 size_t eng_qmatrix_bytes(const EngQMatrix *m);
+/* @n FP16 values (IEEE half bits) as FP32: eng_fp16_to_float's values for
+ * every non-NaN code, eight at a time by F16C when the CPU has it. */
+void eng_fp16_rows_f32(const uint16_t *h, size_t n, float *out);
 /* Quantise @w [rows, cols] into a new matrix.  (transfer full) */
 EngQMatrix *eng_qmatrix_new_from(EngQFormat format, const float *w, uint32_t rows,
                                  uint32_t cols);

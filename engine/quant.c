@@ -4,6 +4,7 @@
  * stays FP32; these only emulate what the device would store.
  */
 #include "engine/kernels.h"
+#include "engine/quant-formats.h"
 
 #include <math.h>
 #include <string.h>
@@ -257,9 +258,7 @@ eng_matrix_rows_f32(const EngMatrix *m, uint32_t r0, uint32_t r1, float *out)
     for (size_t r = r0; r < r1; r++) {
         float *o = out + (r - r0) * cols;
         if (m->format == ENG_WFMT_F16) {
-            for (size_t c = 0; c < cols; c++) {
-                o[c] = eng_fp16_to_float(m->f16[r * cols + c]);
-            }
+            eng_fp16_rows_f32(m->f16 + r * cols, cols, o);
             continue;
         }
         for (size_t g = 0; g < m->groups; g++) {

@@ -260,6 +260,13 @@ sim_run_engine_config(const MdlSpec *s, uint64_t seed, EngConfig *cfg)
     };
 }
 
+char *
+sim_workload_weights(const SimWorkload *w)
+{
+    return w->weights_dir ? g_strdup(w->weights_dir)
+                          : g_strdup_printf("synthetic seed %" G_GUINT64_FORMAT, w->seed);
+}
+
 SimChecker *
 sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
 {
@@ -285,6 +292,16 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
         return NULL;
     }
     uint64_t need = sim_checker_bytes(&cfg, gs, (uint32_t) w->check_layers, w->batch);
+    /* layers the check computes: only they are read from a directory */
+    uint32_t layers = w->check_layers == 0 ? cfg.layers
+                                           : MIN((uint32_t) w->check_layers, cfg.layers);
+    if (w->weights_dir) {
+        /* a loaded model keeps its FP32 embedding table, and its head in
+         * W4A16 even when only layers are checked */
+        need += sizeof(float) * (uint64_t) cfg.vocab * cfg.hidden
+                + (uint64_t) cfg.vocab * ((cfg.hidden + ENG_W4_GROUP - 1) / ENG_W4_GROUP)
+                  * (64 + 2);
+    }
     g_autofree char *mode = w->check_layers == 0
                                 ? g_strdup("full")
                                 : g_strdup_printf("layers=%d", w->check_layers);
@@ -295,7 +312,16 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
                      "request, or none (--functional off)", error)) {
         return NULL;
     }
-    return sim_checker_new(eng_model_new(&cfg), gs, (uint32_t) w->check_layers, w->batch);
+    EngModel *model;
+    if (w->weights_dir) {
+        model = eng_model_load_layers(&cfg, w->weights_dir, layers, error);
+        if (model == NULL) {
+            return NULL;
+        }
+    } else {
+        model = eng_model_new(&cfg);
+    }
+    return sim_checker_new(model, gs, (uint32_t) w->check_layers, w->batch);
 }
 
 /* Progress through the workload's callback: wraps the values hooks,

@@ -27,6 +27,9 @@ typedef struct SimWorkload {
     SimPolicyOptions opts;
     int32_t check_layers;        /* functional check: -1 off, 0 full, N layers */
     uint64_t seed;               /* synthetic weights */
+    const char *weights_dir;     /* a Hugging Face model directory whose
+                                  * weights the values check uses; NULL:
+                                  * synthetic from @seed (not owned) */
     SimRender render;            /* a game on the GPU alongside (fps 0: none) */
     SimProgressFn progress;      /* NULL: none (not recorded) */
     void *progress_opaque;
@@ -120,6 +123,10 @@ gboolean sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *poli
  * share among the policies run on it.  (transfer full) */
 SimChecker *sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w,
                                 GError **error);
+
+/* The weights a check of @w uses, for reports: the directory, or
+ * "synthetic seed N".  (transfer full) */
+char *sim_workload_weights(const SimWorkload *w);
 
 /* Measure an executed plan (used by run and replay). */
 void sim_run_measure(const HwSoc *soc, const SimExecResult *r, const SimWorkload *w,

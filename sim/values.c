@@ -10,12 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Node buffers are kept per phase only while the phase is under way: a
+ * phase reads its own nodes' outputs and, through the KV caches, the
+ * positions of earlier phases, nothing else.  So a run's (and its matched
+ * reference's) buffers of a phase are compared and freed as soon as the
+ * phase's last task ends, and the check's memory stays flat in decode
+ * steps beyond the KV caches (issue #17).  Each phase's compared output
+ * (its last computed node) of the references is kept as a small copy.
+ */
 typedef struct State {
-    float ***buf;                /* [phase][node] -> tokens x features, lazily */
+    float ***buf;                /* [phase] -> [node] -> tokens x features;
+                                  * both lazily, NULL once freed */
     float **k_cache, **v_cache;  /* [layer * batch + b] -> max_pos x kv_dim */
+    uint32_t next;               /* references: phases [0, next) computed once */
+    float **out;                 /* references: [phase] -> copy of the compared output */
 } State;
 
-/* The shared part: model, graphs, tokens and the reference's buffers. */
+/* The shared part: model, graphs, tokens and the references, computed
+ * phase by phase as the first run that needs a phase reaches it. */
 struct SimChecker {
     EngModel *model;
     GPtrArray *graphs;           /* of MdlGraph* */
@@ -23,23 +36,41 @@ struct SimChecker {
     gboolean full;
     uint32_t batch;
     uint32_t max_pos;
-    GArray *tokens;              /* of uint32_t: every position's token */
+    GArray *tokens;              /* of uint32_t: every position's token so far */
     State ref;
+    gboolean keep_ref;           /* keep every reference phase's buffers (they
+                                  * fit in REF_KEEP_BYTES): later runs then
+                                  * need not compute them again */
     State fp;                    /* every matmul on FP16 weights: what
-                                  * precision_err measures from (made on
-                                  * first use) */
+                                  * precision_err measures from (each phase
+                                  * computed once, when a run first compares
+                                  * it; only its output copy is kept) */
     gboolean recompute;          /* never copy a slice from the reference */
 };
+
+/* Reference phases' buffers are all kept when they take at most this
+ * much (the default compare's first layer at prompt 256, decode 32: ~70
+ * MiB), so every policy of a compare re-uses them; beyond it only the
+ * prefill's are kept and a decode step's are computed again by each run
+ * that needs them (a step is cheap; the prefill is not). */
+#define REF_KEEP_BYTES ((uint64_t) 256 << 20)
 
 /* One checked run: its own buffers, and what it has in flight. */
 struct SimValues {
     SimChecker *c;
     State run;
     State matched;               /* the plan's arithmetic in order (buf NULL: none) */
+    gboolean has_matched;
+    GArray **phase_tasks;        /* [phase] -> kernel task ids in plan order
+                                  * (with a matched reference) */
+    uint32_t *left;              /* [phase] -> kernel tasks not yet ended */
+    gboolean *done;              /* [phase] -> compared and freed */
+    double err, ref_max, prec_err;   /* running maxima over compared phases */
     GHashTable *staging;         /* task id -> float* */
-    GHashTable *from_ref;        /* task ids whose slice is the reference's */
+    GHashTable *from_ref;        /* task id -> the State whose slice it takes */
     gboolean precision_changed;
     uint64_t reused;             /* slices copied from the reference */
+    const SimPlan *plan;         /* (borrowed) */
 };
 
 static gboolean
@@ -55,6 +86,9 @@ static float *
 buffer(SimChecker *v, State *s, uint32_t phase, uint32_t node)
 {
     const MdlGraph *g = g_ptr_array_index(v->graphs, phase);
+    if (s->buf[phase] == NULL) {
+        s->buf[phase] = g_new0(float *, g->n_nodes);
+    }
     if (s->buf[phase][node] == NULL) {
         const MdlNode *n = &g->nodes[node];
         s->buf[phase][node] = hs_mem_alloc0(sizeof(float) * n->tokens * n->features);
@@ -66,9 +100,8 @@ static void
 state_init(SimChecker *v, State *s)
 {
     s->buf = g_new0(float **, v->graphs->len);
-    for (guint p = 0; p < v->graphs->len; p++) {
-        s->buf[p] = g_new0(float *, ((MdlGraph *) g_ptr_array_index(v->graphs, p))->n_nodes);
-    }
+    s->out = g_new0(float *, v->graphs->len);
+    s->next = 0;
     const EngConfig *c = eng_model_config(v->model);
     size_t n = (size_t) c->layers * v->batch;
     s->k_cache = g_new0(float *, n);
@@ -81,6 +114,20 @@ state_init(SimChecker *v, State *s)
     }
 }
 
+/* Free @s's node buffers of phase @p (made again, zeroed, if asked for). */
+static void
+state_drop_phase(SimChecker *v, State *s, uint32_t p)
+{
+    if (s->buf[p] == NULL) {
+        return;
+    }
+    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        free(s->buf[p][i]);
+    }
+    g_clear_pointer(&s->buf[p], g_free);
+}
+
 static void
 state_clear(SimChecker *v, State *s)
 {
@@ -88,13 +135,11 @@ state_clear(SimChecker *v, State *s)
         return;
     }
     for (guint p = 0; p < v->graphs->len; p++) {
-        const MdlGraph *g = g_ptr_array_index(v->graphs, p);
-        for (uint32_t i = 0; i < g->n_nodes; i++) {
-            free(s->buf[p][i]);
-        }
-        g_free(s->buf[p]);
+        state_drop_phase(v, s, p);
+        g_free(s->out[p]);
     }
     g_free(s->buf);
+    g_free(s->out);
     size_t n = (size_t) eng_model_config(v->model)->layers * v->batch;
     for (size_t i = 0; i < n; i++) {
         free(s->k_cache[i]);
@@ -137,25 +182,25 @@ same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
 }
 
 /*
- * A slice whose inputs hold exactly the reference's bits: the engine gives
- * every output element the same bits whatever the cut (engine/kernels.h),
- * so computing it would give exactly the reference's output, which is
- * taken from there instead.  This is memoisation of a pure
+ * A slice whose inputs hold exactly the bits they hold in @ref, a state
+ * where the same slice was computed at the same precision: the engine
+ * gives every output element the same bits whatever the cut
+ * (engine/kernels.h), so computing it would give exactly @ref's output,
+ * which is taken from there instead.  This is memoisation of a pure
  * function, not a shortcut in the check: a slice that reads anything else
  * (a buffer not yet written, a stale value behind a missing sync) is
  * computed, so a wrong plan still gives wrong numbers.  Only the costly
- * kernels at the reference's own precision are looked up: the W4A16 (or
- * FP) matmul and prefill attention; the INT8 precisions are always
- * computed.
+ * kernels are looked up: matmuls and prefill attention.  @ref is the
+ * reference (then only W4A16 slices qualify: it computed nothing else) or
+ * the run's own matched reference (every precision: it computed this very
+ * slice at the task's precision).
  */
 static gboolean
-same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
-                  MdlPrecision prec)
+same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const SimSlice *sl)
 {
     const MdlGraph *g = g_ptr_array_index(v->graphs, p);
     const MdlNode *n = &g->nodes[ni];
-    State *ref = &v->ref;
-    if (v->recompute || s == ref || prec != MDL_PREC_W4A16) {
+    if (v->recompute || s == ref) {
         return FALSE;
     }
     const size_t t0 = sl->tok0, t1 = sl->tok1;
@@ -182,6 +227,14 @@ same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSli
         return FALSE;
     }
     return TRUE;
+}
+
+/* same_inputs against the reference, which computed W4A16 only */
+static gboolean
+same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
+                  MdlPrecision prec)
+{
+    return prec == MDL_PREC_W4A16 && same_inputs(v, s, &v->ref, p, ni, sl);
 }
 
 /* MDL_PREC_COUNT stands for the FP reference here: FP16 weights (the
@@ -405,11 +458,125 @@ argmax(const float *x, size_t n)
     return (uint32_t) best;
 }
 
-const uint32_t *
-sim_checker_tokens(const SimChecker *c, uint32_t *n)
+/* The phase's compared node: its last computed one (logits, or the last
+ * checked layer's output). */
+static uint32_t
+last_computed(const SimChecker *v, const MdlGraph *g)
 {
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        if (computed(v, &g->nodes[i])) {
+            last = i;
+        }
+    }
+    return last;
+}
+
+static size_t
+node_floats(const MdlGraph *g, uint32_t i)
+{
+    return (size_t) g->nodes[i].tokens * g->nodes[i].features;
+}
+
+/*
+ * Phase @p of a reference (the reference at W4A16, or the FP reference):
+ * every computed node whole, in order.  The first time, the copy of its
+ * compared output is kept and (for the reference) the next token is
+ * chosen; computing it again later (its buffers were freed) gives the
+ * same bits: the KV caches then hold later positions too, which nothing
+ * in phase @p reads.
+ */
+static void
+reference_phase(SimChecker *v, State *s, uint32_t p)
+{
+    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    gboolean fp = s == &v->fp, unused = FALSE;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const MdlNode *n = &g->nodes[i];
+        if (!computed(v, n)) {
+            continue;
+        }
+        SimSlice all = { 0, n->tokens, 0, n->features, 0 };
+        g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
+        compute(v, s, p, i, &all, fp && n->op == MDL_OP_MATMUL ? PREC_FP_REF : MDL_PREC_W4A16,
+                &unused, out);
+        publish(v, s, p, i, &all, out);
+    }
+    if (p < s->next) {
+        return;
+    }
+    uint32_t last = last_computed(v, g);
+    s->out[p] = g_memdup2(buffer(v, s, p, last), sizeof(float) * node_floats(g, last));
+    s->next = p + 1;
+    if (!fp && p + 1 < v->graphs->len) {
+        /* its greedy tokens drive the decode steps of every run */
+        const EngConfig *c = eng_model_config(v->model);
+        uint32_t next;
+        if (v->full) {
+            next = argmax(s->out[p], g->nodes[last].features);
+        } else {
+            next = (g_array_index(v->tokens, uint32_t, v->tokens->len - 1) + 1) % c->vocab;
+        }
+        g_array_append_val(v->tokens, next);
+    }
+}
+
+/* The reference's buffers of phase @p, computed (with every phase before
+ * it, the first time) if they are not held. */
+static void
+ref_phase(SimChecker *v, uint32_t p)
+{
+    while (v->ref.next < p) {
+        uint32_t q = v->ref.next;
+        reference_phase(v, &v->ref, q);
+        if (!v->keep_ref && q > 0) {
+            state_drop_phase(v, &v->ref, q);
+        }
+    }
+    if (v->ref.buf[p] == NULL) {
+        reference_phase(v, &v->ref, p);
+    }
+}
+
+/* The FP reference's compared output of phase @p (phases computed once,
+ * in order, their buffers freed at once). */
+static const float *
+fp_out(SimChecker *v, uint32_t p)
+{
+    while (v->fp.next <= p) {
+        uint32_t q = v->fp.next;
+        /* the reference's phase must be held: compute() reads it (the INT8
+         * precisions' calibration inputs) */
+        gboolean held = v->ref.buf[q] != NULL;
+        ref_phase(v, q);
+        reference_phase(v, &v->fp, q);
+        state_drop_phase(v, &v->fp, q);
+        if (!held && !v->keep_ref && q > 0) {
+            state_drop_phase(v, &v->ref, q);
+        }
+    }
+    return v->fp.out[p];
+}
+
+const uint32_t *
+sim_checker_tokens(SimChecker *c, uint32_t *n)
+{
+    ref_phase(c, c->graphs->len - 1);
     *n = c->tokens->len;
     return (const uint32_t *) c->tokens->data;
+}
+
+/* Bytes of the computed nodes' outputs of phase @p. */
+static uint64_t
+phase_bytes(const SimChecker *v, const MdlGraph *g)
+{
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        if (computed(v, &g->nodes[i])) {
+            b += (uint64_t) node_floats(g, i) * sizeof(float);
+        }
+    }
+    return b;
 }
 
 uint64_t
@@ -420,16 +587,17 @@ sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
     probe.layers = probe.full ? c->layers : layers;
     const MdlGraph *pre = g_ptr_array_index((GPtrArray *) graphs, 0);
     uint64_t max_pos = pre->tokens + graphs->len;
-    uint64_t weights = 0, acts = 0;
+    uint64_t weights = 0, ref_all = 0, widest = 0, outs = 0;
     for (guint p = 0; p < graphs->len; p++) {
         const MdlGraph *g = g_ptr_array_index((GPtrArray *) graphs, p);
-        for (uint32_t i = 0; i < g->n_nodes; i++) {
+        uint64_t b = phase_bytes(&probe, g);
+        ref_all += b;
+        widest = MAX(widest, b);
+        uint32_t last = last_computed(&probe, g);
+        outs += 2 * (uint64_t) node_floats(g, last) * sizeof(float);
+        for (uint32_t i = 0; p == 0 && i < g->n_nodes; i++) {
             const MdlNode *n = &g->nodes[i];
-            if (!computed(&probe, n)) {
-                continue;
-            }
-            acts += (uint64_t) n->tokens * n->features * sizeof(float);
-            if (p == 0 && n->op == MDL_OP_MATMUL) {
+            if (computed(&probe, n) && n->op == MDL_OP_MATMUL) {
                 /* W4A16: 64 bytes of INT4 + an FP16 scale per 128; and the
                  * FP reference's FP16 copy */
                 weights += (uint64_t) n->features * ((n->k + ENG_W4_GROUP - 1) / ENG_W4_GROUP)
@@ -437,10 +605,15 @@ sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
             }
         }
     }
+    const MdlGraph *g0 = g_ptr_array_index((GPtrArray *) graphs, 0);
+    uint64_t ref = ref_all <= REF_KEEP_BYTES ? ref_all : phase_bytes(&probe, g0) + widest;
     uint64_t kv = 2 * (uint64_t) probe.layers * batch * max_pos * c->kv_heads * c->head_dim
                   * sizeof(float);
-    /* reference, FP reference, run, and a matched reference */
-    return weights + 4 * (acts + kv);
+    /* the KV caches of the reference, the FP reference, the run and a
+     * matched reference; the reference's phases kept; two phases of each
+     * of the other three in flight (a phase's last tasks overlap the next
+     * one's first); the compared outputs' copies */
+    return weights + 4 * kv + ref + 3 * 2 * widest + outs;
 }
 
 SimChecker *
@@ -461,34 +634,16 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
         g_array_append_val(v->tokens, tok);
     }
     v->recompute = g_getenv("HS_VALUES_RECOMPUTE") != NULL;
-    state_init(v, &v->ref);
-    gboolean unused = FALSE;
-
-    /* the reference: every node whole, in order; its greedy tokens drive
-     * the decode steps of both runs */
+    uint64_t ref_all = 0;
     for (guint p = 0; p < graphs->len; p++) {
-        const MdlGraph *g = g_ptr_array_index(graphs, p);
-        for (uint32_t i = 0; i < g->n_nodes; i++) {
-            const MdlNode *n = &g->nodes[i];
-            if (!computed(v, n)) {
-                continue;
-            }
-            SimSlice all = { 0, n->tokens, 0, n->features, 0 };
-            g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
-            compute(v, &v->ref, p, i, &all, MDL_PREC_W4A16, &unused, out);
-            publish(v, &v->ref, p, i, &all, out);
-        }
-        if (p + 1 < graphs->len) {
-            uint32_t next;
-            if (v->full) {
-                const MdlNode *head = &g->nodes[g->n_nodes - 1];
-                next = argmax(buffer(v, &v->ref, p, g->n_nodes - 1), head->features);
-            } else {
-                next = (g_array_index(v->tokens, uint32_t, v->tokens->len - 1) + 1) % c->vocab;
-            }
-            g_array_append_val(v->tokens, next);
-        }
+        ref_all += phase_bytes(v, g_ptr_array_index(graphs, p));
     }
+    v->keep_ref = ref_all <= REF_KEEP_BYTES;
+    state_init(v, &v->ref);
+    state_init(v, &v->fp);
+    /* the prefill now (it is the costly phase, shared by every run); the
+     * rest as runs reach it */
+    ref_phase(v, 0);
     return v;
 }
 
@@ -512,61 +667,45 @@ sim_checker_free(SimChecker *v)
     g_free(v);
 }
 
-/* sim_values_node_key() (values.h), allocated for by_node */
-static gint64 *
-node_key(uint32_t phase, uint32_t node)
-{
-    gint64 *k = g_new(gint64, 1);
-    *k = (gint64) sim_values_node_key(phase, node);
-    return k;
-}
-
-/* The plan's own arithmetic, node by node in graph order, each of the
- * node's slices at its task's precision from the complete inputs. */
+/* Phase @p of the plan's own arithmetic: node by node in graph order,
+ * each of the node's slices at its task's precision from the complete
+ * inputs (phases before it computed first). */
 static void
-matched_reference(SimChecker *c, const SimPlan *plan, State *m)
+matched_phase(SimValues *run, const SimPlan *plan, uint32_t p)
 {
-    /* kernel tasks of each (phase, node), in plan order */
-    g_autoptr(GHashTable) by_node = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-                                                          (GDestroyNotify) g_array_unref);
-    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
-        const SimTask *t = sim_plan_task(plan, i);
-        if (t->kind != SIM_TASK_KERNEL) {
-            continue;
-        }
-        gint64 *key = node_key(sim_values_phase_index(t), (uint32_t) t->node);
-        GArray *ids = g_hash_table_lookup(by_node, key);
-        if (ids == NULL) {
-            ids = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-            g_hash_table_insert(by_node, key, ids);
-        } else {
-            g_free(key);
-        }
-        g_array_append_val(ids, i);
-    }
-    state_init(c, m);
-    gboolean unused = FALSE;
-    for (guint p = 0; p < c->graphs->len; p++) {
-        const MdlGraph *g = g_ptr_array_index(c->graphs, p);
-        for (uint32_t i = 0; i < g->n_nodes; i++) {
+    SimChecker *c = run->c;
+    State *m = &run->matched;
+    while (m->next <= p) {
+        uint32_t q = m->next++;
+        ref_phase(c, q);
+        const MdlGraph *g = g_ptr_array_index(c->graphs, q);
+        GArray *ids = run->phase_tasks[q];
+        gboolean unused = FALSE;
+        for (uint32_t i = 0; ids && i < g->n_nodes; i++) {
             const MdlNode *n = &g->nodes[i];
-            gint64 key = (gint64) sim_values_node_key(p, i);
-            GArray *ids = g_hash_table_lookup(by_node, &key);
-            if (!computed(c, n) || ids == NULL) {
+            if (!computed(c, n)) {
                 continue;
             }
-            g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
+            g_autofree float *out = NULL;
             for (guint k = 0; k < ids->len; k++) {
                 const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
-                if (same_as_reference(c, m, p, i, &t->slice, t->work.prec)) {
-                    copy_slice(&t->slice, n->features, buffer(c, &c->ref, p, i), out);
+                if ((uint32_t) t->node != i) {
+                    continue;
+                }
+                if (out == NULL) {
+                    out = g_new0(float, (size_t) n->tokens * n->features);
+                }
+                if (same_as_reference(c, m, q, i, &t->slice, t->work.prec)) {
+                    copy_slice(&t->slice, n->features, buffer(c, &c->ref, q, i), out);
                 } else {
-                    compute(c, m, p, i, &t->slice, t->work.prec, &unused, out);
+                    compute(c, m, q, i, &t->slice, t->work.prec, &unused, out);
                 }
             }
-            for (guint k = 0; k < ids->len; k++) {
+            for (guint k = 0; out && k < ids->len; k++) {
                 const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
-                publish(c, m, p, i, &t->slice, out);
+                if ((uint32_t) t->node == i) {
+                    publish(c, m, q, i, &t->slice, out);
+                }
             }
         }
     }
@@ -576,17 +715,38 @@ SimValues *
 sim_values_new(SimChecker *checker, const SimPlan *plan)
 {
     SimValues *v = g_new0(SimValues, 1);
+    const guint np = checker->graphs->len;
     v->c = checker;
     state_init(checker, &v->run);
     v->staging = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     v->from_ref = g_hash_table_new(g_direct_hash, g_direct_equal);
+    v->left = g_new0(uint32_t, np);
+    v->done = g_new0(gboolean, np);
     for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
         const SimTask *t = sim_plan_task(plan, i);
-        if (t->kind == SIM_TASK_KERNEL && t->work.prec != MDL_PREC_W4A16) {
-            matched_reference(checker, plan, &v->matched);
-            break;
+        if (t->kind != SIM_TASK_KERNEL) {
+            continue;
+        }
+        v->left[sim_values_phase_index(t)]++;
+        v->has_matched |= t->work.prec != MDL_PREC_W4A16;
+    }
+    if (v->has_matched) {
+        /* the plan's own arithmetic, phase by phase as the run reaches it */
+        state_init(checker, &v->matched);
+        v->phase_tasks = g_new0(GArray *, np);
+        for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+            const SimTask *t = sim_plan_task(plan, i);
+            if (t->kind != SIM_TASK_KERNEL) {
+                continue;
+            }
+            uint32_t p = sim_values_phase_index(t);
+            if (v->phase_tasks[p] == NULL) {
+                v->phase_tasks[p] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+            }
+            g_array_append_val(v->phase_tasks[p], i);
         }
     }
+    v->plan = plan;
     return v;
 }
 
@@ -598,9 +758,66 @@ sim_values_free(SimValues *v)
     }
     state_clear(v->c, &v->run);
     state_clear(v->c, &v->matched);
+    for (guint p = 0; v->phase_tasks && p < v->c->graphs->len; p++) {
+        if (v->phase_tasks[p]) {
+            g_array_unref(v->phase_tasks[p]);
+        }
+    }
+    g_free(v->phase_tasks);
+    g_free(v->left);
+    g_free(v->done);
     g_hash_table_destroy(v->staging);
     g_hash_table_destroy(v->from_ref);
     g_free(v);
+}
+
+/* max |a - b| into *err (NaN: worst), max |b| into *ref, over @n values */
+static void
+max_diff(const float *a, const float *b, size_t n, double *err, double *ref)
+{
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double) a[i] - b[i]);
+        if (!(e <= *err)) {
+            *err = isnan(e) ? INFINITY : e;
+        }
+        *ref = MAX(*ref, fabs((double) b[i]));
+    }
+}
+
+/* Phase @p of the run has ended: compare its output with its reference
+ * (the matched one, or the reference) and the FP reference, then free
+ * the run's and the matched reference's buffers of it (and the
+ * reference's, unless they are all kept). */
+static void
+finish_phase(SimValues *v, uint32_t p)
+{
+    SimChecker *c = v->c;
+    if (v->done[p]) {
+        return;
+    }
+    v->done[p] = TRUE;
+    const MdlGraph *g = g_ptr_array_index(c->graphs, p);
+    uint32_t last = last_computed(c, g);
+    size_t n = node_floats(g, last);
+    const float *mine = buffer(c, &v->run, p, last);
+    const float *against;
+    if (v->has_matched) {
+        matched_phase(v, v->plan, p);
+        against = buffer(c, &v->matched, p, last);
+    } else {
+        ref_phase(c, p);
+        against = c->ref.out[p];
+    }
+    max_diff(mine, against, n, &v->err, &v->ref_max);
+    double unused = 0;
+    max_diff(mine, fp_out(c, p), n, &v->prec_err, &unused);
+    state_drop_phase(c, &v->run, p);
+    if (v->has_matched) {
+        state_drop_phase(c, &v->matched, p);
+    }
+    if (!c->keep_ref && p > 0) {
+        state_drop_phase(c, &c->ref, p);
+    }
 }
 
 static void
@@ -616,10 +833,21 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     if (!computed(v->c, n)) {
         return;
     }
-    if (same_as_reference(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec)) {
-        /* its output is the reference's: published from there at the end */
-        g_hash_table_add(v->from_ref, GUINT_TO_POINTER(id));
+    /* the references' phase (its tokens, calibration inputs and outputs) */
+    ref_phase(v->c, p);
+    if (v->has_matched) {
+        matched_phase(v, v->plan, p);
+    }
+    /* with a matched reference, the same slice at the same precision was
+     * computed there; without one, the reference computed W4A16 */
+    State *same = v->has_matched ? &v->matched : &v->c->ref;
+    if (v->has_matched ? same_inputs(v->c, &v->run, same, p, (uint32_t) t->node, &t->slice)
+                       : same_as_reference(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
+                                           t->work.prec)) {
+        /* its output is @same's: published from there at the end */
+        g_hash_table_insert(v->from_ref, GUINT_TO_POINTER(id), same);
         v->reused++;
+        v->precision_changed |= n->op == MDL_OP_MATMUL && t->work.prec != MDL_PREC_W4A16;
         return;
     }
     float *out = g_new0(float, (size_t) n->tokens * n->features);
@@ -632,88 +860,42 @@ static void
 values_end(void *opaque, uint32_t id, const SimTask *t)
 {
     SimValues *v = opaque;
+    if (t->kind != SIM_TASK_KERNEL) {
+        return;
+    }
     uint32_t p = sim_values_phase_index(t);
-    if (g_hash_table_remove(v->from_ref, GUINT_TO_POINTER(id))) {
-        publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
-                buffer(v->c, &v->c->ref, p, (uint32_t) t->node));
-        return;
-    }
+    State *same = g_hash_table_lookup(v->from_ref, GUINT_TO_POINTER(id));
     float *out = g_hash_table_lookup(v->staging, GUINT_TO_POINTER(id));
-    if (out == NULL) {
-        return;
+    if (same) {
+        if (same == &v->c->ref) {
+            ref_phase(v->c, p);
+        }
+        publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
+                buffer(v->c, same, p, (uint32_t) t->node));
+        g_hash_table_remove(v->from_ref, GUINT_TO_POINTER(id));
+    } else if (out) {
+        publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice, out);
+        g_hash_table_remove(v->staging, GUINT_TO_POINTER(id));
     }
-    publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice, out);
-    g_hash_table_remove(v->staging, GUINT_TO_POINTER(id));
+    if (--v->left[p] == 0) {
+        finish_phase(v, p);
+    }
 }
 
 const SimValuesOps sim_values_ops = { values_start, values_end };
-
-/* max |a - b| over the last computed node of every phase (NaN: worst),
- * and max |b| */
-static void
-compare_states(SimChecker *v, State *a_state, State *b_state, double *err, double *ref)
-{
-    *err = 0;
-    *ref = 0;
-    for (guint p = 0; p < v->graphs->len; p++) {
-        const MdlGraph *g = g_ptr_array_index(v->graphs, p);
-        /* the phase's last computed node: logits, or layer N-1's output */
-        uint32_t last = 0;
-        for (uint32_t i = 0; i < g->n_nodes; i++) {
-            if (computed(v, &g->nodes[i])) {
-                last = i;
-            }
-        }
-        const MdlNode *n = &g->nodes[last];
-        const float *a = buffer(v, a_state, p, last), *b = buffer(v, b_state, p, last);
-        for (size_t i = 0; i < (size_t) n->tokens * n->features; i++) {
-            double e = fabs((double) a[i] - b[i]);
-            if (!(e <= *err)) {
-                *err = isnan(e) ? INFINITY : e;
-            }
-            *ref = MAX(*ref, fabs((double) b[i]));
-        }
-    }
-}
-
-/* The FP reference: the reference's computation (same tokens) with every
- * matmul on FP16 weights made from the values before quantisation (what
- * the papers measure accuracy against, mllm-NPU §6), FP32 activations. */
-static void
-fp_reference(SimChecker *v)
-{
-    state_init(v, &v->fp);
-    gboolean unused = FALSE;
-    for (guint p = 0; p < v->graphs->len; p++) {
-        const MdlGraph *g = g_ptr_array_index(v->graphs, p);
-        for (uint32_t i = 0; i < g->n_nodes; i++) {
-            const MdlNode *n = &g->nodes[i];
-            if (!computed(v, n)) {
-                continue;
-            }
-            SimSlice all = { 0, n->tokens, 0, n->features, 0 };
-            g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
-            compute(v, &v->fp, p, i, &all, n->op == MDL_OP_MATMUL ? PREC_FP_REF
-                                                                  : MDL_PREC_W4A16,
-                    &unused, out);
-            publish(v, &v->fp, p, i, &all, out);
-        }
-    }
-}
 
 void
 sim_values_check(SimValues *run, SimCheck *out)
 {
     SimChecker *v = run->c;
-    *out = (SimCheck) { .checked = TRUE, .layers = v->layers, .full = v->full,
-                        .precision_changed = run->precision_changed, .reused = run->reused };
-    State *against = run->matched.buf ? &run->matched : &v->ref;
-    compare_states(v, &run->run, against, &out->max_abs_err, &out->max_abs_ref);
-    if (v->fp.buf == NULL) {
-        fp_reference(v);
+    /* phases whose tasks did not all end (or that had none) */
+    for (guint p = 0; p < v->graphs->len; p++) {
+        finish_phase(run, p);
     }
-    double unused;
-    compare_states(v, &run->run, &v->fp, &out->precision_err, &unused);
+    *out = (SimCheck) { .checked = TRUE, .layers = v->layers, .full = v->full,
+                        .precision_changed = run->precision_changed, .reused = run->reused,
+                        .max_abs_err = run->err, .max_abs_ref = run->ref_max,
+                        .precision_err = run->prec_err };
     /* BLAS slices may differ from the whole product in the last bits */
     out->match = out->max_abs_err <= 1e-4 * MAX(1.0, out->max_abs_ref);
 }

@@ -52,16 +52,20 @@ typedef struct SimCheck {
  * @graphs: the phase graphs (prefill, then one per decode step; every
  * policy's plan of the workload has the same).  @layers: how many layers
  * to compute (0 or >= all: the full model).  Runs the unpartitioned
- * reference at once.  (transfer full; takes @model over)
+ * reference's prefill at once; its decode steps, and the FP reference,
+ * are computed as the first run reaches them.  (transfer full; takes
+ * @model over)
  */
 SimChecker *sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers,
                             uint32_t batch);
 
 /*
  * Bytes a checker of @graphs (as sim_checker_new's arguments) and one
- * checked run on it hold at most: the W4A16 weights of the computed
- * layers, and every computed node's output and the KV caches three times
- * (the reference, the run, the run's own arithmetic in order).
+ * checked run on it hold at most: the W4A16 and FP16 weights of the
+ * computed layers, four KV caches (the reference, the FP reference, the
+ * run, the run's own arithmetic in order), the reference's phases it
+ * keeps, two phases in flight of the other three, and each phase's
+ * compared outputs.
  */
 uint64_t sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
                            uint32_t batch);
@@ -80,12 +84,14 @@ void sim_checker_set_recompute(SimChecker *c, gboolean recompute);
 
 /* The token sequence the reference ran: the fixed prompt, then one token
  * per decode step (greedy from the reference's logits when the whole model
- * is checked).  (transfer none) */
-const uint32_t *sim_checker_tokens(const SimChecker *c, uint32_t *n);
+ * is checked); computes the reference's phases not yet computed.
+ * (transfer none) */
+const uint32_t *sim_checker_tokens(SimChecker *c, uint32_t *n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimChecker, sim_checker_free)
 
-/* Buffers of one checked run of @plan.  (transfer full; @checker and
- * @plan borrowed) */
+/* Buffers of one checked run of @plan: a phase's are compared and freed
+ * when its last kernel task ends.  (transfer full; @checker and @plan
+ * borrowed: both must outlive it) */
 SimValues *sim_values_new(SimChecker *checker, const SimPlan *plan);
 void sim_values_free(SimValues *v);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimValues, sim_values_free)
@@ -95,20 +101,6 @@ extern const SimValuesOps sim_values_ops;
 
 /* After the run: compare with the reference. */
 void sim_values_check(SimValues *v, SimCheck *out);
-
-/*
- * Key of (graph index, node) in the checker's tables.  Both parts are
- * 32-bit (a graph index reaches 4096 at the longest decode, a graph has any
- * number of nodes), so the key is 64-bit and the parts do not overlap: the
- * 32-bit `phase << 20 | node` it was collided at decode step 4096 with
- * prefill and wrote past a buffer (issue 15).  tests/test-sim-run.c checks
- * it is one-to-one there and at the parts' limits.
- */
-static inline guint64
-sim_values_node_key(uint32_t phase, uint32_t node)
-{
-    return ((guint64) phase << 32) | node;
-}
 
 /* Graph index of a task: 0 for prefill, 1 + step for decode. */
 static inline uint32_t

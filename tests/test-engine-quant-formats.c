@@ -256,6 +256,72 @@ ref_matmul(const float *x, const float *w, double *y, size_t t, size_t k, size_t
     }
 }
 
+/* The matrix's row decoder gives each element the bits of its group's
+ * decoder (the one-call-per-row Q4_0 / Q8_0 loops included), on a row
+ * length with a partial last group. */
+static void
+test_rows_decode(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(15);
+    const uint32_t rows = 5, cols = 300;
+    g_autofree float *w = gauss(r, (size_t) rows * cols, 0.02);
+    for (EngQFormat f = 0; f < ENG_QFMT_F16; f++) {
+        g_autoptr(EngQMatrix) m = eng_qmatrix_new_from(f, w, rows, cols);
+        g_autofree float *deq = g_new(float, (size_t) rows * cols);
+        g_autofree float *one = g_new(float, m->group);
+        eng_qmatrix_rows_f32(m, 1, rows, deq);
+        for (size_t row = 1; row < rows; row++) {
+            for (size_t g = 0; g < m->groups; g++) {
+                size_t c0 = g * m->group, n = MIN(m->group, cols - c0), at = row * m->groups + g;
+                const uint8_t *c = m->codes + at * m->group_bytes;
+                switch (f) {
+                case ENG_QFMT_W8:
+                    eng_w8_decode((const int8_t *) c, m->scales[at], n, one);
+                    break;
+                case ENG_QFMT_FP4:
+                    eng_fp4_decode(c, m->scales[at], m->biases[at], n, one);
+                    break;
+                case ENG_QFMT_Q4_0:
+                    eng_q4_0_decode(c, m->scales[at], n, one);
+                    break;
+                default:
+                    eng_q8_0_decode((const int8_t *) c, m->scales[at], n, one);
+                    break;
+                }
+                g_assert_cmpmem(deq + (row - 1) * cols + c0, sizeof(float) * n, one,
+                                sizeof(float) * n);
+            }
+        }
+    }
+}
+
+/* FP16 rows decode every non-NaN code to the value eng_fp16_to_float
+ * gives, on every ISA path (F16C and the table). */
+static void
+test_rows_f16(void)
+{
+    g_autoptr(EngQMatrix) m = eng_qmatrix_new(ENG_QFMT_F16, 1, 65536 + 3);
+    for (uint32_t h = 0; h < 65536 + 3; h++) {
+        uint16_t v = (uint16_t) h;
+        memcpy(m->codes + 2 * h, &v, 2);
+    }
+    g_autofree float *out = g_new(float, 65536 + 3);
+    for (EngIsa isa = ENG_ISA_PORTABLE; isa < ENG_ISA_COUNT; isa++) {
+        if (!eng_set_isa(isa)) {
+            continue;
+        }
+        memset(out, 0xff, sizeof(float) * (65536 + 3));
+        eng_qmatrix_rows_f32(m, 0, 1, out);
+        for (uint32_t h = 0; h < 65536 + 3; h++) {
+            float want = eng_fp16_to_float((uint16_t) h);
+            if (!isnan(want)) {
+                g_assert_cmpmem(&out[h], 4, &want, 4);
+            }
+        }
+    }
+    eng_set_isa(ENG_ISA_AUTO);
+}
+
 /* Every A16 format: the matmul is the product with the dequantised
  * weights (FP32 sums: relative error ~1e-6). */
 static void
@@ -451,6 +517,8 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/engine/quant-formats/codes", test_codes);
     g_test_add_func("/engine/quant-formats/known-values", test_known_values);
+    g_test_add_func("/engine/quant-formats/rows-decode", test_rows_decode);
+    g_test_add_func("/engine/quant-formats/rows-f16", test_rows_f16);
     g_test_add_func("/engine/quant-formats/matmul-a16", test_matmul_a16);
     g_test_add_func("/engine/quant-formats/slices", test_slices);
     g_test_add_func("/engine/quant-formats/int8-shadow", test_int8_shadow);

@@ -57,6 +57,10 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
         }
         printf("\n");
     }
+    if (n > 0 && r[0].check.checked) {
+        g_autofree char *weights = sim_workload_weights(&r[0].workload);
+        printf("  values checked on weights: %s\n", weights);
+    }
     for (guint i = 0; i < n; i++) {
         if (r[i].check.checked && r[i].check.match && r[i].check.precision_changed) {
             printf("  match*: %s matches its plan's own arithmetic; some of its tasks ran at "

@@ -8,6 +8,8 @@
  *                           policy for S: what that SoC would really run
  *   --policy P              the recorded workload re-planned by P
  *   --sync M                the recorded plan with another sync mechanism
+ *   --model DIR             the values checked on DIR's weights (a Hugging
+ *                           Face directory of the recorded model's shapes)
  *
  * Re-timing stays the default so `replay FILE` is the recorded run; the
  * what-if "a better NPU" needs --replan, as the plan decides how much work
@@ -26,13 +28,53 @@
 #include <string.h>
 #include <unistd.h>
 
+/* --model DIR: a directory whose config gives @spec's shapes; its weights
+ * check the values. */
+static gboolean
+weights_of(const char *dir, const MdlSpec *spec, SimWorkload *w, GError **error)
+{
+    if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--model: expected a model directory (config.json + *.safetensors) "
+                    "(got \"%s\")", dir);
+        return FALSE;
+    }
+    g_autoptr(MdlSpec) d = hs_config_load_model(dir, NULL, error);
+    if (d == NULL) {
+        return FALSE;
+    }
+    const struct {
+        const char *key;
+        uint64_t want, got;
+    } keys[] = {
+        { "hidden_size", spec->hidden_size, d->hidden_size },
+        { "intermediate_size", spec->intermediate_size, d->intermediate_size },
+        { "num_hidden_layers", spec->num_hidden_layers, d->num_hidden_layers },
+        { "num_attention_heads", spec->num_attention_heads, d->num_attention_heads },
+        { "num_key_value_heads", spec->num_key_value_heads, d->num_key_value_heads },
+        { "head_dim", spec->head_dim, d->head_dim },
+        { "vocab_size", spec->vocab_size, d->vocab_size },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        if (keys[i].want != keys[i].got) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s: $.%s: expected the recorded model's %" G_GUINT64_FORMAT
+                        " (got %" G_GUINT64_FORMAT ")", d->path ? d->path : dir, keys[i].key,
+                        keys[i].want, keys[i].got);
+            return FALSE;
+        }
+    }
+    w->weights_dir = dir;
+    return TRUE;
+}
+
 static gboolean
 run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE, replan = FALSE;
     g_autofree char *soc_name = NULL, *policy_name = NULL, *sync = NULL, *trace = NULL;
     g_autofree char *format_name = NULL, *functional = NULL, *stack = NULL;
-    g_autofree char *plugin = NULL;
+    g_autofree char *plugin = NULL, *model = NULL;
     g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name,
@@ -50,6 +92,9 @@ run(int argc, char **argv, GError **error)
           "Run the plan's syncs with this mechanism: driver or fast", "MECH" },
         { "functional", 0, 0, G_OPTION_ARG_STRING, &functional,
           "Values check: off, layers=N or full (default: as recorded)", "MODE" },
+        { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model,
+          "Check the values on this model directory's weights (its config.json must "
+          "give the recorded model's shapes; default: synthetic weights)", "DIR" },
         { "trace", 't', 0, G_OPTION_ARG_FILENAME, &trace,
           "Write a Perfetto / Chrome trace JSON", "FILE" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
@@ -127,6 +172,9 @@ run(int argc, char **argv, GError **error)
         rec->spec = changed;
     }
     if (!hs_cli_check_fits(rec->spec, &w, error)) {
+        return FALSE;
+    }
+    if (model && !weights_of(model, rec->spec, &w, error)) {
         return FALSE;
     }
     g_autoptr(SimPlan) plan = NULL;

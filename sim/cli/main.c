@@ -12,7 +12,9 @@
 #include "sim/util/escape.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const HsCommand hs_cmd_run;
 extern const HsCommand hs_cmd_compare;
@@ -47,6 +49,31 @@ static const HsCommand *const commands[] = {
 /* What runs when no command is given (the embedded defaults). */
 static const char *const default_argv[] = { "compare", NULL };
 
+/*
+ * OpenMP threads that wait passively.  libgomp's default spins a waiting
+ * thread for 300,000 iterations after every parallel region; the values
+ * check runs thousands of short regions between stretches of serial
+ * simulation, so on a machine whose cores are shared the spinning threads
+ * took a quarter of the CPU time of the default compare (perf: libgomp
+ * spin-wait 26 %) and slowed the thread doing the work.  libgomp reads
+ * its settings once, when it is loaded (setting them from main() or from
+ * a .preinit_array function is too late with GCC 12's libgomp: it reads
+ * the loader's copy of the environment), so the program runs itself again
+ * with OMP_WAIT_POLICY=PASSIVE, unless the user chose a wait policy or a
+ * spin count.  Values do not depend on it (every iteration writes only its
+ * own outputs).  If the program cannot be run again it goes on as it is.
+ */
+static void
+passive_omp(char **argv)
+{
+    if (g_getenv("OMP_WAIT_POLICY") || g_getenv("GOMP_SPINCOUNT")) {
+        return;                  /* the user's choice, or already run again */
+    }
+    g_setenv("OMP_WAIT_POLICY", "PASSIVE", FALSE);
+    execv("/proc/self/exe", argv);
+    g_unsetenv("OMP_WAIT_POLICY");
+}
+
 static void
 usage(FILE *out)
 {
@@ -78,6 +105,7 @@ main(int argc, char **argv)
     g_autoptr(GError) error = NULL;
     g_auto(GStrv) args = NULL;
 
+    passive_omp(argv);
     g_set_prgname("hetero-sim");              /* "Usage: hetero-sim [OPTION…] run" */
 
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

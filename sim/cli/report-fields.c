@@ -54,6 +54,12 @@ functional_of(const SimRunReport *r)
 }
 
 static char *
+weights_of(const SimRunReport *r)
+{
+    return sim_workload_weights(&r->workload);
+}
+
+static char *
 llm_priority_of(const SimRunReport *r)
 {
     return g_strdup(r->workload.render.llm_priority == HW_PRIO_LOW ? "low" : "normal");
@@ -264,6 +270,10 @@ const HsReportField hs_report_fields[] = {
     { .name = "values_layers", .json_path = "functional.layers", .type = HS_FIELD_COUNT,
       .label = "layers checked", .metric = TRUE, .offset = AT(check.layers),
       .when = HS_WHEN_CHECKED, .text_in = "functional" },
+    { .name = "values_weights", .json_path = "functional.weights", .type = HS_FIELD_NAME,
+      .label = "weights checked on", .name_of = weights_of, .when = HS_WHEN_CHECKED,
+      .text_at = 900, .text_format = "  values checked on weights: %s",
+      .text_when = HS_WHEN_CHECKED },
     { .name = "values_match", .json_path = "functional.match", .type = HS_FIELD_BOOL,
       .label = "values match", .metric = TRUE, .offset = AT(check.match),
       .when = HS_WHEN_CHECKED, .text_in = "functional", .headline = TRUE },
@@ -302,15 +312,15 @@ const HsReportField hs_report_fields[] = {
       .offset = AT(render_worst_ms), .when = HS_WHEN_RENDER, .text_in = "render_fps" },
     /* the simulation itself */
     { .name = "tasks", .json_path = "sim.tasks", .type = HS_FIELD_U64, .label = "tasks",
-      .metric = TRUE, .offset = AT(tasks), .text_at = 901,
+      .metric = TRUE, .offset = AT(tasks), .text_at = 1001,
       .text_format = "  simulated %" PRIu64 " tasks" },
     { .name = "events", .json_path = "sim.events", .type = HS_FIELD_U64, .label = "events",
-      .metric = TRUE, .offset = AT(events), .text_at = 902,
+      .metric = TRUE, .offset = AT(events), .text_at = 1002,
       .text_format = ", %" PRIu64 " events" },
     /* host time: not a CSV or SQL column (a sweep row has its own wall_s),
      * as it is the one value two runs of a request do not share */
     { .name = "wall_s", .json_path = "sim.wall_s", .type = HS_FIELD_REAL,
-      .csv_format = NULL, .label = "host time (s)", .offset = AT(wall_s), .text_at = 903,
+      .csv_format = NULL, .label = "host time (s)", .offset = AT(wall_s), .text_at = 1003,
       .text_format = " in %.2f s" },
     { .name = NULL },
 };

@@ -183,6 +183,8 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
         g_clear_pointer(soc, hw_soc_free);
         return FALSE;
     }
+    /* a model directory: its config gave the spec, its weights the check */
+    w->weights_dir = o->model && g_file_test(o->model, G_FILE_TEST_IS_DIR) ? o->model : NULL;
     return TRUE;
 }
 

@@ -385,6 +385,27 @@ cmp_str_ptr(gconstpointer a, gconstpointer b)
 /* compare --trace: one process per policy, holding the slices its own
  * run --trace has; read as Perfetto does (tools/trace-check.py), every
  * track nests and every flow binds to its slice. */
+/* Issue #15: a checked decode past step 4096 wrote past a heap buffer
+ * (the checker's tables were keyed by a 32-bit `phase << 20 | node`, so
+ * step 4096 collided with the prefill).  The checker now keeps its state
+ * per phase; this runs the decode that crashed, on a one-layer tiny model
+ * so it takes seconds (under ASan, CI would report the write). */
+static void
+test_decode_past_4096_checked(void)
+{
+    g_autoptr(Run) r = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "16",
+                          "--decode", "4097", "--set", "model.max_position_embeddings=8192",
+                          "--set", "model.num_hidden_layers=1", "--functional", "full",
+                          "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    g_assert_nonnull(j);
+    const cJSON *f = cJSON_GetObjectItem(j, "functional");
+    g_assert_true(cJSON_IsTrue(cJSON_GetObjectItem(f, "checked")));
+    g_assert_true(cJSON_IsTrue(cJSON_GetObjectItem(f, "match")));
+    g_assert_cmpint(cJSON_GetObjectItem(j, "decode_tokens")->valueint, ==, 4097);
+}
+
 static void
 test_compare_trace(void)
 {
@@ -755,6 +776,29 @@ test_record_replay(void)
     g_assert_cmpstr(cJSON_GetObjectItem(jd2, "policy")->valuestring, ==, "chunked");
     /* the plain replay has no "replay" member (it is the recorded run) */
     g_assert_null(cJSON_GetObjectItem(jb, "replay"));
+    /* the report says which weights the values were computed on */
+    const cJSON *fa = cJSON_GetObjectItem(ja, "functional");
+    g_assert_cmpstr(cJSON_GetObjectItem(fa, "weights")->valuestring, ==, "synthetic seed 1");
+    /* --model DIR must be a model directory of the recorded model's shapes */
+    g_autoptr(Run) m1 = hs("replay", rec, "--model", rec, NULL);
+    g_assert_cmpint(m1->status, ==, 2);
+    g_assert_nonnull(strstr(m1->err, "hetero-sim: --model: expected a model directory"));
+    g_autofree char *mdir = g_build_filename(dir, "m", NULL);
+    g_autofree char *mcfg = g_build_filename(mdir, "config.json", NULL);
+    g_autofree char *tiny = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "models", "tiny.json",
+                                          NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(tiny, &text, NULL, NULL));
+    g_autoptr(GString) wider = g_string_new(text);
+    g_string_replace(wider, "\"hidden_size\": 64", "\"hidden_size\": 128", 1);
+    g_assert_cmpint(g_mkdir(mdir, 0700), ==, 0);
+    g_assert_true(g_file_set_contents(mcfg, wider->str, -1, NULL));
+    g_autoptr(Run) m2 = hs("replay", rec, "--model", mdir, NULL);
+    g_assert_cmpint(m2->status, ==, 1);
+    g_assert_nonnull(strstr(m2->err, "m/config.json: $.hidden_size: expected the recorded "
+                                     "model's 64 (got 128)\n"));
+    g_unlink(mcfg);
+    g_rmdir(mdir);
 
     g_autoptr(Run) e = hs("replay", "/nonexistent.json", NULL);
     g_assert_cmpint(e->status, ==, 1);
@@ -1351,6 +1395,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/explain", test_explain);
     g_test_add_func("/cli/compare-csv", test_compare_csv);
     g_test_add_func("/cli/compare-trace", test_compare_trace);
+    g_test_add_func("/cli/decode-past-4096-checked", test_decode_past_4096_checked);
     g_test_add_func("/cli/compare-text", test_compare_text);
     g_test_add_func("/cli/lists", test_lists);
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
