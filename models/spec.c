@@ -24,6 +24,8 @@ mdl_spec_free(MdlSpec *spec)
     g_free(spec->path);
     g_free(spec->model_type);
     g_free(spec->description);
+    g_free(spec->rope_scaling);
+    g_free(spec->not_computed);
     g_free(spec);
 }
 
@@ -123,6 +125,55 @@ key_of(const char *type, const char *key)
     return key;
 }
 
+/*
+ * Keys whose other value changes the arithmetic in a way the functional
+ * engine does not compute (timing is the same): the check refuses such a
+ * model by the key (mdl_spec_functional_gap).  ChatGLM2's variants of its
+ * block (modeling_chatglm.py: LayerNorm instead of RMSNorm, the residual
+ * taken after the norm, no final norm, the non-original rotary); Phi's
+ * LayerNorm on Q and K.
+ */
+static const struct {
+    const char *model_type, *key;
+    gboolean computed;              /* the value the engine computes */
+} arith_keys[] = {
+    { "chatglm", "rmsnorm", TRUE },
+    { "chatglm", "apply_residual_connection_post_layernorm", FALSE },
+    { "chatglm", "post_layer_norm", TRUE },
+    { "chatglm", "original_rope", TRUE },
+    { "phi", "qk_layernorm", FALSE },
+};
+
+static gboolean
+check_arith_keys(const cJSON *root, const char *type, MdlSpec *s, GError **error)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(arith_keys); i++) {
+        gboolean v;
+        if (strcmp(arith_keys[i].model_type, type) != 0) {
+            continue;
+        }
+        if (!get_bool(root, arith_keys[i].key, arith_keys[i].computed, &v, error)) {
+            return FALSE;
+        }
+        if (v != arith_keys[i].computed && s->not_computed == NULL) {
+            s->not_computed = g_strdup_printf("$.%s: expected %s, the %s block the functional "
+                                              "engine computes (got %s)", arith_keys[i].key,
+                                              arith_keys[i].computed ? "true" : "false", type,
+                                              v ? "true" : "false");
+        }
+    }
+    /* ChatGLM3's rope_ratio scales the rotary base; ChatGLM2 has none */
+    double ratio = 1;
+    if (strcmp(type, "chatglm") == 0 && !get_double(root, "rope_ratio", 1, &ratio, error)) {
+        return FALSE;
+    }
+    if (ratio != 1 && s->not_computed == NULL) {
+        s->not_computed = g_strdup_printf("$.rope_ratio: expected 1, the rotary base the "
+                                          "functional engine computes (got %g)", ratio);
+    }
+    return TRUE;
+}
+
 static const char *
 get_string(const cJSON *root, const char *key)
 {
@@ -194,14 +245,27 @@ spec_from_json(const cJSON *root, GError **error)
     if (!get_bool(root, "tie_word_embeddings", gemma, &s->tie_word_embeddings, error)) {
         return NULL;
     }
-    /* Qwen2 puts biases on Q/K/V without saying so in config.json */
+    /* Which projections carry biases, as each family's modelling code
+     * builds its nn.Linear layers: Qwen2 Q/K/V always (without saying so
+     * in config.json); Phi-2 every one, LM head included; Llama, Mistral
+     * and Gemma's attention_bias (Q/K/V and O) and mlp_bias; InternLM2's
+     * bias (wqkv and wo); ChatGLM2's add_qkv_bias and add_bias_linear
+     * (dense, both MLP matrices). */
     gboolean phi = strcmp(type, "phi") == 0;
-    /* Phi-2's linear layers all carry biases */
     if (!get_bool(root, key_of(type, "attention_bias"), qwen2 || phi, &s->attention_bias,
                   error) ||
         !get_bool(root, "bias", s->attention_bias, &s->attention_bias, error)) {
         return NULL;
     }
+    gboolean linear = FALSE;
+    if (chatglm && !get_bool(root, "add_bias_linear", FALSE, &linear, error)) {
+        return NULL;
+    }
+    s->o_bias = phi || linear || (s->attention_bias && !qwen2 && !chatglm);
+    if (!get_bool(root, "mlp_bias", phi || linear, &s->mlp_bias, error)) {
+        return NULL;
+    }
+    s->head_bias = phi;
     if (s->hidden_size % s->num_attention_heads != 0 &&
         cJSON_GetObjectItemCaseSensitive(root, key_of(type, "head_dim")) == NULL) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
@@ -221,19 +285,24 @@ spec_from_json(const cJSON *root, GError **error)
                     s->num_key_value_heads);
         return NULL;
     }
+    /* Gemma's modelling code uses the tanh GELU when hidden_activation is
+     * absent, whatever hidden_act says (transformers GemmaMLP) */
     const char *act = get_string(root, "hidden_activation");
     if (act == NULL) {
         act = get_string(root, "hidden_act");
     }
-    if (act == NULL || strcmp(act, "silu") == 0) {
+    if (act == NULL || strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0) {
         s->act = MDL_ACT_SILU;
-    } else if (g_str_has_prefix(act, "gelu")) {
-        /* Gemma's reference uses the tanh approximation whatever it says */
+    } else if (strcmp(act, "gelu") == 0 && !gemma) {
+        s->act = MDL_ACT_GELU;           /* transformers ACT2FN["gelu"]: erf */
+    } else if (strcmp(act, "gelu") == 0 || strcmp(act, "gelu_new") == 0 ||
+               strcmp(act, "gelu_pytorch_tanh") == 0 || strcmp(act, "gelu_fast") == 0) {
         s->act = MDL_ACT_GELU_TANH;
     } else {
         g_autofree char *got = hs_escape(act);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.hidden_act: expected silu or gelu (got \"%s\")", got);
+                    "$.hidden_act: expected silu, gelu, gelu_new or gelu_pytorch_tanh "
+                    "(got \"%s\")", got);
         return NULL;
     }
     s->embed_scale = gemma;
@@ -242,7 +311,10 @@ spec_from_json(const cJSON *root, GError **error)
     s->layer_norm = phi;
     s->parallel_block = phi;
     /* ChatGLM2 rotates half of each head (RotaryEmbedding(kv_channels // 2)
-     * in THUDM/chatglm2-6b modeling_chatglm.py); others say so, or all */
+     * in THUDM/chatglm2-6b modeling_chatglm.py), in interleaved pairs
+     * (apply_rotary_pos_emb: x.reshape(..., rot_dim // 2, 2)); others say
+     * so, or all, in halves (rotate_half) */
+    s->rope_interleaved = chatglm;
     if (!get_double(root, "partial_rotary_factor", chatglm ? 0.5 : 1.0,
                     &s->partial_rotary_factor, error)) {
         return NULL;
@@ -266,6 +338,29 @@ spec_from_json(const cJSON *root, GError **error)
     }
     if (!use_window) {
         s->sliding_window = 0;
+    }
+    if (!check_arith_keys(root, type, s, error)) {
+        return NULL;
+    }
+    /* rope_scaling: its type ("type" or "rope_type"); Llama 3.1/3.2's
+     * llama3 scaling with its published parameters */
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+    if (cJSON_IsObject(rs)) {
+        const char *t = get_string(rs, "rope_type");
+        t = t ? t : get_string(rs, "type");
+        s->rope_scaling = g_strdup(t ? t : "unknown");
+        if (strcmp(s->rope_scaling, "llama3") == 0 &&
+            (!get_double(rs, "factor", 8.0, &s->rope_factor, error) ||
+             !get_double(rs, "low_freq_factor", 1.0, &s->rope_low_freq_factor, error) ||
+             !get_double(rs, "high_freq_factor", 4.0, &s->rope_high_freq_factor, error) ||
+             !get_double(rs, "original_max_position_embeddings", 8192,
+                         &s->rope_original_max_pos, error))) {
+            /* the key's path inside rope_scaling */
+            char *msg = (*error)->message;
+            (*error)->message = g_strdup_printf("$.rope_scaling%s", msg + 1);
+            g_free(msg);
+            return NULL;
+        }
     }
     return g_steal_pointer(&s);
 }
@@ -342,49 +437,90 @@ cJSON *
 mdl_spec_to_json(const MdlSpec *s)
 {
     cJSON *o = cJSON_CreateObject();
+    /* each family's own spelling of a key, as spec_from_json reads it */
+    const char *t = s->model_type;
     cJSON_AddStringToObject(o, "model_type", s->model_type);
     cJSON_AddNumberToObject(o, "hidden_size", s->hidden_size);
-    cJSON_AddNumberToObject(o, "intermediate_size", s->intermediate_size);
-    cJSON_AddNumberToObject(o, "num_hidden_layers", s->num_hidden_layers);
+    cJSON_AddNumberToObject(o, key_of(t, "intermediate_size"), s->intermediate_size);
+    cJSON_AddNumberToObject(o, key_of(t, "num_hidden_layers"), s->num_hidden_layers);
     cJSON_AddNumberToObject(o, "num_attention_heads", s->num_attention_heads);
-    cJSON_AddNumberToObject(o, "num_key_value_heads", s->num_key_value_heads);
-    cJSON_AddNumberToObject(o, "head_dim", s->head_dim);
-    cJSON_AddNumberToObject(o, "vocab_size", s->vocab_size);
-    cJSON_AddNumberToObject(o, "max_position_embeddings", s->max_position_embeddings);
+    if (strcmp(t, "chatglm") == 0) {
+        cJSON_AddBoolToObject(o, "multi_query_attention", TRUE);
+        cJSON_AddNumberToObject(o, "multi_query_group_num", s->num_key_value_heads);
+    } else {
+        cJSON_AddNumberToObject(o, "num_key_value_heads", s->num_key_value_heads);
+    }
+    cJSON_AddNumberToObject(o, key_of(t, "head_dim"), s->head_dim);
+    cJSON_AddNumberToObject(o, key_of(t, "vocab_size"), s->vocab_size);
+    cJSON_AddNumberToObject(o, key_of(t, "max_position_embeddings"), s->max_position_embeddings);
     cJSON_AddNumberToObject(o, "rope_theta", s->rope_theta);
-    cJSON_AddNumberToObject(o, "rms_norm_eps", s->rms_norm_eps);
+    cJSON_AddNumberToObject(o, key_of(t, "rms_norm_eps"), s->rms_norm_eps);
     cJSON_AddBoolToObject(o, "tie_word_embeddings", s->tie_word_embeddings);
-    cJSON_AddBoolToObject(o, "attention_bias", s->attention_bias);
-    cJSON_AddStringToObject(o, "hidden_act", s->act == MDL_ACT_SILU ? "silu" : "gelu");
+    cJSON_AddBoolToObject(o, key_of(t, "attention_bias"), s->attention_bias);
+    /* Gemma reads "gelu" as the tanh GELU (spec_from_json) */
+    cJSON_AddStringToObject(o, "hidden_act",
+                            s->act == MDL_ACT_SILU ? "silu"
+                            : s->act == MDL_ACT_GELU || strcmp(s->model_type, "gemma") == 0
+                            ? "gelu" : "gelu_new");
+    /* the keys that change the graph or the arithmetic, where set (a
+     * Llama recording's bytes stay what they were) */
+    if (s->mlp_bias) {
+        cJSON_AddBoolToObject(o, "mlp_bias", TRUE);
+    }
+    if (s->o_bias && strcmp(t, "chatglm") == 0) {
+        cJSON_AddBoolToObject(o, "add_bias_linear", TRUE);
+    }
+    if (s->partial_rotary_factor != 1) {
+        cJSON_AddNumberToObject(o, "partial_rotary_factor", s->partial_rotary_factor);
+    }
+    if (s->sliding_window) {
+        cJSON_AddNumberToObject(o, "sliding_window", s->sliding_window);
+    }
+    if (s->rope_scaling) {
+        cJSON *rs = cJSON_AddObjectToObject(o, "rope_scaling");
+        cJSON_AddStringToObject(rs, "rope_type", s->rope_scaling);
+        if (strcmp(s->rope_scaling, "llama3") == 0) {
+            cJSON_AddNumberToObject(rs, "factor", s->rope_factor);
+            cJSON_AddNumberToObject(rs, "low_freq_factor", s->rope_low_freq_factor);
+            cJSON_AddNumberToObject(rs, "high_freq_factor", s->rope_high_freq_factor);
+            cJSON_AddNumberToObject(rs, "original_max_position_embeddings",
+                                    s->rope_original_max_pos);
+        }
+    }
     return o;
 }
 
 char *
 mdl_spec_functional_gap(const MdlSpec *s, uint64_t positions)
 {
-    if (s->layer_norm || s->parallel_block || !s->gated_mlp) {
-        return g_strdup_printf("$.model_type: expected a family the functional engine computes "
-                               "(got \"%s\": LayerNorm, parallel attention and MLP, an ungated "
-                               "MLP); --functional off runs timing only", s->model_type);
+    uint32_t rot = mdl_spec_rotary_dim(s);
+    if (s->not_computed) {
+        return g_strdup_printf("%s; --functional off runs timing only", s->not_computed);
     }
-    if (strcmp(s->model_type, "chatglm") == 0) {
-        return g_strdup("$.model_type: expected a family the functional engine computes "
-                        "(got \"chatglm\": rotary embedding on half of each head, its own "
-                        "weight layout); --functional off runs timing only");
+    if (s->partial_rotary_factor != 1 && (rot % 2 != 0 || rot == 0)) {
+        return g_strdup_printf("$.partial_rotary_factor: expected a share of head_dim %u "
+                               "that rotates an even number of dimensions (got %g: %u); "
+                               "--functional off runs timing only", s->head_dim,
+                               s->partial_rotary_factor, rot);
     }
-    if (s->partial_rotary_factor != 1.0) {
-        return g_strdup_printf("$.partial_rotary_factor: expected 1, the rotary embedding the "
-                               "functional engine computes (got %g); --functional off runs "
-                               "timing only", s->partial_rotary_factor);
-    }
-    if (s->sliding_window && positions > s->sliding_window) {
-        return g_strdup_printf("$.sliding_window: expected a request of at most %u positions, "
-                               "as the functional engine attends to every position, not to a "
-                               "window (got %" G_GUINT64_FORMAT ", prompt + decode); "
-                               "--functional off runs timing only", s->sliding_window,
-                               positions);
+    if (s->rope_scaling && strcmp(s->rope_scaling, "llama3") != 0 &&
+        !(strcmp(s->rope_scaling, "dynamic") == 0 && positions <= s->max_position_embeddings)) {
+        /* dynamic NTK scaling changes nothing up to max_position_embeddings
+         * (transformers' dynamic rotary embedding) */
+        return g_strdup_printf("$.rope_scaling: expected none, llama3, or dynamic within "
+                               "max_position_embeddings %u, the rotary frequencies the "
+                               "functional engine computes (got \"%s\" over %" G_GUINT64_FORMAT
+                               " positions); --functional off runs timing only",
+                               s->max_position_embeddings, s->rope_scaling, positions);
     }
     return NULL;
+}
+
+uint32_t
+mdl_spec_rotary_dim(const MdlSpec *s)
+{
+    /* int(partial_rotary_factor * head_dim), as transformers' Phi does */
+    return (uint32_t) (s->partial_rotary_factor * s->head_dim + 1e-9);
 }
 
 uint64_t
