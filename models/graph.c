@@ -10,7 +10,11 @@
  *   embed     0 flops, reads one row of the table
  * Matmul: 2 flops per MAC.  Attention: 4 flops per (query, key, dim)
  * (QK^T and PV) plus 5 per score for the softmax; reads the K/V cache up
- * to the last query's position once per slice.
+ * to the last query's position once per slice.  With a sliding window W
+ * (Mistral) a query scores at most W keys and a slice reads the W + t - 1
+ * positions its t queries see.  LayerNorm costs what RMSNorm does (one
+ * more pass over a row that is in cache); a three-way add (Phi's parallel
+ * block) reads three inputs.
  */
 #include "models/graph.h"
 

@@ -83,7 +83,7 @@ extern const char *const mdl_precision_name[MDL_PREC_COUNT];
 
 typedef struct MdlNode {
     MdlOp op;
-    MdlWeight weight;        /* MATMUL: which weight; RMSNORM: attn/ffn/final */
+    MdlWeight weight;        /* MATMUL: which weight */
     char name[32];           /* "L3.ffn_down" */
     int32_t layer;           /* -1 outside the layers */
     uint32_t tokens;         /* output rows (S in prefill, batch in decode) */

@@ -162,6 +162,18 @@ check_arith_keys(const cJSON *root, const char *type, MdlSpec *s, GError **error
                                               v ? "true" : "false");
         }
     }
+    /* Qwen2 windows only the layers from max_window_layers on
+     * (modeling_qwen2.py); the engine windows every layer or none */
+    gboolean qwen_window = FALSE;
+    if (strcmp(type, "qwen2") == 0 &&
+        !get_bool(root, "use_sliding_window", FALSE, &qwen_window, error)) {
+        return FALSE;
+    }
+    if (qwen_window && s->not_computed == NULL) {
+        s->not_computed = g_strdup("$.use_sliding_window: expected false, as the functional "
+                                   "engine does not window some layers and not others "
+                                   "(max_window_layers) (got true)");
+    }
     /* ChatGLM3's rope_ratio scales the rotary base; ChatGLM2 has none */
     double ratio = 1;
     if (strcmp(type, "chatglm") == 0 && !get_double(root, "rope_ratio", 1, &ratio, error)) {

@@ -138,6 +138,14 @@ test_families(void)
     g_assert_cmpuint(qw->sliding_window, ==, 0);                /* use_sliding_window false */
     g_autofree char *g5 = mdl_spec_functional_gap(qw, 100000);
     g_assert_null(g5);
+    /* Qwen2 windows some layers only: refused, not computed wrong */
+    g_autoptr(cJSON) qroot = hs_json_load_file(qw->path, HS_CONFIG_ERROR, NULL);
+    cJSON_ReplaceItemInObject(qroot, "use_sliding_window", cJSON_CreateTrue());
+    g_autoptr(GError) qerr = NULL;
+    g_autoptr(MdlSpec) qw_win = mdl_spec_from_json(qroot, "qwen-window", &qerr);
+    g_assert_no_error(qerr);
+    g_autofree char *g8 = mdl_spec_functional_gap(qw_win, 64);
+    g_assert_true(g_str_has_prefix(g8, "$.use_sliding_window: expected false"));
 }
 
 /* A recording keeps the model as mdl_spec_to_json writes it: read back,
