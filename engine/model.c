@@ -539,6 +539,19 @@ load_gate_up(EngModel *m, const EngSafetensors *st, const Layout *lo, uint32_t l
     m->w[(size_t) l * ENG_W_COUNT + ENG_W_UP] =
         matrix_from(g_memdup2(t + f * h, sizeof(float) * f * h), (uint32_t) f, (uint32_t) h,
                     c->weights);
+    if (c->mlp_bias) {
+        /* ChatGLM's add_bias_linear: the packed bias, split alike */
+        g_autofree char *bn = g_strdup_printf("%s%s.bias", base, lo->gate_up);
+        g_autofree float *b = read_tensor(st, bn, 2 * f, 0, error);
+        if (b == NULL) {
+            return FALSE;
+        }
+        for (int i = 0; i < 2; i++) {
+            float **slot = &m->bias[(size_t) l * ENG_W_COUNT + (i ? ENG_W_UP : ENG_W_GATE)];
+            g_free(*slot);
+            *slot = g_memdup2(b + i * f, sizeof(float) * f);
+        }
+    }
     return TRUE;
 }
 

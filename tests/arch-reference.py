@@ -24,9 +24,11 @@ The reference does not call the engine; it follows, for each family:
     with bias)
   chatglm: THUDM/chatglm2-6b modeling_chatglm.py (query_key_value packed
     [q | k | v] with bias, rotary on half of each head in interleaved
-    pairs, multi-query groups, dense_h_to_4h chunked into silu(a) * b)
+    pairs, multi-query groups, dense_h_to_4h chunked into silu(a) * b;
+    and with add_bias_linear, biases on dense and both MLP matrices)
   internlm2: internlm/internlm2-1_8b modeling_internlm2.py (wqkv packed
-    "(h gs d)" per KV group, w1/w3/w2, tok_embeddings, output)
+    "(h gs d)" per KV group, w1/w3/w2, tok_embeddings, output; with bias,
+    biases on wqkv and wo)
 
 Usage: arch-reference.py HETERO_SIM
 """
@@ -268,13 +270,13 @@ def phi(rnd):
     return cfg, t, forward
 
 
-def chatglm(rnd):
+def chatglm(rnd, linear_bias=False):
     groups = 2
     cfg = {"model_type": "chatglm", "architectures": ["ChatGLMModel"], "hidden_size": H,
            "ffn_hidden_size": FFN, "num_layers": LAYERS, "num_attention_heads": HEADS,
            "kv_channels": HD, "multi_query_attention": True, "multi_query_group_num": groups,
            "padded_vocab_size": VOCAB, "seq_length": 256, "layernorm_epsilon": 1e-5,
-           "add_qkv_bias": True, "add_bias_linear": False, "rmsnorm": True,
+           "add_qkv_bias": True, "add_bias_linear": linear_bias, "rmsnorm": True,
            "original_rope": True, "post_layer_norm": True,
            "apply_residual_connection_post_layernorm": False, "tie_word_embeddings": False}
     rot = HD // 2                                  # RotaryEmbedding(kv_channels // 2)
@@ -290,6 +292,10 @@ def chatglm(rnd):
         t[p + "self_attention.dense.weight"] = rnd.mat(H, qd)
         t[p + "mlp.dense_h_to_4h.weight"] = rnd.mat(2 * FFN, H)
         t[p + "mlp.dense_4h_to_h.weight"] = rnd.mat(H, FFN)
+        if linear_bias:
+            t[p + "self_attention.dense.bias"] = rnd.vec(H)
+            t[p + "mlp.dense_h_to_4h.bias"] = rnd.vec(2 * FFN)
+            t[p + "mlp.dense_4h_to_h.bias"] = rnd.vec(H)
     t["transformer.encoder.final_layernorm.weight"] = rnd.vec(H, 0.1, 1.0)
     t["transformer.output_layer.weight"] = rnd.mat(VOCAB, H)
     eps = cfg["layernorm_epsilon"]
@@ -307,17 +313,19 @@ def chatglm(rnd):
             q = rope_interleaved(q.reshape(T, HEADS, HD), pos, rot, 10000.0)
             k = rope_interleaved(k.reshape(T, groups, HD), pos, rot, 10000.0)
             a = attention(q, k, v.reshape(T, groups, HD))
-            x = x + linear(a, t[p + "self_attention.dense.weight"])
+            x = x + linear(a, t[p + "self_attention.dense.weight"],
+                           t.get(p + "self_attention.dense.bias"))
             hn = rmsnorm(x, t[p + "post_attention_layernorm.weight"], eps)
-            h4 = linear(hn, t[p + "mlp.dense_h_to_4h.weight"])
-            x = x + linear(silu(h4[:, :FFN]) * h4[:, FFN:], t[p + "mlp.dense_4h_to_h.weight"])
+            h4 = linear(hn, t[p + "mlp.dense_h_to_4h.weight"], t.get(p + "mlp.dense_h_to_4h.bias"))
+            x = x + linear(silu(h4[:, :FFN]) * h4[:, FFN:], t[p + "mlp.dense_4h_to_h.weight"],
+                           t.get(p + "mlp.dense_4h_to_h.bias"))
         hn = rmsnorm(x, t["transformer.encoder.final_layernorm.weight"], eps)
         return linear(hn, t["transformer.output_layer.weight"])
 
     return cfg, t, forward
 
 
-def internlm2(rnd):
+def internlm2(rnd, bias=False):
     kv = 2
     group = HEADS // kv
     cfg = {"model_type": "internlm2", "architectures": ["InternLM2ForCausalLM"],
@@ -325,12 +333,15 @@ def internlm2(rnd):
            "num_attention_heads": HEADS, "num_key_value_heads": kv, "vocab_size": VOCAB,
            "max_position_embeddings": 256, "rms_norm_eps": 1e-5, "rope_theta": 1000000,
            "rope_scaling": {"factor": 2.0, "type": "dynamic"}, "hidden_act": "silu",
-           "bias": False, "tie_word_embeddings": False}
+           "bias": bias, "tie_word_embeddings": False}
     t = {"model.tok_embeddings.weight": rnd.vec(VOCAB * H, 1.0).reshape(VOCAB, H)}
     for l in range(LAYERS):
         p = f"model.layers.{l}."
         t[p + "attention.wqkv.weight"] = rnd.mat((HEADS + 2 * kv) * HD, H)
         t[p + "attention.wo.weight"] = rnd.mat(H, HEADS * HD)
+        if bias:
+            t[p + "attention.wqkv.bias"] = rnd.vec((HEADS + 2 * kv) * HD)
+            t[p + "attention.wo.bias"] = rnd.vec(H)
         t[p + "feed_forward.w1.weight"] = rnd.mat(FFN, H)
         t[p + "feed_forward.w3.weight"] = rnd.mat(FFN, H)
         t[p + "feed_forward.w2.weight"] = rnd.mat(H, FFN)
@@ -348,12 +359,14 @@ def internlm2(rnd):
             p = f"model.layers.{l}."
             hn = rmsnorm(x, t[p + "attention_norm.weight"], eps)
             # rearrange "b q (h gs d) -> b q h gs d", gs = 2 + groups
-            qkv = linear(hn, t[p + "attention.wqkv.weight"]).reshape(T, kv, group + 2, HD)
+            qkv = linear(hn, t[p + "attention.wqkv.weight"], t.get(p + "attention.wqkv.bias"))
+            qkv = qkv.reshape(T, kv, group + 2, HD)
             q = qkv[:, :, :group, :].reshape(T, HEADS, HD)
             k, v = qkv[:, :, -2, :], qkv[:, :, -1, :]
             q = rope_half(q, pos, HD, cfg["rope_theta"])
             k = rope_half(k, pos, HD, cfg["rope_theta"])
-            x = x + linear(attention(q, k, v), t[p + "attention.wo.weight"])
+            x = x + linear(attention(q, k, v), t[p + "attention.wo.weight"],
+                           t.get(p + "attention.wo.bias"))
             hn = rmsnorm(x, t[p + "ffn_norm.weight"], eps)
             x = x + linear(silu(linear(hn, t[p + "feed_forward.w1.weight"])) *
                            linear(hn, t[p + "feed_forward.w3.weight"]),
@@ -371,7 +384,9 @@ FAMILIES = {
     "mistral": lambda r: llama_like("mistral", r),
     "phi": phi,
     "chatglm": chatglm,
+    "chatglm-linear-bias": lambda r: chatglm(r, True),   # add_bias_linear
     "internlm2": internlm2,
+    "internlm2-bias": lambda r: internlm2(r, True),      # bias: wqkv and wo
 }
 PROMPT = [3, 17, 101, 5, 64, 77, 12, 9, 120]
 STEPS = 3
