@@ -53,6 +53,16 @@ eng_attention_rows(const float *q, const float *k, const float *v, const float *
                    const float *v_cache, float *y, size_t heads, size_t kv_heads,
                    size_t hd, size_t pos0, size_t t0, size_t t1, size_t h0, size_t h1)
 {
+    eng_attention_rows_window(q, k, v, k_cache, v_cache, y, heads, kv_heads, hd, 0, pos0, t0,
+                              t1, h0, h1);
+}
+
+void
+eng_attention_rows_window(const float *q, const float *k, const float *v,
+                          const float *k_cache, const float *v_cache, float *y, size_t heads,
+                          size_t kv_heads, size_t hd, size_t window, size_t pos0, size_t t0,
+                          size_t t1, size_t h0, size_t h1)
+{
     const size_t qd = heads * hd, kd = kv_heads * hd, group = heads / kv_heads;
     const double scale = 1.0 / sqrt((double) hd);
     const size_t pairs = (t1 - t0) * (h1 - h0);
@@ -66,23 +76,25 @@ eng_attention_rows(const float *q, const float *k, const float *v, const float *
         for (size_t pi = 0; pi < pairs; pi++) {
             size_t t = t0 + pi / (h1 - h0), h = h0 + pi % (h1 - h0);
             size_t n = pos0 + t + 1, kvh = h / group;
+            /* a sliding window sees the last @window positions only */
+            size_t j0 = window && n > window ? n - window : 0;
             const float *qr = q + t * qd + h * hd;
             /* score [n] = q . K[0:n]^T / sqrt(hd), softmax over n */
             double max = -INFINITY;
-            for (size_t j = 0; j < n; j++) {
+            for (size_t j = j0; j < n; j++) {
                 const float *kr = j < pos0 ? k_cache + j * kd + kvh * hd
                                            : k + (j - pos0) * kd + kvh * hd;
                 score[j] = dot_lanes(qr, kr, hd) * scale;
                 max = fmax(max, score[j]);
             }
             double sum = 0;
-            for (size_t j = 0; j < n; j++) {
+            for (size_t j = j0; j < n; j++) {
                 score[j] = exp(score[j] - max);
                 sum += score[j];
             }
             /* y [hd] = softmax . V[0:n] */
             memset(acc, 0, sizeof(double) * hd);
-            for (size_t j = 0; j < n; j++) {
+            for (size_t j = j0; j < n; j++) {
                 const float *vr = j < pos0 ? v_cache + j * kd + kvh * hd
                                            : v + (j - pos0) * kd + kvh * hd;
                 axpy(acc, score[j], vr, hd);

@@ -167,10 +167,28 @@ void eng_crop_rows(const EngTensor *ys, EngTensor *y, size_t s0, size_t s1, size
 void eng_rmsnorm_rows(const float *x, const float *w, float *y, size_t d, double eps,
                       int plus_one, size_t t0, size_t t1);
 
+/* y[t, :] = LayerNorm(x[t, :]) * w + b (torch.nn.LayerNorm: biased
+ * variance; w or b NULL: 1 or 0).  Mean and variance in double. */
+void eng_layernorm_rows(const float *x, const float *w, const float *b, float *y, size_t d,
+                        double eps, size_t t0, size_t t1);
+
 /* Rotary embedding (Hugging Face "rotate half" convention) of rows
  * [t0, t1) of x [*, heads*hd]: row t sits at position pos0 + t.  x may be y. */
 void eng_rope_rows(const float *x, float *y, size_t heads, size_t hd, double theta,
                    size_t pos0, size_t t0, size_t t1);
+/* The same on the first @rot (even, <= hd) dimensions of each head, the
+ * rest passed through; pairs (i, i + rot/2) ("rotate half": Llama, Phi)
+ * or, with @interleaved, (2i, 2i + 1) (ChatGLM2); pair i turns by
+ * pos * theta^(-2i/rot), rescaled as Llama 3.1's rope_scaling "llama3"
+ * says when @scale is given (transformers _compute_llama3_parameters).
+ * eng_rope_rows is rot = hd, rotate half, no scaling. */
+typedef struct EngRopeScale {
+    double factor;               /* 0: no scaling */
+    double low_freq_factor, high_freq_factor, original_max_pos;
+} EngRopeScale;
+void eng_rope_rows_part(const float *x, float *y, size_t heads, size_t hd, size_t rot,
+                        int interleaved, double theta, const EngRopeScale *scale,
+                        size_t pos0, size_t t0, size_t t1);
 
 /*
  * Causal attention with GQA for query rows [t0, t1) and query heads
@@ -185,17 +203,26 @@ void eng_attention_rows(const float *q, const float *k, const float *v,
                         size_t heads, size_t kv_heads, size_t hd, size_t pos0,
                         size_t t0, size_t t1, size_t h0, size_t h1);
 
+/* The same where query position p sees only keys at (p - @window, p]
+ * (Mistral's sliding_window; 0 = every earlier position). */
+void eng_attention_rows_window(const float *q, const float *k, const float *v,
+                               const float *k_cache, const float *v_cache, float *y,
+                               size_t heads, size_t kv_heads, size_t hd, size_t window,
+                               size_t pos0, size_t t0, size_t t1, size_t h0, size_t h1);
+
 /* File rows [t0, t1) of k, v [*, kv_dim] in the cache at positions pos0 + t. */
 void eng_kv_store_rows(const float *k, const float *v, float *k_cache, float *v_cache,
                        size_t kv_dim, size_t pos0, size_t t0, size_t t1);
 
 typedef enum {
     ENG_ACT_SILU,                /* SwiGLU: silu(gate) * up */
-    ENG_ACT_GELU_TANH,           /* GeGLU, tanh approximation (Gemma) */
+    ENG_ACT_GELU_TANH,           /* GeGLU, tanh approximation (Gemma; gelu_new: Phi-2) */
+    ENG_ACT_GELU,                /* exact GELU through erf (HF "gelu") */
     ENG_ACT_COUNT
 } EngAct;
 
-/* y = act(gate) * up over rows [t0, t1), columns [c0, c1); @act is an EngAct. */
+/* y = act(gate) * up over rows [t0, t1), columns [c0, c1); @act is an
+ * EngAct; @up NULL: y = act(gate) (an ungated MLP). */
 void eng_act_rows(const float *gate, const float *up, float *y, size_t d, int act,
                   size_t t0, size_t t1, size_t c0, size_t c1);
 

@@ -1,7 +1,6 @@
 /*
- * model.c - see model.h.  The forward pass follows the graph's order of
- * operations (models/graph.h), computed whole, with the same slice kernels
- * the simulator's tasks use.
+ * model.c - see model.h: a model's weights, synthetic or loaded, and its
+ * KV cache.  The forward pass that uses them is sim/forward.c.
  */
 #include "engine/model.h"
 #include "sim/util/error.h"
@@ -17,7 +16,9 @@ struct EngModel {
     EngMatrix **w;               /* [layer * ENG_W_COUNT + which] */
     EngMatrix *lm_head;
     float **norms;               /* [layer * 2 + which], [layers * 2] = final; [hidden] */
-    float **bias;                /* [layer * 3 + which] or NULL entries */
+    float **bias;                /* [layer * ENG_W_COUNT + which], [layers * ENG_W_COUNT]
+                                  * = LM head; NULL entries: no bias */
+    float **norm_bias;           /* as norms; LayerNorm only */
     float *embed;                /* loaded models: [vocab, hidden]; NULL = synthetic */
     gboolean loaded;             /* weights from a model directory */
     uint32_t loaded_layers;      /* layers read from it (the others are never used) */
@@ -25,7 +26,8 @@ struct EngModel {
                                   * formats are quantised from their values */
     char **wname;                /* [layer * ENG_W_COUNT + which], [layers *
                                   * ENG_W_COUNT] = LM head: tensor names, NULL
-                                  * where there is none (a tied head) */
+                                  * where there is none (a tied head, a packed
+                                  * tensor: quantised from the loaded matrix) */
     EngQMatrix **wq[ENG_QFMT_COUNT];   /* other formats: [layer * ENG_W_COUNT + which],
                                         * [layers * ENG_W_COUNT] = LM head; lazily */
 };
@@ -46,20 +48,51 @@ matmul_shape(const EngModelConfig *c, EngWeight which, uint32_t *rows, uint32_t 
     *cols = in_is_hidden[which] ? c->hidden : (which == ENG_W_O ? q : c->intermediate);
 }
 
+/* Whether matmul @which (ENG_W_COUNT: the LM head) has a bias. */
+static gboolean
+has_bias(const EngModelConfig *c, int which)
+{
+    switch (which) {
+    case ENG_W_Q: case ENG_W_K: case ENG_W_V: return c->attention_bias;
+    case ENG_W_O:                             return c->o_bias;
+    case ENG_W_COUNT:                         return c->head_bias;
+    default:                                  return c->mlp_bias;
+    }
+}
+
 static uint32_t
 bias_len(const EngModelConfig *c, int which)
 {
-    return (which == 0 ? c->heads : c->kv_heads) * c->head_dim;
+    uint32_t rows, cols;
+    if (which == ENG_W_COUNT) {
+        return c->vocab;
+    }
+    matmul_shape(c, (EngWeight) which, &rows, &cols);
+    return rows;
+}
+
+static uint32_t
+rotary_dim(const EngModelConfig *c)
+{
+    return c->rotary_dim ? c->rotary_dim : c->head_dim;
 }
 
 gboolean
 eng_config_check(const EngModelConfig *cfg, GError **error)
 {
-    if (cfg->head_dim == 0 || cfg->head_dim % 2 != 0) {
+    uint32_t rot = rotary_dim(cfg);
+    if (cfg->head_dim == 0 || (rot == cfg->head_dim && cfg->head_dim % 2 != 0)) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
                     "$.head_dim: expected an even integer for the functional engine's "
                     "rotary embedding, or --functional off for timing only (got %u)",
                     cfg->head_dim);
+        return FALSE;
+    }
+    if (rot % 2 != 0 || rot > cfg->head_dim) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.partial_rotary_factor: expected an even number of rotated dimensions "
+                    "of head_dim %u for the functional engine's rotary embedding, or "
+                    "--functional off for timing only (got %u)", cfg->head_dim, rot);
         return FALSE;
     }
     if (cfg->heads == 0 || cfg->kv_heads == 0 || cfg->heads % cfg->kv_heads != 0) {
@@ -75,13 +108,15 @@ EngModel *
 eng_model_new(const EngModelConfig *cfg)
 {
     g_assert(cfg->heads > 0 && cfg->kv_heads > 0 && cfg->heads % cfg->kv_heads == 0);
-    g_assert(cfg->head_dim % 2 == 0 && cfg->weights < ENG_WFMT_COUNT);
+    g_assert(rotary_dim(cfg) % 2 == 0 && rotary_dim(cfg) <= cfg->head_dim);
+    g_assert(cfg->weights < ENG_WFMT_COUNT && cfg->layout < ENG_LAYOUT_COUNT);
     EngModel *m = g_new0(EngModel, 1);
     m->cfg = *cfg;
     g_mutex_init(&m->lock);
     m->w = g_new0(EngMatrix *, (size_t) cfg->layers * ENG_W_COUNT);
     m->norms = g_new0(float *, (size_t) cfg->layers * 2 + 1);
-    m->bias = g_new0(float *, (size_t) cfg->layers * 3);
+    m->bias = g_new0(float *, (size_t) cfg->layers * ENG_W_COUNT + 1);
+    m->norm_bias = g_new0(float *, (size_t) cfg->layers * 2 + 1);
     /* synthetic norms near 1 (stored as w with 1 + w applied for Gemma) */
     for (size_t i = 0; i <= (size_t) cfg->layers * 2; i++) {
         uint64_t key = i == (size_t) cfg->layers * 2
@@ -98,13 +133,25 @@ eng_model_new(const EngModelConfig *cfg)
             m->norms[i][j] -= 1.0f;
         }
     }
-    if (cfg->attention_bias) {
-        for (size_t i = 0; i < (size_t) cfg->layers * 3; i++) {
-            uint32_t n = bias_len(cfg, (int) (i % 3));
-            m->bias[i] = g_new(float, n);
-            eng_syn_fill(eng_syn_key(cfg->seed, i / 3, ENG_W_COUNT + 2 + i % 3), 0, n, 0.1f,
-                         m->bias[i]);
+    /* biases U(-0.1, 0.1); Q/K/V's keys as before the other biases existed */
+    for (size_t i = 0; i <= (size_t) cfg->layers * ENG_W_COUNT; i++) {
+        gboolean head = i == (size_t) cfg->layers * ENG_W_COUNT;
+        int which = head ? ENG_W_COUNT : (int) (i % ENG_W_COUNT);
+        if (!has_bias(cfg, which) || (which == ENG_W_GATE && cfg->ungated_mlp)) {
+            continue;
         }
+        uint32_t n = bias_len(cfg, which);
+        uint64_t key = head ? eng_syn_key(cfg->seed, ENG_SYN_LM_HEAD, 1)
+                            : eng_syn_key(cfg->seed, i / ENG_W_COUNT, ENG_W_COUNT + 2 + which);
+        m->bias[i] = g_new(float, n);
+        eng_syn_fill(key, 0, n, 0.1f, m->bias[i]);
+    }
+    for (size_t i = 0; cfg->norm == ENG_NORM_LAYER && i <= (size_t) cfg->layers * 2; i++) {
+        uint64_t key = i == (size_t) cfg->layers * 2
+                       ? eng_syn_key(cfg->seed, ENG_SYN_FINAL_NORM, 1)
+                       : eng_syn_key(cfg->seed, i / 2, 2 * ENG_W_COUNT + 2 + i % 2);
+        m->norm_bias[i] = g_new(float, MAX(cfg->hidden, 1));
+        eng_syn_fill(key, 0, cfg->hidden, 0.05f, m->norm_bias[i]);
     }
     return m;
 }
@@ -122,9 +169,11 @@ eng_model_free(EngModel *m)
     eng_matrix_free(m->lm_head);
     for (size_t i = 0; i <= (size_t) m->cfg.layers * 2; i++) {
         g_free(m->norms[i]);
+        g_free(m->norm_bias[i]);
     }
     g_free(m->norms);
-    for (size_t i = 0; i < (size_t) m->cfg.layers * 3; i++) {
+    g_free(m->norm_bias);
+    for (size_t i = 0; i <= (size_t) m->cfg.layers * ENG_W_COUNT; i++) {
         g_free(m->bias[i]);
     }
     g_free(m->bias);
@@ -217,7 +266,7 @@ eng_model_weight_as(EngModel *m, uint32_t layer, EngWeight which, EngQFormat for
             /* from the directory's own values (the file stays mapped) */
             t = read_tensor(m->st, m->wname[idx], src->rows, src->cols, NULL);
         }
-        if (t || (m->loaded && head && m->embed)) {
+        if (t || (m->loaded && head && m->embed && m->wname[idx] == NULL)) {
             m->wq[format][idx] = eng_qmatrix_new_from(format, t ? t : m->embed, src->rows,
                                                       src->cols);
             g_free(t);
@@ -243,10 +292,22 @@ eng_model_norm(EngModel *m, uint32_t layer, int which)
 }
 
 const float *
+eng_model_norm_bias(EngModel *m, uint32_t layer, int which)
+{
+    g_assert(layer <= m->cfg.layers && (which == 0 || which == 1));
+    return layer == m->cfg.layers ? m->norm_bias[(size_t) m->cfg.layers * 2]
+                                  : m->norm_bias[(size_t) layer * 2 + which];
+}
+
+const float *
 eng_model_bias(EngModel *m, uint32_t layer, int which)
 {
-    g_assert(layer < m->cfg.layers && which >= 0 && which < 3);
-    return m->bias[(size_t) layer * 3 + which];
+    g_assert(which >= 0 && which <= ENG_W_COUNT);
+    if (which == ENG_W_COUNT) {
+        return m->bias[(size_t) m->cfg.layers * ENG_W_COUNT];
+    }
+    g_assert(layer < m->cfg.layers);
+    return m->bias[(size_t) layer * ENG_W_COUNT + which];
 }
 
 void
@@ -306,7 +367,9 @@ eng_model_bytes(const EngModelConfig *c)
     for (int which = 0; which < ENG_W_COUNT; which++) {
         uint32_t rows, cols;
         matmul_shape(c, (EngWeight) which, &rows, &cols);
-        per_layer += format_bytes(c->weights, rows, cols);
+        if (!(which == ENG_W_GATE && c->ungated_mlp)) {
+            per_layer += format_bytes(c->weights, rows, cols);
+        }
     }
     uint64_t embed = sizeof(float) * (uint64_t) c->vocab * c->hidden;
     return per_layer * c->layers + format_bytes(c->weights, c->vocab, c->hidden) + embed
@@ -344,6 +407,202 @@ read_matrix(const EngSafetensors *st, const char *name, uint32_t rows, uint32_t 
     return m;
 }
 
+/* The names a layout gives its tensors (see EngLayout). */
+typedef struct Layout {
+    const char *layer;               /* a layer's prefix, %u = the layer */
+    const char *proj[ENG_W_COUNT];   /* NULL: packed or absent */
+    const char *qkv;                 /* packed Q/K/V, or NULL */
+    gboolean qkv_grouped;            /* per KV head: its query heads, K, V (InternLM2) */
+    const char *gate_up;             /* packed [gate; up], or NULL */
+    const char *norm[2];             /* input and post-attention norms */
+    const char *final_norm, *embed, *head;
+} Layout;
+
+static const Layout layouts[ENG_LAYOUT_COUNT] = {
+    /* transformers modeling_llama.py (and Mistral, Qwen2, Gemma) */
+    [ENG_LAYOUT_LLAMA] = {
+        "model.layers.%u.",
+        { "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+          "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj" },
+        NULL, FALSE, NULL, { "input_layernorm", "post_attention_layernorm" },
+        "model.norm", "model.embed_tokens", "lm_head",
+    },
+    /* transformers modeling_phi.py: fc1 -> act -> fc2, one input LayerNorm */
+    [ENG_LAYOUT_PHI] = {
+        "model.layers.%u.",
+        { "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.dense",
+          NULL, "mlp.fc1", "mlp.fc2" },
+        NULL, FALSE, NULL, { "input_layernorm", NULL },
+        "model.final_layernorm", "model.embed_tokens", "lm_head",
+    },
+    /* internlm/internlm2-1_8b modeling_internlm2.py: wqkv rearranged
+     * "(h gs d)" with gs = heads / kv_heads + 2; w1 gate, w3 up, w2 down */
+    [ENG_LAYOUT_INTERNLM2] = {
+        "model.layers.%u.",
+        { NULL, NULL, NULL, "attention.wo", "feed_forward.w1", "feed_forward.w3",
+          "feed_forward.w2" },
+        "attention.wqkv", TRUE, NULL, { "attention_norm", "ffn_norm" },
+        "model.norm", "model.tok_embeddings", "output",
+    },
+    /* THUDM/chatglm2-6b modeling_chatglm.py: query_key_value split
+     * [q | k | v]; dense_h_to_4h chunked in two, silu(first) * second */
+    [ENG_LAYOUT_CHATGLM] = {
+        "transformer.encoder.layers.%u.",
+        { NULL, NULL, NULL, "self_attention.dense", NULL, NULL, "mlp.dense_4h_to_h" },
+        "self_attention.query_key_value", FALSE, "mlp.dense_h_to_4h",
+        { "input_layernorm", "post_attention_layernorm" },
+        "transformer.encoder.final_layernorm", "transformer.embedding.word_embeddings",
+        "transformer.output_layer",
+    },
+};
+
+static EngMatrix *
+matrix_from(float *t, uint32_t rows, uint32_t cols, EngWFormat format)
+{
+    if (format == ENG_WFMT_F32) {
+        return eng_matrix_new_f32(t, rows, cols);
+    }
+    EngMatrix *m = eng_matrix_new(format, rows, cols);
+    eng_matrix_set_rows(m, 0, rows, t);
+    g_free(t);
+    return m;
+}
+
+/* Rows of packed Q/K/V @src [q + 2 kv, cols] into @out[3] (cols 1: a
+ * bias): [q; k; v], or grouped per KV head (its queries, K, V). */
+static void
+split_qkv(const EngModelConfig *c, const float *src, size_t cols, gboolean grouped,
+          float *out[3])
+{
+    const size_t hd = c->head_dim, group = c->heads / c->kv_heads;
+    const size_t row = hd * cols;
+    for (size_t g = 0; g < c->kv_heads; g++) {
+        for (size_t j = 0; j < group; j++) {
+            size_t from = grouped ? (g * (group + 2) + j) : g * group + j;
+            memcpy(out[0] + (g * group + j) * row, src + from * row, sizeof(float) * row);
+        }
+        for (int kv = 0; kv < 2; kv++) {
+            size_t from = grouped ? g * (group + 2) + group + kv
+                                  : c->heads + kv * c->kv_heads + g;
+            memcpy(out[1 + kv] + g * row, src + from * row, sizeof(float) * row);
+        }
+    }
+}
+
+/* Layer @l's Q, K, V weights (and biases) from the packed tensor. */
+static gboolean
+load_qkv(EngModel *m, const EngSafetensors *st, const Layout *lo, uint32_t l, GError **error)
+{
+    const EngModelConfig *c = &m->cfg;
+    const uint32_t qd = c->heads * c->head_dim, kd = c->kv_heads * c->head_dim;
+    const uint32_t rows = qd + 2 * kd;
+    g_autofree char *base = g_strdup_printf(lo->layer, l);
+    for (int bias = 0; bias < (c->attention_bias ? 2 : 1); bias++) {
+        g_autofree char *name = g_strdup_printf("%s%s.%s", base, lo->qkv,
+                                                bias ? "bias" : "weight");
+        g_autofree float *t = read_tensor(st, name, rows, bias ? 0 : c->hidden, error);
+        if (t == NULL) {
+            return FALSE;
+        }
+        size_t cols = bias ? 1 : c->hidden;
+        float *part[3] = { g_new(float, qd * cols), g_new(float, kd * cols),
+                           g_new(float, kd * cols) };
+        split_qkv(c, t, cols, lo->qkv_grouped, part);
+        for (int w = 0; w < 3; w++) {
+            if (bias) {
+                g_free(m->bias[(size_t) l * ENG_W_COUNT + w]);
+                m->bias[(size_t) l * ENG_W_COUNT + w] = part[w];
+            } else {
+                m->w[(size_t) l * ENG_W_COUNT + w] =
+                    matrix_from(part[w], w == 0 ? qd : kd, c->hidden, c->weights);
+            }
+        }
+    }
+    return TRUE;
+}
+
+/* Matmul @w of layer @l (and its bias) by its own name. */
+static gboolean
+load_proj(EngModel *m, const EngSafetensors *st, const Layout *lo, uint32_t l, int w,
+          GError **error)
+{
+    const EngModelConfig *c = &m->cfg;
+    uint32_t rows, cols;
+    matmul_shape(c, (EngWeight) w, &rows, &cols);
+    g_autofree char *base = g_strdup_printf(lo->layer, l);
+    g_autofree char *name = g_strdup_printf("%s%s.weight", base, lo->proj[w]);
+    float *t = read_tensor(st, name, rows, cols, error);
+    if (t == NULL) {
+        return FALSE;
+    }
+    m->w[(size_t) l * ENG_W_COUNT + w] = matrix_from(t, rows, cols, c->weights);
+    m->wname[(size_t) l * ENG_W_COUNT + w] = g_strdup(name);
+    if (has_bias(c, w)) {
+        g_autofree char *bn = g_strdup_printf("%s%s.bias", base, lo->proj[w]);
+        float **slot = &m->bias[(size_t) l * ENG_W_COUNT + w];
+        g_clear_pointer(slot, g_free);
+        if (!(*slot = read_tensor(st, bn, rows, 0, error))) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* Layer @l's gate and up weights from the packed [gate; up] tensor. */
+static gboolean
+load_gate_up(EngModel *m, const EngSafetensors *st, const Layout *lo, uint32_t l,
+             GError **error)
+{
+    const EngModelConfig *c = &m->cfg;
+    const size_t f = c->intermediate, h = c->hidden;
+    g_autofree char *base = g_strdup_printf(lo->layer, l);
+    g_autofree char *name = g_strdup_printf("%s%s.weight", base, lo->gate_up);
+    g_autofree float *t = read_tensor(st, name, 2 * f, h, error);
+    if (t == NULL) {
+        return FALSE;
+    }
+    m->w[(size_t) l * ENG_W_COUNT + ENG_W_GATE] =
+        matrix_from(g_memdup2(t, sizeof(float) * f * h), (uint32_t) f, (uint32_t) h, c->weights);
+    m->w[(size_t) l * ENG_W_COUNT + ENG_W_UP] =
+        matrix_from(g_memdup2(t + f * h, sizeof(float) * f * h), (uint32_t) f, (uint32_t) h,
+                    c->weights);
+    if (c->mlp_bias) {
+        /* ChatGLM's add_bias_linear: the packed bias, split alike */
+        g_autofree char *bn = g_strdup_printf("%s%s.bias", base, lo->gate_up);
+        g_autofree float *b = read_tensor(st, bn, 2 * f, 0, error);
+        if (b == NULL) {
+            return FALSE;
+        }
+        for (int i = 0; i < 2; i++) {
+            float **slot = &m->bias[(size_t) l * ENG_W_COUNT + (i ? ENG_W_UP : ENG_W_GATE)];
+            g_free(*slot);
+            *slot = g_memdup2(b + i * f, sizeof(float) * f);
+        }
+    }
+    return TRUE;
+}
+
+/* Norm @slot's gain (and, for LayerNorm, bias) named @name. */
+static gboolean
+load_norm(EngModel *m, const EngSafetensors *st, const char *name, size_t slot,
+          GError **error)
+{
+    const uint32_t h = m->cfg.hidden;
+    g_autofree char *wn = g_strdup_printf("%s.weight", name);
+    g_free(m->norms[slot]);
+    if (!(m->norms[slot] = read_tensor(st, wn, h, 0, error))) {
+        return FALSE;
+    }
+    if (m->cfg.norm == ENG_NORM_LAYER) {
+        g_autofree char *bn = g_strdup_printf("%s.bias", name);
+        g_free(m->norm_bias[slot]);
+        if (!(m->norm_bias[slot] = read_tensor(st, bn, h, 0, error))) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 EngModel *
 eng_model_load(const EngModelConfig *cfg, const char *dir, GError **error)
 {
@@ -363,61 +622,52 @@ eng_model_load_layers(const EngModelConfig *cfg, const char *dir, uint32_t layer
     m->loaded_layers = MIN(layers, cfg->layers);
     m->wname = g_new0(char *, (size_t) cfg->layers * ENG_W_COUNT + 1);
     const uint32_t h = cfg->hidden;
-    static const char *const proj[ENG_W_COUNT] = {
-        "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
-        "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
-    };
-    static const char *const norm[2] = { "input_layernorm", "post_attention_layernorm" };
+    const Layout *lo = &layouts[cfg->layout];
     for (uint32_t l = 0; l < m->loaded_layers; l++) {
+        if (lo->qkv && !load_qkv(m, st, lo, l, error)) {
+            return NULL;
+        }
+        if (lo->gate_up && !load_gate_up(m, st, lo, l, error)) {
+            return NULL;
+        }
         for (int w = 0; w < ENG_W_COUNT; w++) {
-            uint32_t rows, cols;
-            matmul_shape(cfg, (EngWeight) w, &rows, &cols);
-            g_autofree char *name = g_strdup_printf("model.layers.%u.%s.weight", l, proj[w]);
-            EngMatrix *mat = read_matrix(st, name, rows, cols, cfg->weights, error);
-            if (mat == NULL) {
+            if (lo->proj[w] && !load_proj(m, st, lo, l, w, error)) {
                 return NULL;
             }
-            m->w[(size_t) l * ENG_W_COUNT + w] = mat;
-            m->wname[(size_t) l * ENG_W_COUNT + w] = g_strdup(name);
-            if (w <= ENG_W_V) {
-                /* biases: required when the config says so (Qwen2), read
-                 * when present otherwise */
-                g_autofree char *bn = g_strdup_printf("model.layers.%u.%s.bias", l, proj[w]);
-                float **slot = &m->bias[(size_t) l * 3 + w];
-                g_clear_pointer(slot, g_free);
-                if ((cfg->attention_bias || eng_safetensors_has(st, bn)) &&
-                    !(*slot = read_tensor(st, bn, bias_len(cfg, w), 0, error))) {
-                    return NULL;
-                }
-            }
         }
-        for (int n = 0; n < 2; n++) {
-            g_autofree char *name = g_strdup_printf("model.layers.%u.%s.weight", l, norm[n]);
-            float **slot = &m->norms[(size_t) l * 2 + n];
-            g_free(*slot);
-            if (!(*slot = read_tensor(st, name, h, 0, error))) {
+        for (int n = 0; n < (cfg->parallel_block ? 1 : 2); n++) {
+            g_autofree char *base = g_strdup_printf(lo->layer, l);
+            g_autofree char *name = g_strdup_printf("%s%s", base, lo->norm[n]);
+            if (!load_norm(m, st, name, (size_t) l * 2 + n, error)) {
                 return NULL;
             }
         }
     }
-    float **fin = &m->norms[(size_t) cfg->layers * 2];
-    g_free(*fin);
-    if (!(*fin = read_tensor(st, "model.norm.weight", h, 0, error)) ||
-        !(m->embed = read_tensor(st, "model.embed_tokens.weight", cfg->vocab, h, error))) {
+    g_autofree char *embed = g_strdup_printf("%s.weight", lo->embed);
+    g_autofree char *head = g_strdup_printf("%s.weight", lo->head);
+    if (!load_norm(m, st, lo->final_norm, (size_t) cfg->layers * 2, error) ||
+        !(m->embed = read_tensor(st, embed, cfg->vocab, h, error))) {
         return NULL;
     }
-    if (cfg->tie_embeddings || !eng_safetensors_has(st, "lm_head.weight")) {
+    if (cfg->tie_embeddings || !eng_safetensors_has(st, head)) {
         if (cfg->weights == ENG_WFMT_F32) {
             m->lm_head = eng_matrix_new_f32_borrowed(m->embed, cfg->vocab, h);
         } else {
             m->lm_head = eng_matrix_new(cfg->weights, cfg->vocab, h);
             eng_matrix_set_rows(m->lm_head, 0, cfg->vocab, m->embed);
         }
-    } else if (!(m->lm_head = read_matrix(st, "lm_head.weight", cfg->vocab, h, cfg->weights,
-                                          error))) {
+    } else if (!(m->lm_head = read_matrix(st, head, cfg->vocab, h, cfg->weights, error))) {
         return NULL;
     } else {
-        m->wname[(size_t) cfg->layers * ENG_W_COUNT] = g_strdup("lm_head.weight");
+        m->wname[(size_t) cfg->layers * ENG_W_COUNT] = g_strdup(head);
+    }
+    if (cfg->head_bias) {
+        g_autofree char *bn = g_strdup_printf("%s.bias", lo->head);
+        float **slot = &m->bias[(size_t) cfg->layers * ENG_W_COUNT];
+        g_clear_pointer(slot, g_free);
+        if (!(*slot = read_tensor(st, bn, cfg->vocab, 0, error))) {
+            return NULL;
+        }
     }
     m->st = g_steal_pointer(&st);
     return g_steal_pointer(&m);
@@ -482,70 +732,15 @@ eng_kv_bytes(const EngKV *kv)
     return eng_ctx_bytes(kv->ctx);
 }
 
-/* ---- forward --------------------------------------------------------------- */
-
 void
-eng_forward(EngModel *m, EngKV *kv, const uint32_t *tokens, uint32_t n, uint32_t pos0,
-            float *logits)
+eng_kv_set_len(EngKV *kv, uint32_t len)
 {
-    const EngModelConfig *c = &m->cfg;
-    const size_t h = c->hidden, f = c->intermediate, hd = c->head_dim;
-    const size_t qd = (size_t) c->heads * hd, kd = (size_t) c->kv_heads * hd;
-    g_assert(pos0 <= kv->len && pos0 + n <= kv->max_pos);
-
-    g_autoptr(EngCtx) ctx = eng_ctx_new();
-    EngTensor x = eng_ctx_tensor(ctx, n, h), xn = eng_ctx_tensor(ctx, n, h);
-    EngTensor q = eng_ctx_tensor(ctx, n, qd), k = eng_ctx_tensor(ctx, n, kd);
-    EngTensor v = eng_ctx_tensor(ctx, n, kd), att = eng_ctx_tensor(ctx, n, qd);
-    EngTensor o = eng_ctx_tensor(ctx, n, h), g = eng_ctx_tensor(ctx, n, f);
-    EngTensor u = eng_ctx_tensor(ctx, n, f), a = eng_ctx_tensor(ctx, n, f);
-    EngTensor out = eng_tensor_wrap(logits, n, c->vocab);
-    for (uint32_t t = 0; t < n; t++) {
-        eng_model_embed(m, tokens[t], x.data + t * h);
-    }
-    for (uint32_t l = 0; l < c->layers; l++) {
-        float *kc = eng_kv_k(kv, l), *vc = eng_kv_v(kv, l);
-        eng_rmsnorm_rows(x.data, eng_model_norm(m, l, 0), xn.data, h, c->rms_eps,
-                         c->norm_plus_one, 0, n);
-        eng_matmul(&xn, eng_model_weight(m, l, ENG_W_Q), &q, 0, n, 0, qd);
-        eng_matmul(&xn, eng_model_weight(m, l, ENG_W_K), &k, 0, n, 0, kd);
-        eng_matmul(&xn, eng_model_weight(m, l, ENG_W_V), &v, 0, n, 0, kd);
-        EngTensor *qkv[3] = { &q, &k, &v };
-        for (int i = 0; i < 3; i++) {
-            const float *b = eng_model_bias(m, l, i);
-            if (b) {
-                eng_bias_rows(qkv[i]->data, b, qkv[i]->data, qkv[i]->cols, 0, n);
-            }
-        }
-        eng_rope_rows(q.data, q.data, c->heads, hd, c->rope_theta, pos0, 0, n);
-        eng_rope_rows(k.data, k.data, c->kv_heads, hd, c->rope_theta, pos0, 0, n);
-        eng_attention_rows(q.data, k.data, v.data, kc, vc, att.data, c->heads, c->kv_heads, hd,
-                           pos0, 0, n, 0, c->heads);
-        eng_kv_store_rows(k.data, v.data, kc, vc, kd, pos0, 0, n);
-        eng_matmul(&att, eng_model_weight(m, l, ENG_W_O), &o, 0, n, 0, h);
-        eng_add_rows(x.data, o.data, x.data, h, 0, n, 0, h);
-        eng_rmsnorm_rows(x.data, eng_model_norm(m, l, 1), xn.data, h, c->rms_eps,
-                         c->norm_plus_one, 0, n);
-        eng_matmul(&xn, eng_model_weight(m, l, ENG_W_GATE), &g, 0, n, 0, f);
-        eng_matmul(&xn, eng_model_weight(m, l, ENG_W_UP), &u, 0, n, 0, f);
-        eng_act_rows(g.data, u.data, a.data, f, c->act, 0, n, 0, f);
-        eng_matmul(&a, eng_model_weight(m, l, ENG_W_DOWN), &o, 0, n, 0, h);
-        eng_add_rows(x.data, o.data, x.data, h, 0, n, 0, h);
-    }
-    eng_rmsnorm_rows(x.data, eng_model_norm(m, c->layers, 0), xn.data, h, c->rms_eps,
-                     c->norm_plus_one, 0, n);
-    eng_matmul(&xn, eng_model_lm_head(m), &out, 0, n, 0, c->vocab);
-    kv->len = MAX(kv->len, pos0 + n);
+    g_assert(len <= kv->max_pos);
+    kv->len = len;
 }
 
-void
-eng_model_prefill(EngModel *m, EngKV *kv, const uint32_t *tokens, uint32_t n, float *logits)
+uint32_t
+eng_kv_max_pos(const EngKV *kv)
 {
-    eng_forward(m, kv, tokens, n, kv->len, logits);
-}
-
-void
-eng_model_decode(EngModel *m, EngKV *kv, uint32_t token, float *logits)
-{
-    eng_forward(m, kv, &token, 1, kv->len, logits);
+    return kv->max_pos;
 }

@@ -27,6 +27,23 @@
 #include "engine/quant-formats.h"
 #include "engine/tensor.h"
 
+typedef enum {
+    ENG_NORM_RMS,                /* RMSNorm (Llama and most) */
+    ENG_NORM_LAYER,              /* LayerNorm with weight and bias (Phi-2) */
+} EngNorm;
+
+/* How a model directory names (and packs) its tensors: the modelling
+ * code's own names, one scheme per Hugging Face model_type family. */
+typedef enum {
+    ENG_LAYOUT_LLAMA,            /* model.layers.N.self_attn.q_proj ... (Llama, Mistral,
+                                  * Qwen2, Gemma) */
+    ENG_LAYOUT_PHI,              /* q/k/v_proj, self_attn.dense, mlp.fc1/fc2, biases */
+    ENG_LAYOUT_INTERNLM2,        /* attention.wqkv packed per KV group, feed_forward.w1-3 */
+    ENG_LAYOUT_CHATGLM,          /* transformer.encoder.layers.N: query_key_value packed
+                                  * [q; k; v], mlp.dense_h_to_4h packed [gate; up] */
+    ENG_LAYOUT_COUNT
+} EngLayout;
+
 typedef struct EngModelConfig {
     uint32_t hidden;             /* d_model */
     uint32_t intermediate;       /* FFN width */
@@ -35,16 +52,23 @@ typedef struct EngModelConfig {
     uint32_t kv_heads;           /* GQA key/value heads (divides heads) */
     uint32_t head_dim;
     uint32_t vocab;
-    double rope_theta;           /* RoPE base */
-    double rms_eps;
+    double rope_theta;           /* RoPE base (the graph's rope nodes carry it) */
+    double rms_eps;              /* the norm's epsilon, RMSNorm or LayerNorm */
     gboolean tie_embeddings;     /* LM head = embedding table (loaded weights) */
-    union {
-        EngAct act;              /* ENG_ACT_SILU or ENG_ACT_GELU_TANH */
-        gboolean gelu;           /* the same field under its older name: TRUE = GeGLU */
-    };
-    gboolean attention_bias;     /* Q/K/V biases (Qwen2) */
+    EngAct act;                  /* the MLP's activation */
+    gboolean attention_bias;     /* Q/K/V biases (Qwen2, ChatGLM2, Phi-2) */
+    gboolean o_bias;             /* bias on the attention output projection (Phi-2) */
+    gboolean mlp_bias;           /* biases on the MLP's projections (Phi-2) */
+    gboolean head_bias;          /* bias on the LM head (Phi-2) */
     gboolean embed_scale;        /* embeddings times sqrt(hidden) (Gemma) */
     gboolean norm_plus_one;      /* RMSNorm gain is 1 + w (Gemma) */
+    EngNorm norm;                /* RMSNorm or LayerNorm */
+    gboolean ungated_mlp;        /* up -> act -> down, no gate (Phi-2) */
+    gboolean parallel_block;     /* attention and MLP read one norm of x (Phi-2) */
+    uint32_t rotary_dim;         /* dimensions of each head rotated; 0 = head_dim */
+    gboolean rope_interleaved;   /* rotate pairs (2i, 2i + 1) (ChatGLM2), not halves */
+    uint32_t sliding_window;     /* attend to the last N positions only; 0 = all */
+    EngLayout layout;            /* tensor names in a model directory */
     EngWFormat weights;          /* storage of matmul weights; 0 = W4A16 */
     uint64_t seed;               /* synthetic weights */
 } EngModelConfig;
@@ -74,9 +98,10 @@ EngModel *eng_model_new(const EngModelConfig *cfg);
 /*
  * Real weights from a Hugging Face model directory: one or more
  * *.safetensors files (F32, F16 or BF16), model.safetensors.index.json
- * optional; Llama-family names (model.embed_tokens.weight,
- * model.layers.N.self_attn.q_proj.weight, ..., model.norm.weight,
- * lm_head.weight or tied to the embedding).  Matmul weights are stored in
+ * optional; tensors named as cfg->layout says (Llama family:
+ * model.embed_tokens.weight, model.layers.N.self_attn.q_proj.weight, ...,
+ * model.norm.weight, lm_head.weight or tied to the embedding); packed
+ * Q/K/V and gate/up matrices are split into the engine's own.  Matmul weights are stored in
  * cfg->weights.  Errors (HS_MODEL_ERROR) name the tensor and the file.
  * (transfer full)
  */
@@ -106,7 +131,10 @@ const EngQMatrix *eng_model_weight_as(EngModel *m, uint32_t layer, EngWeight whi
 /* Norm gains [hidden]: attn (0) or ffn (1) of @layer; the final norm when
  * layer == layers.  (transfer none) */
 const float *eng_model_norm(EngModel *m, uint32_t layer, int which);
-/* Bias of Q (0), K (1) or V (2) of @layer, or NULL (no bias).  (transfer none) */
+/* The same norm's bias (LayerNorm), or NULL.  (transfer none) */
+const float *eng_model_norm_bias(EngModel *m, uint32_t layer, int which);
+/* Bias of matmul @which (an EngWeight; ENG_W_COUNT: the LM head, any
+ * layer) of @layer, or NULL (no bias).  (transfer none) */
 const float *eng_model_bias(EngModel *m, uint32_t layer, int which);
 /* Embedding of @token into @out [hidden] (times sqrt(hidden) for Gemma). */
 void eng_model_embed(const EngModel *m, uint32_t token, float *out);
@@ -133,18 +161,11 @@ float *eng_kv_k(EngKV *kv, uint32_t layer);
 float *eng_kv_v(EngKV *kv, uint32_t layer);
 size_t eng_kv_bytes(const EngKV *kv);
 
-/*
- * Run @n tokens at positions [pos0, pos0 + n) — the cache must hold
- * [0, pos0) — file their K/V in the cache, and write the logits of every
- * position to @logits [n, vocab].
- */
-void eng_forward(EngModel *m, EngKV *kv, const uint32_t *tokens, uint32_t n, uint32_t pos0,
-                 float *logits);
-
-/* Prefill: eng_forward at the cache's current length. */
-void eng_model_prefill(EngModel *m, EngKV *kv, const uint32_t *tokens, uint32_t n,
-                       float *logits);
-/* One decode step: @token at the next position; logits [vocab]. */
-void eng_model_decode(EngModel *m, EngKV *kv, uint32_t token, float *logits);
+/* The forward pass over these weights runs the step's operator graph,
+ * node by node (sim/forward.h): the same arithmetic the simulator's
+ * checked plans run (sim/node-compute.h). */
+void eng_kv_set_len(EngKV *kv, uint32_t len);
+/* Capacity in positions. */
+uint32_t eng_kv_max_pos(const EngKV *kv);
 
 #endif /* ENG_MODEL_H */

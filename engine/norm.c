@@ -1,5 +1,5 @@
 /*
- * norm.c - RMSNorm over token rows, and the element-wise row kernels that
+ * norm.c - RMSNorm and LayerNorm over token rows, and the element-wise row kernels that
  * go with it in a layer (residual add, QKV bias).  Each output row is
  * computed alone, so any token cut gives the same bits.
  */
@@ -23,6 +23,31 @@ eng_rmsnorm_rows(const float *x, const float *w, float *y, size_t d, double eps,
         for (size_t i = 0; i < d; i++) {
             float g = w ? (plus_one ? 1.0f + w[i] : w[i]) : 1.0f;
             y[t * d + i] = xr[i] * inv * g;
+        }
+    }
+}
+
+void
+eng_layernorm_rows(const float *x, const float *w, const float *b, float *y, size_t d,
+                   double eps, size_t t0, size_t t1)
+{
+    /* y [t, d] = (x [t, d] - mean) / sqrt(var + eps) * w [d] + b [d], as
+     * torch.nn.LayerNorm (biased variance) */
+    #pragma omp parallel for schedule(static) if ((t1 - t0) * d * 3 >= ENG_PAR_MIN_OPS)
+    for (size_t t = t0; t < t1; t++) {
+        const float *xr = x + t * d;
+        double sum = 0, ss = 0;
+        for (size_t i = 0; i < d; i++) {
+            sum += xr[i];
+        }
+        double mean = sum / (double) d;
+        for (size_t i = 0; i < d; i++) {
+            ss += ((double) xr[i] - mean) * ((double) xr[i] - mean);
+        }
+        double inv = 1.0 / sqrt(ss / (double) d + eps);
+        for (size_t i = 0; i < d; i++) {
+            float v = (float) (((double) xr[i] - mean) * inv);
+            y[t * d + i] = v * (w ? w[i] : 1.0f) + (b ? b[i] : 0.0f);
         }
     }
 }

@@ -2,6 +2,7 @@
  * ref.c - see ref.h.
  */
 #include "engine/ref.h"
+#include "engine/kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -99,12 +100,14 @@ eng_ref_rope(const float *x, double *y, size_t t, size_t heads, size_t hd, doubl
 }
 
 void
-eng_ref_act(const float *gate, const float *up, double *y, size_t n, int gelu)
+eng_ref_act(const float *gate, const float *up, double *y, size_t n, int act)
 {
     for (size_t i = 0; i < n; i++) {
         double g = gate[i];
-        double a = gelu ? 0.5 * g * (1.0 + tanh(sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)))
-                        : g / (1.0 + exp(-g));
+        double a = act == ENG_ACT_GELU_TANH
+                   ? 0.5 * g * (1.0 + tanh(sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)))
+                   : act == ENG_ACT_GELU ? 0.5 * g * (1.0 + erf(g / sqrt(2.0)))
+                   : g / (1.0 + exp(-g));
         y[i] = a * up[i];
     }
 }

@@ -20,7 +20,7 @@ void eng_ref_rope(const float *x, double *y, size_t t, size_t heads, size_t hd, 
 /* causal self-attention of t tokens from position 0, GQA */
 void eng_ref_attention(const float *q, const float *k, const float *v, double *y,
                        size_t t, size_t heads, size_t kv_heads, size_t hd);
-/* y [n] = silu(gate) * up, or tanh-GELU(gate) * up */
-void eng_ref_act(const float *gate, const float *up, double *y, size_t n, int gelu);
+/* y [n] = act(gate) * up, act an EngAct: silu, tanh-GELU or exact GELU */
+void eng_ref_act(const float *gate, const float *up, double *y, size_t n, int act);
 
 #endif /* ENG_REF_H */

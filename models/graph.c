@@ -10,7 +10,11 @@
  *   embed     0 flops, reads one row of the table
  * Matmul: 2 flops per MAC.  Attention: 4 flops per (query, key, dim)
  * (QK^T and PV) plus 5 per score for the softmax; reads the K/V cache up
- * to the last query's position once per slice.
+ * to the last query's position once per slice.  With a sliding window W
+ * (Mistral) a query scores at most W keys and a slice reads the W + t - 1
+ * positions its t queries see.  LayerNorm costs what RMSNorm does (one
+ * more pass over a row that is in cache); a three-way add (Phi's parallel
+ * block) reads three inputs.
  */
 #include "models/graph.h"
 
@@ -18,7 +22,7 @@
 #include <string.h>
 
 const char *const mdl_op_name[] = {
-    "embed", "rmsnorm", "matmul", "rope", "attention", "act", "add",
+    "embed", "rmsnorm", "matmul", "rope", "attention", "act", "add", "layernorm",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(mdl_op_name) == MDL_OP_COUNT);
 const char *const mdl_weight_name[] = {
@@ -72,8 +76,18 @@ matmul(Builder *b, int32_t layer, const char *name, MdlWeight w, uint32_t in,
     return id;
 }
 
+/* A norm node of @kind's weights (Phi-2: LayerNorm) over @in. */
+static uint32_t
+norm(Builder *b, const MdlSpec *s, int32_t layer, const char *name, int which, uint32_t in)
+{
+    uint32_t id = add_node(b, s->layer_norm ? MDL_OP_LAYERNORM : MDL_OP_RMSNORM, layer, name,
+                           node_at(b, in)->features, 1, &in);
+    node_at(b, id)->norm = (uint8_t) which;
+    return id;
+}
+
 static MdlGraph *
-build(const MdlSpec *s, uint32_t tokens, uint32_t pos0, gboolean decode)
+build(const MdlSpec *s, uint32_t tokens, uint32_t pos0, gboolean decode, gboolean all_logits)
 {
     Builder b = { g_array_new(FALSE, TRUE, sizeof(MdlNode)), tokens, pos0 };
     const uint32_t h = s->hidden_size, f = s->intermediate_size;
@@ -84,7 +98,7 @@ build(const MdlSpec *s, uint32_t tokens, uint32_t pos0, gboolean decode)
     uint32_t x = add_node(&b, MDL_OP_EMBED, -1, "embed", h, 0, NULL);
     for (uint32_t l = 0; l < s->num_hidden_layers; l++) {
         int32_t L = (int32_t) l;
-        uint32_t an = add_node(&b, MDL_OP_RMSNORM, L, "attn_norm", h, 1, &x);
+        uint32_t an = norm(&b, s, L, "attn_norm", MDL_NORM_ATTN, x);
         uint32_t q = matmul(&b, L, "wq", MDL_W_Q, an, h, q_dim);
         uint32_t k = matmul(&b, L, "wk", MDL_W_K, an, h, kv_dim);
         uint32_t v = matmul(&b, L, "wv", MDL_W_V, an, h, kv_dim);
@@ -97,10 +111,25 @@ build(const MdlSpec *s, uint32_t tokens, uint32_t pos0, gboolean decode)
             n->heads = s->num_attention_heads;
             n->kv_heads = s->num_key_value_heads;
             n->head_dim = s->head_dim;
+            n->rotary_dim = mdl_spec_rotary_dim(s);
+            n->rope_interleaved = (uint8_t) s->rope_interleaved;
+            n->rope_theta = s->rope_theta;
+            n->window = s->sliding_window;
+            if (s->rope_scaling && strcmp(s->rope_scaling, "llama3") == 0) {
+                n->rope_scale[0] = s->rope_factor;
+                n->rope_scale[1] = s->rope_low_freq_factor;
+                n->rope_scale[2] = s->rope_high_freq_factor;
+                n->rope_scale[3] = s->rope_original_max_pos;
+            }
         }
         uint32_t o = matmul(&b, L, "wo", MDL_W_O, at, q_dim, h);
-        uint32_t h1 = add_node(&b, MDL_OP_ADD, L, "attn_add", h, 2, (uint32_t[]) { x, o });
-        uint32_t fn = add_node(&b, MDL_OP_RMSNORM, L, "ffn_norm", h, 1, &h1);
+        /* the parallel block's MLP reads the attention's norm, and waits
+         * for nothing of the attention */
+        uint32_t h1 = x, fn = an;
+        if (!s->parallel_block) {
+            h1 = add_node(&b, MDL_OP_ADD, L, "attn_add", h, 2, (uint32_t[]) { x, o });
+            fn = norm(&b, s, L, "ffn_norm", MDL_NORM_FFN, h1);
+        }
         uint32_t a;
         if (s->gated_mlp) {
             uint32_t g = matmul(&b, L, "ffn_gate", MDL_W_GATE, fn, h, f);
@@ -111,18 +140,39 @@ build(const MdlSpec *s, uint32_t tokens, uint32_t pos0, gboolean decode)
             uint32_t u = matmul(&b, L, "ffn_up", MDL_W_UP, fn, h, f);
             a = add_node(&b, MDL_OP_ACT, L, "ffn_act", f, 1, &u);
         }
+        node_at(&b, a)->act = (uint8_t) s->act;
         uint32_t d = matmul(&b, L, "ffn_down", MDL_W_DOWN, a, f, h);
-        x = add_node(&b, MDL_OP_ADD, L, "ffn_add", h, 2, (uint32_t[]) { h1, d });
+        if (s->parallel_block) {
+            /* Phi: attn_outputs + feed_forward_hidden_states + residual */
+            x = add_node(&b, MDL_OP_ADD, L, "block_add", h, 3, (uint32_t[]) { o, d, x });
+        } else {
+            x = add_node(&b, MDL_OP_ADD, L, "ffn_add", h, 2, (uint32_t[]) { h1, d });
+        }
     }
     /* Prefill needs the logits of the last token only; decode of each
      * sequence in the batch. */
-    uint32_t head_tokens = decode ? tokens : 1;
+    uint32_t head_tokens = decode || all_logits ? tokens : 1;
     b.tokens = head_tokens;
-    uint32_t fn = add_node(&b, MDL_OP_RMSNORM, -1, "final_norm", h, 1, &x);
+    uint32_t fn = norm(&b, s, -1, "final_norm", MDL_NORM_FINAL, x);
     node_at(&b, fn)->src_tok_offset = tokens - head_tokens;
     node_at(&b, fn)->pos0 = pos0 + tokens - head_tokens;
     uint32_t lm = matmul(&b, -1, "lm_head", MDL_W_LM_HEAD, fn, h, s->vocab_size);
     node_at(&b, lm)->pos0 = pos0 + tokens - head_tokens;
+
+    /* biases: on Q/K/V, O, the MLP, the head as the config says */
+    for (uint32_t i = 0; i < b.nodes->len; i++) {
+        MdlNode *n = node_at(&b, i);
+        switch (n->op == MDL_OP_MATMUL ? n->weight : MDL_W_NONE) {
+        case MDL_W_Q: case MDL_W_K: case MDL_W_V: n->bias = (uint8_t) s->attention_bias; break;
+        case MDL_W_O:       n->bias = (uint8_t) s->o_bias;    break;
+        case MDL_W_LM_HEAD: n->bias = (uint8_t) s->head_bias; break;
+        case MDL_W_GATE: case MDL_W_UP: case MDL_W_DOWN:
+            n->bias = (uint8_t) s->mlp_bias;
+            break;
+        default:
+            break;
+        }
+    }
 
     MdlGraph *gr = g_new0(MdlGraph, 1);
     gr->n_nodes = b.nodes->len;
@@ -136,13 +186,19 @@ build(const MdlSpec *s, uint32_t tokens, uint32_t pos0, gboolean decode)
 MdlGraph *
 mdl_graph_new_prefill(const MdlSpec *spec, uint32_t seq, uint32_t pos0)
 {
-    return build(spec, seq, pos0, FALSE);
+    return build(spec, seq, pos0, FALSE, FALSE);
+}
+
+MdlGraph *
+mdl_graph_new_forward(const MdlSpec *spec, uint32_t seq, uint32_t pos0)
+{
+    return build(spec, seq, pos0, FALSE, TRUE);
 }
 
 MdlGraph *
 mdl_graph_new_decode(const MdlSpec *spec, uint32_t ctx, uint32_t batch)
 {
-    return build(spec, batch, ctx, TRUE);
+    return build(spec, batch, ctx, TRUE, FALSE);
 }
 
 void
@@ -212,17 +268,27 @@ mdl_node_work(const MdlNode *node, uint32_t tok0, uint32_t tok1, uint32_t row0,
         break;
     }
     case MDL_OP_ATTENTION: {
-        /* rows select whole query heads; query i sees keys [0, pos0 + i] */
+        /* rows select whole query heads; query i sees keys [0, pos0 + i],
+         * or the last `window` of them */
         uint64_t hd = node->head_dim;
         uint64_t heads = MAX(1, r / hd);
         uint64_t kvh = MAX(1, heads * node->kv_heads / node->heads);
         uint64_t first = node->pos0 + tok0 + 1, last = node->pos0 + tok1;
         uint64_t scores = (first + last) * t / 2;
+        uint64_t keys = last;               /* positions of K/V read */
+        if (node->window && last > node->window) {
+            /* a query sees min(n, window) keys: those past the window
+             * count window each */
+            uint64_t w0 = MAX(first, node->window);     /* first capped query */
+            uint64_t below = w0 > first ? (first + w0 - 1) * (w0 - first) / 2 : 0;
+            scores = below + (last - w0 + 1) * node->window;
+            keys = MIN(last, node->window + t - 1);
+        }
         w->m = t;
         w->k = hd;
-        w->n = last;
+        w->n = keys;
         w->flops = heads * scores * (4 * hd + 5);
-        w->read_bytes = t * r * 2 + 2 * kvh * hd * last * 2;   /* Q; K and V */
+        w->read_bytes = t * r * 2 + 2 * kvh * hd * keys * 2;   /* Q; K and V */
         w->write_bytes = t * r * 2;
         break;
     }
@@ -231,6 +297,7 @@ mdl_node_work(const MdlNode *node, uint32_t tok0, uint32_t tok1, uint32_t row0,
         w->write_bytes = (uint64_t) (elems * 2);
         break;
     case MDL_OP_RMSNORM:
+    case MDL_OP_LAYERNORM:          /* the same passes over the row */
         w->flops = (uint64_t) (elems * 5);
         w->read_bytes = (uint64_t) (elems * 2);
         w->write_bytes = (uint64_t) (elems * 2);
@@ -249,7 +316,7 @@ mdl_node_work(const MdlNode *node, uint32_t tok0, uint32_t tok1, uint32_t row0,
         break;
     case MDL_OP_ADD:
         w->flops = (uint64_t) elems;
-        w->read_bytes = (uint64_t) (elems * 4);
+        w->read_bytes = (uint64_t) (elems * 2 * node->n_src);
         w->write_bytes = (uint64_t) (elems * 2);
         break;
     default:

@@ -20,7 +20,12 @@
  *   x' = h + down
  *
  * then final_norm and lm_head (logits of the last token in prefill, of
- * every sequence in decode).
+ * every sequence in decode).  The config's keys change the block: Phi-2's
+ * parallel block has one input LayerNorm feeding both attention and an
+ * ungated MLP (up -> gelu -> down), and x' = x + o + down (no attn_add,
+ * no ffn_norm: the MLP does not wait for attention); a partial or
+ * interleaved rotary embedding, biases, and a sliding window are node
+ * fields.
  */
 #ifndef MDL_GRAPH_H
 #define MDL_GRAPH_H
@@ -38,6 +43,7 @@ typedef enum {
     MDL_OP_ATTENTION,
     MDL_OP_ACT,              /* SwiGLU / GeGLU: act(gate) * up */
     MDL_OP_ADD,              /* residual */
+    MDL_OP_LAYERNORM,        /* LayerNorm with bias (Phi-2) */
     MDL_OP_COUNT
 } MdlOp;
 
@@ -77,7 +83,7 @@ extern const char *const mdl_precision_name[];   /* MDL_PREC_COUNT entries: chec
 
 typedef struct MdlNode {
     MdlOp op;
-    MdlWeight weight;        /* MATMUL: which weight; RMSNORM: attn/ffn/final */
+    MdlWeight weight;        /* MATMUL: which weight */
     char name[32];           /* "L3.ffn_down" */
     int32_t layer;           /* -1 outside the layers */
     uint32_t tokens;         /* output rows (S in prefill, batch in decode) */
@@ -89,7 +95,21 @@ typedef struct MdlNode {
     uint32_t heads, kv_heads, head_dim;   /* ATTENTION, ROPE */
     uint32_t src_tok_offset; /* token t reads source token t + this (the
                               * prefill LM head reads only the last token) */
+    /* What the arithmetic needs, explicit (sim/node-compute.c reads these,
+     * never the name): */
+    uint8_t norm;            /* RMSNORM, LAYERNORM: MDL_NORM_* (whose weights) */
+    uint8_t bias;            /* MATMUL: adds its projection's bias */
+    uint8_t act;             /* ACT: MdlAct (n_src 1: ungated, act(up)) */
+    uint8_t rope_interleaved;   /* ROPE: pairs (2i, 2i + 1), else (i, i + rot/2) */
+    uint32_t rotary_dim;     /* ROPE: dimensions of each head rotated */
+    uint32_t window;         /* ATTENTION: keys of the last N positions; 0 = all */
+    double rope_theta;       /* ROPE: base */
+    double rope_scale[4];    /* ROPE: llama3 factor (0: none), low and high
+                              * frequency factors, original context */
 } MdlNode;
+
+/* Which norm's weights a norm node applies. */
+enum { MDL_NORM_ATTN, MDL_NORM_FFN, MDL_NORM_FINAL };
 
 typedef struct MdlGraph {
     MdlNode *nodes;
@@ -101,6 +121,9 @@ typedef struct MdlGraph {
 
 /* Prefill of @seq tokens starting at position @pos0. (transfer full) */
 MdlGraph *mdl_graph_new_prefill(const MdlSpec *spec, uint32_t seq, uint32_t pos0);
+/* The same with the LM head on every token (the whole-model forward pass
+ * of `infer`, which reports every position's logits).  (transfer full) */
+MdlGraph *mdl_graph_new_forward(const MdlSpec *spec, uint32_t seq, uint32_t pos0);
 /* One decode step of @batch sequences at context @ctx.  (transfer full) */
 MdlGraph *mdl_graph_new_decode(const MdlSpec *spec, uint32_t ctx, uint32_t batch);
 void mdl_graph_free(MdlGraph *g);

@@ -26,6 +26,8 @@ mdl_spec_free(MdlSpec *spec)
     g_free(spec->path);
     g_free(spec->model_type);
     g_free(spec->description);
+    g_free(spec->rope_scaling);
+    g_free(spec->not_computed);
     g_free(spec);
 }
 
@@ -54,6 +56,14 @@ typedef struct SpecKeys {
     gboolean bias, has_bias;       /* "bias" (InternLM2), overriding attention_bias */
     gboolean multi_query_attention;
     gboolean use_sliding_window;
+    gboolean add_bias_linear;      /* ChatGLM2: dense and both MLP matrices */
+    gboolean mlp_bias;
+    /* keys whose other value the functional engine does not compute
+     * (spec_from_json: s.not_computed) */
+    gboolean rmsnorm, residual_post_ln, post_layer_norm, original_rope, qk_layernorm;
+    double rope_ratio;
+    /* rope_scaling's members */
+    char *rope_type, *rope_type_old;
 } SpecKeys;
 
 static void
@@ -62,6 +72,8 @@ spec_keys_clear(SpecKeys *k)
     g_free(k->s.description);
     g_free(k->hidden_act);
     g_free(k->hidden_activation);
+    g_free(k->rope_type);
+    g_free(k->rope_type_old);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SpecKeys, spec_keys_clear)
 
@@ -127,18 +139,91 @@ static const HsParam chatglm_params[] = {
                 "seq_length", "layernorm_epsilon", "add_qkv_bias", "multi_query_group_num",
                 0, 0, 0.5,
                 HS_PARAM_BOOL("multi_query_attention", SpecKeys, multi_query_attention, 0,
-                              "grouped KV heads (multi_query_group_num) or one per head"), )
+                              "grouped KV heads (multi_query_group_num) or one per head"),
+                HS_PARAM_BOOL("add_bias_linear", SpecKeys, add_bias_linear, 0,
+                              "biases on dense and the MLP"),
+                /* the block variants of THUDM/chatglm2-6b modeling_chatglm.py */
+                HS_PARAM_BOOL("rmsnorm", SpecKeys, rmsnorm, 1, "RMSNorm, else LayerNorm"),
+                HS_PARAM_BOOL("apply_residual_connection_post_layernorm", SpecKeys,
+                              residual_post_ln, 0, "residual taken after the norm"),
+                HS_PARAM_BOOL("post_layer_norm", SpecKeys, post_layer_norm, 1,
+                              "a final norm"),
+                HS_PARAM_BOOL("original_rope", SpecKeys, original_rope, 1,
+                              "ChatGLM's original rotary embedding"),
+                HS_PARAM_F64_POS("rope_ratio", SpecKeys, rope_ratio, DBL_MAX, 1.0,
+                                 "rotary base scale (ChatGLM3)"), )
 };
 static const HsParam phi_params[] = {
     SPEC_PARAMS("num_hidden_layers", "intermediate_size", "head_dim", "vocab_size",
                 "max_position_embeddings", "layer_norm_eps", "attention_bias",
-                "num_key_value_heads", 0, 1, 1.0, )
+                "num_key_value_heads", 0, 1, 1.0,
+                HS_PARAM_BOOL("qk_layernorm", SpecKeys, qk_layernorm, 0,
+                              "LayerNorm on Q and K"), )
 };
 
 static const HsParam *const family_params_of[] = {
     std_params, std_params, qwen2_params, std_params, gemma_params, chatglm_params, phi_params,
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(family_params_of) == FAM_COUNT);
+
+/* rope_scaling's members: its type (transformers reads "rope_type", older
+ * configs "type"); Llama 3.1/3.2's llama3 scaling with its published
+ * defaults */
+static const HsParam rope_scaling_params[] = {
+    HS_PARAM_STR("rope_type", SpecKeys, rope_type, "", NULL, "scaling type"),
+    HS_PARAM_STR("type", SpecKeys, rope_type_old, "", NULL, "scaling type (older name)"),
+    HS_PARAM_F64_POS("factor", SpecKeys, s.rope_factor, DBL_MAX, 8.0, "llama3: factor"),
+    HS_PARAM_F64_POS("low_freq_factor", SpecKeys, s.rope_low_freq_factor, DBL_MAX, 1.0,
+                     "llama3: low-frequency factor"),
+    HS_PARAM_F64_POS("high_freq_factor", SpecKeys, s.rope_high_freq_factor, DBL_MAX, 4.0,
+                     "llama3: high-frequency factor"),
+    HS_PARAM_F64_POS("original_max_position_embeddings", SpecKeys, s.rope_original_max_pos,
+                     DBL_MAX, 8192, "llama3: context before scaling"),
+    HS_PARAM_END
+};
+
+/* The first key whose value the functional engine does not compute, as
+ * "$.key: expected ..." (timing is the same), or NULL. */
+static char *
+not_computed(const SpecKeys *k, const cJSON *root)
+{
+    static const struct {
+        Family family;
+        const char *key;
+        size_t offset;
+        gboolean computed;
+    } keys[] = {
+        { FAM_CHATGLM, "rmsnorm", offsetof(SpecKeys, rmsnorm), TRUE },
+        { FAM_CHATGLM, "apply_residual_connection_post_layernorm",
+          offsetof(SpecKeys, residual_post_ln), FALSE },
+        { FAM_CHATGLM, "post_layer_norm", offsetof(SpecKeys, post_layer_norm), TRUE },
+        { FAM_CHATGLM, "original_rope", offsetof(SpecKeys, original_rope), TRUE },
+        { FAM_PHI, "qk_layernorm", offsetof(SpecKeys, qk_layernorm), FALSE },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        gboolean v = *(const gboolean *) ((const char *) k + keys[i].offset);
+        if (keys[i].family == k->family && v != keys[i].computed) {
+            return g_strdup_printf("$.%s: expected %s, the %s block the functional engine "
+                                   "computes (got %s)", keys[i].key,
+                                   keys[i].computed ? "true" : "false",
+                                   family_name[k->family], v ? "true" : "false");
+        }
+    }
+    /* Qwen2 windows only the layers from max_window_layers on
+     * (modeling_qwen2.py); the engine windows every layer or none.
+     * transformers' Qwen2Config defaults use_sliding_window to false. */
+    if (k->family == FAM_QWEN2 && k->use_sliding_window &&
+        cJSON_GetObjectItemCaseSensitive(root, "use_sliding_window")) {
+        return g_strdup("$.use_sliding_window: expected false, as the functional engine does "
+                        "not window some layers and not others (max_window_layers) (got true)");
+    }
+    /* ChatGLM3's rope_ratio scales the rotary base; ChatGLM2 has none */
+    if (k->family == FAM_CHATGLM && k->rope_ratio != 1) {
+        return g_strdup_printf("$.rope_ratio: expected 1, the rotary base the functional "
+                               "engine computes (got %g)", k->rope_ratio);
+    }
+    return NULL;
+}
 
 static MdlSpec *
 spec_from_json(const cJSON *root, GError **error)
@@ -152,6 +237,18 @@ spec_from_json(const cJSON *root, GError **error)
     const cJSON *bias = cJSON_GetObjectItemCaseSensitive(root, "bias");
     k.has_bias = bias != NULL && !cJSON_IsNull(bias);
     if (!hs_param_apply_open(root, "$", table, &k, error)) {
+        return NULL;
+    }
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+    if (cJSON_IsObject(rs) &&
+        !hs_param_apply_open(rs, "$.rope_scaling", rope_scaling_params, &k, error)) {
+        return NULL;
+    }
+    const cJSON *mlp_bias = cJSON_GetObjectItemCaseSensitive(root, "mlp_bias");
+    if (mlp_bias && !cJSON_IsNull(mlp_bias) && !cJSON_IsBool(mlp_bias)) {
+        g_autofree char *got = hs_json_describe(mlp_bias);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.mlp_bias: expected true or false (got %s)", got);
         return NULL;
     }
     g_autoptr(MdlSpec) s = g_new(MdlSpec, 1);
@@ -183,19 +280,44 @@ spec_from_json(const cJSON *root, GError **error)
                     s->num_key_value_heads);
         return NULL;
     }
+    gboolean gemma = k.family == FAM_GEMMA, phi = k.family == FAM_PHI;
+    gboolean qwen2 = k.family == FAM_QWEN2, chatglm = k.family == FAM_CHATGLM;
+    /* Gemma's modelling code uses the tanh GELU when hidden_activation is
+     * absent, whatever hidden_act says (transformers GemmaMLP) */
     const char *act = k.hidden_activation[0] ? k.hidden_activation : k.hidden_act;
-    if (strcmp(act, "silu") == 0) {
+    if (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0) {
         s->act = MDL_ACT_SILU;
-    } else if (g_str_has_prefix(act, "gelu")) {
-        /* Gemma's reference uses the tanh approximation whatever it says */
+    } else if (strcmp(act, "gelu") == 0 && !gemma) {
+        s->act = MDL_ACT_GELU;           /* transformers ACT2FN["gelu"]: erf */
+    } else if (strcmp(act, "gelu") == 0 || strcmp(act, "gelu_new") == 0 ||
+               strcmp(act, "gelu_pytorch_tanh") == 0 || strcmp(act, "gelu_fast") == 0) {
         s->act = MDL_ACT_GELU_TANH;
     } else {
         g_autofree char *got = hs_escape(act);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.hidden_act: expected silu or gelu (got \"%s\")", got);
+                    "$.hidden_act: expected silu, gelu, gelu_new or gelu_pytorch_tanh "
+                    "(got \"%s\")", got);
         return NULL;
     }
-    gboolean gemma = k.family == FAM_GEMMA, phi = k.family == FAM_PHI;
+    /* Which projections carry biases, as each family's modelling code
+     * builds its nn.Linear layers: Qwen2 Q/K/V always (without saying so
+     * in config.json); Phi-2 every one, LM head included; Llama, Mistral
+     * and Gemma's attention_bias (Q/K/V and O) and mlp_bias; InternLM2's
+     * bias (wqkv and wo); ChatGLM2's add_qkv_bias and add_bias_linear
+     * (dense, both MLP matrices). */
+    gboolean linear = chatglm && k.add_bias_linear;
+    s->o_bias = phi || linear || (s->attention_bias && !qwen2 && !chatglm);
+    s->mlp_bias = cJSON_IsBool(mlp_bias) ? cJSON_IsTrue(mlp_bias) : phi || linear;
+    s->head_bias = phi;
+    /* ChatGLM2 rotates half of each head in interleaved pairs
+     * (apply_rotary_pos_emb: x.reshape(..., rot_dim // 2, 2)); others in
+     * halves (rotate_half) */
+    s->rope_interleaved = chatglm;
+    s->not_computed = not_computed(&k, root);
+    if (cJSON_IsObject(rs)) {
+        const char *t = k.rope_type[0] ? k.rope_type : k.rope_type_old;
+        s->rope_scaling = g_strdup(t[0] ? t : "unknown");
+    }
     s->embed_scale = gemma;
     s->norm_plus_one = gemma;
     s->gated_mlp = !phi;
@@ -203,7 +325,8 @@ spec_from_json(const cJSON *root, GError **error)
     s->parallel_block = phi;
     /* a window only where it is used: Qwen2 configs carry one with
      * use_sliding_window false */
-    if (!k.use_sliding_window) {
+    if (!k.use_sliding_window ||
+        (qwen2 && cJSON_GetObjectItemCaseSensitive(root, "use_sliding_window") == NULL)) {
         s->sliding_window = 0;
     }
     return g_steal_pointer(&s);
@@ -277,53 +400,118 @@ mdl_spec_from_json(const cJSON *root, const char *name, GError **error)
     return spec;
 }
 
+/* The key a family spells a field with (its table's), for mdl_spec_to_json. */
+static const char *
+key_of(const char *type, const char *key)
+{
+    static const struct {
+        const char *model_type, *key, *alias;
+    } alias[] = {
+        { "chatglm", "num_hidden_layers", "num_layers" },
+        { "chatglm", "intermediate_size", "ffn_hidden_size" },
+        { "chatglm", "head_dim", "kv_channels" },
+        { "chatglm", "vocab_size", "padded_vocab_size" },
+        { "chatglm", "max_position_embeddings", "seq_length" },
+        { "chatglm", "rms_norm_eps", "layernorm_epsilon" },
+        { "chatglm", "attention_bias", "add_qkv_bias" },
+        { "phi", "rms_norm_eps", "layer_norm_eps" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(alias); i++) {
+        if (strcmp(alias[i].model_type, type) == 0 && strcmp(alias[i].key, key) == 0) {
+            return alias[i].alias;
+        }
+    }
+    return key;
+}
+
 cJSON *
 mdl_spec_to_json(const MdlSpec *s)
 {
     cJSON *o = cJSON_CreateObject();
+    /* each family's own spelling of a key, as spec_from_json reads it */
+    const char *t = s->model_type;
     cJSON_AddStringToObject(o, "model_type", s->model_type);
     cJSON_AddNumberToObject(o, "hidden_size", s->hidden_size);
-    cJSON_AddNumberToObject(o, "intermediate_size", s->intermediate_size);
-    cJSON_AddNumberToObject(o, "num_hidden_layers", s->num_hidden_layers);
+    cJSON_AddNumberToObject(o, key_of(t, "intermediate_size"), s->intermediate_size);
+    cJSON_AddNumberToObject(o, key_of(t, "num_hidden_layers"), s->num_hidden_layers);
     cJSON_AddNumberToObject(o, "num_attention_heads", s->num_attention_heads);
-    cJSON_AddNumberToObject(o, "num_key_value_heads", s->num_key_value_heads);
-    cJSON_AddNumberToObject(o, "head_dim", s->head_dim);
-    cJSON_AddNumberToObject(o, "vocab_size", s->vocab_size);
-    cJSON_AddNumberToObject(o, "max_position_embeddings", s->max_position_embeddings);
+    if (strcmp(t, "chatglm") == 0) {
+        cJSON_AddBoolToObject(o, "multi_query_attention", TRUE);
+        cJSON_AddNumberToObject(o, "multi_query_group_num", s->num_key_value_heads);
+    } else {
+        cJSON_AddNumberToObject(o, "num_key_value_heads", s->num_key_value_heads);
+    }
+    cJSON_AddNumberToObject(o, key_of(t, "head_dim"), s->head_dim);
+    cJSON_AddNumberToObject(o, key_of(t, "vocab_size"), s->vocab_size);
+    cJSON_AddNumberToObject(o, key_of(t, "max_position_embeddings"), s->max_position_embeddings);
     cJSON_AddNumberToObject(o, "rope_theta", s->rope_theta);
-    cJSON_AddNumberToObject(o, "rms_norm_eps", s->rms_norm_eps);
+    cJSON_AddNumberToObject(o, key_of(t, "rms_norm_eps"), s->rms_norm_eps);
     cJSON_AddBoolToObject(o, "tie_word_embeddings", s->tie_word_embeddings);
-    cJSON_AddBoolToObject(o, "attention_bias", s->attention_bias);
-    cJSON_AddStringToObject(o, "hidden_act", s->act == MDL_ACT_SILU ? "silu" : "gelu");
+    cJSON_AddBoolToObject(o, key_of(t, "attention_bias"), s->attention_bias);
+    /* Gemma reads "gelu" as the tanh GELU (spec_from_json) */
+    cJSON_AddStringToObject(o, "hidden_act",
+                            s->act == MDL_ACT_SILU ? "silu"
+                            : s->act == MDL_ACT_GELU || strcmp(s->model_type, "gemma") == 0
+                            ? "gelu" : "gelu_new");
+    /* the keys that change the graph or the arithmetic, where set (a
+     * Llama recording's bytes stay what they were) */
+    if (s->mlp_bias) {
+        cJSON_AddBoolToObject(o, "mlp_bias", TRUE);
+    }
+    if (s->o_bias && strcmp(t, "chatglm") == 0) {
+        cJSON_AddBoolToObject(o, "add_bias_linear", TRUE);
+    }
+    if (s->partial_rotary_factor != 1) {
+        cJSON_AddNumberToObject(o, "partial_rotary_factor", s->partial_rotary_factor);
+    }
+    if (s->sliding_window) {
+        cJSON_AddNumberToObject(o, "sliding_window", s->sliding_window);
+    }
+    if (s->rope_scaling) {
+        cJSON *rs = cJSON_AddObjectToObject(o, "rope_scaling");
+        cJSON_AddStringToObject(rs, "rope_type", s->rope_scaling);
+        if (strcmp(s->rope_scaling, "llama3") == 0) {
+            cJSON_AddNumberToObject(rs, "factor", s->rope_factor);
+            cJSON_AddNumberToObject(rs, "low_freq_factor", s->rope_low_freq_factor);
+            cJSON_AddNumberToObject(rs, "high_freq_factor", s->rope_high_freq_factor);
+            cJSON_AddNumberToObject(rs, "original_max_position_embeddings",
+                                    s->rope_original_max_pos);
+        }
+    }
     return o;
 }
 
 char *
 mdl_spec_functional_gap(const MdlSpec *s, uint64_t positions)
 {
-    if (s->layer_norm || s->parallel_block || !s->gated_mlp) {
-        return g_strdup_printf("$.model_type: expected a family the functional engine computes "
-                               "(got \"%s\": LayerNorm, parallel attention and MLP, an ungated "
-                               "MLP); --functional off runs timing only", s->model_type);
+    uint32_t rot = mdl_spec_rotary_dim(s);
+    if (s->not_computed) {
+        return g_strdup_printf("%s; --functional off runs timing only", s->not_computed);
     }
-    if (strcmp(s->model_type, "chatglm") == 0) {
-        return g_strdup("$.model_type: expected a family the functional engine computes "
-                        "(got \"chatglm\": rotary embedding on half of each head, its own "
-                        "weight layout); --functional off runs timing only");
+    if (s->partial_rotary_factor != 1 && (rot % 2 != 0 || rot == 0)) {
+        return g_strdup_printf("$.partial_rotary_factor: expected a share of head_dim %u "
+                               "that rotates an even number of dimensions (got %g: %u); "
+                               "--functional off runs timing only", s->head_dim,
+                               s->partial_rotary_factor, rot);
     }
-    if (s->partial_rotary_factor != 1.0) {
-        return g_strdup_printf("$.partial_rotary_factor: expected 1, the rotary embedding the "
-                               "functional engine computes (got %g); --functional off runs "
-                               "timing only", s->partial_rotary_factor);
-    }
-    if (s->sliding_window && positions > s->sliding_window) {
-        return g_strdup_printf("$.sliding_window: expected a request of at most %u positions, "
-                               "as the functional engine attends to every position, not to a "
-                               "window (got %" G_GUINT64_FORMAT ", prompt + decode); "
-                               "--functional off runs timing only", s->sliding_window,
-                               positions);
+    if (s->rope_scaling && strcmp(s->rope_scaling, "llama3") != 0 &&
+        !(strcmp(s->rope_scaling, "dynamic") == 0 && positions <= s->max_position_embeddings)) {
+        /* dynamic NTK scaling changes nothing up to max_position_embeddings
+         * (transformers' dynamic rotary embedding) */
+        return g_strdup_printf("$.rope_scaling: expected none, llama3, or dynamic within "
+                               "max_position_embeddings %u, the rotary frequencies the "
+                               "functional engine computes (got \"%s\" over %" G_GUINT64_FORMAT
+                               " positions); --functional off runs timing only",
+                               s->max_position_embeddings, s->rope_scaling, positions);
     }
     return NULL;
+}
+
+uint32_t
+mdl_spec_rotary_dim(const MdlSpec *s)
+{
+    /* int(partial_rotary_factor * head_dim), as transformers' Phi does */
+    return (uint32_t) (s->partial_rotary_factor * s->head_dim + 1e-9);
 }
 
 uint64_t

@@ -19,7 +19,8 @@
 
 typedef enum {
     MDL_ACT_SILU,          /* SwiGLU: silu(gate) * up  (Llama, Qwen, Mistral) */
-    MDL_ACT_GELU_TANH,     /* GeGLU with tanh-approximated GELU (Gemma) */
+    MDL_ACT_GELU_TANH,     /* GeGLU with tanh-approximated GELU (Gemma); gelu_new (Phi-2) */
+    MDL_ACT_GELU,          /* exact GELU through erf (HF "gelu" outside Gemma) */
     MDL_ACT_COUNT
 } MdlAct;
 
@@ -42,26 +43,40 @@ typedef struct MdlSpec {
     gboolean tie_word_embeddings;  /* LM head shares the embedding matrix */
     MdlAct act;                    /* from "hidden_act" / "hidden_activation" */
     gboolean attention_bias;       /* bias on Q/K/V projections (Qwen2) */
+    gboolean o_bias;               /* bias on the attention output (Phi-2; Llama's
+                                    * attention_bias, InternLM2's bias) */
+    gboolean mlp_bias;             /* biases on the MLP (Phi-2; Llama's mlp_bias) */
+    gboolean head_bias;            /* bias on the LM head (Phi-2) */
+    gboolean rope_interleaved;     /* rotary pairs (2i, 2i + 1) (ChatGLM2), not halves */
     gboolean embed_scale;          /* multiply embeddings by sqrt(hidden) (Gemma) */
     gboolean norm_plus_one;        /* RMSNorm uses (1 + w) (Gemma) */
 
-    /* Families the functional engine does not compute; timing runs still
-     * model their shapes (the graph is the sequential pre-norm block with
-     * the same matmuls; a norm's cost does not depend on its kind). */
+    /* Block structure beyond Llama's (the graph follows it: graph.h). */
     gboolean gated_mlp;            /* gate * act(up) (all but Phi: fc1 -> GELU -> fc2) */
     gboolean layer_norm;           /* LayerNorm, not RMSNorm (Phi) */
     gboolean parallel_block;       /* attention and MLP from the same input (Phi) */
     double partial_rotary_factor;  /* share of head_dim rotated (1; Phi 0.4, ChatGLM2 0.5) */
     uint32_t sliding_window;       /* attention window in positions, 0 = none (Mistral) */
+    char *rope_scaling;            /* rope_scaling's type, NULL = none */
+    char *not_computed;            /* "$.key: expected ..." of a key whose value the
+                                    * functional engine does not compute, or NULL */
+    double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
+    double rope_original_max_pos;  /* rope_scaling of type llama3 (Llama 3.1/3.2) */
 } MdlSpec;
 
 /*
  * What the functional engine (engine/) cannot compute for @spec over
  * @positions positions (prompt + decode), as "$.key: ..." naming the key,
- * or NULL if it can: LayerNorm, parallel blocks, ungated MLPs, a partial
- * rotary embedding, a sliding window the request passes.  (transfer full)
+ * or NULL if it can: a block variant it does not compute (ChatGLM2's
+ * rmsnorm false, ...: spec.c arith_keys), a rope_scaling that changes the
+ * rotary frequencies at these positions, a rotary embedding on an odd
+ * number of dimensions.
+ * (transfer full)
  */
 char *mdl_spec_functional_gap(const MdlSpec *spec, uint64_t positions);
+
+/* Dimensions of each head the rotary embedding turns. */
+uint32_t mdl_spec_rotary_dim(const MdlSpec *spec);
 
 /*
  * Load a model description.  @name_or_path is a shipped model's short name

@@ -249,14 +249,26 @@ sim_run_measure(const HwSoc *soc, const SimExecResult *r, const SimWorkload *w,
 void
 sim_run_engine_config(const MdlSpec *s, uint64_t seed, EngConfig *cfg)
 {
+    /* the tensor names of a model directory, by the family's modelling code */
+    EngLayout layout = strcmp(s->model_type, "phi") == 0 ? ENG_LAYOUT_PHI
+                       : strcmp(s->model_type, "internlm2") == 0 ? ENG_LAYOUT_INTERNLM2
+                       : strcmp(s->model_type, "chatglm") == 0 ? ENG_LAYOUT_CHATGLM
+                       : ENG_LAYOUT_LLAMA;
     *cfg = (EngConfig) {
         .hidden = s->hidden_size, .intermediate = s->intermediate_size,
         .layers = s->num_hidden_layers, .heads = s->num_attention_heads,
         .kv_heads = s->num_key_value_heads, .head_dim = s->head_dim,
         .vocab = s->vocab_size, .rope_theta = s->rope_theta, .rms_eps = s->rms_norm_eps,
-        .tie_embeddings = s->tie_word_embeddings, .gelu = s->act == MDL_ACT_GELU_TANH,
-        .attention_bias = s->attention_bias,
-        .embed_scale = s->embed_scale, .norm_plus_one = s->norm_plus_one, .seed = seed,
+        .tie_embeddings = s->tie_word_embeddings,
+        .act = s->act == MDL_ACT_GELU_TANH ? ENG_ACT_GELU_TANH
+               : s->act == MDL_ACT_GELU ? ENG_ACT_GELU : ENG_ACT_SILU,
+        .attention_bias = s->attention_bias, .o_bias = s->o_bias, .mlp_bias = s->mlp_bias,
+        .head_bias = s->head_bias,
+        .embed_scale = s->embed_scale, .norm_plus_one = s->norm_plus_one,
+        .norm = s->layer_norm ? ENG_NORM_LAYER : ENG_NORM_RMS,
+        .ungated_mlp = !s->gated_mlp, .parallel_block = s->parallel_block,
+        .rotary_dim = mdl_spec_rotary_dim(s), .rope_interleaved = s->rope_interleaved,
+        .sliding_window = s->sliding_window, .layout = layout, .seed = seed,
     };
 }
 

@@ -2,6 +2,7 @@
  * values.c - see values.h.
  */
 #include "sim/values.h"
+#include "sim/node-compute.h"
 #include "engine/kernels.h"
 #include "engine/quant-formats.h"
 #include "sim/util/mem.h"
@@ -149,21 +150,6 @@ state_clear(SimChecker *v, State *s)
     g_free(s->v_cache);
 }
 
-static EngWeight
-eng_weight(MdlWeight w)
-{
-    switch (w) {
-    case MDL_W_Q: return ENG_W_Q;
-    case MDL_W_K: return ENG_W_K;
-    case MDL_W_V: return ENG_W_V;
-    case MDL_W_O: return ENG_W_O;
-    case MDL_W_GATE: return ENG_W_GATE;
-    case MDL_W_UP: return ENG_W_UP;
-    case MDL_W_DOWN: return ENG_W_DOWN;
-    default: g_assert_not_reached();
-    }
-}
-
 /* Slice @sl of one full-size [tokens, @d] node buffer into another. */
 static void
 copy_slice(const SimSlice *sl, size_t d, const float *src, float *dst)
@@ -237,183 +223,29 @@ same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSli
     return prec == MDL_PREC_W4A16 && same_inputs(v, s, &v->ref, p, ni, sl);
 }
 
-/* MDL_PREC_COUNT stands for the FP reference here: FP16 weights (the
- * papers' own reference, mllm-NPU §6) with FP32 activations. */
-#define PREC_FP_REF MDL_PREC_COUNT
-
-/* The weight format each precision stores (W4A16 and W4A8: the model's own). */
-static const int prec_qfmt[MDL_PREC_COUNT + 1] = {
-    [PREC_FP_REF] = ENG_QFMT_F16,
-    [MDL_PREC_W4A16] = -1, [MDL_PREC_W4A8] = -1,
-    [MDL_PREC_W8A16] = ENG_QFMT_W8, [MDL_PREC_W8A8] = ENG_QFMT_W8,
-    [MDL_PREC_W8A8_SHADOW] = ENG_QFMT_W8, [MDL_PREC_FP16] = ENG_QFMT_F16,
-    [MDL_PREC_FP4A16] = ENG_QFMT_FP4, [MDL_PREC_Q4_0] = ENG_QFMT_Q4_0,
-    [MDL_PREC_Q8_0] = ENG_QFMT_Q8_0,
-};
-
-/*
- * Y[t0:t1, r0:r1] = X . W^T at @prec (engine/quant-formats.h defines each
- * format).  Per-tensor INT8 activations use a static scale (and, with
- * shadow outliers, a static outlier threshold) calibrated offline, as
- * mllm-NPU does (§3.3; FACTS.md §6): taken from @calib, the W4A16
- * reference's whole input of this node, which exists before the run
- * starts.  So a slice reads nothing but its own rows, every cut and
- * every order quantise alike, and the run and its own-arithmetic
- * reference use the same parameters.  (Taking them from the run's own
- * input when a task starts would read the rows of later chunks, which do
- * not exist yet.)  FP16 activations are rounded row by row.  The whole
- * input's shape also fixes the engine's tile grid, as in the engine's own
- * forward pass; padded rows are zeros whose outputs are cropped, so
- * computing the real rows gives the cropped result.
- */
-static void
-matmul_at(SimChecker *v, uint32_t layer, EngWeight which, const EngMatrix *w,
-          MdlPrecision prec, EngTensor *xv, const float *calib, EngTensor *yv, size_t t0,
-          size_t t1, size_t r0, size_t r1)
-{
-    g_autofree float *xq = NULL;
-    const EngQMatrix *wq = prec_qfmt[prec] < 0 ? NULL
-                           : eng_model_weight_as(v->model, layer, which,
-                                                 (EngQFormat) prec_qfmt[prec]);
-    switch (prec) {
-    case MDL_PREC_W4A8: {
-        /* INT8 per-tensor activations on the W4A16 weights */
-        xq = g_new0(float, xv->rows * xv->cols);
-        float scale = eng_quant_act_int8_scale(calib, xv->cols, 0, xv->rows);
-        eng_quant_act_int8_apply(xv->data, xq, xv->cols, t0, t1, scale);
-        EngTensor x8 = { xq, xv->rows, xv->cols };
-        eng_matmul(&x8, w, yv, t0, t1, r0, r1);
-        break;
-    }
-    case MDL_PREC_W8A8:
-    case MDL_PREC_W8A8_SHADOW: {
-        EngActInt8 a;
-        eng_act_int8_params(calib, xv->cols, xv->rows, prec == MDL_PREC_W8A8_SHADOW, &a);
-        eng_qmatmul_a8(xv, &a, wq, yv, t0, t1, r0, r1);
-        break;
-    }
-    case MDL_PREC_FP16: {
-        xq = g_new0(float, xv->rows * xv->cols);
-        eng_fp16_round_rows(xv->data, xq, xv->cols, t0, t1);
-        EngTensor x16 = { xq, xv->rows, xv->cols };
-        eng_qmatmul(&x16, wq, yv, t0, t1, r0, r1);
-        break;
-    }
-    case PREC_FP_REF:                /* FP16 weights, FP32 activations */
-    case MDL_PREC_W8A16:
-    case MDL_PREC_FP4A16:
-    case MDL_PREC_Q4_0:
-    case MDL_PREC_Q8_0:
-        eng_qmatmul(xv, wq, yv, t0, t1, r0, r1);
-        break;
-    default:
-        eng_matmul(xv, w, yv, t0, t1, r0, r1);
-        break;
-    }
-}
-
 /* Compute tokens [t0, t1) x features [r0, r1) of node @ni of phase @p
  * from @s's buffers into @out (a full-size node buffer). */
 static void
 compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         MdlPrecision prec, gboolean *precision_changed, float *out)
 {
+    /* the arithmetic: sim/node-compute.c; here, where its inputs live */
     const MdlGraph *g = g_ptr_array_index(v->graphs, p);
     const MdlNode *n = &g->nodes[ni];
-    const EngConfig *c = eng_model_config(v->model);
-    const size_t d = n->features, t0 = sl->tok0, t1 = sl->tok1;
-    const float *src0 = n->n_src > 0 ? buffer(v, s, p, n->src[0]) : NULL;
-    const size_t src_d = n->n_src > 0 ? g->nodes[n->src[0]].features : 0;
-    const size_t off = n->src_tok_offset;
-
-    switch (n->op) {
-    case MDL_OP_EMBED:
-        for (size_t t = t0; t < t1; t++) {
-            g_autofree float *row = g_new(float, d);
-            uint32_t pos = g->decode ? g->pos0 : (uint32_t) t;
-            eng_model_embed(v->model, g_array_index(v->tokens, uint32_t, pos), row);
-            memcpy(out + t * d + sl->row0, row + sl->row0,
-                   sizeof(float) * (sl->row1 - sl->row0));
-        }
-        break;
-    case MDL_OP_RMSNORM: {
-        /* attn_norm, ffn_norm of a layer, or the final norm */
-        uint32_t layer = n->layer < 0 ? c->layers : (uint32_t) n->layer;
-        int which = strstr(n->name, "ffn_norm") ? 1 : 0;
-        eng_rmsnorm_rows(src0 + off * src_d, eng_model_norm(v->model, layer, which), out, d,
-                         c->rms_eps, c->norm_plus_one, t0, t1);
-        break;
+    SimNodeInputs in = { .tokens = (const uint32_t *) v->tokens->data + g->pos0 };
+    for (uint32_t i = 0; i < n->n_src; i++) {
+        in.src[i] = buffer(v, s, p, n->src[i]);
     }
-    case MDL_OP_MATMUL: {
-        const EngMatrix *w = n->weight == MDL_W_LM_HEAD
-                             ? eng_model_lm_head(v->model)
-                             : eng_model_weight(v->model, (uint32_t) n->layer,
-                                                eng_weight(n->weight));
-        EngTensor xv = { (float *) src0 + off * src_d, n->tokens, n->k };
-        EngTensor yv = { out, n->tokens, d };
-        EngWeight wid = n->weight == MDL_W_LM_HEAD ? ENG_W_COUNT : eng_weight(n->weight);
-        /* offline calibration data: the reference's input (matmul_at) */
-        const float *calib = buffer(v, &v->ref, p, n->src[0]) + off * src_d;
-        matmul_at(v, (uint32_t) n->layer, wid, w, prec, &xv, calib, &yv, t0, t1, sl->row0,
-                  sl->row1);
+    if (n->op == MDL_OP_MATMUL) {
+        /* offline calibration data: the reference's input (node-compute.c) */
+        in.calib = buffer(v, &v->ref, p, n->src[0]);
         *precision_changed |= prec != MDL_PREC_W4A16;
-        /* Q/K/V biases (Qwen2): one add per element, as the reference */
-        int which = n->weight == MDL_W_Q ? 0 : n->weight == MDL_W_K ? 1
-                    : n->weight == MDL_W_V ? 2 : -1;
-        const float *b = which >= 0 ? eng_model_bias(v->model, (uint32_t) n->layer, which)
-                                    : NULL;
-        for (size_t t = t0; b && t < t1; t++) {
-            for (size_t r = sl->row0; r < sl->row1; r++) {
-                out[t * d + r] += b[r];
-            }
-        }
-        break;
     }
-    case MDL_OP_ROPE: {
-        size_t heads = d / n->head_dim;
-        if (!g->decode) {
-            eng_rope_rows(src0, out, heads, n->head_dim, c->rope_theta, n->pos0, t0, t1);
-        } else {
-            /* every row (sequence) sits at the same position */
-            for (size_t t = t0; t < t1; t++) {
-                eng_rope_rows(src0 + t * d, out + t * d, heads, n->head_dim,
-                              c->rope_theta, n->pos0, 0, 1);
-            }
-        }
-        break;
+    if (n->op == MDL_OP_ATTENTION) {
+        in.k_cache = s->k_cache + (size_t) n->layer * v->batch;
+        in.v_cache = s->v_cache + (size_t) n->layer * v->batch;
     }
-    case MDL_OP_ATTENTION: {
-        const float *q = src0;
-        const float *k = buffer(v, s, p, n->src[1]);
-        const float *vv = buffer(v, s, p, n->src[2]);
-        size_t h0 = sl->row0 / n->head_dim, h1 = (sl->row1 + n->head_dim - 1) / n->head_dim;
-        size_t kvd = (size_t) n->kv_heads * n->head_dim;
-        uint32_t layer = (uint32_t) n->layer;
-        if (!g->decode) {
-            eng_attention_rows(q, k, vv, s->k_cache[layer * v->batch],
-                               s->v_cache[layer * v->batch], out, n->heads, n->kv_heads,
-                               n->head_dim, n->pos0, t0, t1, h0, h1);
-        } else {
-            /* each row is its own sequence at position pos0 */
-            for (size_t t = t0; t < t1; t++) {
-                eng_attention_rows(q + t * d, k + t * kvd, vv + t * kvd,
-                                   s->k_cache[layer * v->batch + t],
-                                   s->v_cache[layer * v->batch + t], out + t * d,
-                                   n->heads, n->kv_heads, n->head_dim, n->pos0, 0, 1, h0, h1);
-            }
-        }
-        break;
-    }
-    case MDL_OP_ACT:
-        eng_act_rows(src0, buffer(v, s, p, n->src[1]), out, d, c->gelu, t0, t1,
-                     sl->row0, sl->row1);
-        break;
-    case MDL_OP_ADD:
-        eng_add_rows(src0, buffer(v, s, p, n->src[1]), out, d, t0, t1, sl->row0, sl->row1);
-        break;
-    default:
-        g_assert_not_reached();
-    }
+    sim_node_compute(v->model, g, ni, &in, sl, prec, out);
 }
 
 /* Publish a finished slice; attention also files its K/V rows in the cache. */
@@ -498,7 +330,7 @@ reference_phase(SimChecker *v, State *s, uint32_t p)
         }
         SimSlice all = { 0, n->tokens, 0, n->features, 0 };
         g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
-        compute(v, s, p, i, &all, fp && n->op == MDL_OP_MATMUL ? PREC_FP_REF : MDL_PREC_W4A16,
+        compute(v, s, p, i, &all, fp && n->op == MDL_OP_MATMUL ? SIM_PREC_FP_REF : MDL_PREC_W4A16,
                 &unused, out);
         publish(v, s, p, i, &all, out);
     }

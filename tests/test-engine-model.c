@@ -8,6 +8,9 @@
  */
 #include "engine/model.h"
 #include "engine/weights.h"
+#include "models/spec.h"
+#include "sim/forward.h"
+#include "sim/run.h"
 #include "sim/util/error.h"
 
 #include <glib.h>
@@ -16,16 +19,50 @@
 #include <omp.h>
 #include <string.h>
 
+/* The tiny model's description: Qwen2 (Q/K/V biases) or Gemma (GeGLU,
+ * (1 + w) RMSNorm, embedding scale).  The forward pass runs its graph. */
+static MdlSpec *spec_of[2];
+
+static MdlSpec *
+tiny_spec(gboolean gemma)
+{
+    if (spec_of[gemma] == NULL) {
+        g_autofree char *json = g_strdup_printf(
+            "{\"model_type\": \"%s\", \"hidden_size\": 64, \"intermediate_size\": 176, "
+            "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+            "\"num_key_value_heads\": 2, \"head_dim\": 16, \"vocab_size\": 256, "
+            "\"rope_theta\": 10000, \"rms_norm_eps\": 1e-5, \"hidden_act\": \"%s\", "
+            "\"tie_word_embeddings\": false}",
+            gemma ? "gemma" : "qwen2", gemma ? "gelu" : "silu");
+        g_autoptr(cJSON) root = cJSON_Parse(json);
+        g_autoptr(GError) err = NULL;
+        spec_of[gemma] = mdl_spec_from_json(root, "tiny", &err);
+        g_assert_no_error(err);
+    }
+    return spec_of[gemma];
+}
+
 static EngModelConfig
 tiny(EngWFormat f, gboolean gemma)
 {
-    EngModelConfig c = {
-        .hidden = 64, .intermediate = 176, .layers = 2, .heads = 4, .kv_heads = 2,
-        .head_dim = 16, .vocab = 256, .rope_theta = 10000, .rms_eps = 1e-5,
-        .act = gemma ? ENG_ACT_GELU_TANH : ENG_ACT_SILU, .attention_bias = !gemma,
-        .embed_scale = gemma, .norm_plus_one = gemma, .weights = f, .seed = 7,
-    };
+    EngModelConfig c;
+    sim_run_engine_config(tiny_spec(gemma), 7, &c);
+    c.weights = f;
+    g_assert_true(c.attention_bias == !gemma && c.embed_scale == gemma);
     return c;
+}
+
+/* The forward pass of the tiny model @m (Gemma's: the one with the embedding scale). */
+static void
+prefill(EngModel *m, EngKV *kv, const uint32_t *t, uint32_t n, float *out)
+{
+    sim_forward_prefill(m, tiny_spec(eng_model_config(m)->embed_scale), kv, t, n, out);
+}
+
+static void
+decode(EngModel *m, EngKV *kv, uint32_t t, float *out)
+{
+    sim_forward_decode(m, tiny_spec(eng_model_config(m)->embed_scale), kv, t, out);
 }
 
 static const uint32_t toks[] = { 3, 141, 59, 26, 5, 35, 89, 79, 32, 38 };
@@ -45,9 +82,9 @@ test_kv_cache(gconstpointer data)
         g_autoptr(EngModel) m = eng_model_new(&c);
         g_autoptr(EngKV) kv1 = eng_kv_new(&c, NT), kv2 = eng_kv_new(&c, NT);
         g_autofree float *a = g_new(float, NT * c.vocab), *b = g_new(float, NT * c.vocab);
-        eng_model_prefill(m, kv1, toks, NT - 1, a);
-        eng_model_decode(m, kv1, toks[NT - 1], a + (NT - 1) * c.vocab);
-        eng_model_prefill(m, kv2, toks, NT, b);
+        prefill(m, kv1, toks, NT - 1, a);
+        decode(m, kv1, toks[NT - 1], a + (NT - 1) * c.vocab);
+        prefill(m, kv2, toks, NT, b);
         g_assert_cmpuint(eng_kv_len(kv1), ==, NT);
         double scale = 0;
         for (size_t i = 0; i < NT * c.vocab; i++) {
@@ -79,9 +116,9 @@ test_threads(void)
             omp_set_num_threads(nth[i]);
             g_autoptr(EngModel) m = eng_model_new(&c);
             g_autoptr(EngKV) kv = eng_kv_new(&c, NT);
-            eng_model_prefill(m, kv, toks, NT - 2, out[i]);
-            eng_model_decode(m, kv, 7, out[i] + (NT - 2) * c.vocab);
-            eng_model_decode(m, kv, 9, out[i] + (NT - 1) * c.vocab);
+            prefill(m, kv, toks, NT - 2, out[i]);
+            decode(m, kv, 7, out[i] + (NT - 2) * c.vocab);
+            decode(m, kv, 9, out[i] + (NT - 1) * c.vocab);
         }
         g_assert_cmpmem(l1, sizeof(float) * NT * c.vocab, l4, sizeof(float) * NT * c.vocab);
     }
@@ -236,8 +273,8 @@ test_load_round_trip(void)
     g_assert_no_error(err);
     g_autoptr(EngKV) kv1 = eng_kv_new(&c, NT), kv2 = eng_kv_new(&c, NT);
     g_autofree float *a = g_new(float, NT * c.vocab), *b = g_new(float, NT * c.vocab);
-    eng_model_prefill(syn, kv1, toks, NT, a);
-    eng_model_prefill(real, kv2, toks, NT, b);
+    prefill(syn, kv1, toks, NT, a);
+    prefill(real, kv2, toks, NT, b);
     g_assert_cmpmem(a, sizeof(float) * NT * c.vocab, b, sizeof(float) * NT * c.vocab);
     /* the other formats of a loaded weight come from its stored values:
      * from FP32 storage, the very codes of the synthetic model's */
@@ -260,7 +297,7 @@ test_load_round_trip(void)
     g_autoptr(EngModel) q = eng_model_load(&c, dir, &err);
     g_assert_no_error(err);
     g_autoptr(EngKV) kv3 = eng_kv_new(&c, NT);
-    eng_model_prefill(q, kv3, toks, NT, b);
+    prefill(q, kv3, toks, NT, b);
     double num = 0, den = 0;
     for (size_t i = 0; i < NT * c.vocab; i++) {
         g_assert_true(isfinite(b[i]));
@@ -309,5 +346,8 @@ main(int argc, char **argv)
     g_test_add_func("/engine/model/synthetic-outliers", test_synthetic_outliers);
     g_test_add_func("/engine/model/load-round-trip", test_load_round_trip);
     g_test_add_func("/engine/model/load-errors", test_load_missing_tensor);
-    return g_test_run();
+    int rc = g_test_run();
+    mdl_spec_free(spec_of[0]);
+    mdl_spec_free(spec_of[1]);
+    return rc;
 }

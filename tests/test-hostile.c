@@ -45,12 +45,14 @@ static const Case cases[] = {
       "tensor w: expected dtype, shape and data_offsets in the header" },
     /* fuzz finds: input bytes echoed raw */
     { "model/hidden-act-raw-bytes.json",
-      "$.hidden_act: expected silu or gelu (got \"\\xeauli\")" },
+      "$.hidden_act: expected silu, gelu, gelu_new or gelu_pytorch_tanh "
+      "(got \"\\xeauli\")" },
     /* numbers: 1e999 parses as inf */
     { "model/rope-theta-inf.json",
       "$.rope_theta: expected a finite positive number (got inf)" },
     { "model/hidden-act-newline.json",
-      "$.hidden_act: expected silu or gelu (got \"relu\\nhetero-sim: forged\")" },
+      "$.hidden_act: expected silu, gelu, gelu_new or gelu_pytorch_tanh "
+      "(got \"relu\\nhetero-sim: forged\")" },
     /* policy options read by key: a typo is named, not skipped */
     { "record/options-typo.json",
       "$.workload.options: unknown key \"row_allign\" (known keys: chunk_tokens, row_align, "

@@ -60,9 +60,10 @@ test_families(void)
     g_assert_cmpfloat(glm->rms_norm_eps, ==, 1e-5);            /* layernorm_epsilon */
     g_assert_true(glm->attention_bias);                        /* add_qkv_bias */
     g_assert_cmpfloat(glm->partial_rotary_factor, ==, 0.5);
+    g_assert_true(glm->rope_interleaved && !glm->o_bias && !glm->mlp_bias);
+    g_assert_cmpuint(mdl_spec_rotary_dim(glm), ==, 64);
     g_autofree char *g1 = mdl_spec_functional_gap(glm, 64);
-    g_assert_true(g_str_has_prefix(g1, "$.model_type: expected a family the functional "
-                                       "engine computes (got \"chatglm\""));
+    g_assert_null(g1);
 
     g_autoptr(MdlSpec) phi = load("phi-2");
     g_assert_false(phi->gated_mlp);
@@ -70,29 +71,115 @@ test_families(void)
     g_assert_cmpfloat(phi->partial_rotary_factor, ==, 0.4);
     g_assert_cmpfloat(phi->rms_norm_eps, ==, 1e-5);            /* layer_norm_eps */
     g_assert_cmpuint(phi->num_key_value_heads, ==, 32);
+    g_assert_true(phi->o_bias && phi->mlp_bias && phi->head_bias && !phi->rope_interleaved);
+    g_assert_cmpint(phi->act, ==, MDL_ACT_GELU_TANH);          /* gelu_new */
+    g_assert_cmpuint(mdl_spec_rotary_dim(phi), ==, 32);        /* int(0.4 * 80) */
     g_autofree char *g2 = mdl_spec_functional_gap(phi, 64);
-    g_assert_true(g_str_has_prefix(g2, "$.model_type: expected a family the functional "
-                                       "engine computes (got \"phi\""));
-    /* an ungated MLP: fc1 and fc2, no gate matmul in the graph */
+    g_assert_null(g2);
+    /* an ungated MLP: fc1 and fc2, no gate matmul in the graph; a parallel
+     * block: the MLP reads the input LayerNorm, not the attention, and
+     * one add sums attention, MLP and residual */
     g_autoptr(MdlGraph) pg = mdl_graph_new_prefill(phi, 16, 0);
+    uint32_t adds = 0;
     for (uint32_t i = 0; i < pg->n_nodes; i++) {
-        g_assert_false(g_str_has_suffix(pg->nodes[i].name, "ffn_gate"));
+        const MdlNode *n = &pg->nodes[i];
+        g_assert_false(g_str_has_suffix(n->name, "ffn_gate"));
+        g_assert_false(g_str_has_suffix(n->name, "ffn_norm"));
+        g_assert_false(g_str_has_suffix(n->name, "attn_add"));
+        if (g_str_has_suffix(n->name, "ffn_up")) {
+            g_assert_cmpint(pg->nodes[n->src[0]].op, ==, MDL_OP_LAYERNORM);
+            g_assert_true(n->bias);
+        }
+        adds += n->op == MDL_OP_ADD;
+        g_assert_true(n->op != MDL_OP_ADD || n->n_src == 3);
     }
+    g_assert_cmpuint(adds, ==, 32);
 
     /* a sliding window counts only where it is used, and once passed */
     g_autoptr(MdlSpec) mis = load("mistral-7b");
     g_assert_cmpuint(mis->sliding_window, ==, 4096);
-    g_autofree char *g3 = mdl_spec_functional_gap(mis, 4096);
+    g_autofree char *g3 = mdl_spec_functional_gap(mis, 100000);
     g_assert_null(g3);
-    g_autofree char *g4 = mdl_spec_functional_gap(mis, 4097);
-    g_assert_cmpstr(g4, ==, "$.sliding_window: expected a request of at most 4096 positions, "
-                            "as the functional engine attends to every position, not to a "
-                            "window (got 4097, prompt + decode); --functional off runs "
-                            "timing only");
+    /* the window bounds attention's work: at 8192 positions, a query
+     * past the window reads 4096 keys */
+    g_autoptr(MdlGraph) mg = mdl_graph_new_decode(mis, 8191, 1);
+    g_autoptr(MdlGraph) mg0 = mdl_graph_new_decode(mis, 4095, 1);
+    for (uint32_t i = 0; i < mg->n_nodes; i++) {
+        if (mg->nodes[i].op == MDL_OP_ATTENTION) {
+            MdlWork w, w0;
+            mdl_node_work(&mg->nodes[i], 0, 1, 0, mg->nodes[i].features, 0, MDL_PREC_W4A16,
+                          &w);
+            mdl_node_work(&mg0->nodes[i], 0, 1, 0, mg->nodes[i].features, 0, MDL_PREC_W4A16,
+                          &w0);
+            g_assert_cmpuint(w.n, ==, 4096);
+            g_assert_cmpuint(w.flops, ==, w0.flops);
+            g_assert_cmpuint(w.read_bytes, ==, w0.read_bytes);
+        }
+    }
+    /* a block variant the engine does not compute is named by its key */
+    g_autoptr(cJSON) groot = hs_json_load_file(glm->path, HS_CONFIG_ERROR, NULL);
+    cJSON_ReplaceItemInObject(groot, "rmsnorm", cJSON_CreateFalse());
+    g_autoptr(GError) gerr = NULL;
+    g_autoptr(MdlSpec) glm_ln = mdl_spec_from_json(groot, "glm-ln", &gerr);
+    g_assert_no_error(gerr);
+    g_autofree char *g7 = mdl_spec_functional_gap(glm_ln, 64);
+    g_assert_cmpstr(g7, ==, "$.rmsnorm: expected true, the chatglm block the functional "
+                            "engine computes (got false); --functional off runs timing only");
+    /* InternLM2's dynamic NTK scaling starts past max_position_embeddings */
+    g_autoptr(MdlSpec) ilm = load("internlm2-1.8b");
+    g_autofree char *g4 = mdl_spec_functional_gap(ilm, 32768);
+    g_assert_null(g4);
+    g_autofree char *g6 = mdl_spec_functional_gap(ilm, 32769);
+    g_assert_cmpstr(g6, ==, "$.rope_scaling: expected none, llama3, or dynamic within "
+                            "max_position_embeddings 32768, the rotary frequencies the "
+                            "functional engine computes (got \"dynamic\" over 32769 positions); "
+                            "--functional off runs timing only");
     g_autoptr(MdlSpec) qw = load("qwen2.5-7b");
     g_assert_cmpuint(qw->sliding_window, ==, 0);                /* use_sliding_window false */
     g_autofree char *g5 = mdl_spec_functional_gap(qw, 100000);
     g_assert_null(g5);
+    /* Qwen2 windows some layers only: refused, not computed wrong */
+    g_autoptr(cJSON) qroot = hs_json_load_file(qw->path, HS_CONFIG_ERROR, NULL);
+    cJSON_ReplaceItemInObject(qroot, "use_sliding_window", cJSON_CreateTrue());
+    g_autoptr(GError) qerr = NULL;
+    g_autoptr(MdlSpec) qw_win = mdl_spec_from_json(qroot, "qwen-window", &qerr);
+    g_assert_no_error(qerr);
+    g_autofree char *g8 = mdl_spec_functional_gap(qw_win, 64);
+    g_assert_true(g_str_has_prefix(g8, "$.use_sliding_window: expected false"));
+}
+
+/* A recording keeps the model as mdl_spec_to_json writes it: read back,
+ * every shipped model has the same graph, node by node, arithmetic
+ * fields included (replay times and checks what was run). */
+static void
+test_to_json_round_trip(void)
+{
+    g_autofree char *dir = models_dir();
+    g_auto(GStrv) names = mdl_spec_list(dir, NULL);
+    g_assert_nonnull(names);
+    for (char **n = names; *n; n++) {
+        g_autoptr(MdlSpec) a = load(*n);
+        g_autoptr(cJSON) j = mdl_spec_to_json(a);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MdlSpec) b = mdl_spec_from_json(j, *n, &err);
+        g_assert_no_error(err);
+        g_autoptr(MdlGraph) ga = mdl_graph_new_decode(a, 5000, 2);
+        g_autoptr(MdlGraph) gb = mdl_graph_new_decode(b, 5000, 2);
+        g_assert_cmpuint(ga->n_nodes, ==, gb->n_nodes);
+        for (uint32_t i = 0; i < ga->n_nodes; i++) {
+            const MdlNode *x = &ga->nodes[i], *y = &gb->nodes[i];
+            g_assert_cmpstr(x->name, ==, y->name);
+            g_assert_true(x->op == y->op && x->features == y->features && x->k == y->k &&
+                          x->bias == y->bias && x->act == y->act && x->norm == y->norm &&
+                          x->rotary_dim == y->rotary_dim && x->window == y->window &&
+                          x->rope_interleaved == y->rope_interleaved &&
+                          x->rope_theta == y->rope_theta &&
+                          memcmp(x->rope_scale, y->rope_scale, sizeof(x->rope_scale)) == 0);
+        }
+        g_assert_true(a->embed_scale == b->embed_scale && a->norm_plus_one == b->norm_plus_one &&
+                      a->tie_word_embeddings == b->tie_word_embeddings &&
+                      a->rms_norm_eps == b->rms_norm_eps);
+    }
 }
 
 static void
@@ -278,6 +365,7 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/models/spec/families", test_families);
+    g_test_add_func("/models/spec/to-json-round-trip", test_to_json_round_trip);
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
         g_autofree char *p = g_strdup_printf("/models/spec/param-count/%s", sizes[i].name);
         g_test_add_data_func(p, &sizes[i], test_param_count);

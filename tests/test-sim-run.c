@@ -5,6 +5,7 @@
  * deterministic; and the calibration points the model already meets on
  * sd8gen3 + Llama-3-8B (FACTS.md §4), with explicit tolerances.
  */
+#include "sim/forward.h"
 #include "sim/run.h"
 #include "sim/values.h"
 #include "sim/util/error.h"
@@ -165,17 +166,43 @@ test_policy_runs(gconstpointer data)
     case_clear(&b);
 }
 
+/* Tiny models of the other architectures (tiny.json's shapes in each
+ * family's keys): a plan is checked on whatever the engine computes. */
+static const char *const arch_configs[] = {
+    "{\"model_type\": \"phi\", \"hidden_size\": 64, \"intermediate_size\": 176, "
+    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 256, "
+    "\"partial_rotary_factor\": 0.4, \"hidden_act\": \"gelu_new\"}",
+    "{\"model_type\": \"chatglm\", \"hidden_size\": 64, \"ffn_hidden_size\": 176, "
+    "\"num_layers\": 2, \"num_attention_heads\": 4, \"kv_channels\": 16, "
+    "\"multi_query_attention\": true, \"multi_query_group_num\": 2, "
+    "\"padded_vocab_size\": 256}",
+    "{\"model_type\": \"mistral\", \"hidden_size\": 64, \"intermediate_size\": 176, "
+    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+    "\"vocab_size\": 256, \"sliding_window\": 8}",
+    "{\"model_type\": \"internlm2\", \"hidden_size\": 64, \"intermediate_size\": 176, "
+    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+    "\"vocab_size\": 256}",
+};
+
 /* A plan built without its cross-processor dependencies lets a consumer
  * start before its producer ends — the executor does what the plan says —
  * and the consumer then computes from stale buffers: the functional check
  * reports wrong numbers.  (The same plan with its syncs matches: see the
- * policy runs above.) */
+ * policy runs above, and tests/arch-reference.py for each architecture.)
+ * The same for every architecture the engine computes. */
 static void
-test_dropped_syncs_break_order(void)
+test_dropped_syncs_break_order(gconstpointer data)
 {
     g_autoptr(HwSoc) soc = load_soc("tiny");
-    g_autoptr(MdlSpec) spec = load_model("tiny");
+    g_autoptr(MdlSpec) spec = NULL;
     g_autoptr(GError) error = NULL;
+    if (data == NULL) {
+        spec = load_model("tiny");
+    } else {
+        g_autoptr(cJSON) root = cJSON_Parse(data);
+        spec = mdl_spec_from_json(root, "arch", &error);
+        g_assert_no_error(error);
+    }
     g_autoptr(MdlGraph) g = mdl_graph_new_prefill(spec, 64, 0);
     SimPolicyOptions opts;
     sim_policy_options_init(&opts);
@@ -689,7 +716,7 @@ test_reference_is_the_model(void)
     g_autoptr(EngModel) m = eng_model_new(&cfg);
     EngKV *kv = eng_kv_new(&cfg, n + 1);
     g_autofree float *logits = g_new(float, (size_t) w.prompt * cfg.vocab);
-    eng_model_prefill(m, kv, toks, w.prompt, logits);
+    sim_forward_prefill(m, spec, kv, toks, w.prompt, logits);
     const float *last = logits + (size_t) (w.prompt - 1) * cfg.vocab;
     for (uint32_t s = 0; s < w.decode; s++) {
         uint32_t best = 0;
@@ -698,7 +725,7 @@ test_reference_is_the_model(void)
         }
         g_assert_cmpuint(best, ==, toks[w.prompt + s]);
         if (s + 1 < w.decode) {
-            eng_model_decode(m, kv, toks[w.prompt + s], logits);
+            sim_forward_decode(m, spec, kv, toks[w.prompt + s], logits);
             last = logits;
         }
     }
@@ -884,7 +911,15 @@ main(int argc, char **argv)
         g_autofree char *path = g_strdup_printf("/sim/run/policy=%s/runs", (*p)->name);
         g_test_add_data_func(path, (*p)->name, test_policy_runs);
     }
-    g_test_add_func("/sim/run/dropped-syncs-break-order", test_dropped_syncs_break_order);
+    g_test_add_data_func("/sim/run/dropped-syncs-break-order", NULL,
+                         test_dropped_syncs_break_order);
+    static const char *const arch[] = { "phi", "chatglm", "mistral-window", "internlm2" };
+    G_STATIC_ASSERT(G_N_ELEMENTS(arch) == G_N_ELEMENTS(arch_configs));
+    for (size_t i = 0; i < G_N_ELEMENTS(arch); i++) {
+        g_autofree char *path = g_strdup_printf("/sim/run/dropped-syncs-break-order/%s",
+                                                arch[i]);
+        g_test_add_data_func(path, arch_configs[i], test_dropped_syncs_break_order);
+    }
     g_test_add_func("/sim/run/unprepared-npu-shape", test_unprepared_npu_shape);
     g_test_add_func("/sim/run/dropped-syncs-break-order-w4a8",
                     test_dropped_syncs_break_order_w4a8);

@@ -4,8 +4,9 @@
 set -euo pipefail
 
 # libsqlite3-dev: sweep results; libopenmpi-dev + openmpi-bin: sweeps over
-# MPI ranks (optional at build time, but CI tests it)
-PKGS=(gcc pkg-config meson ninja-build python3
+# MPI ranks (optional at build time, but CI tests it); python3-numpy: the
+# architectures' independent reference forward passes (tests/arch-reference.py)
+PKGS=(gcc pkg-config meson ninja-build python3 python3-numpy
       libglib2.0-dev libcjson-dev libopenblas-dev libgomp1
       libsqlite3-dev libopenmpi-dev openmpi-bin)
 

@@ -7,6 +7,7 @@
  * weights plus KV cache.
  */
 #include "engine/model.h"
+#include "sim/forward.h"
 #include "engine/kernels.h"
 #include "engine/quant-formats.h"
 #include "models/spec.h"
@@ -167,11 +168,11 @@ infer_tps(const char *model, uint32_t prompt, uint32_t steps, double *tps,
         tok[i] = (i * 7919u + 13u) % cfg.vocab;
     }
     g_autofree float *logits = g_new(float, (size_t) prompt * cfg.vocab);
-    eng_forward(m, kv, tok, prompt, 0, logits);        /* also builds the weights */
+    sim_forward(m, spec, kv, tok, prompt, 0, logits);        /* also builds the weights */
     double t0 = hs_bench_now_s();
     for (uint32_t s = 0; s < steps; s++) {
         uint32_t next = tok[s % prompt];
-        eng_forward(m, kv, &next, 1, prompt + s, logits);
+        sim_forward(m, spec, kv, &next, 1, prompt + s, logits);
     }
     *tps = steps / (hs_bench_now_s() - t0);
     /* what the model holds: its matmul weights as stored (W4A16: nibbles +

@@ -4,6 +4,7 @@
  * user checks that the functional path computes what the model computes.
  */
 #include "engine/model.h"
+#include "sim/forward.h"
 #include "sim/cli/cli.h"
 #include "sim/run.h"
 #include "sim/util/error.h"
@@ -153,13 +154,13 @@ run(int argc, char **argv, GError **error)
     }
     g_autoptr(EngKV) kv = eng_kv_new(&cfg, total);
     g_autofree float *logits = g_new(float, (size_t) total * cfg.vocab);
-    eng_forward(m, kv, (uint32_t *) toks->data, n, 0, logits);
+    sim_forward(m, spec, kv, (uint32_t *) toks->data, n, 0, logits);
     g_autoptr(GArray) gen = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     for (int s = 0; s < steps; s++) {
         uint32_t pos = n + (uint32_t) s;
         uint32_t next = argmax(logits + (size_t) (pos - 1) * cfg.vocab, cfg.vocab);
         g_array_append_val(gen, next);
-        eng_forward(m, kv, &next, 1, pos, logits + (size_t) pos * cfg.vocab);
+        sim_forward(m, spec, kv, &next, 1, pos, logits + (size_t) pos * cfg.vocab);
     }
     if (dump) {
         /* prompt positions, then one row per generated step; floats in the

@@ -711,19 +711,33 @@ test_lists(void)
     g_assert_cmpint(m->status, ==, 0);
     g_assert_nonnull(strstr(m->out, "llama-3-8b"));
     g_assert_nonnull(strstr(m->out, "8.03 B params  values+timing"));
-    g_assert_nonnull(strstr(m->out, "\nphi-2              2.78 B params  timing only "));
-    g_assert_nonnull(strstr(m->out, "chatglm2-6b        6.24 B params  timing only "));
-    /* timing runs; values refused by key before anything runs */
-    g_autoptr(Run) pv = hs("run", "--soc", "tiny", "--model", "phi-2", "--prompt", "8",
+    g_assert_nonnull(strstr(m->out, "\nphi-2              2.78 B params  values+timing "));
+    g_assert_nonnull(strstr(m->out, "chatglm2-6b        6.24 B params  values+timing "));
+    /* a block variant the engine does not compute: timing runs, values
+     * refused by key before anything runs */
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", NULL);
+    g_autofree char *glm = g_build_filename(dir, "glm-ln.json", NULL);
+    g_autofree char *src = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "models",
+                                            "chatglm2-6b.json", NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(src, &text, NULL, NULL));
+    g_autoptr(GString) ln = g_string_new(text);
+    g_assert_cmpuint(g_string_replace(ln, "\"rmsnorm\": true", "\"rmsnorm\": false", 1), ==, 1);
+    g_assert_true(g_file_set_contents(glm, ln->str, -1, NULL));
+    g_autoptr(Run) pv = hs("run", "--soc", "tiny", "--model", glm, "--prompt", "8",
                            "--decode", "1", NULL);
     g_assert_cmpint(pv->status, ==, 1);
-    g_assert_nonnull(strstr(pv->err, "phi-2.json: $.model_type: expected a family the "
-                                     "functional engine computes (got \"phi\""));
+    g_autofree char *want = g_strdup_printf("%s: $.rmsnorm: expected true, the chatglm block "
+                                            "the functional engine computes (got false); "
+                                            "--functional off runs timing only", glm);
+    assert_one_error_line(pv, want);
     g_assert_cmpstr(pv->out, ==, "");
-    g_autoptr(Run) pt = hs("run", "--soc", "tiny", "--model", "phi-2", "--prompt", "8",
+    g_autoptr(Run) pt = hs("run", "--soc", "tiny", "--model", glm, "--prompt", "8",
                            "--decode", "1", "--functional", "off", NULL);
     g_assert_cmpint(pt->status, ==, 0);
-    g_assert_true(g_str_has_prefix(pt->out, "phi-2 on tiny"));
+    g_assert_true(g_str_has_prefix(pt->out, "glm-ln on tiny"));
+    g_unlink(glm);
+    g_rmdir(dir);
     g_autoptr(Run) p = hs("list", "policies", NULL);
     g_assert_cmpint(p->status, ==, 0);
     g_assert_nonnull(strstr(p->out, "hetero-tensor"));
