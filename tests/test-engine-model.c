@@ -12,9 +12,9 @@
 #include "sim/forward.h"
 #include "sim/run.h"
 #include "sim/util/error.h"
+#include "tests/model-dir.h"
 
 #include <glib.h>
-#include <glib/gstdio.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -183,83 +183,6 @@ test_synthetic_outliers(void)
 
 /* ---- a model directory written by the test -------------------------------- */
 
-static GString *hdr;
-static GByteArray *body;
-
-static void
-add_tensor(const char *name, const float *v, uint64_t rows, uint64_t cols)
-{
-    uint64_t n = rows * (cols ? cols : 1);
-    g_string_append_printf(hdr, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%" G_GUINT64_FORMAT,
-                           hdr->len > 1 ? "," : "", name, rows);
-    if (cols) {
-        g_string_append_printf(hdr, ",%" G_GUINT64_FORMAT, cols);
-    }
-    g_string_append_printf(hdr, "],\"data_offsets\":[%u,%" G_GUINT64_FORMAT "]}", body->len,
-                           body->len + n * 4);
-    g_byte_array_append(body, (const guint8 *) v, (guint) (n * 4));
-}
-
-/* Write the synthetic FP32 model @m as a HF directory (untied, with biases
- * unless @drop names a tensor to leave out). */
-static char *
-write_model_dir(EngModel *m, const char *drop)
-{
-    const EngModelConfig *c = eng_model_config(m);
-    static const char *const proj[ENG_W_COUNT] = {
-        "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
-        "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
-    };
-    hdr = g_string_new("{");
-    body = g_byte_array_new();
-    g_autofree float *emb = g_new(float, (size_t) c->vocab * c->hidden);
-    for (uint32_t t = 0; t < c->vocab; t++) {
-        eng_model_embed(m, t, emb + (size_t) t * c->hidden);
-    }
-    add_tensor("model.embed_tokens.weight", emb, c->vocab, c->hidden);
-    for (uint32_t l = 0; l < c->layers; l++) {
-        for (int w = 0; w < ENG_W_COUNT; w++) {
-            g_autofree char *nm = g_strdup_printf("model.layers.%u.%s.weight", l, proj[w]);
-            const EngMatrix *mat = eng_model_weight(m, l, (EngWeight) w);
-            if (g_strcmp0(drop, nm) != 0) {
-                add_tensor(nm, mat->f32, mat->rows, mat->cols);
-            }
-            if (w <= ENG_W_V) {
-                g_autofree char *bn = g_strdup_printf("model.layers.%u.%s.bias", l, proj[w]);
-                add_tensor(bn, eng_model_bias(m, l, w), mat->rows, 0);
-            }
-        }
-        g_autofree char *n0 = g_strdup_printf("model.layers.%u.input_layernorm.weight", l);
-        g_autofree char *n1 = g_strdup_printf("model.layers.%u.post_attention_layernorm.weight", l);
-        add_tensor(n0, eng_model_norm(m, l, 0), c->hidden, 0);
-        add_tensor(n1, eng_model_norm(m, l, 1), c->hidden, 0);
-    }
-    add_tensor("model.norm.weight", eng_model_norm(m, c->layers, 0), c->hidden, 0);
-    const EngMatrix *head = eng_model_lm_head(m);
-    add_tensor("lm_head.weight", head->f32, head->rows, head->cols);
-    g_string_append_c(hdr, '}');
-    char *dir = g_dir_make_tmp("hs-model-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "model.safetensors", NULL);
-    GByteArray *file = g_byte_array_new();
-    uint64_t hl = hdr->len;
-    g_byte_array_append(file, (const guint8 *) &hl, 8);
-    g_byte_array_append(file, (const guint8 *) hdr->str, hdr->len);
-    g_byte_array_append(file, body->data, body->len);
-    g_assert_true(g_file_set_contents(path, (const char *) file->data, file->len, NULL));
-    g_byte_array_unref(file);
-    g_byte_array_unref(body);
-    g_string_free(hdr, TRUE);
-    return dir;
-}
-
-static void
-rm_model_dir(const char *dir)
-{
-    g_autofree char *p = g_build_filename(dir, "model.safetensors", NULL);
-    g_unlink(p);
-    g_rmdir(dir);
-}
-
 /* Synthetic FP32 weights written out and loaded back: the same logits,
  * bit for bit (F32 storage is exact). */
 static void
@@ -267,7 +190,7 @@ test_load_round_trip(void)
 {
     EngModelConfig c = tiny(ENG_WFMT_F32, FALSE);
     g_autoptr(EngModel) syn = eng_model_new(&c);
-    g_autofree char *dir = write_model_dir(syn, NULL);
+    g_autofree char *dir = hs_test_model_dir(syn, NULL, NULL);
     g_autoptr(GError) err = NULL;
     g_autoptr(EngModel) real = eng_model_load(&c, dir, &err);
     g_assert_no_error(err);
@@ -306,7 +229,7 @@ test_load_round_trip(void)
     }
     g_test_message("W4A16 vs FP32 logits NMSE %.3g", num / den);
     g_assert_cmpfloat(num / den, <, 0.05);
-    rm_model_dir(dir);
+    hs_test_model_dir_remove(dir);
 }
 
 static void
@@ -314,7 +237,7 @@ test_load_missing_tensor(void)
 {
     EngModelConfig c = tiny(ENG_WFMT_F32, FALSE);
     g_autoptr(EngModel) syn = eng_model_new(&c);
-    g_autofree char *dir = write_model_dir(syn, "model.layers.1.mlp.up_proj.weight");
+    g_autofree char *dir = hs_test_model_dir(syn, NULL, "model.layers.1.mlp.up_proj.weight");
     g_autoptr(GError) err = NULL;
     g_assert_null(eng_model_load(&c, dir, &err));
     g_assert_error(err, HS_MODEL_ERROR, HS_MODEL_ERROR_MISSING_TENSOR);
@@ -330,7 +253,7 @@ test_load_missing_tensor(void)
         "%s/model.safetensors: tensor model.layers.0.mlp.gate_proj.weight: expected shape "
         "[128, 64] (got [176, 64])", dir);
     g_assert_cmpstr(err->message, ==, want2);
-    rm_model_dir(dir);
+    hs_test_model_dir_remove(dir);
 }
 
 int

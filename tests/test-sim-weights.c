@@ -7,6 +7,7 @@
  */
 #include "sim/run.h"
 #include "sim/util/error.h"
+#include "tests/model-dir.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
@@ -16,80 +17,6 @@ data_dir(const char *sub)
 {
     const char *root = g_getenv("HS_SOURCE_ROOT");
     return g_build_filename(root ? root : HS_SOURCE_ROOT, sub, NULL);
-}
-
-static GString *hdr;
-static GByteArray *body;
-
-static void
-add_tensor(const char *name, const float *v, uint64_t rows, uint64_t cols)
-{
-    uint64_t n = rows * (cols ? cols : 1);
-    g_string_append_printf(hdr, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%" G_GUINT64_FORMAT,
-                           hdr->len > 1 ? "," : "", name, rows);
-    if (cols) {
-        g_string_append_printf(hdr, ",%" G_GUINT64_FORMAT, cols);
-    }
-    g_string_append_printf(hdr, "],\"data_offsets\":[%u,%" G_GUINT64_FORMAT "]}", body->len,
-                           body->len + n * 4);
-    g_byte_array_append(body, (const guint8 *) v, (guint) (n * 4));
-}
-
-/* The FP32 model @m as a HF directory, with @config as its config.json. */
-static char *
-write_dir(EngModel *m, const char *config)
-{
-    const EngModelConfig *c = eng_model_config(m);
-    static const char *const proj[ENG_W_COUNT] = {
-        "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
-        "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj",
-    };
-    hdr = g_string_new("{");
-    body = g_byte_array_new();
-    g_autofree float *emb = g_new(float, (size_t) c->vocab * c->hidden);
-    for (uint32_t t = 0; t < c->vocab; t++) {
-        eng_model_embed(m, t, emb + (size_t) t * c->hidden);
-    }
-    add_tensor("model.embed_tokens.weight", emb, c->vocab, c->hidden);
-    for (uint32_t l = 0; l < c->layers; l++) {
-        for (int w = 0; w < ENG_W_COUNT; w++) {
-            g_autofree char *nm = g_strdup_printf("model.layers.%u.%s.weight", l, proj[w]);
-            const EngMatrix *mat = eng_model_weight(m, l, (EngWeight) w);
-            add_tensor(nm, mat->f32, mat->rows, mat->cols);
-        }
-        g_autofree char *n0 = g_strdup_printf("model.layers.%u.input_layernorm.weight", l);
-        g_autofree char *n1 = g_strdup_printf("model.layers.%u.post_attention_layernorm.weight",
-                                              l);
-        add_tensor(n0, eng_model_norm(m, l, 0), c->hidden, 0);
-        add_tensor(n1, eng_model_norm(m, l, 1), c->hidden, 0);
-    }
-    add_tensor("model.norm.weight", eng_model_norm(m, c->layers, 0), c->hidden, 0);
-    const EngMatrix *head = eng_model_lm_head(m);
-    add_tensor("lm_head.weight", head->f32, head->rows, head->cols);
-    g_string_append_c(hdr, '}');
-    char *dir = g_dir_make_tmp("hs-weights-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "model.safetensors", NULL);
-    g_autofree char *cfg = g_build_filename(dir, "config.json", NULL);
-    g_autoptr(GByteArray) file = g_byte_array_new();
-    uint64_t hl = hdr->len;
-    g_byte_array_append(file, (const guint8 *) &hl, 8);
-    g_byte_array_append(file, (const guint8 *) hdr->str, hdr->len);
-    g_byte_array_append(file, body->data, body->len);
-    g_assert_true(g_file_set_contents(path, (const char *) file->data, file->len, NULL));
-    g_assert_true(g_file_set_contents(cfg, config, -1, NULL));
-    g_byte_array_unref(body);
-    g_string_free(hdr, TRUE);
-    return dir;
-}
-
-static void
-rm_dir(const char *dir)
-{
-    g_autofree char *p = g_build_filename(dir, "model.safetensors", NULL);
-    g_autofree char *c = g_build_filename(dir, "config.json", NULL);
-    g_unlink(p);
-    g_unlink(c);
-    g_rmdir(dir);
 }
 
 /* tiny's config and a directory of its shape holding seed @seed's weights */
@@ -107,7 +34,7 @@ tiny_dir(uint64_t seed, MdlSpec **spec)
     sim_run_engine_config(tiny, seed, &cfg);
     cfg.weights = ENG_WFMT_F32;
     g_autoptr(EngModel) m = eng_model_new(&cfg);
-    char *dir = write_dir(m, text);
+    char *dir = hs_test_model_dir(m, text, NULL);
     *spec = mdl_spec_load(dir, models, &error);
     g_assert_no_error(error);
     return dir;
@@ -155,7 +82,7 @@ test_directory_weights_used(void)
     g_autofree char *syn = sim_workload_weights(&w);
     g_assert_cmpstr(syn, ==, "synthetic seed 1");
     mdl_spec_free(spec);
-    rm_dir(dir);
+    hs_test_model_dir_remove(dir);
 }
 
 /* A directory without a tensor the check needs: the tensor and the file
@@ -227,7 +154,7 @@ test_directory_dropped_syncs(void)
         g_assert_cmpint(check.match, ==, !broken);
     }
     mdl_spec_free(spec);
-    rm_dir(dir);
+    hs_test_model_dir_remove(dir);
 }
 
 int
