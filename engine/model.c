@@ -390,14 +390,10 @@ read_tensor(const EngSafetensors *st, const char *name, uint64_t rows, uint64_t 
     return g_steal_pointer(&out);
 }
 
+/* @t (rows x cols FP32, taken) as a matrix in @format. */
 static EngMatrix *
-read_matrix(const EngSafetensors *st, const char *name, uint32_t rows, uint32_t cols,
-            EngWFormat format, GError **error)
+matrix_from(float *t, uint32_t rows, uint32_t cols, EngWFormat format)
 {
-    float *t = read_tensor(st, name, rows, cols, error);
-    if (t == NULL) {
-        return NULL;
-    }
     if (format == ENG_WFMT_F32) {
         return eng_matrix_new_f32(t, rows, cols);
     }
@@ -405,6 +401,14 @@ read_matrix(const EngSafetensors *st, const char *name, uint32_t rows, uint32_t 
     eng_matrix_set_rows(m, 0, rows, t);
     g_free(t);
     return m;
+}
+
+static EngMatrix *
+read_matrix(const EngSafetensors *st, const char *name, uint32_t rows, uint32_t cols,
+            EngWFormat format, GError **error)
+{
+    float *t = read_tensor(st, name, rows, cols, error);
+    return t ? matrix_from(t, rows, cols, format) : NULL;
 }
 
 /* The names a layout gives its tensors (see EngLayout). */
@@ -455,18 +459,6 @@ static const Layout layouts[ENG_LAYOUT_COUNT] = {
         "transformer.output_layer",
     },
 };
-
-static EngMatrix *
-matrix_from(float *t, uint32_t rows, uint32_t cols, EngWFormat format)
-{
-    if (format == ENG_WFMT_F32) {
-        return eng_matrix_new_f32(t, rows, cols);
-    }
-    EngMatrix *m = eng_matrix_new(format, rows, cols);
-    eng_matrix_set_rows(m, 0, rows, t);
-    g_free(t);
-    return m;
-}
 
 /* Rows of packed Q/K/V @src [q + 2 kv, cols] into @out[3] (cols 1: a
  * bias): [q; k; v], or grouped per KV head (its queries, K, V). */
