@@ -189,6 +189,52 @@ test_nested_and_arrays(void)
     hs_param_clear(outer_params, &o);
 }
 
+/* Names: a required one must be there and say something; an optional one
+ * is NULL when absent, and "" is refused either way. */
+typedef struct Named {
+    char *id, *why;
+} Named;
+
+static const HsParam named_params[] = {
+    HS_PARAM_NAME("id", Named, id, "the id"),
+    HS_PARAM_NAME_OPT("why", Named, why, "the reason"),
+    HS_PARAM_END
+};
+
+static void
+test_names(void)
+{
+    static const struct {
+        const char *json, *message;
+    } cases[] = {
+        { "{\"id\":\"a\"}", NULL },
+        { "{\"id\":\"a\",\"why\":\"b\"}", NULL },
+        { "{}", "$: missing required key \"id\" (a non-empty string, the id)" },
+        { "{\"id\":\"\"}", "$.id: expected a non-empty string (got \"\")" },
+        { "{\"id\":\"a\",\"why\":\"\"}", "$.why: expected a non-empty string (got \"\")" },
+        { "{\"id\":\"a\",\"why\":null}", "$.why: expected a non-empty string (got null)" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(cJSON) obj = cJSON_Parse(cases[i].json);
+        g_autoptr(GError) error = NULL;
+        Named n = { 0 };
+        hs_param_set_defaults(named_params, &n);
+        gboolean ok = hs_param_apply(obj, "$", named_params, &n, NULL, NULL, &error);
+        if (cases[i].message) {
+            g_assert_false(ok);
+            g_assert_cmpstr(error->message, ==, cases[i].message);
+        } else {
+            g_assert_no_error(error);
+            g_assert_cmpstr(n.id, ==, "a");
+            g_assert_cmpstr(n.why, ==, i == 1 ? "b" : NULL);
+        }
+        hs_param_clear(named_params, &n);
+    }
+    g_autoptr(GString) help = g_string_new(NULL);
+    hs_param_describe(named_params, help);
+    g_assert_nonnull(strstr(help->str, "a non-empty string; optional"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -198,5 +244,6 @@ main(int argc, char **argv)
     g_test_add_func("/sim/param/units", test_units);
     g_test_add_func("/sim/param/nested-and-arrays", test_nested_and_arrays);
     g_test_add_func("/sim/param/json-parse-errors", test_json_parse_errors);
+    g_test_add_func("/sim/param/names", test_names);
     return g_test_run();
 }

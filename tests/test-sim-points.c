@@ -31,12 +31,12 @@ test_good(void)
     g_assert_cmpuint(p->n, ==, 1);
     const HsPoint *a = &p->points[0];
     g_assert_cmpint(a->metric, ==, HS_METRIC_DECODE_SPEEDUP);
-    g_assert_true(a->sync_driver && !a->base_sync_driver);
-    g_assert_cmpuint(a->n_prompts, ==, 2);
-    g_assert_cmpuint(a->prompts[1], ==, 64);
-    g_assert_cmpuint(a->batch, ==, 32);
-    g_assert_cmpuint(a->base_batch, ==, 1);
-    g_assert_cmpstr(a->base_model, ==, "tiny");            /* the point's by default */
+    g_assert_true(a->sync_driver && !a->base.sync_driver);
+    g_assert_cmpuint(a->wl.n_prompts, ==, 2);
+    g_assert_cmpuint(a->wl.prompts[1], ==, 64);
+    g_assert_cmpuint(a->wl.batch, ==, 32);
+    g_assert_cmpuint(a->base.batch, ==, 1);
+    g_assert_cmpstr(a->base.model, ==, "tiny");            /* the point's by default */
     g_assert_true(a->range && a->lo == 1.5 && isinf(a->hi));
     g_assert_cmpfloat(a->published, ==, 1.5);
 
@@ -58,9 +58,9 @@ test_bad(void)
         { "[]", "p.json: $: expected an object (got an array)" },
         { "{\"points\":[]}", "p.json: $.points: expected a non-empty array of points (got an array)" },
         { "{\"points\":[1]}", "p.json: $.points[0]: expected an object (got 1)" },
-        { "{\"points\":{},\"x\":1}", "p.json: $: unknown key \"x\" (known: description, paper, notes, points)" },
+        { "{\"points\":{},\"x\":1}", "p.json: $: unknown key \"x\" (known keys: description, paper, notes, points)" },
         { "{\"notes\":[1],\"points\":[{}]}", "p.json: $.notes[0]: expected a string (got 1)" },
-        { "{\"points\":[{\"id\":\"\"}]}", "p.json: $.points[0].id: expected a string (got \"\")" },
+        { "{\"points\":[{\"id\":\"\"}]}", "p.json: $.points[0].id: expected a non-empty string (got \"\")" },
         { "{\"points\":[{\"id\":\"a\",\"id\":\"b\"}]}", "p.json: $.points[0]: duplicate key \"id\"" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {

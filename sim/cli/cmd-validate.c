@@ -155,19 +155,19 @@ eval_point(Ctx *c, const HsPoint *pt, int idx, Row *row, GError **error)
     g_autofree char *path = g_strdup_printf("$.points[%d]", idx);
     gboolean ratio = hs_metric_is_ratio(pt->metric);
     double acc = 0;
-    for (guint i = 0; i < pt->n_prompts; i++) {
-        uint32_t pr = pt->prompts[i];
+    for (guint i = 0; i < pt->wl.n_prompts; i++) {
+        uint32_t pr = pt->wl.prompts[i];
         Measured a, b;
-        if (!simulate(c, pt->soc, pt->model, pt->policy, pt->sync_driver, pr, pt->decode,
-                      pt->batch, &a, path, error)) {
+        if (!simulate(c, pt->soc, pt->model, pt->policy, pt->sync_driver, pr, pt->wl.decode,
+                      pt->wl.batch, &a, path, error)) {
             return FALSE;
         }
         double va = metric_of(pt->metric, &a), v = va;
         sim_run_report_clear(&a.r);
         if (ratio) {
             g_autofree char *bpath = g_strdup_printf("%s.baseline", path);
-            if (!simulate(c, pt->soc, pt->base_model, pt->base_policy, pt->base_sync_driver,
-                          pr, pt->decode, pt->base_batch, &b, bpath, error)) {
+            if (!simulate(c, pt->soc, pt->base.model, pt->base.policy, pt->base.sync_driver,
+                          pr, pt->wl.decode, pt->base.batch, &b, bpath, error)) {
                 return FALSE;
             }
             double vb = metric_of(pt->metric, &b);
@@ -178,7 +178,7 @@ eval_point(Ctx *c, const HsPoint *pt, int idx, Row *row, GError **error)
         acc += v;
     }
     row->pt = pt;
-    row->simulated = acc / pt->n_prompts;
+    row->simulated = acc / pt->wl.n_prompts;
     if (pt->range) {
         double bound = row->simulated < pt->lo ? pt->lo : row->simulated > pt->hi ? pt->hi
                                                                                   : NAN;

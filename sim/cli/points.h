@@ -40,6 +40,29 @@ extern const char *const hs_metric_name[];   /* HS_METRIC_COUNT entries: checked
 /* Does @m compare the point's run with a baseline run? */
 gboolean hs_metric_is_ratio(HsMetric m);
 
+/* What a workload may ask for: the limits `run` puts on its options. */
+#define HS_POINT_MAX_PROMPT 32768
+#define HS_POINT_MAX_PROMPTS 64
+#define HS_POINT_MAX_DECODE 4096
+#define HS_POINT_MAX_BATCH 256
+
+/* $.points[i].workload */
+typedef struct HsPointWorkload {
+    uint32_t prompt;             /* as written (0: absent, "prompts" given) */
+    uint32_t prompts[HS_POINT_MAX_PROMPTS];  /* one or more prompt lengths
+                                  * ("prompt" is copied to prompts[0]) */
+    uint32_t n_prompts;
+    uint32_t decode, batch;
+} HsPointWorkload;
+
+/* $.points[i].baseline: ratios only; model and batch default to the
+ * point's */
+typedef struct HsPointBaseline {
+    char *policy, *model;
+    gboolean sync_driver;        /* sync "driver" (else "fast") */
+    uint32_t batch;
+} HsPointBaseline;
+
 typedef struct HsPoint {
     char *id, *paper, *soc, *model, *policy;
     gboolean sync_driver;        /* sync "driver" (else "fast") */
@@ -50,20 +73,16 @@ typedef struct HsPoint {
                                   * is open (lo -inf / hi +inf) */
     double lo, hi;
     double tolerance_pct;
-    uint32_t *prompts;           /* one or more prompt lengths */
-    uint32_t n_prompts;
-    uint32_t decode, batch;
-    /* ratios only: the baseline run (model and batch default to the
-     * point's) */
-    char *base_policy, *base_model;
-    gboolean base_sync_driver;
-    uint32_t base_batch;
+    HsPointWorkload wl;
+    HsPointBaseline base;
     char *known_miss;            /* why it misses (NULL: it must be met) */
     char *calibrated;            /* what was fitted to it (NULL: prediction) */
+    char *note;
 } HsPoint;
 
 typedef struct HsPoints {
     char *name;                  /* the paper, from $.paper or the file stem */
+    char *description;
     HsPoint *points;
     guint n;
 } HsPoints;

@@ -6,6 +6,7 @@
 #include "sim/util/escape.h"
 #include "sim/util/json.h"
 #include "sim/util/override.h"
+#include "sim/util/param.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,15 @@ static const char *const run_options[] = {
     "soc", "model", "policy", "sync", "prompt", "decode", "batch", "chunk",
     "functional", "seed", "render", "frame-ms", "frame-mb", "llm-priority", NULL,
 };
+
+/* The spec's own keys; base, axes and points are maps whose keys are the
+ * settings a sweep varies (any run option, any config key), read by hand
+ * below. */
+static const HsParam root_params[] = {
+    HS_PARAM_NAME_OPT("description", HsSweepSpec, description, "what the sweep asks"),
+    HS_PARAM_END
+};
+static const char *const root_extra_keys[] = { "base", "axes", "points", NULL };
 
 static void
 point_free(HsSweepPoint *p)
@@ -31,6 +41,7 @@ hs_sweep_spec_free(HsSweepSpec *s)
         return;
     }
     g_free(s->path);
+    hs_param_clear(root_params, s);
     if (s->points) {
         g_ptr_array_unref(s->points);
     }
@@ -143,23 +154,11 @@ expand(HsSweepSpec *s, const cJSON *base, const cJSON *const *axes, int a, int n
 static HsSweepSpec *
 spec_from_json(const cJSON *root, guint max_points, GError **error)
 {
-    if (!cJSON_IsObject(root)) {
-        g_autofree char *got = hs_json_describe(root);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$: expected an object with base, axes and points (got %s)", got);
+    g_autoptr(HsSweepSpec) s = g_new0(HsSweepSpec, 1);
+    if (!hs_param_apply(root, "$", root_params, s, root_extra_keys, NULL, error)) {
         return NULL;
     }
     const cJSON *it = NULL;
-    static const char *const top[] = { "description", "base", "axes", "points", NULL };
-    cJSON_ArrayForEach(it, root) {
-        if (!g_strv_contains(top, it->string)) {
-            g_autofree char *got = hs_escape(it->string);
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
-                        "$: unknown key \"%s\" (known keys: description, base, axes, points)",
-                        got);
-            return NULL;
-        }
-    }
     const cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
     const cJSON *axes = cJSON_GetObjectItemCaseSensitive(root, "axes");
     const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
@@ -218,7 +217,6 @@ spec_from_json(const cJSON *root, guint max_points, GError **error)
             return NULL;
         }
     }
-    g_autoptr(HsSweepSpec) s = g_new0(HsSweepSpec, 1);
     s->points = g_ptr_array_new_with_free_func((GDestroyNotify) point_free);
     if (axis->len || pts == NULL || cJSON_GetArraySize(pts) == 0) {
         g_autoptr(cJSON) cur = cJSON_CreateObject();

@@ -34,6 +34,7 @@ typedef struct HsSweepPoint {
 
 typedef struct HsSweepSpec {
     char *path;
+    char *description;           /* $.description, NULL if none */
     GPtrArray *points;           /* of HsSweepPoint *, owned */
     GPtrArray *names;            /* every setting name, sorted (char *, owned) */
 } HsSweepSpec;

@@ -13,7 +13,7 @@
 static gboolean
 is_required(const HsParam *p)
 {
-    return p->type == HS_PARAM_T_STR ? p->def_str == NULL : isnan(p->def);
+    return p->type == HS_PARAM_T_STR ? p->def_str == NULL && !p->optional : isnan(p->def);
 }
 
 static uint32_t *
@@ -125,7 +125,7 @@ expected_text(const HsParam *p)
             g_autofree char *list = g_strjoinv(", ", (char **) p->choices);
             return g_strdup_printf("one of %s", list);
         }
-        return g_strdup("a string");
+        return g_strdup(p->min > 0 ? "a non-empty string" : "a string");
     case HS_PARAM_T_OBJ:
         return g_strdup("an object");
     case HS_PARAM_T_ENUM: {
@@ -260,7 +260,8 @@ apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
         return TRUE;
     case HS_PARAM_T_STR:
         if (!cJSON_IsString(item) ||
-            (p->choices && !in_list(p->choices, item->valuestring))) {
+            (p->choices && !in_list(p->choices, item->valuestring)) ||
+            (p->min > 0 && item->valuestring[0] == '\0')) {
             return bad_value(p, path, item, error);
         }
         g_free(*(char **) field(out, p));
@@ -532,7 +533,8 @@ hs_param_describe(const HsParam *table, GString *text)
         } else if (p->type == HS_PARAM_T_ENUM) {
             def = g_strdup_printf("default \"%s\"", p->choices[(int) p->def]);
         } else if (p->type == HS_PARAM_T_STR) {
-            def = g_strdup_printf("default \"%s\"", p->def_str);
+            def = p->def_str ? g_strdup_printf("default \"%s\"", p->def_str)
+                             : g_strdup("optional");
         } else if (p->type == HS_PARAM_T_BOOL) {
             def = g_strdup_printf("default %s", p->def != 0 ? "true" : "false");
         } else {

@@ -12,7 +12,8 @@
  *
  * Each macro checks at compile time that the field has the C type its
  * kind stores (QEMU's DEFINE_PROP does the same): HS_PARAM_U32 on a double
- * field does not build.  HS_PARAM_OBJ reads a nested object into an
+ * field does not build.  HS_PARAM_NAME is a non-empty string (required, or
+ * with HS_PARAM_NAME_OPT NULL when absent).  HS_PARAM_OBJ reads a nested object into an
  * embedded struct with its own table; HS_PARAM_U32_ARRAY an array of
  * integers into a fixed array plus a count.
  *
@@ -50,10 +51,12 @@ typedef struct HsParam {
     const char *name;            /* JSON key, snake_case with unit suffix */
     HsParamType type;
     size_t offset;               /* offsetof(struct, field) */
-    double min, max;             /* inclusive range for numbers */
+    double min, max;             /* inclusive range for numbers; STR: min 1 is
+                                  * a non-empty string */
     gboolean min_open;           /* F64: min itself excluded, (min, max] */
     double def;                  /* default; HS_REQUIRED (NaN) if required */
-    const char *def_str;         /* STR default; NULL if required */
+    const char *def_str;         /* STR default; NULL if required (or, @optional, absent) */
+    gboolean optional;           /* STR: absent leaves NULL, not an error */
     const char *const *choices;  /* STR: NULL-terminated allowed values; ENUM: the
                                   * enum's name table (max + 1 entries) */
     const char *desc;            /* one line, for --describe */
@@ -91,6 +94,15 @@ typedef struct HsParam {
 #define HS_PARAM_STR(n, T, f, d, ch, text)                                    \
     { .name = (n), .type = HS_PARAM_T_STR, .offset = HS_PARAM_OFFSET(T, f, char *), \
       .def_str = (d), .choices = (ch), .desc = (text) }
+/* a name (an id, a model, a reason): a non-empty string, required */
+#define HS_PARAM_NAME(n, T, f, text)                                          \
+    { .name = (n), .type = HS_PARAM_T_STR, .offset = HS_PARAM_OFFSET(T, f, char *), \
+      .min = 1, .desc = (text) }
+/* the same, optional: absent leaves T.f NULL (a string that is there must
+ * say something) */
+#define HS_PARAM_NAME_OPT(n, T, f, text)                                      \
+    { .name = (n), .type = HS_PARAM_T_STR, .offset = HS_PARAM_OFFSET(T, f, char *), \
+      .min = 1, .optional = TRUE, .desc = (text) }
 /* T.f is a struct S read by @table (absent: @table's defaults; @req: the
  * object must be there) */
 #define HS_PARAM_OBJ(n, T, f, S, table, req, text)                            \

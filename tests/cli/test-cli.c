@@ -971,7 +971,8 @@ test_validate(void)
     g_assert_true(g_file_set_contents(pts, "{\"points\":[{\"id\":\"x\"}]}", -1, NULL));
     g_autoptr(Run) b = hs("validate", "--points", pts, NULL);
     g_assert_cmpint(b->status, ==, 1);
-    g_autofree char *want = g_strdup_printf("%s: $.points[0].paper: expected a string (got nothing)", pts);
+    g_autofree char *want = g_strdup_printf("%s: $.points[0]: missing required key \"paper\" "
+                                            "(a non-empty string, paper and section)", pts);
     assert_one_error_line(b, want);
     g_unlink(pts);
     g_rmdir(dir);
@@ -1018,8 +1019,8 @@ test_bad_points(void)
         { "batch-zero.json", "$.points[0].workload.batch: expected an integer in [1, 256] (got 0)" },
         { "range-reversed.json", "$.points[0].published_range[1]: expected a bound at least the lower one, 2 (got 1)" },
         { "range-open-both.json", "$.points[0].published_range: expected at least one finite bound (got an array)" },
-        { "unknown-key.json", "$.points[0]: unknown key \"tolerance\" (known: id, paper, soc, model, metric, policy, sync, baseline, workload, published, published_range, tolerance_pct, known_miss, calibrated, note)" },
-        { "bad-sync.json", "$.points[0].sync: expected \"driver\" or \"fast\" (got \"slow\")" },
+        { "unknown-key.json", "$.points[0]: unknown key \"tolerance\" (known keys: id, paper, soc, model, metric, policy, sync, baseline, workload, published, tolerance_pct, known_miss, calibrated, note, published_range)" },
+        { "bad-sync.json", "$.points[0].sync: expected one of fast, driver (got \"slow\")" },
         { "ratio-no-baseline.json", "$.points[0]: missing key \"baseline\" (a prefill_speedup compares two runs)" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {

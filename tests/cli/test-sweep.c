@@ -654,6 +654,10 @@ test_sweep_spec_errors(void)
         { "{\"base\": 3}", "$.base: expected an object of settings (got 3)" },
         { "{\"grid\": {}}",
           "$: unknown key \"grid\" (known keys: description, base, axes, points)" },
+        /* the spec's own keys, on the param table */
+        { "[1]", "$: expected an object (got an array)" },
+        { "{\"description\": 3}", "$.description: expected a non-empty string (got 3)" },
+        { "{\"axes\": {}, \"axes\": {}}", "$: duplicate key \"axes\"" },
     };
     g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
     g_autofree char *path = g_build_filename(dir, "bad.json", NULL);
