@@ -109,8 +109,10 @@ count(const cJSON *root, const char *ph, const char *name, int *max_pid)
 }
 
 /* A run fed through the observer as it goes: a prefill task, then decode
- * steps 0..3 of one task each, each submitted by the host; two runs in one
- * file (a comparison), the second keeping decode steps 1..2 only. */
+ * steps 0..3 of one task each, each submitted by the host; two labelled
+ * runs in one file (a comparison), the second keeping decode steps 1..2
+ * only, each one process named after its label whose threads are its
+ * tracks. */
 static void
 test_streamed(void)
 {
@@ -166,13 +168,23 @@ test_streamed(void)
     g_assert_cmpint(count(root, "X", "prefill", NULL), ==, 1);
     g_assert_cmpint(count(root, "i", NULL, NULL), ==, 4 + 2);
     g_assert_cmpint(count(root, "i", "decode step 2", NULL), ==, 2);
-    g_assert_cmpint(max_pid, ==, 2 * (2 + 3));      /* each run its own pids */
-    /* a submission names what it submits */
+    g_assert_cmpint(max_pid, ==, 2);                /* each run one process */
+    /* a submission names what it submits; it is on thread "cpu
+     * submissions" (processor 1's tracks from 2 * 1000000) */
     g_assert_nonnull(strstr(text, "\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\","
-                                  "\"pid\":2,\"tid\":100000,\"ts\":9.000,\"dur\":1.000,"
+                                  "\"pid\":1,\"tid\":2100000,\"ts\":9.000,\"dur\":1.000,"
                                   "\"args\":{\"task\":1,\"kind\":\"kernel\",\"on\":\"gpu\","
                                   "\"kernel\":\"L0.wq\"}"));
-    g_assert_nonnull(strstr(text, "\"args\":{\"name\":\"b: gpu\"}"));
+    g_assert_nonnull(strstr(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+                                  "\"args\":{\"name\":\"a\"}}"));
+    g_assert_nonnull(strstr(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,"
+                                  "\"args\":{\"name\":\"b\"}}"));
+    g_assert_nonnull(strstr(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,"
+                                  "\"tid\":1000000,\"args\":{\"name\":\"gpu lane 0\"}}"));
+    g_assert_nonnull(strstr(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
+                                  "\"tid\":2100000,\"args\":{\"name\":\"cpu submissions\"}}"));
+    /* the DRAM counters under the run's process */
+    g_assert_nonnull(strstr(text, "{\"name\":\"dram_total_gbps\",\"ph\":\"C\",\"pid\":2,"));
 
     /* an aborted trace leaves no file */
     g_autofree char *gone = g_build_filename(dir, "gone.json", NULL);

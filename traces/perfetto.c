@@ -12,6 +12,10 @@
 /* tids of the extra tracks, above any task lane */
 #define TID_SUBMIT 100000
 #define TID_FRAMES 100001
+/* A labelled run is one process: the track (tid) of its processor, sync,
+ * dram or request "process" k becomes thread k * TID_STRIDE + tid (above
+ * TID_FRAMES, so no two tracks of a run meet). */
+#define TID_STRIDE 1000000
 
 /* What a flow still needs of an ended task. */
 typedef struct Ended {
@@ -22,6 +26,7 @@ typedef struct Ended {
 
 typedef struct Run {
     uint32_t pid0;               /* procs pid0+1.., then sync, dram, request */
+    uint32_t pid;                /* labelled: the run's one process (0: none) */
     uint32_t n_procs;
     char **proc_names;
     uint32_t control_proc, frame_proc;
@@ -106,8 +111,7 @@ ev(TrcTrace *tr)
 }
 
 static void
-meta_name(TrcTrace *tr, const char *what, uint32_t pid, int64_t tid, const char *prefix,
-          const char *name)
+meta_name(TrcTrace *tr, const char *what, uint32_t pid, int64_t tid, const char *name)
 {
     FILE *fp = ev(tr);
     fprintf(fp, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%u,", what, pid);
@@ -115,9 +119,51 @@ meta_name(TrcTrace *tr, const char *what, uint32_t pid, int64_t tid, const char 
         fprintf(fp, "\"tid\":%" PRId64 ",", tid);
     }
     fputs("\"args\":{\"name\":", fp);
-    g_autofree char *full = g_strconcat(prefix ? prefix : "", prefix ? ": " : "", name, NULL);
-    json_str(fp, full);
+    json_str(fp, name);
     fputs("}}", fp);
+}
+
+/* The pid and tid a run's track (@vpid, @tid) is written with: as is for
+ * a lone run, within the run's one process for a labelled one. */
+static uint32_t
+out_pid(const Run *r, uint32_t vpid)
+{
+    return r->pid ? r->pid : vpid;
+}
+
+static uint64_t
+out_tid(const Run *r, uint32_t vpid, uint64_t tid)
+{
+    return r->pid ? (uint64_t) (vpid - r->pid0) * TID_STRIDE + tid : tid;
+}
+
+/* The name of the run's "process" @vpid (a processor, sync, dram or
+ * request). */
+static const char *
+vpid_name(const Run *r, uint32_t vpid)
+{
+    uint32_t k = vpid - r->pid0;
+    return k <= r->n_procs ? (k ? r->proc_names[k - 1] : "?")
+           : k == r->n_procs + 1 ? "sync" : k == r->n_procs + 2 ? "dram" : "request";
+}
+
+/* Name the track (@vpid, @tid) of the current run: a thread of its
+ * process, or in a labelled run's one process a thread named after both
+ * ("gpu lane 0"), sorted by processor (the request's tracks first). */
+static void
+track_name(TrcTrace *tr, uint32_t vpid, uint32_t tid, const char *name)
+{
+    const Run *r = tr->run;
+    if (r->pid == 0) {
+        meta_name(tr, "thread_name", vpid, tid, name);
+        return;
+    }
+    uint64_t t = out_tid(r, vpid, tid);
+    g_autofree char *full = g_strdup_printf("%s %s", vpid_name(r, vpid), name);
+    meta_name(tr, "thread_name", r->pid, (int64_t) t, full);
+    uint64_t sort = vpid - r->pid0 == r->n_procs + 3 ? tid : t;
+    fprintf(ev(tr), "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%"
+                    PRIu64 ",\"args\":{\"sort_index\":%" PRIu64 "}}", r->pid, t, sort);
 }
 
 /* ---- opening and closing ------------------------------------------------ */
@@ -173,8 +219,10 @@ trc_trace_begin_run(TrcTrace *tr, const char *label, const char *const *proc_nam
 {
     g_assert(tr->run == NULL);
     Run *r = g_new0(Run, 1);
-    r->pid0 = tr->next_pid;
-    tr->next_pid += n_procs + 3;
+    /* a labelled run's tracks are numbered within its process (pid0 0),
+     * a lone run's are processes of their own */
+    r->pid0 = label ? 0 : tr->next_pid;
+    tr->next_pid += label ? 0 : n_procs + 3;
     r->n_procs = n_procs;
     r->proc_names = g_new0(char *, n_procs + 1);
     for (uint32_t p = 0; p < n_procs; p++) {
@@ -193,18 +241,28 @@ trc_trace_begin_run(TrcTrace *tr, const char *label, const char *const *proc_nam
     r->in_window = TRUE;
     tr->run = r;
 
+    if (label) {
+        /* one process named @label; its tracks are threads (track_name) */
+        r->pid = ++tr->next_pid;
+        meta_name(tr, "process_name", r->pid, -1, label);
+        fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
+                        "\"args\":{\"sort_index\":%u}}", r->pid, r->pid);
+        track_name(tr, r->pid0 + n_procs + 3, 0, "phases");
+        track_name(tr, r->pid0 + n_procs + 3, 1, "decode steps");
+        return;
+    }
     for (uint32_t p = 0; p < n_procs; p++) {
-        meta_name(tr, "process_name", r->pid0 + p + 1, -1, label, proc_names[p]);
+        meta_name(tr, "process_name", r->pid0 + p + 1, -1, proc_names[p]);
         fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
                         "\"args\":{\"sort_index\":%u}}", r->pid0 + p + 1, r->pid0 + p + 1);
     }
-    meta_name(tr, "process_name", r->pid0 + n_procs + 1, -1, label, "sync");
-    meta_name(tr, "process_name", r->pid0 + n_procs + 2, -1, label, "dram");
-    meta_name(tr, "process_name", r->pid0 + n_procs + 3, -1, label, "request");
+    meta_name(tr, "process_name", r->pid0 + n_procs + 1, -1, "sync");
+    meta_name(tr, "process_name", r->pid0 + n_procs + 2, -1, "dram");
+    meta_name(tr, "process_name", r->pid0 + n_procs + 3, -1, "request");
     fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
                     "\"args\":{\"sort_index\":%u}}", r->pid0 + n_procs + 3, r->pid0);
-    meta_name(tr, "thread_name", r->pid0 + n_procs + 3, 0, NULL, "phases");
-    meta_name(tr, "thread_name", r->pid0 + n_procs + 3, 1, NULL, "decode steps");
+    meta_name(tr, "thread_name", r->pid0 + n_procs + 3, 0, "phases");
+    meta_name(tr, "thread_name", r->pid0 + n_procs + 3, 1, "decode steps");
 }
 
 /* ---- the run's events -------------------------------------------------- */
@@ -235,7 +293,7 @@ flush_bw(TrcTrace *tr)
         return;
     }
     char ts[32];
-    uint32_t pid = r->pid0 + r->n_procs + 2;
+    uint32_t pid = out_pid(r, r->pid0 + r->n_procs + 2);
     FILE *fp = ev(tr);
     fprintf(fp, "{\"name\":\"dram_bw_gbps\",\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"args\":{", pid,
             us_ns(ts, ns(r->bw_when)));
@@ -289,10 +347,11 @@ on_task_start(void *opaque, uint32_t id, const SimTask *t, SimTime start_ps)
         r->in_window = kept(tr, t);
         if (t->phase == SIM_PHASE_DECODE && r->in_window) {
             char ts[32];
+            uint32_t req = r->pid0 + r->n_procs + 3;
             fprintf(ev(tr), "{\"name\":\"decode step %u\",\"cat\":\"marker\",\"ph\":\"i\","
-                            "\"s\":\"t\",\"pid\":%u,\"tid\":1,\"ts\":%s,"
+                            "\"s\":\"t\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s,"
                             "\"args\":{\"step\":%u,\"first_task\":%u}}", t->step,
-                    r->pid0 + r->n_procs + 3, us_ns(ts, ns(start_ps)), t->step, id);
+                    out_pid(r, req), out_tid(r, req, 1), us_ns(ts, ns(start_ps)), t->step, id);
         }
     }
 }
@@ -310,14 +369,15 @@ ended_of(Run *r, uint32_t id)
 static void
 flow(TrcTrace *tr, const Ended *from, const Ended *to)
 {
+    const Run *r = tr->run;
     char ts[32];
     uint64_t id = ++tr->flow_id;
     fprintf(ev(tr), "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%" PRIu64
-                    ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", id, from->pid, from->lane,
-            us_ns(ts, inside_ns(from->a_ps, from->b_ps)));
+                    ",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s}", id, out_pid(r, from->pid),
+            out_tid(r, from->pid, from->lane), us_ns(ts, inside_ns(from->a_ps, from->b_ps)));
     fprintf(ev(tr), "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
-                    PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":%s}", id, to->pid, to->lane,
-            us_ns(ts, inside_ns(to->a_ps, to->b_ps)));
+                    PRIu64 ",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s}", id, out_pid(r, to->pid),
+            out_tid(r, to->pid, to->lane), us_ns(ts, inside_ns(to->a_ps, to->b_ps)));
 }
 
 static void
@@ -328,9 +388,10 @@ task_slice(TrcTrace *tr, uint32_t id, const SimTask *t, const Ended *e)
     FILE *fp = ev(tr);
     fputs("{\"name\":", fp);
     json_str(fp, t->name);
-    fprintf(fp, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,"
-                "\"args\":{\"task\":%u,\"phase\":\"%s\"",
-            sim_task_kind_name[t->kind], e->pid, e->lane, us_ns(ts, ns(e->a_ps)),
+    fprintf(fp, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s,"
+                "\"dur\":%s,\"args\":{\"task\":%u,\"phase\":\"%s\"",
+            sim_task_kind_name[t->kind], out_pid(r, e->pid), out_tid(r, e->pid, e->lane),
+            us_ns(ts, ns(e->a_ps)),
             us_ns(dur, ns(e->b_ps) - ns(e->a_ps)), id, sim_phase_name[t->phase]);
     if (t->phase == SIM_PHASE_DECODE) {
         fprintf(fp, ",\"step\":%u", t->step);
@@ -393,7 +454,7 @@ on_task_end(void *opaque, const SimPlan *plan, uint32_t id, const SimTask *t,
         SimTime none = 0;
         g_array_append_val(lanes, none);
         g_autofree char *name = g_strdup_printf("lane %u", l);
-        meta_name(tr, "thread_name", e->pid, l, NULL, name);
+        track_name(tr, e->pid, l, name);
     }
     g_array_index(lanes, SimTime, l) = end_ps;
     e->lane = l;
@@ -403,9 +464,9 @@ on_task_end(void *opaque, const SimPlan *plan, uint32_t id, const SimTask *t,
         const SimPreemption *p = &g_array_index(pre, SimPreemption, i);
         char ts[32], dur[32];
         fprintf(ev(tr), "{\"name\":\"preempted\",\"cat\":\"preemption\",\"ph\":\"X\","
-                        "\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"args\":{\"task\":%u}}",
-                e->pid, l, us_ns(ts, ns(p->off_ps)), us_ns(dur, ns(p->back_ps) - ns(p->off_ps)),
-                id);
+                        "\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s,\"dur\":%s,"
+                        "\"args\":{\"task\":%u}}", out_pid(r, e->pid), out_tid(r, e->pid, l),
+                us_ns(ts, ns(p->off_ps)), us_ns(dur, ns(p->back_ps) - ns(p->off_ps)), id);
     }
     /* flows: producers -> this sync, or syncs -> this consumer */
     for (uint32_t d = 0; d < t->n_deps; d++) {
@@ -433,12 +494,13 @@ on_span(void *opaque, uint32_t proc, SimTime a_ps, SimTime b_ps, uint32_t id,
     uint32_t pid = r->pid0 + proc + 1;
     if (!r->submit_track) {
         r->submit_track = TRUE;
-        meta_name(tr, "thread_name", pid, TID_SUBMIT, NULL, "submissions");
+        track_name(tr, pid, TID_SUBMIT, "submissions");
     }
     char ts[32], dur[32];
     FILE *fp = ev(tr);
-    fprintf(fp, "{\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,"
-                "\"ts\":%s,\"dur\":%s", pid, TID_SUBMIT, us_ns(ts, ns(a_ps)),
+    fprintf(fp, "{\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\",\"pid\":%u,\"tid\":%"
+                PRIu64 ",\"ts\":%s,\"dur\":%s", out_pid(r, pid), out_tid(r, pid, TID_SUBMIT),
+            us_ns(ts, ns(a_ps)),
             us_ns(dur, ns(b_ps) - ns(a_ps)));
     if (t) {
         fprintf(fp, ",\"args\":{\"task\":%u,\"kind\":\"%s\",\"on\":", id,
@@ -462,11 +524,12 @@ on_frame(void *opaque, uint32_t proc, const SimFrame *f)
     uint32_t pid = r->pid0 + proc + 1;
     if (!r->frame_track) {
         r->frame_track = TRUE;
-        meta_name(tr, "thread_name", pid, TID_FRAMES, NULL, "game frames");
+        track_name(tr, pid, TID_FRAMES, "game frames");
     }
     char ts[32], dur[32], vs[32];
-    fprintf(ev(tr), "{\"name\":\"frame\",\"cat\":\"render\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,"
-                    "\"ts\":%s,\"dur\":%s,\"args\":{\"vsync_us\":%s}}", pid, TID_FRAMES,
+    fprintf(ev(tr), "{\"name\":\"frame\",\"cat\":\"render\",\"ph\":\"X\",\"pid\":%u,\"tid\":%"
+                    PRIu64 ",\"ts\":%s,\"dur\":%s,\"args\":{\"vsync_us\":%s}}",
+            out_pid(r, pid), out_tid(r, pid, TID_FRAMES),
             us_ns(ts, ns(f->start_ps)), us_ns(dur, ns(f->end_ps) - ns(f->start_ps)),
             us_ns(vs, ns(f->vsync_ps)));
 }
@@ -497,9 +560,11 @@ trc_trace_end_run(TrcTrace *tr)
     flush_bw(tr);
     if (r->prefill_seen && tr->keep_prefill) {
         char ts[32], dur[32];
+        uint32_t req = r->pid0 + r->n_procs + 3;
         fprintf(ev(tr), "{\"name\":\"prefill\",\"cat\":\"marker\",\"ph\":\"X\",\"pid\":%u,"
-                        "\"tid\":0,\"ts\":%s,\"dur\":%s}", r->pid0 + r->n_procs + 3,
-                us_ns(ts, ns(r->prefill_a)), us_ns(dur, ns(r->prefill_b) - ns(r->prefill_a)));
+                        "\"tid\":%" PRIu64 ",\"ts\":%s,\"dur\":%s}", out_pid(r, req),
+                out_tid(r, req, 0), us_ns(ts, ns(r->prefill_a)),
+                us_ns(dur, ns(r->prefill_b) - ns(r->prefill_a)));
     }
     run_free(r);
     tr->run = NULL;

@@ -1,10 +1,14 @@
 /*
  * perfetto.h - Chrome / Perfetto trace JSON of a run, written as it goes.
  *
- * A trace holds one or more runs (e.g. one per policy of a comparison);
- * each run gets its own processes (pids): one per processor, one for sync
+ * A trace holds one or more runs (e.g. one per policy of a comparison).
+ * A lone run gets processes (pids): one per processor, one for sync
  * hand-offs, one for DRAM counters and one, "request", with the prefill as
- * a slice and an instant marker where each decode step starts.  Within a
+ * a slice and an instant marker where each decode step starts.  A labelled
+ * run (`compare`: one per policy) is instead one process named after the
+ * label (pids 1, 2, .. in the order they begin) whose threads are those
+ * tracks, named "<processor> lane N", "sync lane N", "<cpu> submissions",
+ * "request phases" .., with the DRAM counters under it.  Within a
  * processor, a task lands on the lowest thread (tid, "lane") whose slices
  * all end before it starts, so every track nests perfectly as Perfetto's
  * JSON importer requires.  Counter tracks show DRAM bandwidth per
@@ -45,8 +49,8 @@ void trc_trace_set_steps(TrcTrace *tr, uint32_t first, uint32_t last, gboolean p
 /*
  * Start a run on a SoC whose processors are @proc_names (@n_procs), the
  * host's submissions on @control_proc and a game's frames on @frame_proc
- * (UINT32_MAX: none).  @label (may be NULL) prefixes its process names
- * ("hetero-tensor: npu") and is the run's "run" arg.  Then feed it the
+ * (UINT32_MAX: none).  @label (may be NULL: a lone run) makes the run
+ * one process of that name (see above).  Then feed it the
  * run's events through trc_trace_observer with @tr as opaque, and
  * trc_trace_end_run when it has ended.
  */

@@ -2,6 +2,7 @@
  * record.c - see record.h.
  */
 #include "traces/record.h"
+#include "traces/workload-json.h"
 #include "sim/util/escape.h"
 #include "sim/util/param.h"
 #include "sim/util/error.h"
@@ -12,15 +13,6 @@
 #include <string.h>
 
 /* ---- writing ------------------------------------------------------------- */
-
-char *
-trc_functional_name(int32_t check_layers)
-{
-    if (check_layers < 0) {
-        return g_strdup("off");
-    }
-    return check_layers == 0 ? g_strdup("full") : g_strdup_printf("layers=%d", check_layers);
-}
 
 static cJSON *
 task_json(const SimTask *t, uint32_t id, const HwSoc *soc)
@@ -84,28 +76,7 @@ trc_record_open(const char *path, const HwSoc *soc, const MdlSpec *spec, const c
     cJSON *model = cJSON_AddObjectToObject(head, "model");
     cJSON_AddStringToObject(model, "name", spec->name);
     cJSON_AddItemToObject(model, "config", mdl_spec_to_json(spec));
-    cJSON *wl = cJSON_AddObjectToObject(head, "workload");
-    cJSON_AddNumberToObject(wl, "prompt", w->prompt);
-    cJSON_AddNumberToObject(wl, "decode", w->decode);
-    cJSON_AddNumberToObject(wl, "batch", w->batch);
-    cJSON_AddStringToObject(wl, "sync", sim_sync_name[w->sync]);
-    g_autofree char *fn = trc_functional_name(w->check_layers);
-    cJSON_AddStringToObject(wl, "functional", fn);
-    cJSON_AddNumberToObject(wl, "seed", (double) w->seed);
-    cJSON *opts = cJSON_AddObjectToObject(wl, "options");
-    cJSON_AddNumberToObject(opts, "chunk_tokens", w->opts.chunk_tokens);
-    cJSON_AddNumberToObject(opts, "row_align", w->opts.row_align);
-    cJSON_AddNumberToObject(opts, "tok_align", w->opts.tok_align);
-    cJSON_AddNumberToObject(opts, "min_npu_shape", w->opts.min_npu_shape);
-    cJSON_AddNumberToObject(opts, "max_npu_shape", w->opts.max_npu_shape);
-    if (w->render.fps > 0) {
-        cJSON *g = cJSON_AddObjectToObject(wl, "render");
-        cJSON_AddNumberToObject(g, "fps", w->render.fps);
-        cJSON_AddNumberToObject(g, "frame_ms", w->render.frame_ms);
-        cJSON_AddNumberToObject(g, "frame_mb", w->render.frame_mb);
-        cJSON_AddStringToObject(g, "llm_priority",
-                                w->render.llm_priority == HW_PRIO_LOW ? "low" : "normal");
-    }
+    cJSON_AddItemToObject(head, "workload", trc_workload_to_json(w));
     cJSON *procs = cJSON_AddArrayToObject(head, "processors");
     for (guint i = 0; i < soc->devs->len; i++) {
         const HwDev *d = g_ptr_array_index(soc->devs, i);
@@ -308,58 +279,6 @@ trace_error(GError **error)
     return FALSE;
 }
 
-/* $.workload.options: every policy option, each required (the writer
- * writes them all); bounds as the command line's */
-static const HsParam options_params[] = {
-    HS_PARAM_U32("chunk_tokens", SimPolicyOptions, chunk_tokens, 1, 65536, HS_REQUIRED,
-                 "chunked prefill: chunk size"),
-    HS_PARAM_U32("row_align", SimPolicyOptions, row_align, 1, 65536, HS_REQUIRED,
-                 "tensor partitions: rows aligned to"),
-    HS_PARAM_U32("tok_align", SimPolicyOptions, tok_align, 1, 65536, HS_REQUIRED,
-                 "tensor partitions: tokens aligned to"),
-    HS_PARAM_U32("min_npu_shape", SimPolicyOptions, min_npu_shape, 1, 65536, HS_REQUIRED,
-                 "smallest standard NPU shape"),
-    HS_PARAM_U32("max_npu_shape", SimPolicyOptions, max_npu_shape, 1, 65536, HS_REQUIRED,
-                 "largest standard NPU shape"),
-    HS_PARAM_END
-};
-
-/* $.workload; the options by key (they were read by position into a struct
- * literal: a reordered SimPolicyOptions would have read silently wrong) */
-static const HsParam workload_params[] = {
-    HS_PARAM_U32("prompt", SimWorkload, prompt, 1, 32768, HS_REQUIRED, "prompt tokens"),
-    HS_PARAM_U32("decode", SimWorkload, decode, 0, 4096, HS_REQUIRED, "decode steps"),
-    HS_PARAM_U32("batch", SimWorkload, batch, 1, 256, HS_REQUIRED, "sequences decoded together"),
-    HS_PARAM_U64("seed", SimWorkload, seed, 0, 9007199254740992.0, HS_REQUIRED,
-                 "synthetic weights"),
-    HS_PARAM_ENUM("sync", SimWorkload, sync, SimSyncMech, sim_sync_name, SIM_SYNC_COUNT,
-                  HS_REQUIRED, "sync mechanism"),
-    HS_PARAM_OBJ("options", SimWorkload, opts, SimPolicyOptions, options_params, TRUE,
-                 "policy options"),
-    HS_PARAM_END
-};
-
-/* $.workload.render, as the command line's --render options */
-typedef enum { RENDER_PRIO_LOW, RENDER_PRIO_NORMAL, RENDER_PRIO_COUNT } RenderPrio;
-static const char *const render_prio_name[] = { "low", "normal" };
-G_STATIC_ASSERT(G_N_ELEMENTS(render_prio_name) == RENDER_PRIO_COUNT);
-
-typedef struct RenderKeys {
-    double fps, frame_ms, frame_mb;
-    RenderPrio priority;
-} RenderKeys;
-
-static const HsParam render_params[] = {
-    HS_PARAM_F64("fps", RenderKeys, fps, 0, 1000, HS_REQUIRED, "frames per second"),
-    HS_PARAM_F64("frame_ms", RenderKeys, frame_ms, 1e-6, 1000, HS_REQUIRED,
-                 "GPU time of one frame alone"),
-    HS_PARAM_F64("frame_mb", RenderKeys, frame_mb, 0, 4096, HS_REQUIRED,
-                 "DRAM traffic of one frame (MiB)"),
-    HS_PARAM_ENUM("llm_priority", RenderKeys, priority, RenderPrio, render_prio_name,
-                  RENDER_PRIO_COUNT, HS_REQUIRED, "the LLM's GPU queue priority"),
-    HS_PARAM_END
-};
-
 static gboolean
 read_workload(TrcRecording *r, const cJSON *root, GError **error)
 {
@@ -367,38 +286,8 @@ read_workload(TrcRecording *r, const cJSON *root, GError **error)
     if (w == NULL) {
         return FALSE;
     }
-    if (!cJSON_IsObject(w)) {
-        return bad(error, w, "$.workload", "an object");
-    }
-    /* the numbers, the sync and the policy options by key through the
-     * table; functional and render below */
     sim_workload_init(&r->workload);
-    static const char *const own_keys[] = { "functional", "render", NULL };
-    if (!hs_param_apply(w, "$.workload", workload_params, &r->workload, own_keys, NULL,
-                        error)) {
-        return trace_error(error);
-    }
-    const char *fn = get_str(w, "$.workload", "functional", error);
-    if (fn == NULL) {
-        return FALSE;
-    }
-    if (!sim_functional_parse(fn, &r->workload.check_layers)) {
-        return bad(error, cJSON_GetObjectItem(w, "functional"), "$.workload.functional",
-                   "off, full or layers=N");
-    }
-    /* optional: a game rendering alongside */
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(w, "render");
-    if (g) {
-        RenderKeys rk = { 0 };
-        if (!hs_param_apply(g, "$.workload.render", render_params, &rk, NULL, NULL, error)) {
-            return trace_error(error);
-        }
-        r->workload.render = (SimRender) {
-            .fps = rk.fps, .frame_ms = rk.frame_ms, .frame_mb = rk.frame_mb,
-            .llm_priority = rk.priority == RENDER_PRIO_LOW ? HW_PRIO_LOW : HW_PRIO_NORMAL,
-        };
-    }
-    return TRUE;
+    return trc_workload_from_json(w, "$.workload", &r->workload, error) || trace_error(error);
 }
 
 /*

@@ -100,7 +100,4 @@ SimPlan *trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **e
  */
 char *trc_plan_unsynced(const SimPlan *plan, const HwSoc *soc);
 
-/* "off", "full" or "layers=N" for @check_layers. (transfer full) */
-char *trc_functional_name(int32_t check_layers);
-
 #endif /* TRC_RECORD_H */

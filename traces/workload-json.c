@@ -22,13 +22,25 @@ static const HsParam options_params[] = {
     HS_PARAM_END
 };
 
-/* a game rendering alongside; its llm_priority ("low" | "normal") beside */
+/* a game rendering alongside, as the command line's --render options;
+ * the priority by name ("low" | "normal") */
+typedef enum { RENDER_PRIO_LOW, RENDER_PRIO_NORMAL, RENDER_PRIO_COUNT } RenderPrio;
+static const char *const render_prio_name[] = { "low", "normal" };
+G_STATIC_ASSERT(G_N_ELEMENTS(render_prio_name) == RENDER_PRIO_COUNT);
+
+typedef struct RenderKeys {
+    double fps, frame_ms, frame_mb;
+    RenderPrio priority;
+} RenderKeys;
+
 static const HsParam render_params[] = {
-    HS_PARAM_F64("fps", SimRender, fps, 0, 1000, HS_REQUIRED, "frames per second"),
-    HS_PARAM_F64("frame_ms", SimRender, frame_ms, 1e-6, 1000, HS_REQUIRED,
+    HS_PARAM_F64("fps", RenderKeys, fps, 0, 1000, HS_REQUIRED, "frames per second"),
+    HS_PARAM_F64("frame_ms", RenderKeys, frame_ms, 1e-6, 1000, HS_REQUIRED,
                  "GPU time of one frame alone"),
-    HS_PARAM_F64("frame_mb", SimRender, frame_mb, 0, 4096, HS_REQUIRED,
+    HS_PARAM_F64("frame_mb", RenderKeys, frame_mb, 0, 4096, HS_REQUIRED,
                  "DRAM traffic of one frame (MiB)"),
+    HS_PARAM_ENUM("llm_priority", RenderKeys, priority, RenderPrio, render_prio_name,
+                  RENDER_PRIO_COUNT, HS_REQUIRED, "the LLM's GPU queue priority"),
     HS_PARAM_END
 };
 
@@ -76,10 +88,13 @@ trc_workload_to_json(const SimWorkload *w)
         }
     }
     if (w->render.fps > 0) {
-        cJSON *g = cJSON_AddObjectToObject(o, "render");
-        hs_param_dump_json(render_params, &w->render, g);
-        cJSON_AddStringToObject(g, "llm_priority",
-                                w->render.llm_priority == HW_PRIO_LOW ? "low" : "normal");
+        RenderKeys rk = {
+            .fps = w->render.fps, .frame_ms = w->render.frame_ms,
+            .frame_mb = w->render.frame_mb,
+            .priority = w->render.llm_priority == HW_PRIO_LOW ? RENDER_PRIO_LOW
+                                                              : RENDER_PRIO_NORMAL,
+        };
+        hs_param_dump_json(render_params, &rk, cJSON_AddObjectToObject(o, "render"));
     }
     return o;
 }
@@ -95,28 +110,28 @@ trc_workload_from_json(const cJSON *obj, const char *path, SimWorkload *w, GErro
         return FALSE;
     }
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(obj, "functional");
+    if (f == NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: missing key \"functional\"", path);
+        return FALSE;
+    }
     if (!cJSON_IsString(f) || !sim_functional_parse(f->valuestring, &w->check_layers)) {
         g_autofree char *fp = hs_json_path_key(path, "functional");
         return bad(error, fp, "off, full or layers=N", f);
     }
+    /* optional: a game rendering alongside */
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(obj, "render");
     if (g == NULL) {
         return TRUE;
     }
     g_autofree char *gp = hs_json_path_key(path, "render");
-    static const char *const prio_key[] = { "llm_priority", NULL };
-    if (!cJSON_IsObject(g)) {
-        return bad(error, gp, "an object", g);
-    }
-    if (!hs_param_apply(g, gp, render_params, &w->render, prio_key, NULL, error)) {
+    RenderKeys rk = { 0 };
+    if (!hs_param_apply(g, gp, render_params, &rk, NULL, NULL, error)) {
         return FALSE;
     }
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(g, "llm_priority");
-    if (!cJSON_IsString(p) || (strcmp(p->valuestring, "low") != 0 &&
-                               strcmp(p->valuestring, "normal") != 0)) {
-        g_autofree char *pp = hs_json_path_key(gp, "llm_priority");
-        return bad(error, pp, "low or normal", p);
-    }
-    w->render.llm_priority = strcmp(p->valuestring, "low") == 0 ? HW_PRIO_LOW : HW_PRIO_NORMAL;
+    w->render = (SimRender) {
+        .fps = rk.fps, .frame_ms = rk.frame_ms, .frame_mb = rk.frame_mb,
+        .llm_priority = rk.priority == RENDER_PRIO_LOW ? HW_PRIO_LOW : HW_PRIO_NORMAL,
+    };
     return TRUE;
 }

@@ -3,12 +3,9 @@
  * a recording, written and read through one field table (issue #20 item
  * 5, "one schema" for the workload as report-fields.c is for the report).
  *
- * Not yet used by traces/record.c, whose write side (streaming) and read
- * side (hostile input) were being changed by others at the time: they
- * can adopt it by replacing their hand-written member list with
- * trc_workload_to_json() and trc_workload_from_json().  The JSON it writes
- * is byte for byte what record.c writes today (test-traces-record checks
- * it), so adopting it changes no recording.
+ * traces/record.c writes and reads the member through it; `run --set`,
+ * the recording and replay thus agree on every key's range (decode up to
+ * 65536 as `run --decode`).
  */
 #ifndef TRC_WORKLOAD_JSON_H
 #define TRC_WORKLOAD_JSON_H
@@ -29,7 +26,8 @@ extern const HsParam trc_workload_params[];
 cJSON *trc_workload_to_json(const SimWorkload *w);
 
 /* Read @obj (at JSON path @path) into @w (sim_workload_init first).
- * Errors: HS_CONFIG_ERROR with the JSON path. */
+ * Errors: HS_CONFIG_ERROR with the JSON path (the caller may re-domain
+ * it). */
 gboolean trc_workload_from_json(const cJSON *obj, const char *path, SimWorkload *w,
                                 GError **error);
 

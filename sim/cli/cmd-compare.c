@@ -5,7 +5,7 @@
 #include "sim/cli/report-fields.h"
 #include "sim/cli/run-opts.h"
 #include "sim/cli/config.h"
-#include "sim/cli/trace-merge.h"
+#include "traces/perfetto.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 
@@ -165,7 +165,13 @@ run(int argc, char **argv, GError **error)
         }
     }
     g_autofree SimRunReport *r = g_new0(SimRunReport, list->len);
-    g_autoptr(HsTraceMerge) merge = o.trace ? hs_trace_merge_new() : NULL;
+    /* one trace, each policy's run streamed into it as one process (named
+     * after the policy) as the run goes: nothing is held but the writer's
+     * last steps, whatever the plan's size */
+    g_autoptr(TrcTrace) tr = NULL;
+    if (ok && o.trace) {
+        ok = (tr = hs_run_trace_open(o.trace, error)) != NULL;
+    }
     gboolean tty = isatty(fileno(stderr));
     if (tty && w.check_layers >= 0) {
         fprintf(stderr, "computing the reference...");
@@ -175,26 +181,26 @@ run(int argc, char **argv, GError **error)
     if (w.check_layers >= 0 && checker == NULL) {
         ok = FALSE;
     }
+    g_autoptr(GString) names = g_string_new(NULL);
     for (guint i = 0; i < list->len && ok; i++) {
+        const SimPolicy *p = list->pdata[i];
         if (tty) {
-            fprintf(stderr, "\r[%u/%u] %-16s", i + 1, list->len,
-                    ((const SimPolicy *) list->pdata[i])->name);
+            fprintf(stderr, "\r[%u/%u] %-16s", i + 1, list->len, p->name);
         }
-        if (merge == NULL) {
-            ok = sim_run(soc, spec, list->pdata[i], &w, checker, &r[i], NULL, NULL, error);
-            continue;
+        g_string_append_printf(names, "%s%s", i ? "," : "", p->name);
+        if (tr) {
+            hs_run_trace_begin(tr, p->name, soc, &w);
         }
-        /* with a trace, the whole plan is kept (not streamed) */
-        SimExecResult x = { 0 };
-        g_autoptr(SimPlan) plan = NULL;
-        ok = sim_run(soc, spec, list->pdata[i], &w, checker, &r[i], &x, &plan, error);
-        if (ok) {
-            g_autofree char *text = hs_run_trace_text(soc, plan, &x, &r[i]);
-            hs_trace_merge_add(merge, r[i].policy, text);
+        ok = sim_run(soc, spec, p, &w, checker, &r[i], NULL, NULL, error);
+        if (tr) {
+            hs_run_trace_end(tr, &w);
         }
-        sim_exec_result_clear(&x);
     }
-    ok = ok && (merge == NULL || hs_trace_merge_write(merge, o.trace, error));
+    if (ok && tr) {
+        const char *keys[] = { "soc", "model", "policies", "sync", NULL };
+        const char *vals[] = { soc->name, spec->name, names->str, sim_sync_name[w.sync] };
+        ok = trc_trace_close(g_steal_pointer(&tr), keys, vals, error);
+    }
     if (tty) {
         fprintf(stderr, "\r%40s\r", "");
     }

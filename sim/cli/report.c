@@ -67,53 +67,6 @@ hs_run_trace_close(TrcTrace *tr, const HwSoc *soc, const char *model, const char
     return trc_trace_close(tr, keys, vals, error);
 }
 
-/* The trace writer's input for an executed plan; @names holds the
- * processor names (freed by the caller). */
-static TrcInput
-trace_input(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x,
-            const SimRunReport *r, const char **names, const char **vals)
-{
-    for (guint i = 0; i < soc->devs->len; i++) {
-        names[i] = ((HwDev *) g_ptr_array_index(soc->devs, i))->name;
-    }
-    static const char *const keys[] = { "soc", "model", "policy", "sync", NULL };
-    vals[0] = r->soc;
-    vals[1] = r->model;
-    vals[2] = r->policy;
-    vals[3] = sim_sync_name[r->workload.sync];
-    const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
-    return (TrcInput) {
-        plan, x->times, names, soc->devs->len,
-        (const SimBwSample *) x->bw->data, x->bw->len, keys, vals,
-        x->control ? (const HwSpan *) x->control->data : NULL,
-        x->control ? x->control->len : 0, x->control_proc,
-        x->frames ? (const SimFrame *) x->frames->data : NULL,
-        x->frames ? x->frames->len : 0, gpu ? gpu->index : UINT32_MAX,
-        x->preemptions ? (const SimPreemption *) x->preemptions->data : NULL,
-        x->preemptions ? x->preemptions->len : 0,
-    };
-}
-
-gboolean
-hs_run_write_trace(const char *path, const HwSoc *soc, const SimPlan *plan,
-                   const SimExecResult *x, const SimRunReport *r, GError **error)
-{
-    g_autofree const char **names = g_new0(const char *, soc->devs->len + 1);
-    const char *vals[4];
-    TrcInput in = trace_input(soc, plan, x, r, names, vals);
-    return trc_perfetto_write(path, &in, error);
-}
-
-char *
-hs_run_trace_text(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x,
-                  const SimRunReport *r)
-{
-    g_autofree const char **names = g_new0(const char *, soc->devs->len + 1);
-    const char *vals[4];
-    TrcInput in = trace_input(soc, plan, x, r, names, vals);
-    return trc_perfetto_to_string(&in);
-}
-
 void
 hs_run_print(const HwSoc *soc, const SimRunReport *r, HsFormat format)
 {

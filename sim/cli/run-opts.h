@@ -80,7 +80,7 @@ void hs_run_print_text(const HwSoc *soc, const SimRunReport *r);
 /*
  * A trace written as runs go (report.c): open @path, then for each run
  * hs_run_trace_begin (@label: NULL for a lone run, else e.g. the policy,
- * which prefixes the run's process names) sets @w's observer, the run
+ * which names the run's one process: perfetto.h) sets @w's observer, the run
  * runs, hs_run_trace_end; hs_run_trace_close renames it into place with
  * @soc, @model, @policy and @sync as otherData (abort: trc_trace_abort).
  */
@@ -90,13 +90,6 @@ void hs_run_trace_begin(TrcTrace *tr, const char *label, const HwSoc *soc, SimWo
 void hs_run_trace_end(TrcTrace *tr, SimWorkload *w);
 gboolean hs_run_trace_close(TrcTrace *tr, const HwSoc *soc, const char *model,
                             const char *policy, SimSyncMech sync, GError **error);
-
-/* Write the Perfetto trace of an executed plan (report.c). */
-gboolean hs_run_write_trace(const char *path, const HwSoc *soc, const SimPlan *plan,
-                            const SimExecResult *x, const SimRunReport *r, GError **error);
-/* The same trace as text (compare --trace merges them).  (transfer full) */
-char *hs_run_trace_text(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x,
-                        const SimRunReport *r);
 
 /* A SimProgressFn for a terminal: "what:  42 %" on stderr, cleared at the end. */
 void hs_progress_stderr(void *opaque, const char *what, uint64_t done, uint64_t total);

@@ -406,6 +406,38 @@ test_decode_past_4096_checked(void)
     g_assert_cmpint(cJSON_GetObjectItem(j, "decode_tokens")->valueint, ==, 4097);
 }
 
+/* A run's recording replays whatever decode `run --decode` accepted: the
+ * recording reader capped decode at 4096 while run took up to 65536, so a
+ * longer run recorded a file its own replay refused.  Both read the
+ * workload through one table now (traces/workload-json.c). */
+static void
+test_record_replay_long_decode(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", NULL);
+    g_autofree char *rec = g_build_filename(dir, "rec.json", NULL);
+    g_autoptr(Run) a = hs("run", "--soc", "tiny", "--model", "tiny", "--prompt", "8",
+                          "--decode", "4097", "--set", "model.max_position_embeddings=8192",
+                          "--set", "model.num_hidden_layers=1", "--functional", "off",
+                          "--format", "json", "--record", rec, NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_autoptr(Run) b = hs("replay", rec, "--format", "json", NULL);
+    g_assert_cmpstr(b->err, ==, "");
+    g_assert_cmpint(b->status, ==, 0);
+    g_autoptr(cJSON) ja = cJSON_Parse(a->out), jb = cJSON_Parse(b->out);
+    g_assert_cmpint(cJSON_GetObjectItem(jb, "decode_tokens")->valueint, ==, 4097);
+    /* the same run but the host's wall time and the overrides (the
+     * recording holds the model they made) */
+    for (int i = 0; i < 2; i++) {
+        cJSON *j = i ? jb : ja;
+        cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "sim"), "wall_s");
+        cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "config"), "overrides");
+    }
+    g_autofree char *sa = cJSON_PrintUnformatted(ja), *sb = cJSON_PrintUnformatted(jb);
+    g_assert_cmpstr(sa, ==, sb);
+    g_unlink(rec);
+    g_rmdir(dir);
+}
+
 static void
 test_compare_trace(void)
 {
@@ -1415,6 +1447,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/lists", test_lists);
     g_test_add_func("/cli/policy-plugin", test_policy_plugin);
     g_test_add_func("/cli/record-replay", test_record_replay);
+    g_test_add_func("/cli/record-replay-long-decode", test_record_replay_long_decode);
     g_test_add_func("/cli/stream-trace-record", test_stream_trace_record);
     g_test_add_func("/cli/replay-wrong-plan", test_replay_wrong_plan);
     g_test_add_func("/cli/hostile-text", test_hostile_text);
