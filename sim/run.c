@@ -447,6 +447,8 @@ typedef struct Phases {
     uint32_t *tmpl_exit, n_tmpl_exit;
     MdlGraph *graph;             /* decode step 1's graph, moved on to each step */
     uint32_t *pos0;              /* its nodes' positions at step 1 */
+    SimValues *values;           /* the values check, told each phase's tasks
+                                  * (NULL: none) */
 } Phases;
 
 /* A built-in policy's decode plan does not depend on the step or on the
@@ -583,27 +585,51 @@ phases_next(void *opaque, SimPlan *plan, gboolean *more, GError **error)
     if (ok && w->planned) {
         ok = w->planned(w->planned_opaque, plan, from, error);
     }
+    if (ok && ph->values) {
+        sim_values_add(ph->values, plan, from);
+    }
     ph->next++;
     *more = ph->next <= w->decode;
-    if (w->progress && (!*more || ph->next % 64 == 0)) {
+    /* a checked phase takes long enough to show each */
+    if (w->progress && (!*more || ph->values || ph->next % 64 == 0)) {
         /* a phase is planned when the one before starts */
         w->progress(w->progress_opaque, ph->policy->name, ph->next - 1, w->decode + 1);
     }
     return ok;
 }
 
-/* sim_run without a plan, task times or values to give back: each phase
- * is planned when the one before starts and forgotten once it has ended,
- * so memory stays flat in the number of decode steps. */
+/* sim_run without a plan or task times to give back: each phase is
+ * planned when the one before starts and forgotten once it has ended (the
+ * values check keeps what it needs of it until the phase is compared), so
+ * memory stays flat in the number of decode steps. */
 static gboolean
 run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
-             const SimWorkload *w, SimRunReport *report, GError **error)
+             const SimWorkload *w, SimChecker *checker, SimRunReport *report,
+             GError **error)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     const HwStack *stack = run_stack(soc, policy->stack, w, error);
     if (stack == NULL) {
         return FALSE;
+    }
+    g_autoptr(SimChecker) own = NULL;
+    g_autoptr(SimValues) values = NULL;
+    g_autoptr(SimPlan) plan = sim_plan_new();
+    if (w->check_layers >= 0) {
+        if (checker == NULL) {
+            if (w->progress) {
+                w->progress(w->progress_opaque, "computing the reference", 0, 1);
+            }
+            checker = own = sim_run_checker_new(spec, w, error);
+            if (w->progress) {
+                w->progress(w->progress_opaque, "computing the reference", 1, 1);
+            }
+            if (checker == NULL) {
+                return FALSE;
+            }
+        }
+        values = sim_values_new(checker, plan);
     }
     g_autoptr(SimCostModel) cost = sim_cost_new(soc, stack);
     if (w->render.fps > 0 && w->render.llm_priority < HW_PRIO_NORMAL) {
@@ -612,11 +638,12 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         sim_cost_share_gpu(cost, CLAMP(1.0 - duty, 0.05, 1.0));
     }
     g_assert(w->prompt > 0 && w->batch > 0);
-    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL };
+    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL,
+                  values };
     SimPlanSource src = { phases_next, &ph };
-    g_autoptr(SimPlan) plan = sim_plan_new();
     SimExecResult r = { 0 };
-    gboolean ok = sim_exec_run_full(plan, &src, soc, stack, &w->render, NULL, NULL,
+    gboolean ok = sim_exec_run_full(plan, &src, soc, stack, &w->render,
+                                    values ? &sim_values_ops : NULL, values,
                                     w->observer, w->observer_opaque, &r, error);
     if (w->progress) {
         w->progress(w->progress_opaque, policy->name, w->decode + 1, w->decode + 1);
@@ -636,6 +663,9 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy->name,
                                .stack = stack->name };
     sim_run_measure(soc, &r, w, report);
+    if (values) {
+        sim_values_check(values, &report->check);
+    }
     sim_exec_result_clear(&r);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     report->wall_s = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
@@ -647,8 +677,8 @@ sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         const SimWorkload *w, SimChecker *checker, SimRunReport *report,
         SimExecResult *exec, SimPlan **plan_out, GError **error)
 {
-    if (exec == NULL && plan_out == NULL && w->check_layers < 0) {
-        return run_streamed(soc, spec, policy, w, report, error);
+    if (exec == NULL && plan_out == NULL && !g_getenv("HS_NO_STREAM")) {
+        return run_streamed(soc, spec, policy, w, checker, report, error);
     }
     g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, NULL, error);
     if (plan == NULL || (w->planned && !w->planned(w->planned_opaque, plan, plan->base,

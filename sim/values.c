@@ -56,14 +56,24 @@ struct SimChecker {
  * that needs them (a step is cheap; the prefill is not). */
 #define REF_KEEP_BYTES ((uint64_t) 256 << 20)
 
+/* What the matched reference needs of a kernel task: kept per phase, so
+ * a streamed plan may forget the task (sim_exec_run_full). */
+typedef struct Slice {
+    uint32_t node;
+    MdlPrecision prec;
+    SimSlice slice;
+} Slice;
+
 /* One checked run: its own buffers, and what it has in flight. */
 struct SimValues {
     SimChecker *c;
     State run;
     State matched;               /* the plan's arithmetic in order (buf NULL: none) */
     gboolean has_matched;
-    GArray **phase_tasks;        /* [phase] -> kernel task ids in plan order
-                                  * (with a matched reference) */
+    uint32_t matched_from;       /* its first phase: those before hold only
+                                  * W4A16 tasks, where it is the reference */
+    GArray **phase_tasks;        /* [phase] -> its kernel tasks' Slices in plan
+                                  * order, until the phase is compared */
     uint32_t *left;              /* [phase] -> kernel tasks not yet ended */
     gboolean *done;              /* [phase] -> compared and freed */
     double err, ref_max, prec_err;   /* running maxima over compared phases */
@@ -71,7 +81,6 @@ struct SimValues {
     GHashTable *from_ref;        /* task id -> the State whose slice it takes */
     gboolean precision_changed;
     uint64_t reused;             /* slices copied from the reference */
-    const SimPlan *plan;         /* (borrowed) */
 };
 
 static gboolean
@@ -501,45 +510,89 @@ sim_checker_free(SimChecker *v)
 
 /* Phase @p of the plan's own arithmetic: node by node in graph order,
  * each of the node's slices at its task's precision from the complete
- * inputs (phases before it computed first). */
+ * inputs (phases before it computed first).  Before the first phase with
+ * another precision than W4A16 it is the reference itself (a W4A16 slice
+ * from the reference's inputs is the reference's, engine/kernels.h): its
+ * KV caches start as a copy of the reference's. */
 static void
-matched_phase(SimValues *run, const SimPlan *plan, uint32_t p)
+matched_phase(SimValues *run, uint32_t p)
 {
     SimChecker *c = run->c;
     State *m = &run->matched;
+    if (m->next < run->matched_from) {
+        const EngConfig *cfg = eng_model_config(c->model);
+        size_t bytes = sizeof(float) * c->max_pos * cfg->kv_heads * cfg->head_dim;
+        for (size_t i = 0; i < (size_t) c->layers * c->batch; i++) {
+            memcpy(m->k_cache[i], c->ref.k_cache[i], bytes);
+            memcpy(m->v_cache[i], c->ref.v_cache[i], bytes);
+        }
+        m->next = run->matched_from;
+    }
     while (m->next <= p) {
         uint32_t q = m->next++;
         ref_phase(c, q);
         const MdlGraph *g = g_ptr_array_index(c->graphs, q);
-        GArray *ids = run->phase_tasks[q];
+        GArray *sls = run->phase_tasks[q];
         gboolean unused = FALSE;
-        for (uint32_t i = 0; ids && i < g->n_nodes; i++) {
+        for (uint32_t i = 0; sls && i < g->n_nodes; i++) {
             const MdlNode *n = &g->nodes[i];
             if (!computed(c, n)) {
                 continue;
             }
             g_autofree float *out = NULL;
-            for (guint k = 0; k < ids->len; k++) {
-                const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
-                if ((uint32_t) t->node != i) {
+            for (guint k = 0; k < sls->len; k++) {
+                const Slice *t = &g_array_index(sls, Slice, k);
+                if (t->node != i) {
                     continue;
                 }
                 if (out == NULL) {
                     out = g_new0(float, (size_t) n->tokens * n->features);
                 }
-                if (same_as_reference(c, m, q, i, &t->slice, t->work.prec)) {
+                if (same_as_reference(c, m, q, i, &t->slice, t->prec)) {
                     copy_slice(&t->slice, n->features, buffer(c, &c->ref, q, i), out);
                 } else {
-                    compute(c, m, q, i, &t->slice, t->work.prec, &unused, out);
+                    compute(c, m, q, i, &t->slice, t->prec, &unused, out);
                 }
             }
-            for (guint k = 0; out && k < ids->len; k++) {
-                const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
-                if ((uint32_t) t->node == i) {
+            for (guint k = 0; out && k < sls->len; k++) {
+                const Slice *t = &g_array_index(sls, Slice, k);
+                if (t->node == i) {
                     publish(c, m, q, i, &t->slice, out);
                 }
             }
         }
+    }
+}
+
+/* Is phase @p compared with the run's matched reference? */
+static gboolean
+matched_for(const SimValues *v, uint32_t p)
+{
+    return v->has_matched && p >= v->matched_from;
+}
+
+void
+sim_values_add(SimValues *v, const SimPlan *plan, uint32_t from)
+{
+    for (uint32_t i = from; i < sim_plan_len(plan); i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind != SIM_TASK_KERNEL) {
+            continue;
+        }
+        uint32_t p = sim_values_phase_index(t);
+        v->left[p]++;
+        if (!v->has_matched && t->work.prec != MDL_PREC_W4A16) {
+            /* the plan's own arithmetic, phase by phase as the run
+             * reaches it, from here on */
+            v->has_matched = TRUE;
+            v->matched_from = p;
+            state_init(v->c, &v->matched);
+        }
+        if (v->phase_tasks[p] == NULL) {
+            v->phase_tasks[p] = g_array_new(FALSE, FALSE, sizeof(Slice));
+        }
+        Slice sl = { (uint32_t) t->node, t->work.prec, t->slice };
+        g_array_append_val(v->phase_tasks[p], sl);
     }
 }
 
@@ -554,31 +607,16 @@ sim_values_new(SimChecker *checker, const SimPlan *plan)
     v->from_ref = g_hash_table_new(g_direct_hash, g_direct_equal);
     v->left = g_new0(uint32_t, np);
     v->done = g_new0(gboolean, np);
-    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+    v->phase_tasks = g_new0(GArray *, np);
+    for (uint32_t i = plan->base; i < sim_plan_len(plan) && !v->has_matched; i++) {
         const SimTask *t = sim_plan_task(plan, i);
-        if (t->kind != SIM_TASK_KERNEL) {
-            continue;
-        }
-        v->left[sim_values_phase_index(t)]++;
-        v->has_matched |= t->work.prec != MDL_PREC_W4A16;
-    }
-    if (v->has_matched) {
-        /* the plan's own arithmetic, phase by phase as the run reaches it */
-        state_init(checker, &v->matched);
-        v->phase_tasks = g_new0(GArray *, np);
-        for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
-            const SimTask *t = sim_plan_task(plan, i);
-            if (t->kind != SIM_TASK_KERNEL) {
-                continue;
-            }
-            uint32_t p = sim_values_phase_index(t);
-            if (v->phase_tasks[p] == NULL) {
-                v->phase_tasks[p] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-            }
-            g_array_append_val(v->phase_tasks[p], i);
+        if (t->kind == SIM_TASK_KERNEL && t->work.prec != MDL_PREC_W4A16) {
+            /* a whole plan: the matched reference from the first phase */
+            v->has_matched = TRUE;
+            state_init(checker, &v->matched);
         }
     }
-    v->plan = plan;
+    sim_values_add(v, plan, plan->base);
     return v;
 }
 
@@ -633,8 +671,8 @@ finish_phase(SimValues *v, uint32_t p)
     size_t n = node_floats(g, last);
     const float *mine = buffer(c, &v->run, p, last);
     const float *against;
-    if (v->has_matched) {
-        matched_phase(v, v->plan, p);
+    if (matched_for(v, p)) {
+        matched_phase(v, p);
         against = buffer(c, &v->matched, p, last);
     } else {
         ref_phase(c, p);
@@ -644,8 +682,11 @@ finish_phase(SimValues *v, uint32_t p)
     double unused = 0;
     max_diff(mine, fp_out(c, p), n, &v->prec_err, &unused);
     state_drop_phase(c, &v->run, p);
-    if (v->has_matched) {
+    if (matched_for(v, p)) {
         state_drop_phase(c, &v->matched, p);
+    }
+    if (v->phase_tasks[p]) {
+        g_clear_pointer(&v->phase_tasks[p], g_array_unref);
     }
     if (!c->keep_ref && p > 0) {
         state_drop_phase(c, &c->ref, p);
@@ -667,13 +708,14 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     }
     /* the references' phase (its tokens, calibration inputs and outputs) */
     ref_phase(v->c, p);
-    if (v->has_matched) {
-        matched_phase(v, v->plan, p);
+    gboolean matched = matched_for(v, p);
+    if (matched) {
+        matched_phase(v, p);
     }
     /* with a matched reference, the same slice at the same precision was
      * computed there; without one, the reference computed W4A16 */
-    State *same = v->has_matched ? &v->matched : &v->c->ref;
-    if (v->has_matched ? same_inputs(v->c, &v->run, same, p, (uint32_t) t->node, &t->slice)
+    State *same = matched ? &v->matched : &v->c->ref;
+    if (matched ? same_inputs(v->c, &v->run, same, p, (uint32_t) t->node, &t->slice)
                        : same_as_reference(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
                                            t->work.prec)) {
         /* its output is @same's: published from there at the end */

@@ -89,10 +89,15 @@ void sim_checker_set_recompute(SimChecker *c, gboolean recompute);
 const uint32_t *sim_checker_tokens(SimChecker *c, uint32_t *n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimChecker, sim_checker_free)
 
-/* Buffers of one checked run of @plan: a phase's are compared and freed
- * when its last kernel task ends.  (transfer full; @checker and @plan
- * borrowed: both must outlive it) */
+/* Buffers of one checked run of @plan (its tasks so far: empty for a
+ * streamed run): a phase's are compared and freed when its last kernel
+ * task ends.  (transfer full; @checker borrowed: must outlive it) */
 SimValues *sim_values_new(SimChecker *checker, const SimPlan *plan);
+
+/* Tasks [@from, end) of @plan were added (a streamed run's next phase:
+ * SimPlanSource), before any of them starts.  What the check needs of them
+ * is copied: the plan may forget them once they end. */
+void sim_values_add(SimValues *v, const SimPlan *plan, uint32_t from);
 void sim_values_free(SimValues *v);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimValues, sim_values_free)
 
