@@ -285,11 +285,12 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
     if (w->check_layers < 0) {
         return NULL;
     }
-    /* the graphs of a workload do not depend on the policy */
+    /* the graphs of a workload do not depend on the policy; the decode
+     * steps after the first are made by the checker as it reaches them */
     g_autoptr(GPtrArray) gs = g_ptr_array_new_with_free_func((GDestroyNotify) mdl_graph_free);
     g_ptr_array_add(gs, mdl_graph_new_prefill(spec, w->prompt, 0));
     for (uint32_t s = 0; s < w->decode; s++) {
-        g_ptr_array_add(gs, mdl_graph_new_decode(spec, w->prompt + s, w->batch));
+        g_ptr_array_add(gs, s == 0 ? mdl_graph_new_decode(spec, w->prompt, w->batch) : NULL);
     }
     EngConfig cfg;
     sim_run_engine_config(spec, w->seed, &cfg);

@@ -32,7 +32,8 @@ typedef struct State {
  * phase by phase as the first run that needs a phase reaches it. */
 struct SimChecker {
     EngModel *model;
-    GPtrArray *graphs;           /* of MdlGraph* */
+    GPtrArray *graphs;           /* of MdlGraph* (see graph()) */
+    gboolean *made;              /* [phase] -> its graph made by graph() */
     uint32_t layers;             /* layers computed */
     gboolean full;
     uint32_t batch;
@@ -83,6 +84,42 @@ struct SimValues {
     uint64_t reused;             /* slices copied from the reference */
 };
 
+/*
+ * The graph of phase @p.  A decode step's differs from the first step's
+ * only by its position (models/graph.c: every node's pos0 is the step's
+ * context), so steps whose graph was not given (NULL) are made from it
+ * when reached, and freed once compared (graph_done): a long decode holds
+ * a few.
+ */
+static const MdlGraph *
+graph(SimChecker *v, uint32_t p)
+{
+    MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    if (g == NULL) {
+        const MdlGraph *first = g_ptr_array_index(v->graphs, 1);
+        uint32_t d = p - 1;
+        g = g_memdup2(first, sizeof(MdlGraph));
+        g->nodes = g_memdup2(first->nodes, sizeof(MdlNode) * first->n_nodes);
+        g->pos0 += d;
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            g->nodes[i].pos0 += d;
+        }
+        v->graphs->pdata[p] = g;
+        v->made[p] = TRUE;
+    }
+    return g;
+}
+
+/* Phase @p is compared: free its graph if graph() made it. */
+static void
+graph_done(SimChecker *v, uint32_t p)
+{
+    if (v->made[p]) {
+        g_clear_pointer(&v->graphs->pdata[p], mdl_graph_free);
+        v->made[p] = FALSE;
+    }
+}
+
 static gboolean
 computed(const SimChecker *v, const MdlNode *n)
 {
@@ -95,7 +132,7 @@ computed(const SimChecker *v, const MdlNode *n)
 static float *
 buffer(SimChecker *v, State *s, uint32_t phase, uint32_t node)
 {
-    const MdlGraph *g = g_ptr_array_index(v->graphs, phase);
+    const MdlGraph *g = graph(v, phase);
     if (s->buf[phase] == NULL) {
         s->buf[phase] = g_new0(float *, g->n_nodes);
     }
@@ -131,7 +168,7 @@ state_drop_phase(SimChecker *v, State *s, uint32_t p)
     if (s->buf[p] == NULL) {
         return;
     }
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         free(s->buf[p][i]);
     }
@@ -193,7 +230,7 @@ same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
 static gboolean
 same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const SimSlice *sl)
 {
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
     if (v->recompute || s == ref) {
         return FALSE;
@@ -239,7 +276,7 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         MdlPrecision prec, gboolean *precision_changed, float *out)
 {
     /* the arithmetic: sim/node-compute.c; here, where its inputs live */
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
     SimNodeInputs in = { .tokens = (const uint32_t *) v->tokens->data + g->pos0 };
     for (uint32_t i = 0; i < n->n_src; i++) {
@@ -262,7 +299,7 @@ static void
 publish(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         const float *staged)
 {
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
     copy_slice(sl, n->features, staged, buffer(v, s, p, ni));
     if (n->op == MDL_OP_ATTENTION) {
@@ -330,7 +367,7 @@ node_floats(const MdlGraph *g, uint32_t i)
 static void
 reference_phase(SimChecker *v, State *s, uint32_t p)
 {
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     gboolean fp = s == &v->fp, unused = FALSE;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const MdlNode *n = &g->nodes[i];
@@ -429,8 +466,11 @@ sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
     const MdlGraph *pre = g_ptr_array_index((GPtrArray *) graphs, 0);
     uint64_t max_pos = pre->tokens + graphs->len;
     uint64_t weights = 0, ref_all = 0, widest = 0, outs = 0;
+    const MdlGraph *g = NULL;
     for (guint p = 0; p < graphs->len; p++) {
-        const MdlGraph *g = g_ptr_array_index((GPtrArray *) graphs, p);
+        /* a step not given is the one before moved on: as large */
+        g = g_ptr_array_index((GPtrArray *) graphs, p) ? g_ptr_array_index((GPtrArray *) graphs, p)
+                                                       : g;
         uint64_t b = phase_bytes(&probe, g);
         ref_all += b;
         widest = MAX(widest, b);
@@ -475,9 +515,12 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
         g_array_append_val(v->tokens, tok);
     }
     v->recompute = g_getenv("HS_VALUES_RECOMPUTE") != NULL;
+    v->made = g_new0(gboolean, graphs->len);
     uint64_t ref_all = 0;
+    const MdlGraph *g = NULL;
     for (guint p = 0; p < graphs->len; p++) {
-        ref_all += phase_bytes(v, g_ptr_array_index(graphs, p));
+        g = g_ptr_array_index(graphs, p) ? g_ptr_array_index(graphs, p) : g;
+        ref_all += phase_bytes(v, g);
     }
     v->keep_ref = ref_all <= REF_KEEP_BYTES;
     state_init(v, &v->ref);
@@ -502,6 +545,10 @@ sim_checker_free(SimChecker *v)
     }
     state_clear(v, &v->ref);
     state_clear(v, &v->fp);
+    for (guint p = 0; p < v->graphs->len; p++) {
+        graph_done(v, p);
+    }
+    g_free(v->made);
     g_array_free(v->tokens, TRUE);
     g_ptr_array_unref(v->graphs);
     eng_model_free(v->model);
@@ -531,7 +578,7 @@ matched_phase(SimValues *run, uint32_t p)
     while (m->next <= p) {
         uint32_t q = m->next++;
         ref_phase(c, q);
-        const MdlGraph *g = g_ptr_array_index(c->graphs, q);
+        const MdlGraph *g = graph(c, q);
         GArray *sls = run->phase_tasks[q];
         gboolean unused = FALSE;
         for (uint32_t i = 0; sls && i < g->n_nodes; i++) {
@@ -666,7 +713,7 @@ finish_phase(SimValues *v, uint32_t p)
         return;
     }
     v->done[p] = TRUE;
-    const MdlGraph *g = g_ptr_array_index(c->graphs, p);
+    const MdlGraph *g = graph(c, p);
     uint32_t last = last_computed(c, g);
     size_t n = node_floats(g, last);
     const float *mine = buffer(c, &v->run, p, last);
@@ -688,6 +735,7 @@ finish_phase(SimValues *v, uint32_t p)
     if (v->phase_tasks[p]) {
         g_clear_pointer(&v->phase_tasks[p], g_array_unref);
     }
+    graph_done(c, p);
     if (!c->keep_ref && p > 0) {
         state_drop_phase(c, &c->ref, p);
     }
@@ -701,7 +749,7 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
         return;
     }
     uint32_t p = sim_values_phase_index(t);
-    const MdlGraph *g = g_ptr_array_index(v->c->graphs, p);
+    const MdlGraph *g = graph(v->c, p);
     const MdlNode *n = &g->nodes[t->node];
     if (!computed(v->c, n)) {
         return;

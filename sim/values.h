@@ -50,7 +50,9 @@ typedef struct SimCheck {
 /*
  * The reference of one workload, shared by every policy run on it.
  * @graphs: the phase graphs (prefill, then one per decode step; every
- * policy's plan of the workload has the same).  @layers: how many layers
+ * policy's plan of the workload has the same; a decode step's after the
+ * first may be NULL: the first moved on, made when reached and freed
+ * once compared, so a long decode holds a few).  @layers: how many layers
  * to compute (0 or >= all: the full model).  Runs the unpartitioned
  * reference's prefill at once; its decode steps, and the FP reference,
  * are computed as the first run reaches them.  (transfer full; takes
