@@ -678,7 +678,7 @@ sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         const SimWorkload *w, SimChecker *checker, SimRunReport *report,
         SimExecResult *exec, SimPlan **plan_out, GError **error)
 {
-    if (exec == NULL && plan_out == NULL && !g_getenv("HS_NO_STREAM")) {
+    if (exec == NULL && plan_out == NULL) {
         return run_streamed(soc, spec, policy, w, checker, report, error);
     }
     g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, NULL, error);
