@@ -127,8 +127,9 @@ typedef struct SimPlanSource {
 } SimPlanSource;
 
 /* Execute the phases @src appends to @plan (empty at first), as
- * sim_exec_run would the whole plan, with identical results.  Values
- * hooks are not supported (the checker needs the whole plan). */
+ * sim_exec_run would the whole plan, with identical results.  (Values
+ * hooks: sim_exec_run_full; the values check learns each phase's tasks
+ * from @src, sim_values_add.) */
 gboolean sim_exec_run_stream(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
                              const HwStack *stack, const SimRender *render,
                              SimExecResult *out, GError **error);
@@ -152,8 +153,8 @@ typedef struct SimExecObserver {
     void (*preempted)(void *opaque, const SimPreemption *p);
 } SimExecObserver;
 
-/* sim_exec_run (@src NULL) or sim_exec_run_stream (@src, @values NULL),
- * telling @obs (may be NULL) what happens. */
+/* sim_exec_run (@src NULL) or sim_exec_run_stream (@src), with values
+ * hooks in both, telling @obs (may be NULL) what happens. */
 gboolean sim_exec_run_full(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
                            const HwStack *stack, const SimRender *render,
                            const SimValuesOps *values, void *values_opaque,

@@ -285,11 +285,12 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
     if (w->check_layers < 0) {
         return NULL;
     }
-    /* the graphs of a workload do not depend on the policy */
+    /* the graphs of a workload do not depend on the policy; the decode
+     * steps after the first are made by the checker as it reaches them */
     g_autoptr(GPtrArray) gs = g_ptr_array_new_with_free_func((GDestroyNotify) mdl_graph_free);
     g_ptr_array_add(gs, mdl_graph_new_prefill(spec, w->prompt, 0));
     for (uint32_t s = 0; s < w->decode; s++) {
-        g_ptr_array_add(gs, mdl_graph_new_decode(spec, w->prompt + s, w->batch));
+        g_ptr_array_add(gs, s == 0 ? mdl_graph_new_decode(spec, w->prompt, w->batch) : NULL);
     }
     EngConfig cfg;
     sim_run_engine_config(spec, w->seed, &cfg);
@@ -447,6 +448,8 @@ typedef struct Phases {
     uint32_t *tmpl_exit, n_tmpl_exit;
     MdlGraph *graph;             /* decode step 1's graph, moved on to each step */
     uint32_t *pos0;              /* its nodes' positions at step 1 */
+    SimValues *values;           /* the values check, told each phase's tasks
+                                  * (NULL: none) */
 } Phases;
 
 /* A built-in policy's decode plan does not depend on the step or on the
@@ -583,27 +586,51 @@ phases_next(void *opaque, SimPlan *plan, gboolean *more, GError **error)
     if (ok && w->planned) {
         ok = w->planned(w->planned_opaque, plan, from, error);
     }
+    if (ok && ph->values) {
+        sim_values_add(ph->values, plan, from);
+    }
     ph->next++;
     *more = ph->next <= w->decode;
-    if (w->progress && (!*more || ph->next % 64 == 0)) {
+    /* a checked phase takes long enough to show each */
+    if (w->progress && (!*more || ph->values || ph->next % 64 == 0)) {
         /* a phase is planned when the one before starts */
         w->progress(w->progress_opaque, ph->policy->name, ph->next - 1, w->decode + 1);
     }
     return ok;
 }
 
-/* sim_run without a plan, task times or values to give back: each phase
- * is planned when the one before starts and forgotten once it has ended,
- * so memory stays flat in the number of decode steps. */
+/* sim_run without a plan or task times to give back: each phase is
+ * planned when the one before starts and forgotten once it has ended (the
+ * values check keeps what it needs of it until the phase is compared), so
+ * memory stays flat in the number of decode steps. */
 static gboolean
 run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
-             const SimWorkload *w, SimRunReport *report, GError **error)
+             const SimWorkload *w, SimChecker *checker, SimRunReport *report,
+             GError **error)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     const HwStack *stack = run_stack(soc, policy->stack, w, error);
     if (stack == NULL) {
         return FALSE;
+    }
+    g_autoptr(SimChecker) own = NULL;
+    g_autoptr(SimValues) values = NULL;
+    g_autoptr(SimPlan) plan = sim_plan_new();
+    if (w->check_layers >= 0) {
+        if (checker == NULL) {
+            if (w->progress) {
+                w->progress(w->progress_opaque, "computing the reference", 0, 1);
+            }
+            checker = own = sim_run_checker_new(spec, w, error);
+            if (w->progress) {
+                w->progress(w->progress_opaque, "computing the reference", 1, 1);
+            }
+            if (checker == NULL) {
+                return FALSE;
+            }
+        }
+        values = sim_values_new(checker, plan);
     }
     g_autoptr(SimCostModel) cost = sim_cost_new(soc, stack);
     if (w->render.fps > 0 && w->render.llm_priority < HW_PRIO_NORMAL) {
@@ -612,11 +639,12 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         sim_cost_share_gpu(cost, CLAMP(1.0 - duty, 0.05, 1.0));
     }
     g_assert(w->prompt > 0 && w->batch > 0);
-    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL };
+    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL,
+                  values };
     SimPlanSource src = { phases_next, &ph };
-    g_autoptr(SimPlan) plan = sim_plan_new();
     SimExecResult r = { 0 };
-    gboolean ok = sim_exec_run_full(plan, &src, soc, stack, &w->render, NULL, NULL,
+    gboolean ok = sim_exec_run_full(plan, &src, soc, stack, &w->render,
+                                    values ? &sim_values_ops : NULL, values,
                                     w->observer, w->observer_opaque, &r, error);
     if (w->progress) {
         w->progress(w->progress_opaque, policy->name, w->decode + 1, w->decode + 1);
@@ -636,6 +664,9 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy->name,
                                .stack = stack->name };
     sim_run_measure(soc, &r, w, report);
+    if (values) {
+        sim_values_check(values, &report->check);
+    }
     sim_exec_result_clear(&r);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     report->wall_s = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
@@ -647,8 +678,8 @@ sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         const SimWorkload *w, SimChecker *checker, SimRunReport *report,
         SimExecResult *exec, SimPlan **plan_out, GError **error)
 {
-    if (exec == NULL && plan_out == NULL && w->check_layers < 0) {
-        return run_streamed(soc, spec, policy, w, report, error);
+    if (exec == NULL && plan_out == NULL) {
+        return run_streamed(soc, spec, policy, w, checker, report, error);
     }
     g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, policy, w, NULL, error);
     if (plan == NULL || (w->planned && !w->planned(w->planned_opaque, plan, plan->base,

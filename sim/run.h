@@ -107,6 +107,8 @@ void sim_run_engine_config(const MdlSpec *spec, uint64_t seed, EngConfig *cfg);
  * @checker's reference, or one built here if @checker is NULL) and
  * measure.  @exec (may be NULL) receives the raw execution result (task
  * times, bandwidth samples) for traces; @plan_out (may be NULL) the plan.
+ * With neither, the run is streamed (checked or not): each phase planned
+ * when the one before starts and forgotten once it has ended.
  */
 gboolean sim_run(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
                  const SimWorkload *w, SimChecker *checker, SimRunReport *report,

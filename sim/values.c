@@ -32,7 +32,8 @@ typedef struct State {
  * phase by phase as the first run that needs a phase reaches it. */
 struct SimChecker {
     EngModel *model;
-    GPtrArray *graphs;           /* of MdlGraph* */
+    GPtrArray *graphs;           /* of MdlGraph* (see graph()) */
+    gboolean *made;              /* [phase] -> its graph made by graph() */
     uint32_t layers;             /* layers computed */
     gboolean full;
     uint32_t batch;
@@ -56,14 +57,24 @@ struct SimChecker {
  * that needs them (a step is cheap; the prefill is not). */
 #define REF_KEEP_BYTES ((uint64_t) 256 << 20)
 
+/* What the matched reference needs of a kernel task: kept per phase, so
+ * a streamed plan may forget the task (sim_exec_run_full). */
+typedef struct Slice {
+    uint32_t node;
+    MdlPrecision prec;
+    SimSlice slice;
+} Slice;
+
 /* One checked run: its own buffers, and what it has in flight. */
 struct SimValues {
     SimChecker *c;
     State run;
     State matched;               /* the plan's arithmetic in order (buf NULL: none) */
     gboolean has_matched;
-    GArray **phase_tasks;        /* [phase] -> kernel task ids in plan order
-                                  * (with a matched reference) */
+    uint32_t matched_from;       /* its first phase: those before hold only
+                                  * W4A16 tasks, where it is the reference */
+    GArray **phase_tasks;        /* [phase] -> its kernel tasks' Slices in plan
+                                  * order, until the phase is compared */
     uint32_t *left;              /* [phase] -> kernel tasks not yet ended */
     gboolean *done;              /* [phase] -> compared and freed */
     double err, ref_max, prec_err;   /* running maxima over compared phases */
@@ -71,8 +82,43 @@ struct SimValues {
     GHashTable *from_ref;        /* task id -> the State whose slice it takes */
     gboolean precision_changed;
     uint64_t reused;             /* slices copied from the reference */
-    const SimPlan *plan;         /* (borrowed) */
 };
+
+/*
+ * The graph of phase @p.  A decode step's differs from the first step's
+ * only by its position (models/graph.c: every node's pos0 is the step's
+ * context), so steps whose graph was not given (NULL) are made from it
+ * when reached, and freed once compared (graph_done): a long decode holds
+ * a few.
+ */
+static const MdlGraph *
+graph(SimChecker *v, uint32_t p)
+{
+    MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    if (g == NULL) {
+        const MdlGraph *first = g_ptr_array_index(v->graphs, 1);
+        uint32_t d = p - 1;
+        g = g_memdup2(first, sizeof(MdlGraph));
+        g->nodes = g_memdup2(first->nodes, sizeof(MdlNode) * first->n_nodes);
+        g->pos0 += d;
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            g->nodes[i].pos0 += d;
+        }
+        v->graphs->pdata[p] = g;
+        v->made[p] = TRUE;
+    }
+    return g;
+}
+
+/* Phase @p is compared: free its graph if graph() made it. */
+static void
+graph_done(SimChecker *v, uint32_t p)
+{
+    if (v->made[p]) {
+        g_clear_pointer(&v->graphs->pdata[p], mdl_graph_free);
+        v->made[p] = FALSE;
+    }
+}
 
 static gboolean
 computed(const SimChecker *v, const MdlNode *n)
@@ -86,7 +132,7 @@ computed(const SimChecker *v, const MdlNode *n)
 static float *
 buffer(SimChecker *v, State *s, uint32_t phase, uint32_t node)
 {
-    const MdlGraph *g = g_ptr_array_index(v->graphs, phase);
+    const MdlGraph *g = graph(v, phase);
     if (s->buf[phase] == NULL) {
         s->buf[phase] = g_new0(float *, g->n_nodes);
     }
@@ -122,7 +168,7 @@ state_drop_phase(SimChecker *v, State *s, uint32_t p)
     if (s->buf[p] == NULL) {
         return;
     }
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         free(s->buf[p][i]);
     }
@@ -184,7 +230,7 @@ same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
 static gboolean
 same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const SimSlice *sl)
 {
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
     if (v->recompute || s == ref) {
         return FALSE;
@@ -230,7 +276,7 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         MdlPrecision prec, gboolean *precision_changed, float *out)
 {
     /* the arithmetic: sim/node-compute.c; here, where its inputs live */
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
     SimNodeInputs in = { .tokens = (const uint32_t *) v->tokens->data + g->pos0 };
     for (uint32_t i = 0; i < n->n_src; i++) {
@@ -253,7 +299,7 @@ static void
 publish(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         const float *staged)
 {
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
     copy_slice(sl, n->features, staged, buffer(v, s, p, ni));
     if (n->op == MDL_OP_ATTENTION) {
@@ -321,7 +367,7 @@ node_floats(const MdlGraph *g, uint32_t i)
 static void
 reference_phase(SimChecker *v, State *s, uint32_t p)
 {
-    const MdlGraph *g = g_ptr_array_index(v->graphs, p);
+    const MdlGraph *g = graph(v, p);
     gboolean fp = s == &v->fp, unused = FALSE;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const MdlNode *n = &g->nodes[i];
@@ -420,8 +466,11 @@ sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
     const MdlGraph *pre = g_ptr_array_index((GPtrArray *) graphs, 0);
     uint64_t max_pos = pre->tokens + graphs->len;
     uint64_t weights = 0, ref_all = 0, widest = 0, outs = 0;
+    const MdlGraph *g = NULL;
     for (guint p = 0; p < graphs->len; p++) {
-        const MdlGraph *g = g_ptr_array_index((GPtrArray *) graphs, p);
+        /* a step not given is the one before moved on: as large */
+        g = g_ptr_array_index((GPtrArray *) graphs, p) ? g_ptr_array_index((GPtrArray *) graphs, p)
+                                                       : g;
         uint64_t b = phase_bytes(&probe, g);
         ref_all += b;
         widest = MAX(widest, b);
@@ -466,9 +515,12 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
         g_array_append_val(v->tokens, tok);
     }
     v->recompute = g_getenv("HS_VALUES_RECOMPUTE") != NULL;
+    v->made = g_new0(gboolean, graphs->len);
     uint64_t ref_all = 0;
+    const MdlGraph *g = NULL;
     for (guint p = 0; p < graphs->len; p++) {
-        ref_all += phase_bytes(v, g_ptr_array_index(graphs, p));
+        g = g_ptr_array_index(graphs, p) ? g_ptr_array_index(graphs, p) : g;
+        ref_all += phase_bytes(v, g);
     }
     v->keep_ref = ref_all <= REF_KEEP_BYTES;
     state_init(v, &v->ref);
@@ -493,6 +545,10 @@ sim_checker_free(SimChecker *v)
     }
     state_clear(v, &v->ref);
     state_clear(v, &v->fp);
+    for (guint p = 0; p < v->graphs->len; p++) {
+        graph_done(v, p);
+    }
+    g_free(v->made);
     g_array_free(v->tokens, TRUE);
     g_ptr_array_unref(v->graphs);
     eng_model_free(v->model);
@@ -501,45 +557,89 @@ sim_checker_free(SimChecker *v)
 
 /* Phase @p of the plan's own arithmetic: node by node in graph order,
  * each of the node's slices at its task's precision from the complete
- * inputs (phases before it computed first). */
+ * inputs (phases before it computed first).  Before the first phase with
+ * another precision than W4A16 it is the reference itself (a W4A16 slice
+ * from the reference's inputs is the reference's, engine/kernels.h): its
+ * KV caches start as a copy of the reference's. */
 static void
-matched_phase(SimValues *run, const SimPlan *plan, uint32_t p)
+matched_phase(SimValues *run, uint32_t p)
 {
     SimChecker *c = run->c;
     State *m = &run->matched;
+    if (m->next < run->matched_from) {
+        const EngConfig *cfg = eng_model_config(c->model);
+        size_t bytes = sizeof(float) * c->max_pos * cfg->kv_heads * cfg->head_dim;
+        for (size_t i = 0; i < (size_t) c->layers * c->batch; i++) {
+            memcpy(m->k_cache[i], c->ref.k_cache[i], bytes);
+            memcpy(m->v_cache[i], c->ref.v_cache[i], bytes);
+        }
+        m->next = run->matched_from;
+    }
     while (m->next <= p) {
         uint32_t q = m->next++;
         ref_phase(c, q);
-        const MdlGraph *g = g_ptr_array_index(c->graphs, q);
-        GArray *ids = run->phase_tasks[q];
+        const MdlGraph *g = graph(c, q);
+        GArray *sls = run->phase_tasks[q];
         gboolean unused = FALSE;
-        for (uint32_t i = 0; ids && i < g->n_nodes; i++) {
+        for (uint32_t i = 0; sls && i < g->n_nodes; i++) {
             const MdlNode *n = &g->nodes[i];
             if (!computed(c, n)) {
                 continue;
             }
             g_autofree float *out = NULL;
-            for (guint k = 0; k < ids->len; k++) {
-                const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
-                if ((uint32_t) t->node != i) {
+            for (guint k = 0; k < sls->len; k++) {
+                const Slice *t = &g_array_index(sls, Slice, k);
+                if (t->node != i) {
                     continue;
                 }
                 if (out == NULL) {
                     out = g_new0(float, (size_t) n->tokens * n->features);
                 }
-                if (same_as_reference(c, m, q, i, &t->slice, t->work.prec)) {
+                if (same_as_reference(c, m, q, i, &t->slice, t->prec)) {
                     copy_slice(&t->slice, n->features, buffer(c, &c->ref, q, i), out);
                 } else {
-                    compute(c, m, q, i, &t->slice, t->work.prec, &unused, out);
+                    compute(c, m, q, i, &t->slice, t->prec, &unused, out);
                 }
             }
-            for (guint k = 0; out && k < ids->len; k++) {
-                const SimTask *t = sim_plan_task(plan, g_array_index(ids, uint32_t, k));
-                if ((uint32_t) t->node == i) {
+            for (guint k = 0; out && k < sls->len; k++) {
+                const Slice *t = &g_array_index(sls, Slice, k);
+                if (t->node == i) {
                     publish(c, m, q, i, &t->slice, out);
                 }
             }
         }
+    }
+}
+
+/* Is phase @p compared with the run's matched reference? */
+static gboolean
+matched_for(const SimValues *v, uint32_t p)
+{
+    return v->has_matched && p >= v->matched_from;
+}
+
+void
+sim_values_add(SimValues *v, const SimPlan *plan, uint32_t from)
+{
+    for (uint32_t i = from; i < sim_plan_len(plan); i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind != SIM_TASK_KERNEL) {
+            continue;
+        }
+        uint32_t p = sim_values_phase_index(t);
+        v->left[p]++;
+        if (!v->has_matched && t->work.prec != MDL_PREC_W4A16) {
+            /* the plan's own arithmetic, phase by phase as the run
+             * reaches it, from here on */
+            v->has_matched = TRUE;
+            v->matched_from = p;
+            state_init(v->c, &v->matched);
+        }
+        if (v->phase_tasks[p] == NULL) {
+            v->phase_tasks[p] = g_array_new(FALSE, FALSE, sizeof(Slice));
+        }
+        Slice sl = { (uint32_t) t->node, t->work.prec, t->slice };
+        g_array_append_val(v->phase_tasks[p], sl);
     }
 }
 
@@ -554,31 +654,16 @@ sim_values_new(SimChecker *checker, const SimPlan *plan)
     v->from_ref = g_hash_table_new(g_direct_hash, g_direct_equal);
     v->left = g_new0(uint32_t, np);
     v->done = g_new0(gboolean, np);
-    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+    v->phase_tasks = g_new0(GArray *, np);
+    for (uint32_t i = plan->base; i < sim_plan_len(plan) && !v->has_matched; i++) {
         const SimTask *t = sim_plan_task(plan, i);
-        if (t->kind != SIM_TASK_KERNEL) {
-            continue;
-        }
-        v->left[sim_values_phase_index(t)]++;
-        v->has_matched |= t->work.prec != MDL_PREC_W4A16;
-    }
-    if (v->has_matched) {
-        /* the plan's own arithmetic, phase by phase as the run reaches it */
-        state_init(checker, &v->matched);
-        v->phase_tasks = g_new0(GArray *, np);
-        for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
-            const SimTask *t = sim_plan_task(plan, i);
-            if (t->kind != SIM_TASK_KERNEL) {
-                continue;
-            }
-            uint32_t p = sim_values_phase_index(t);
-            if (v->phase_tasks[p] == NULL) {
-                v->phase_tasks[p] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-            }
-            g_array_append_val(v->phase_tasks[p], i);
+        if (t->kind == SIM_TASK_KERNEL && t->work.prec != MDL_PREC_W4A16) {
+            /* a whole plan: the matched reference from the first phase */
+            v->has_matched = TRUE;
+            state_init(checker, &v->matched);
         }
     }
-    v->plan = plan;
+    sim_values_add(v, plan, plan->base);
     return v;
 }
 
@@ -628,13 +713,13 @@ finish_phase(SimValues *v, uint32_t p)
         return;
     }
     v->done[p] = TRUE;
-    const MdlGraph *g = g_ptr_array_index(c->graphs, p);
+    const MdlGraph *g = graph(c, p);
     uint32_t last = last_computed(c, g);
     size_t n = node_floats(g, last);
     const float *mine = buffer(c, &v->run, p, last);
     const float *against;
-    if (v->has_matched) {
-        matched_phase(v, v->plan, p);
+    if (matched_for(v, p)) {
+        matched_phase(v, p);
         against = buffer(c, &v->matched, p, last);
     } else {
         ref_phase(c, p);
@@ -644,9 +729,13 @@ finish_phase(SimValues *v, uint32_t p)
     double unused = 0;
     max_diff(mine, fp_out(c, p), n, &v->prec_err, &unused);
     state_drop_phase(c, &v->run, p);
-    if (v->has_matched) {
+    if (matched_for(v, p)) {
         state_drop_phase(c, &v->matched, p);
     }
+    if (v->phase_tasks[p]) {
+        g_clear_pointer(&v->phase_tasks[p], g_array_unref);
+    }
+    graph_done(c, p);
     if (!c->keep_ref && p > 0) {
         state_drop_phase(c, &c->ref, p);
     }
@@ -660,20 +749,21 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
         return;
     }
     uint32_t p = sim_values_phase_index(t);
-    const MdlGraph *g = g_ptr_array_index(v->c->graphs, p);
+    const MdlGraph *g = graph(v->c, p);
     const MdlNode *n = &g->nodes[t->node];
     if (!computed(v->c, n)) {
         return;
     }
     /* the references' phase (its tokens, calibration inputs and outputs) */
     ref_phase(v->c, p);
-    if (v->has_matched) {
-        matched_phase(v, v->plan, p);
+    gboolean matched = matched_for(v, p);
+    if (matched) {
+        matched_phase(v, p);
     }
     /* with a matched reference, the same slice at the same precision was
      * computed there; without one, the reference computed W4A16 */
-    State *same = v->has_matched ? &v->matched : &v->c->ref;
-    if (v->has_matched ? same_inputs(v->c, &v->run, same, p, (uint32_t) t->node, &t->slice)
+    State *same = matched ? &v->matched : &v->c->ref;
+    if (matched ? same_inputs(v->c, &v->run, same, p, (uint32_t) t->node, &t->slice)
                        : same_as_reference(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
                                            t->work.prec)) {
         /* its output is @same's: published from there at the end */

@@ -50,7 +50,9 @@ typedef struct SimCheck {
 /*
  * The reference of one workload, shared by every policy run on it.
  * @graphs: the phase graphs (prefill, then one per decode step; every
- * policy's plan of the workload has the same).  @layers: how many layers
+ * policy's plan of the workload has the same; a decode step's after the
+ * first may be NULL: the first moved on, made when reached and freed
+ * once compared, so a long decode holds a few).  @layers: how many layers
  * to compute (0 or >= all: the full model).  Runs the unpartitioned
  * reference's prefill at once; its decode steps, and the FP reference,
  * are computed as the first run reaches them.  (transfer full; takes
@@ -89,10 +91,15 @@ void sim_checker_set_recompute(SimChecker *c, gboolean recompute);
 const uint32_t *sim_checker_tokens(SimChecker *c, uint32_t *n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimChecker, sim_checker_free)
 
-/* Buffers of one checked run of @plan: a phase's are compared and freed
- * when its last kernel task ends.  (transfer full; @checker and @plan
- * borrowed: both must outlive it) */
+/* Buffers of one checked run of @plan (its tasks so far: empty for a
+ * streamed run): a phase's are compared and freed when its last kernel
+ * task ends.  (transfer full; @checker borrowed: must outlive it) */
 SimValues *sim_values_new(SimChecker *checker, const SimPlan *plan);
+
+/* Tasks [@from, end) of @plan were added (a streamed run's next phase:
+ * SimPlanSource), before any of them starts.  What the check needs of them
+ * is copied: the plan may forget them once they end. */
+void sim_values_add(SimValues *v, const SimPlan *plan, uint32_t from);
 void sim_values_free(SimValues *v);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimValues, sim_values_free)
 

@@ -84,6 +84,105 @@ tiny_workload(SimWorkload *w)
     w->check_layers = 0;             /* the whole model, logits included */
 }
 
+/* Every field of two checks equal (the errors to the bit). */
+static void
+assert_same_check(const SimCheck *a, const SimCheck *b)
+{
+    g_assert_true(a->checked && b->checked);
+    g_assert_cmpint(a->match, ==, b->match);
+    g_assert_cmpint(a->precision_changed, ==, b->precision_changed);
+    g_assert_cmpuint(a->layers, ==, b->layers);
+    g_assert_cmpfloat(a->max_abs_err, ==, b->max_abs_err);
+    g_assert_cmpfloat(a->max_abs_ref, ==, b->max_abs_ref);
+    g_assert_cmpfloat(a->precision_err, ==, b->precision_err);
+    g_assert_cmpuint(a->reused, ==, b->reused);
+}
+
+/* A checked run streams its phases (sim_run with no plan or times to give
+ * back) and reports the same check as the whole plan's run: policies with
+ * precisions other than W4A16 (a matched reference) and without. */
+static void
+test_checked_stream(void)
+{
+    static const char *const policies[] = { "hetero-tensor", "npu-tts", "mllm-npu",
+                                             "transformer-lite" };
+    g_autoptr(HwSoc) soc = load_soc("tiny");
+    g_autoptr(MdlSpec) spec = load_model("tiny");
+    SimWorkload w;
+    tiny_workload(&w);
+    w.decode = 6;
+    for (guint i = 0; i < G_N_ELEMENTS(policies); i++) {
+        const SimPolicy *p = sim_policy_find(policies[i]);
+        g_autoptr(GError) error = NULL;
+        Case whole;
+        run_case("tiny", "tiny", policies[i], &w, &whole);
+        SimRunReport streamed = { 0 };
+        g_assert_true(sim_run(soc, spec, p, &w, NULL, &streamed, NULL, NULL, &error));
+        g_assert_no_error(error);
+        assert_same_check(&whole.r.check, &streamed.check);
+        g_assert_cmpfloat(whole.r.decode.time_ms, ==, streamed.decode.time_ms);
+        g_assert_true(streamed.check.match);
+        g_assert_cmpint(streamed.check.precision_changed, ==, i > 0);
+        sim_run_report_clear(&streamed);
+        case_clear(&whole);
+    }
+}
+
+/* A streamed check learns of another precision than W4A16 only at the
+ * phase that has it: its matched reference starts there, from the
+ * reference's KV caches, and gives the check of one that ran the plan's
+ * arithmetic from the prefill on. */
+static void
+test_checked_matched_late(void)
+{
+    g_autoptr(HwSoc) soc = load_soc("tiny");
+    g_autoptr(MdlSpec) spec = load_model("tiny");
+    g_autoptr(GError) error = NULL;
+    SimWorkload w;
+    tiny_workload(&w);
+    w.decode = 5;
+    const SimPolicy *p = sim_policy_find("gpu-only");
+    g_autoptr(GPtrArray) graphs = NULL;
+    g_autoptr(SimPlan) plan = sim_run_plan(soc, spec, p, &w, &graphs, &error);
+    g_assert_no_error(error);
+    /* decode steps from the third on: W4A8 matmuls (values only) */
+    gboolean changed = FALSE;
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        SimTask *t = sim_plan_task(plan, i);
+        if (t->kind != SIM_TASK_KERNEL) {
+            continue;
+        }
+        const MdlGraph *g = g_ptr_array_index(graphs, sim_values_phase_index(t));
+        if (t->phase == SIM_PHASE_DECODE && t->step >= 2 &&
+            g->nodes[t->node].op == MDL_OP_MATMUL) {
+            t->work.prec = MDL_PREC_W4A8;
+            changed = TRUE;
+        }
+    }
+    g_assert_true(changed);
+    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w, &error);
+    g_assert_no_error(error);
+    const HwStack *stack = hw_soc_stack(soc, p->stack, NULL);
+    g_autoptr(SimPlan) none = sim_plan_new();
+    SimCheck check[2];
+    for (int late = 0; late < 2; late++) {
+        /* late: told of the tasks after it was made, as a streamed run */
+        g_autoptr(SimValues) v = sim_values_new(checker, late ? none : plan);
+        if (late) {
+            sim_values_add(v, plan, plan->base);
+        }
+        SimExecResult x = { 0 };
+        g_assert_true(sim_exec_run(plan, soc, stack, NULL, &sim_values_ops, v, &x, &error));
+        g_assert_no_error(error);
+        sim_values_check(v, &check[late]);
+        sim_exec_result_clear(&x);
+    }
+    assert_same_check(&check[0], &check[1]);
+    g_assert_true(check[1].precision_changed);
+    g_assert_true(check[1].match);
+    g_assert_cmpfloat(check[1].precision_err, >, 0);
+}
+
 static void
 test_policy_runs(gconstpointer data)
 {
@@ -935,6 +1034,8 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/driver-sync-drains", test_driver_sync_drains);
     g_test_add_func("/sim/run/long-prompt", test_long_prompt);
     g_test_add_func("/sim/run/batch-decode", test_batch_decode);
+    g_test_add_func("/sim/run/checked-stream", test_checked_stream);
+    g_test_add_func("/sim/run/checked-matched-late", test_checked_matched_late);
     g_test_add_func("/sim/run/batch-decode-padded", test_batch_decode_padded);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
     return g_test_run();
