@@ -9,8 +9,8 @@ numpy (float64) following the family's published modelling code, and
 `hetero-sim infer --weights fp32` must give the same logits within 1e-4 of
 their largest magnitude, at every prompt position and every greedy decode
 step (so the KV cache and, for Mistral, a sliding window shorter than the
-request are exercised).  Then `hetero-sim run --functional full` times the
-same directory under every listed policy and checks each plan's values.
+request are exercised).  Then `hetero-sim compare --functional full` times
+the same directory under every policy and checks each plan's values.
 
 The reference does not call the engine; it follows, for each family:
   llama, qwen2, gemma, mistral: transformers modeling_llama.py /
@@ -390,6 +390,7 @@ FAMILIES = {
 }
 PROMPT = [3, 17, 101, 5, 64, 77, 12, 9, 120]
 STEPS = 3
+# at least these (compare runs every policy `list policies` offers)
 POLICIES = ["gpu-only", "npu-only", "hetero-layer", "hetero-tensor"]
 
 
@@ -419,16 +420,21 @@ def check(binary, name, seed, tmp):
         return f"{name}: logits differ by {err:.3g}, more than {TOL} of {scale:.3g}"
     if gen != greedy:
         return f"{name}: greedy tokens {gen}, reference {greedy}"
-    # every policy's plan checked on the directory, at full width
-    for pol in POLICIES:
-        out = subprocess.run([binary, "run", "--soc", "tiny", "--model", d, "--policy", pol,
-                              "--prompt", "24", "--decode", "3", "--functional", "full",
-                              "--format", "json"], capture_output=True, text=True)
-        if out.returncode != 0:
-            return f"{name}: run --policy {pol} failed ({out.returncode}): {out.stderr.strip()}"
-        fn = json.loads(out.stdout)["functional"]
+    # every policy's plan checked on the directory, at full width: one
+    # compare of all of them (exit 3 if any computed wrong values)
+    out = subprocess.run([binary, "compare", "--soc", "tiny", "--model", d, "--prompt", "24",
+                          "--decode", "3", "--functional", "full", "--format", "json"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return f"{name}: compare failed ({out.returncode}): {out.stderr.strip()}"
+    results = json.loads(out.stdout)["results"]
+    if len(results) < len(POLICIES):
+        return f"{name}: compare ran {len(results)} policies, fewer than {len(POLICIES)}"
+    for r in results:
+        fn = r["functional"]
         if not (fn["checked"] and fn["match"]):
-            return f"{name}: run --policy {pol}: values not checked or wrong: {fn}"
+            return f"{name}: compare, policy {r['policy']}: values not checked or wrong: {fn}"
+    print(f"# {name}: compare checked {len(results)} policies' plans: all match")
     return None
 
 
