@@ -107,6 +107,8 @@ probe_npu_order(const Probe *p, GError **error)
     c->x_title = "K (tokens)";
     c->x_scale = HS_AXIS_LOG2;
     c->y_title = "time ratio, wrong order / right order (x)";
+    c->plot_col = 1;                 /* ratio and array_ratio, both drawn */
+    c->plot_cols = 2;
     for (uint64_t k = 32; k <= 2048; k *= 2) {
         HwOp bad = gemm(k, 4096, 14336, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwOp good = gemm(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);

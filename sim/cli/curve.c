@@ -525,16 +525,24 @@ curve_svg(const HsCurve *c, guint y)
     }
     guint n = curve_rows(c), n_series;
     gboolean named = curve_series(c, &n_series);
+    /* several columns, a series each (named by their column) */
+    const guint n_cols = named ? 1 : MAX(c->plot_cols, 1);
+    if (n_cols > 1) {
+        n_series = n_cols;
+    }
+    const gboolean legend = named || n_cols > 1;
     /* a legend gets its own strip on the right, clear of the lines */
-    const double W = named ? 800 : 640, H = 420, L = 80, B = 56, T = 40, R = named ? 170 : 24;
-    g_autofree double *xs = g_new(double, n), *ys = g_new(double, n);
+    const double W = legend ? 800 : 640, H = 420, L = 80, B = 56, T = 40, R = legend ? 170 : 24;
+    g_autofree double *xs = g_new(double, n), *ys = g_new(double, (size_t) n * n_cols);
     for (guint r = 0; r < n; r++) {
         xs[r] = curve_at(c, r, 0);
-        ys[r] = curve_at(c, r, y);
+        for (guint j = 0; j < n_cols; j++) {
+            ys[(size_t) j * n + r] = curve_at(c, r, y + j);
+        }
     }
     Axis ax = { .p0 = L, .p1 = W - R }, ay = { .p0 = H - B, .p1 = T };
     axis_init(&ax, c->x_scale, xs, n, FALSE);
-    axis_init(&ay, c->y_scale, ys, n, TRUE);
+    axis_init(&ay, c->y_scale, ys, n * n_cols, TRUE);
     GString *s = svg_begin(c, W, H, L);
     g_autofree char *xt = c->x_title ? g_strdup(c->x_title) : col_title(c->cols->pdata[0]);
     g_autofree char *yt = y_title_of(c, y);
@@ -548,11 +556,12 @@ curve_svg(const HsCurve *c, guint y)
         g_string_append_printf(s, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s%s%s "
                                   "points=\"", col, *dash ? " stroke-dasharray=\"" : "", dash,
                                *dash ? "\"" : "");
+        const double *yk = n_cols > 1 ? ys + (size_t) k * n : ys;
         for (guint r = 0; r < n; r++) {
             if (named && (guint) curve_at(c, r, (guint) c->name_col) != k) {
                 continue;
             }
-            g_string_append_printf(s, "%.1f,%.1f ", axis_px(&ax, xs[r]), axis_px(&ay, ys[r]));
+            g_string_append_printf(s, "%.1f,%.1f ", axis_px(&ax, xs[r]), axis_px(&ay, yk[r]));
             pts++;
         }
         g_string_append(s, "\"/>\n");
@@ -560,19 +569,20 @@ curve_svg(const HsCurve *c, guint y)
         if (pts <= 40) {
             for (guint r = 0; r < n; r++) {
                 if (!named || (guint) curve_at(c, r, (guint) c->name_col) == k) {
-                    marker(s, k, axis_px(&ax, xs[r]), axis_px(&ay, ys[r]), col);
+                    marker(s, k, axis_px(&ax, xs[r]), axis_px(&ay, yk[r]), col);
                 }
             }
         }
-        if (named) {
+        if (legend) {
             /* legend, in the strip on the right */
             double ly = T + 20.0 * k + 6;
+            const char *label = named ? c->names[k] : c->cols->pdata[y + k];
             g_string_append_printf(s, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
                                       "stroke=\"%s\" stroke-width=\"2\"%s%s%s/>"
                                       "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
                                    W - R + 14, ly, W - R + 50, ly, col,
                                    *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "",
-                                   W - R + 58, ly + 4, c->names[k]);
+                                   W - R + 58, ly + 4, label);
             marker(s, k, W - R + 32, ly, col);
         }
     }

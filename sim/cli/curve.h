@@ -31,6 +31,8 @@ typedef struct HsCurve {
     int name_col;                /* column whose values index @names, or -1 */
     const char *const *names;
     int plot_col;                /* the column the SVG plots, -1: the last */
+    int plot_cols;               /* line plots without name_col: this many
+                                  * columns from plot_col, a series each (0: 1) */
     /* SVG only (all optional): axis titles with units (default: from the
      * column names, "time_us" -> "time (µs)"), scales, and for bar charts
      * (name_col 0) the first of the columns stacked to make plot_col */
