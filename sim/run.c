@@ -337,6 +337,21 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
     return sim_checker_new(model, gs, (uint32_t) w->check_layers, w->batch);
 }
 
+/* The checker a run builds when it is given none, with progress around the
+ * reference's computation.  (transfer full) */
+static SimChecker *
+own_checker(const MdlSpec *spec, const SimWorkload *w, GError **error)
+{
+    if (w->progress) {
+        w->progress(w->progress_opaque, "computing the reference", 0, 1);
+    }
+    SimChecker *c = sim_run_checker_new(spec, w, error);
+    if (w->progress) {
+        w->progress(w->progress_opaque, "computing the reference", 1, 1);
+    }
+    return c;
+}
+
 /* Progress through the workload's callback: wraps the values hooks,
  * counts finished tasks, reports each new percent. */
 typedef struct Progress {
@@ -388,17 +403,8 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
     g_autoptr(SimChecker) own = NULL;
     g_autoptr(SimValues) values = NULL;
     if (w->check_layers >= 0) {
-        if (checker == NULL) {
-            if (w->progress) {
-                w->progress(w->progress_opaque, "computing the reference", 0, 1);
-            }
-            checker = own = sim_run_checker_new(spec, w, error);
-            if (w->progress) {
-                w->progress(w->progress_opaque, "computing the reference", 1, 1);
-            }
-            if (checker == NULL) {
-                return FALSE;
-            }
+        if (checker == NULL && !(checker = own = own_checker(spec, w, error))) {
+            return FALSE;
         }
         values = sim_values_new(checker, plan);
     }
@@ -618,17 +624,8 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     g_autoptr(SimValues) values = NULL;
     g_autoptr(SimPlan) plan = sim_plan_new();
     if (w->check_layers >= 0) {
-        if (checker == NULL) {
-            if (w->progress) {
-                w->progress(w->progress_opaque, "computing the reference", 0, 1);
-            }
-            checker = own = sim_run_checker_new(spec, w, error);
-            if (w->progress) {
-                w->progress(w->progress_opaque, "computing the reference", 1, 1);
-            }
-            if (checker == NULL) {
-                return FALSE;
-            }
+        if (checker == NULL && !(checker = own = own_checker(spec, w, error))) {
+            return FALSE;
         }
         values = sim_values_new(checker, plan);
     }
