@@ -301,23 +301,9 @@ hw_soc_load_edit(const char *name_or_path, const char *configs_dir, HsJsonEditFn
                  void *opaque, GError **error)
 {
     g_autofree char *path = NULL;
-
-    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
-        path = g_strdup(name_or_path);
-    } else {
-        g_autofree char *file = g_strdup_printf("%s.json", name_or_path);
-        path = g_build_filename(configs_dir, file, NULL);
-        if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
-            g_auto(GStrv) names = hw_soc_list(configs_dir, NULL);
-            g_autofree char *list = names ? g_strjoinv(", ", names) : g_strdup("none");
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
-                        "unknown SoC \"%s\" (known: %s; or give a path to a JSON file)",
-                        name_or_path, list);
-            return NULL;
-        }
-    }
-    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
-    if (root == NULL || (edit && !edit(root, opaque, error))) {
+    g_autoptr(cJSON) root = hs_json_load_named(name_or_path, configs_dir, "SoC", edit,
+                                               opaque, &path, error);
+    if (root == NULL) {
         return NULL;
     }
     HwSoc *soc = hw_soc_from_json(root, path, error);

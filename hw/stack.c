@@ -179,23 +179,9 @@ hw_stack_load_edit(const char *name_or_path, const char *stacks_dir, HsJsonEditF
                    void *opaque, GError **error)
 {
     g_autofree char *path = NULL;
-    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
-        path = g_strdup(name_or_path);
-    } else {
-        g_autofree char *file = g_strdup_printf("%s.json", name_or_path);
-        path = stacks_dir ? g_build_filename(stacks_dir, file, NULL) : NULL;
-        if (path == NULL || !g_file_test(path, G_FILE_TEST_EXISTS)) {
-            g_auto(GStrv) names = stacks_dir ? hw_stack_list(stacks_dir, NULL) : NULL;
-            g_autofree char *list = names && names[0] ? g_strjoinv(", ", names)
-                                                      : g_strdup("none");
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
-                        "unknown stack \"%s\" (known: %s; or give a path to a JSON file)",
-                        name_or_path, list);
-            return NULL;
-        }
-    }
-    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
-    if (root == NULL || (edit && !edit(root, opaque, error))) {
+    g_autoptr(cJSON) root = hs_json_load_named(name_or_path, stacks_dir, "stack", edit,
+                                               opaque, &path, error);
+    if (root == NULL) {
         return NULL;
     }
     HwStack *st = hw_stack_from_json(root, path, error);

@@ -103,6 +103,38 @@ hs_cli_no_extra_args(int argc, char **argv, int max, GError **error)
     return TRUE;
 }
 
+gboolean
+hs_cli_show_or_describe(const char *cmd, const char *list, int argc, char **argv,
+                        void (*describe)(GString *out), const char **name, GError **error)
+{
+    *name = NULL;
+    if (argc >= 2 && strcmp(argv[1], "describe") == 0) {
+        if (!hs_cli_no_extra_args(argc, argv, 1, error)) {
+            return FALSE;
+        }
+        g_autoptr(GString) out = g_string_new(NULL);
+        describe(out);
+        fputs(out->str, stdout);
+        return TRUE;
+    }
+    if (argc < 2 || strcmp(argv[1], "show") != 0) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "%s: expected 'show NAME|FILE' or 'describe' (see 'hetero-sim %s --help')",
+                    cmd, cmd);
+        return FALSE;
+    }
+    if (argc < 3) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "%s show: missing NAME|FILE (see 'hetero-sim list %s')", cmd, list);
+        return FALSE;
+    }
+    if (!hs_cli_no_extra_args(argc, argv, 2, error)) {
+        return FALSE;
+    }
+    *name = argv[2];
+    return TRUE;
+}
+
 guint
 hs_cli_edit_distance(const char *a, const char *b)
 {

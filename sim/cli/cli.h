@@ -55,6 +55,15 @@ const char *hs_cli_data_dir(void);
 /* Reject leftover positional arguments after the first @max. */
 gboolean hs_cli_no_extra_args(int argc, char **argv, int max, GError **error);
 
+/*
+ * The verbs of `soc` and `stack`: "describe" prints @describe's text
+ * (*@name = NULL); "show NAME|FILE" sets *@name.  Anything else is a
+ * usage error naming @cmd and @list, the `list` topic of the choices.
+ */
+gboolean hs_cli_show_or_describe(const char *cmd, const char *list, int argc, char **argv,
+                                 void (*describe)(GString *out), const char **name,
+                                 GError **error);
+
 /* Levenshtein distance, ASCII case folded. */
 guint hs_cli_edit_distance(const char *a, const char *b);
 

@@ -35,27 +35,12 @@ run(int argc, char **argv, GError **error)
     if (!hs_cli_format(format_name, HS_FORMATS_TEXT_JSON, &format, error)) {
         return FALSE;
     }
-    if (argc >= 2 && strcmp(argv[1], "describe") == 0) {
-        if (!hs_cli_no_extra_args(argc, argv, 1, error)) {
-            return FALSE;
-        }
-        g_autoptr(GString) out = g_string_new(NULL);
-        hw_soc_describe(out);
-        fputs(out->str, stdout);
+    const char *name;
+    if (!hs_cli_show_or_describe("soc", "socs", argc, argv, hw_soc_describe, &name, error)) {
+        return FALSE;
+    }
+    if (name == NULL) {
         return TRUE;
-    }
-    if (argc < 2 || strcmp(argv[1], "show") != 0) {
-        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "soc: expected 'show NAME|FILE' or 'describe' (see 'hetero-sim soc --help')");
-        return FALSE;
-    }
-    if (argc < 3) {
-        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "soc show: missing NAME|FILE (see 'hetero-sim list socs')");
-        return FALSE;
-    }
-    if (!hs_cli_no_extra_args(argc, argv, 2, error)) {
-        return FALSE;
     }
     g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
     if (ovr == NULL) {
@@ -66,7 +51,7 @@ run(int argc, char **argv, GError **error)
                     "soc show: --set model.* changes a model, not a SoC");
         return FALSE;
     }
-    g_autoptr(HwSoc) soc = hs_config_load_soc(argv[2], ovr, error);
+    g_autoptr(HwSoc) soc = hs_config_load_soc(name, ovr, error);
     if (soc == NULL) {
         return FALSE;
     }

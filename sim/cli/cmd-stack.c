@@ -33,30 +33,15 @@ run(int argc, char **argv, GError **error)
     if (!hs_cli_format(format_name, HS_FORMATS_TEXT_JSON, &format, error)) {
         return FALSE;
     }
-    if (argc >= 2 && strcmp(argv[1], "describe") == 0) {
-        if (!hs_cli_no_extra_args(argc, argv, 1, error)) {
-            return FALSE;
-        }
-        g_autoptr(GString) out = g_string_new(NULL);
-        hw_stack_describe(out);
-        fputs(out->str, stdout);
+    const char *name;
+    if (!hs_cli_show_or_describe("stack", "stacks", argc, argv, hw_stack_describe, &name, error)) {
+        return FALSE;
+    }
+    if (name == NULL) {
         return TRUE;
     }
-    if (argc < 2 || strcmp(argv[1], "show") != 0) {
-        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "stack: expected 'show NAME|FILE' or 'describe' (see 'hetero-sim stack --help')");
-        return FALSE;
-    }
-    if (argc < 3) {
-        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "stack show: missing NAME|FILE (see 'hetero-sim list stacks')");
-        return FALSE;
-    }
-    if (!hs_cli_no_extra_args(argc, argv, 2, error)) {
-        return FALSE;
-    }
     g_autofree char *dir = g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL);
-    g_autoptr(HwStack) st = hw_stack_load(argv[2], dir, error);
+    g_autoptr(HwStack) st = hw_stack_load(name, dir, error);
     if (st == NULL) {
         return FALSE;
     }

@@ -200,3 +200,31 @@ hs_json_list_stems(const char *dir, GError **error)
     g_ptr_array_add(names, NULL);
     return (GStrv) g_ptr_array_free(g_steal_pointer(&names), FALSE);
 }
+
+cJSON *
+hs_json_load_named(const char *name_or_path, const char *dir, const char *what,
+                   HsJsonEditFn edit, void *opaque, char **path_out, GError **error)
+{
+    g_autofree char *path = NULL;
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
+        path = g_strdup(name_or_path);
+    } else {
+        g_autofree char *file = g_strdup_printf("%s.json", name_or_path);
+        path = dir ? g_build_filename(dir, file, NULL) : NULL;
+        if (path == NULL || !g_file_test(path, G_FILE_TEST_EXISTS)) {
+            g_auto(GStrv) names = dir ? hs_json_list_stems(dir, NULL) : NULL;
+            g_autofree char *list = names && names[0] ? g_strjoinv(", ", names)
+                                                      : g_strdup("none");
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
+                        "unknown %s \"%s\" (known: %s; or give a path to a JSON file)",
+                        what, name_or_path, list);
+            return NULL;
+        }
+    }
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    if (root == NULL || (edit && !edit(root, opaque, error))) {
+        return NULL;
+    }
+    *path_out = g_steal_pointer(&path);
+    return g_steal_pointer(&root);
+}

@@ -47,6 +47,18 @@ gboolean hs_json_check_unique_keys(const cJSON *obj, const char *path,
  * (transfer full) */
 GStrv hs_json_list_stems(const char *dir, GError **error);
 
+/*
+ * Load the config named @name_or_path: a path (it has a '/' or ends in
+ * .json) as given, else @dir/NAME.json; an unknown name fails with
+ * "unknown WHAT "x" (known: ...; or give a path to a JSON file)" (the
+ * stems of @dir, "none" if it is NULL or empty).  @edit, when given, is
+ * applied to the parsed document.  *@path_out: the file read.
+ * (transfer full)
+ */
+cJSON *hs_json_load_named(const char *name_or_path, const char *dir, const char *what,
+                          HsJsonEditFn edit, void *opaque, char **path_out,
+                          GError **error);
+
 /* Print @item to @out (compact when @pretty is FALSE).  (transfer full) */
 char *hs_json_print(const cJSON *item, gboolean pretty);
 
