@@ -2,18 +2,30 @@
  * npu.c - a weight-stationary systolic NPU (Hexagon HMX-like), tile by tile.
  *
  * A matmul [m, k] x [k, n] keeps the right operand stationary: it is cut
- * into ceil(k/rows) x ceil(n/cols) tiles; each tile is loaded into an array
- * (through the TCM -> array path, tile_load_gbps) and the m rows of the
- * left operand stream through it, one row per cycle, plus the pipeline
- * fill/drain.  `arrays` units work on different tiles at once.  From this:
+ * into ceil(k/rows) x ceil(n/cols) tiles; each tile is shifted into an
+ * array and the m rows of the left operand stream through it, one row per
+ * cycle, plus the pipeline fill/drain (SCALE-Sim v2's weight-stationary
+ * count).  `arrays` units work on different tiles at once.
+ *
+ * Beyond the array (NPU-TTS §3): HMX reads its stationary operand from the
+ * TCM in its own tile order (32x32 FP16 tiles, pairs of reduction rows
+ * interleaved), while the DMA brings operands in row-major order.  The
+ * vector unit (HVX) rebuilds every stationary tile in that order with
+ * shuffles, once per tile (a tile stays in the TCM for its pass), at
+ * relayout_gbps of tile bytes; the streamed rows enter in row order and
+ * need none.  HVX, HMX and the DMA work side by side (double-buffered),
+ * so a matmul takes the longest of the three, the HVX's share being the
+ * re-layout plus any dequantisation of the streamed operand.  From this:
  *
  *  - stage performance: k and n are padded to whole tiles, so latency is
  *    flat inside a tile and steps at tile boundaries;
  *  - order sensitivity: with a big weight on the right and few rows
- *    streamed ([K,4096] x [4096,14336], small K) the array spends its time
- *    loading tiles that each serve only K rows — it falls to GPU-level
- *    speed; with the weight on the left ([14336,4096] x [4096,K]) each of
- *    the few tiles serves 14336 rows (HeteroLLM §3.2's ~6x);
+ *    streamed ([K,4096] x [4096,14336], small K) the HVX re-lays 57344
+ *    tiles that each serve only K rows, and the array waits for it; with
+ *    the weight on the left ([14336,4096] x [4096,K]) the few tiles of
+ *    the small operand are re-laid once and serve 14336 rows, and the DMA
+ *    of the weight sets the time (HeteroLLM §3.2 measures ~6x; the rates
+ *    give ~3x at K = 32: hetero-sim probe --what npu-order);
  *  - shape sensitivity: the stationary operand must fit the part of the
  *    TCM a matmul gets for it (stationary_kib); a bigger one is cut along
  *    its columns into passes, and the streamed operand is read again for
@@ -70,9 +82,9 @@ static const HsParam hw_npu_params[] = {
                  "stream buffers, outputs)"),
     HS_PARAM_F64("dma_gbps", HwNpu, dma_gbps, 0.001, 10000, HS_REQUIRED,
                  "DDR -> TCM DMA bandwidth for large regular blocks"),
-    HS_PARAM_F64("tile_load_gbps", HwNpu, tile_load_gbps, 0.001, 10000, HS_REQUIRED,
-                 "staging of stationary tiles from the TCM into the matrix units' tile "
-                 "buffer, one tile at a time for all arrays (beyond the array's own load)"),
+    HS_PARAM_F64("relayout_gbps", HwNpu, relayout_gbps, 0.001, 10000, HS_REQUIRED,
+                 "vector unit (HVX) rebuilding a row-major stationary operand in the "
+                 "matrix unit's tile order, in the TCM: tile bytes per second"),
     HS_PARAM_F64("vector_gflops", HwNpu, vector_gflops, 0.001, 100000, HS_REQUIRED,
                  "vector unit (HVX) throughput for non-matmul ops"),
     HS_PARAM_END
@@ -114,6 +126,19 @@ hw_npu_group_partial_ps(const HwStackNpu *sn, const HwOp *op)
     double groups = ceil((double) op->k / 32.0);
     double bytes = groups * (double) op->m * (double) op->n * 4.0;
     return (uint64_t) (bytes * 1000.0 / sn->group_partial_gbps + 0.5);
+}
+
+/* The vector unit's re-layout of the stationary operand: every stationary
+ * tile once, at relayout_gbps of tile bytes (FP16 tiles 2 bytes an
+ * element, INT8 tiles 1). */
+static double
+hw_npu_relayout_ps(const HwNpu *npu, const HwOp *op)
+{
+    uint64_t tiles = ((op->k + npu->tile_rows - 1) / npu->tile_rows) *
+                     ((op->n + npu->tile_cols - 1) / npu->tile_cols);
+    double tile_bytes = (double) (npu->tile_rows * npu->tile_cols) *
+                        (op->compute == HW_DTYPE_INT8 ? 1.0 : 2.0);
+    return (double) tiles * tile_bytes * 1000.0 / npu->relayout_gbps;
 }
 
 static void
@@ -162,16 +187,10 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
                             ? c->compute_cycles
                             : (uint64_t) ((double) c->compute_cycles / sn->matmul_efficiency + 0.5);
     c->weight_loads = tiles;
-    /* beyond the array: every stationary tile is first staged from the
-     * TCM into the HMX's tile buffer in its tile layout (NPU-TTS §3), one
-     * tile at a time for all the arrays, and the arrays wait for it */
-    double tile_bytes = (double) (npu->tile_rows * npu->tile_cols) *
-                        (op->compute == HW_DTYPE_INT8 ? 1.0 : 2.0);
-    double load_ps = (double) tiles * tile_bytes * 1000.0 / npu->tile_load_gbps;
-    uint64_t load_cycles = (uint64_t) (load_ps / period_ps + 0.5);
-    c->cycles = array_cycles + load_cycles;
-    c->compute_ps = (uint64_t) ((double) c->cycles * period_ps + 0.5);
-
+    double array_ps = (double) array_cycles * period_ps;
+    /* beyond the array: HVX re-lays every stationary tile into HMX's tile
+     * order (NPU-TTS §3), alongside the array (double-buffered) */
+    double hvx_ps = hw_npu_relayout_ps(npu, op);
     /* the stationary operand, cut along its columns into blocks that fit */
     double col_bytes = (double) op->k * dtype_bytes(op->b_dtype);
     uint64_t cols_per_pass = (uint64_t) MAX(1.0, floor(npu->stationary_kib * 1024.0 / col_bytes));
@@ -182,17 +201,16 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     double dq = sn->dequant.gbps[op->wfmt];
     if ((op->a_dtype == HW_DTYPE_INT4 || op->a_dtype == HW_DTYPE_INT8) &&
         op->compute == HW_DTYPE_FP16 && dq > 0) {
-        /* W4A16, Q8_0...: every pass the vector unit reads the streamed
-         * quantised weight and dequantises it to FP16 for the array,
-         * alongside it (double-buffered), at the rate the stack's HVX code
-         * reaches for that format */
-        uint64_t dequant_ps = (uint64_t) (a_bytes * (double) c->passes * 1000.0 / dq);
-        c->compute_ps = MAX(c->compute_ps, dequant_ps);
+        /* W4A16, Q8_0...: every pass the vector unit also reads the
+         * streamed quantised weight and dequantises it to FP16 for the
+         * array, at the rate the stack's HVX code reaches for that format */
+        hvx_ps += a_bytes * (double) c->passes * 1000.0 / dq;
     }
-    /* the DMA engine is the other limit on how fast bytes arrive */
-    uint64_t dma_ps = (uint64_t) ((double) c->dram_bytes * 1000.0 / npu->dma_gbps);
-    c->compute_ps = MAX(c->compute_ps, dma_ps);
-    c->compute_ps += hw_npu_group_partial_ps(sn, op);
+    /* the DMA engine is the third unit: how fast bytes arrive */
+    double dma_ps = (double) c->dram_bytes * 1000.0 / npu->dma_gbps;
+    double busy_ps = MAX(array_ps, MAX(hvx_ps, dma_ps));
+    c->cycles = (uint64_t) (busy_ps / period_ps + 0.5);
+    c->compute_ps = (uint64_t) (busy_ps + 0.5) + hw_npu_group_partial_ps(sn, op);
 }
 
 static void
@@ -228,10 +246,15 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
         g_string_append_printf(out, "    the stack's graphs reach %g of the arrays' count\n",
                                sn->matmul_efficiency);
     }
-    g_string_append_printf(out, "    tile staging: %" G_GUINT64_FORMAT " tiles into the HMX tile "
-                           "buffer at %g GB/s, one at a time; total %" G_GUINT64_FORMAT
-                           " cycles at %g MHz = %.2f us\n", c->weight_loads, npu->tile_load_gbps,
-                           c->cycles, npu->freq_mhz, (double) c->cycles / npu->freq_mhz);
+    double array_us = (double) (sn->matmul_efficiency == 1.0 ? array_cycles
+                                : (uint64_t) ((double) array_cycles / sn->matmul_efficiency + 0.5))
+                      / npu->freq_mhz;
+    g_string_append_printf(out, "    array: %.2f us at %g MHz\n", array_us, npu->freq_mhz);
+    double relayout_ps = hw_npu_relayout_ps(npu, op);
+    g_string_append_printf(out, "    re-layout: the vector unit rebuilds the %" G_GUINT64_FORMAT
+                           " stationary tiles in the matrix unit's tile order at %g GB/s = "
+                           "%.2f us, alongside the array\n", c->weight_loads,
+                           npu->relayout_gbps, relayout_ps / 1e6);
     double col = (double) op->k * dtype_bytes(op->b_dtype);
     g_string_append_printf(out, "    passes: %" G_GUINT64_FORMAT " (the stationary operand gets "
                            "%g KiB of TCM: %.0f of its %" G_GUINT64_FORMAT " columns of %.1f KiB "
@@ -245,7 +268,7 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
         op->compute == HW_DTYPE_FP16 && dq > 0) {
         g_string_append_printf(out, "    dequantisation: the vector unit turns %.2f MiB of "
                                "quantised weights (all passes) into FP16 at %g GB/s = %.2f us, "
-                               "alongside the array\n",
+                               "after its re-layout\n",
                                a_bytes * (double) c->passes / (1024.0 * 1024.0), dq,
                                a_bytes * (double) c->passes / dq / 1e3);
     }
@@ -261,7 +284,7 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                                ceil((double) op->k / 32.0), sn->group_partial_gbps,
                                (double) partial_ps / 1e6);
     }
-    g_string_append_printf(out, "    compute time: the longest of array, dequantisation and "
+    g_string_append_printf(out, "    compute time: the longest of array, vector unit and "
                            "DMA%s = %.2f us\n", partial_ps > 0 ? ", plus the partial sums" : "",
                            (double) c->compute_ps / 1e6);
 }

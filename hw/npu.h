@@ -22,7 +22,7 @@ typedef struct HwNpu {
     double sram_kib;                 /* on-chip TCM, software managed */
     double stationary_kib;           /* TCM for a matmul's stationary operand */
     double dma_gbps;                 /* DDR -> TCM DMA for large regular blocks */
-    double tile_load_gbps;           /* TCM -> array, loading stationary tiles */
+    double relayout_gbps;            /* HVX: row-major -> HMX tile order, tile bytes */
     double vector_gflops;            /* vector unit (HVX) for non-matmul ops */
 } HwNpu;
 

@@ -77,7 +77,7 @@ typedef struct HwCost {
     uint64_t compute_ps;     /* time if memory were infinitely fast */
     uint64_t dram_bytes;     /* DRAM traffic, the model's own extras included */
     uint64_t alone_ps;       /* overhead + max(compute, bytes at the cap) */
-    uint64_t cycles;         /* NPU: total cycles (compute or DMA bound) */
+    uint64_t cycles;         /* NPU: the longest of array, HVX, DMA */
     uint64_t compute_cycles; /* NPU: array cycles */
     uint64_t weight_loads;   /* NPU: stationary tiles loaded into the array */
     uint64_t passes;         /* NPU: passes over the streamed operand */

@@ -35,7 +35,7 @@ sim_policy_options_init(SimPolicyOptions *o)
     *o = (SimPolicyOptions) {
         .chunk_tokens = 256,       /* mllm-NPU default chunk */
         .row_align = 256,          /* HeteroLLM §4.1 partition alignment */
-        .tok_align = 32,
+        .tok_align = 32,           /* HeteroLLM §4.1: sequence cuts at 32 */
         .min_npu_shape = 32,       /* HeteroLLM: standard shapes 32..1024 */
         .max_npu_shape = 1024,
     };

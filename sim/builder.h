@@ -28,7 +28,7 @@ typedef struct SimCostModel SimCostModel;
 typedef struct SimPolicyOptions {
     uint32_t chunk_tokens;       /* chunked prefill: chunk size (default 256) */
     uint32_t row_align;          /* tensor partitions: rows aligned to (256) */
-    uint32_t tok_align;          /* tensor partitions: tokens aligned to (32) */
+    uint32_t tok_align;          /* sequence cuts at multiples of (32) */
     uint32_t min_npu_shape;      /* standard NPU shapes: powers of two ... */
     uint32_t max_npu_shape;      /* ... from min to max (32..1024) */
 } SimPolicyOptions;

@@ -214,29 +214,58 @@ test_gpu_linear(void)
     g_assert_cmpfloat(fabs(tf[11] / tf[10] - 1), <, 0.05);
 }
 
-/* Order sensitivity (HeteroLLM §3.2): [14336,4096]x[4096,K] runs ~6x
- * faster than the same FLOPs as [K,4096]x[4096,14336]; over K = 32..2048
- * the ratio must peak between 4.5 and 7.5, and fall towards 1 at large K
- * where both orders stream many rows per tile. */
+/* Order sensitivity (HeteroLLM §3.2 measures ~6x) from the mechanism
+ * beyond the array (NPU-TTS §3): [K,4096]x[4096,14336] makes the HVX
+ * re-lay 128 x 448 stationary tiles into HMX's order, which then sets its
+ * time; [14336,4096]x[4096,K] re-lays 128 x K/32 and is set by the DMA of
+ * the 14336-row operand.  The ratio at K = 32 follows from the two rates;
+ * over NPU-TTS's 9.65-19.04x range of the conventional layout's cost
+ * (relayout_gbps 21.8-10.5) it stays within 1.9-4.1x, below HeteroLLM's
+ * ~6x (README, "How accurate is it?"), and it falls towards 1 at large K,
+ * where both orders need several passes. */
+static double
+npu_order_ratio(const HwDev *npu, const HwStack *st, uint64_t k, HwCost *cb, HwCost *cg)
+{
+    HwOp bad = matmul(k, 4096, 14336, HW_DTYPE_FP16, HW_DTYPE_FP16);
+    HwOp good = matmul(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16);
+    hw_dev_estimate(npu, st, &bad, cb);
+    hw_dev_estimate(npu, st, &good, cg);
+    return (double) cb->alone_ps / (double) cg->alone_ps;
+}
+
 static void
 test_npu_order(void)
 {
     g_autoptr(HwSoc) soc = sd8gen3();
     const HwDev *npu = hw_soc_find_kind(soc, HW_KIND_NPU);
-    double peak = 0, last = 0;
-    for (uint64_t k = 32; k <= 2048; k *= 2) {
-        HwOp bad = matmul(k, 4096, 14336, HW_DTYPE_FP16, HW_DTYPE_FP16);
-        HwOp good = matmul(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16);
-        HwCost cb, cg;
-        hw_dev_estimate(npu, ppl_qnn(soc), &bad, &cb);
-        hw_dev_estimate(npu, ppl_qnn(soc), &good, &cg);
-        last = (double) cb.alone_ps / (double) cg.alone_ps;
-        peak = MAX(peak, last);
-        g_assert_cmpuint(cb.weight_loads, >, cg.weight_loads);   /* the mechanism */
-    }
-    g_assert_cmpfloat(peak, >=, 4.5);
-    g_assert_cmpfloat(peak, <=, 7.5);
-    g_assert_cmpfloat(last, <, peak / 2);
+    HwNpu *n = (HwNpu *) npu;
+    const HwStack *st = ppl_qnn(soc);
+    HwCost cb, cg;
+    double r32 = npu_order_ratio(npu, st, 32, &cb, &cg);
+    /* the wrong order: 57344 FP16 tiles of 2 KiB through the HVX */
+    g_assert_cmpuint(cb.weight_loads, ==, 128 * 448);
+    double relayout_ps = 128.0 * 448 * 2048 * 1000 / n->relayout_gbps;
+    g_assert_cmpfloat(fabs((double) cb.compute_ps - relayout_ps), <, 1e-6 * relayout_ps);
+    /* the right order: 4 tiles per array, the DMA of the weight sets it */
+    g_assert_cmpuint(cg.weight_loads, ==, 128);
+    double dma_ps = (double) cg.dram_bytes * 1000 / n->dma_gbps;
+    g_assert_cmpfloat(fabs((double) cg.compute_ps - dma_ps), <, 1e-6 * dma_ps);
+    g_assert_cmpfloat(r32, >=, 2.5);
+    g_assert_cmpfloat(r32, <=, 3.5);
+    double last = npu_order_ratio(npu, st, 2048, &cb, &cg);
+    g_assert_cmpfloat(last, <, r32 / 2);
+
+    /* NPU-TTS's range: the slower the re-layout, the larger the ratio */
+    const double saved = n->relayout_gbps;
+    n->relayout_gbps = 21.8;
+    double lo = npu_order_ratio(npu, st, 32, &cb, &cg);
+    n->relayout_gbps = 10.5;
+    double hi = npu_order_ratio(npu, st, 32, &cb, &cg);
+    n->relayout_gbps = saved;
+    g_assert_cmpfloat(lo, >=, 1.9);
+    g_assert_cmpfloat(lo, <, r32);
+    g_assert_cmpfloat(r32, <, hi);
+    g_assert_cmpfloat(hi, <=, 4.1);
 }
 
 typedef struct Order {
@@ -471,9 +500,9 @@ test_mllm_stack(void)
  * model of the same 32x32 array: cycles = folds x (M + 2R + C - 2) - 1,
  * where a fold shifts one R x C weight tile in (R cycles), streams the M
  * rows and fills/drains (R + C - 2).  hw/npu.c counts the folds of each
- * array (arrays work side by side) and prices the staging of tiles beyond
- * the array separately; the array's own count must agree with SCALE-Sim's
- * to the cycle (its - 1). */
+ * array (arrays work side by side) and prices the HVX's re-layout of the
+ * tiles beyond the array separately; the array's own count must agree
+ * with SCALE-Sim's to the cycle (its - 1). */
 static void
 test_npu_scalesim(void)
 {

@@ -7,7 +7,7 @@
  * same chunks), its chunk-shared graph (no preparation in the plan, where
  * the naive variant prepares the prompt's own); npu-tts's batched decode
  * (batch 32 costs the NPU's matmuls what batch 1 does); transformer-lite
- * (GPU only, E0M4 weights).
+ * (GPU only, E0M4 weights); hetero-tensor's sequence cuts at tok_align.
  */
 #include "sim/run.h"
 #include "sim/util/error.h"
@@ -345,6 +345,43 @@ test_transformer_lite(void)
     case_clear(&c);
 }
 
+/* hetero-tensor cuts the sequence between the NPU's prepared pieces and
+ * the GPU only at multiples of tok_align (HeteroLLM §4.1: 32).  The tiny
+ * model at 96 tokens on classroom: with 32, 64 tokens on the NPU and 32
+ * on the GPU; with 48, 64 is no cut point and no matmul is cut by tokens
+ * (the solver keeps whole-sequence candidates: row cuts, padding). */
+static void
+test_tensor_tok_align(void)
+{
+    static const uint32_t aligns[] = { 32, 48 };
+    for (size_t a = 0; a < G_N_ELEMENTS(aligns); a++) {
+        SimWorkload w;
+        timing_workload(&w, 96, 0, 1);
+        w.opts.tok_align = aligns[a];
+        Case c;
+        run_case("classroom", "tiny", "hetero-tensor", &w, &c);
+        uint32_t cuts = 0;
+        for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
+            const SimTask *t = sim_plan_task(c.plan, i);
+            if (t->kind != SIM_TASK_KERNEL || t->phase != SIM_PHASE_PREFILL ||
+                t->work.op != MDL_OP_MATMUL || strstr(t->name, "lm_head")) {
+                continue;
+            }
+            if (t->slice.tok0 != 0) {
+                g_assert_cmpuint(t->slice.tok0 % aligns[a], ==, 0);
+                cuts++;
+            }
+            g_assert_true(t->slice.tok1 == 96 || t->slice.tok1 % aligns[a] == 0);
+        }
+        if (aligns[a] == 32) {
+            g_assert_cmpuint(cuts, >, 0);
+        } else {
+            g_assert_cmpuint(cuts, ==, 0);
+        }
+        case_clear(&c);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -355,5 +392,6 @@ main(int argc, char **argv)
     g_test_add_func("/sim/policies/mllm-npu/chunk-share", test_mllm_chunk_share);
     g_test_add_func("/sim/policies/npu-tts/batch", test_tts_batch);
     g_test_add_func("/sim/policies/transformer-lite/gpu-fp4", test_transformer_lite);
+    g_test_add_func("/sim/policies/hetero-tensor/tok-align", test_tensor_tok_align);
     return g_test_run();
 }

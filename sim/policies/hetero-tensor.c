@@ -9,7 +9,9 @@
  *            T_npu(all, padded) + T_sync,
  *            max(T_gpu(part), T_npu(other part)) + T_sync )
  *
- * over these partitions, aligned to 256 rows and 32 tokens:
+ * over these partitions, aligned to 256 rows and 32 tokens (row_align,
+ * tok_align: every cut of the sequence, between the NPU's pieces or
+ * before the rest, falls on a multiple of tok_align, HeteroLLM §4.1):
  *   row cutting        NPU rows [0, r), GPU rows [r, N), both write one output
  *   sequence cutting   NPU the largest prepared shape <= S, GPU the rest
  *                      (300 = 256 on NPU + 44 on GPU)
@@ -159,6 +161,9 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
             t0 += p;
             if (t0 == S) {
                 break;                   /* all on the NPU, no padding */
+            }
+            if (t0 % info->opts->tok_align != 0) {
+                break;                   /* no cut here or after: not aligned */
             }
             SimSlice rest = full;
             rest.tok0 = t0;

@@ -638,7 +638,7 @@ test_explain(void)
     static const char *const want[] = {
         "L0.ffn_down[tokens 0:64], prefill, on npu", "L0.ffn_down[tokens 64:96], prefill, on gpu",
         "tiles: the right operand [176 x 64] is cut into 22 x 8 = 176 tiles of 8 x 8",
-        "14 fill/drain cycles", "tile staging: 176 tiles", "passes: 1 ", "dequantisation: the vector unit",
+        "14 fill/drain cycles", "re-layout: the vector unit rebuilds the 176 stationary tiles", "passes: 1 ", "dequantisation: the vector unit",
         "waited for: task ", "DRAM: npu drew ", "why: ", "-> compute-bound",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
