@@ -48,6 +48,8 @@ struct SimChecker {
                                   * computed once, when a run first compares
                                   * it; only its output copy is kept) */
     gboolean recompute;          /* never copy a slice from the reference */
+    gboolean fp_whole;           /* the FP reference's steps not compared
+                                  * computed whole too */
 };
 
 /* Reference phases' buffers are all kept when they take at most this
@@ -261,12 +263,59 @@ same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const 
     return TRUE;
 }
 
-/* same_inputs against the reference, which computed W4A16 only */
+/* same_inputs against the reference, which computed W4A16 only, if it
+ * holds phase @p (a run with its own arithmetic does not make it compute
+ * a decode step: ref_needed) */
 static gboolean
 same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
                   MdlPrecision prec)
 {
-    return prec == MDL_PREC_W4A16 && same_inputs(v, s, &v->ref, p, ni, sl);
+    return prec == MDL_PREC_W4A16 && v->ref.buf[p] != NULL &&
+           same_inputs(v, s, &v->ref, p, ni, sl);
+}
+
+static void ref_before(SimChecker *v, uint32_t p);
+
+/*
+ * Make sure v->tokens holds every token phase @p reads: when only layers
+ * are checked, the fixed sequence's next ones (no reference computed for
+ * them); for the whole model, the reference's greedy choices, so its
+ * phases before @p are computed.
+ */
+static void
+tokens_for(SimChecker *v, uint32_t p)
+{
+    if (v->full) {
+        ref_before(v, p);
+        return;
+    }
+    const MdlGraph *pre = g_ptr_array_index(v->graphs, 0);
+    const uint32_t vocab = eng_model_config(v->model)->vocab;
+    while (v->tokens->len < (guint) pre->tokens + p) {
+        uint32_t next = (g_array_index(v->tokens, uint32_t, v->tokens->len - 1) + 1) % vocab;
+        g_array_append_val(v->tokens, next);
+    }
+}
+
+/* Precisions whose INT8 activations take a calibrated scale. */
+static gboolean
+int8_activations(MdlPrecision prec)
+{
+    return prec == MDL_PREC_W4A8 || prec == MDL_PREC_W8A8 || prec == MDL_PREC_W8A8_SHADOW;
+}
+
+/* The prefill's node doing matmul @n's product (same layer, same weight). */
+static const MdlNode *
+prefill_twin(SimChecker *v, const MdlNode *n)
+{
+    const MdlGraph *g0 = graph(v, 0);
+    for (uint32_t i = 0; i < g0->n_nodes; i++) {
+        const MdlNode *m = &g0->nodes[i];
+        if (m->op == MDL_OP_MATMUL && m->layer == n->layer && m->weight == n->weight) {
+            return m;
+        }
+    }
+    g_assert_not_reached();
 }
 
 /* Compute tokens [t0, t1) x features [r0, r1) of node @ni of phase @p
@@ -278,20 +327,56 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
     /* the arithmetic: sim/node-compute.c; here, where its inputs live */
     const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
+    tokens_for(v, p);
     SimNodeInputs in = { .tokens = (const uint32_t *) v->tokens->data + g->pos0 };
     for (uint32_t i = 0; i < n->n_src; i++) {
         in.src[i] = buffer(v, s, p, n->src[i]);
     }
     if (n->op == MDL_OP_MATMUL) {
-        /* offline calibration data: the reference's input (node-compute.c) */
-        in.calib = buffer(v, &v->ref, p, n->src[0]);
         *precision_changed |= prec != MDL_PREC_W4A16;
+    }
+    if (n->op == MDL_OP_MATMUL && int8_activations(prec)) {
+        /* offline calibration data (node-compute.c): the reference's input
+         * of this matmul in the prefill, for the prefill and every decode
+         * step, as a static scale fixed before deployment is (held from
+         * the checker's creation, so a decode step needs no reference) */
+        const MdlGraph *g0 = graph(v, 0);
+        const MdlNode *twin = prefill_twin(v, n);
+        in.calib = buffer(v, &v->ref, 0, twin->src[0]) +
+                   (size_t) twin->src_tok_offset * g0->nodes[twin->src[0]].features;
+        in.calib_rows = twin->tokens;
     }
     if (n->op == MDL_OP_ATTENTION) {
         in.k_cache = s->k_cache + (size_t) n->layer * v->batch;
         in.v_cache = s->v_cache + (size_t) n->layer * v->batch;
     }
     sim_node_compute(v->model, g, ni, &in, sl, prec, out);
+}
+
+/* Attention node @ni's slice @sl files its K/V rows in @s's caches. */
+static void
+file_kv(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl)
+{
+    const MdlGraph *g = graph(v, p);
+    const MdlNode *n = &g->nodes[ni];
+    const float *k = buffer(v, s, p, n->src[1]);
+    const float *vv = buffer(v, s, p, n->src[2]);
+    size_t kvd = (size_t) n->kv_heads * n->head_dim;
+    uint32_t layer = (uint32_t) n->layer;
+    for (size_t t = sl->tok0; t < sl->tok1; t++) {
+        for (uint32_t b = 0; b < v->batch; b++) {
+            /* prefill rows are positions shared by every sequence;
+             * decode row b is sequence b's next position */
+            if (g->decode && b != t) {
+                continue;
+            }
+            size_t pos = g->decode ? n->pos0 : n->pos0 + t;
+            memcpy(s->k_cache[layer * v->batch + b] + pos * kvd, k + t * kvd,
+                   sizeof(float) * kvd);
+            memcpy(s->v_cache[layer * v->batch + b] + pos * kvd, vv + t * kvd,
+                   sizeof(float) * kvd);
+        }
+    }
 }
 
 /* Publish a finished slice; attention also files its K/V rows in the cache. */
@@ -303,24 +388,7 @@ publish(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
     const MdlNode *n = &g->nodes[ni];
     copy_slice(sl, n->features, staged, buffer(v, s, p, ni));
     if (n->op == MDL_OP_ATTENTION) {
-        const float *k = buffer(v, s, p, n->src[1]);
-        const float *vv = buffer(v, s, p, n->src[2]);
-        size_t kvd = (size_t) n->kv_heads * n->head_dim;
-        uint32_t layer = (uint32_t) n->layer;
-        for (size_t t = sl->tok0; t < sl->tok1; t++) {
-            for (uint32_t b = 0; b < v->batch; b++) {
-                /* prefill rows are positions shared by every sequence;
-                 * decode row b is sequence b's next position */
-                if (g->decode && b != t) {
-                    continue;
-                }
-                size_t pos = g->decode ? n->pos0 : n->pos0 + t;
-                memcpy(s->k_cache[layer * v->batch + b] + pos * kvd, k + t * kvd,
-                       sizeof(float) * kvd);
-                memcpy(s->v_cache[layer * v->batch + b] + pos * kvd, vv + t * kvd,
-                       sizeof(float) * kvd);
-            }
-        }
+        file_kv(v, s, p, ni, sl);
     }
 }
 
@@ -357,24 +425,72 @@ node_floats(const MdlGraph *g, uint32_t i)
 }
 
 /*
+ * Decode steps whose output is compared with the FP reference: the first
+ * (d = 0), every power of two and the last.  Every decode step of the FP
+ * reference reads all of its 16-bit weights (436 MB for Llama-3-8B's
+ * first layer: 17 ms a step at this machine's 26 GB/s, 70 s over 4096
+ * steps), more than a check of that decode may take (issue #17: 60 s);
+ * these steps sample every context length at a cost logarithmic in the
+ * steps.  The steps between still compute what later steps read (their
+ * K/V: fp_kv_nodes), so a compared step's FP output is exact.
+ */
+static gboolean
+fp_compared(const SimChecker *v, uint32_t p)
+{
+    uint32_t d = p - 1;
+    return p == 0 || p + 1 == v->graphs->len || (d & (d - 1)) == 0;
+}
+
+/* need[i] (transfer full): node i of @g is read, directly or not, by the
+ * K/V rows a computed attention node files in the cache (what later
+ * phases read of this one); @g's nodes are in topological order. */
+static gboolean *
+kv_nodes(const SimChecker *v, const MdlGraph *g)
+{
+    gboolean *need = g_new0(gboolean, g->n_nodes);
+    for (uint32_t i = g->n_nodes; i-- > 0;) {
+        const MdlNode *n = &g->nodes[i];
+        if (!computed(v, n)) {
+            continue;
+        }
+        if (n->op == MDL_OP_ATTENTION) {
+            need[n->src[1]] = need[n->src[2]] = TRUE;
+        }
+        for (uint32_t k = 0; need[i] && k < n->n_src; k++) {
+            need[n->src[k]] = TRUE;
+        }
+    }
+    return need;
+}
+
+/*
  * Phase @p of a reference (the reference at W4A16, or the FP reference):
- * every computed node whole, in order.  The first time, the copy of its
- * compared output is kept and (for the reference) the next token is
- * chosen; computing it again later (its buffers were freed) gives the
- * same bits: the KV caches then hold later positions too, which nothing
- * in phase @p reads.
+ * every computed node whole, in order (an FP reference's phase not
+ * compared: only what its K/V need).  The first time, the copy of its
+ * compared output is kept and (for the reference of the whole model) the
+ * next token is chosen; computing it again later (its buffers were
+ * freed) gives the same bits: the KV caches then hold later positions
+ * too, which nothing in phase @p reads.
  */
 static void
 reference_phase(SimChecker *v, State *s, uint32_t p)
 {
     const MdlGraph *g = graph(v, p);
     gboolean fp = s == &v->fp, unused = FALSE;
+    g_autofree gboolean *need = fp && !fp_compared(v, p) && !v->fp_whole ? kv_nodes(v, g)
+                                                                          : NULL;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const MdlNode *n = &g->nodes[i];
         if (!computed(v, n)) {
             continue;
         }
         SimSlice all = { 0, n->tokens, 0, n->features, 0 };
+        if (need && !need[i]) {
+            if (n->op == MDL_OP_ATTENTION) {
+                file_kv(v, s, p, i, &all);
+            }
+            continue;
+        }
         g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
         compute(v, s, p, i, &all, fp && n->op == MDL_OP_MATMUL ? SIM_PREC_FP_REF : MDL_PREC_W4A16,
                 &unused, out);
@@ -384,25 +500,21 @@ reference_phase(SimChecker *v, State *s, uint32_t p)
         return;
     }
     uint32_t last = last_computed(v, g);
-    s->out[p] = g_memdup2(buffer(v, s, p, last), sizeof(float) * node_floats(g, last));
+    if (!fp || fp_compared(v, p)) {
+        s->out[p] = g_memdup2(buffer(v, s, p, last), sizeof(float) * node_floats(g, last));
+    }
     s->next = p + 1;
-    if (!fp && p + 1 < v->graphs->len) {
+    if (!fp && v->full && p + 1 < v->graphs->len) {
         /* its greedy tokens drive the decode steps of every run */
-        const EngConfig *c = eng_model_config(v->model);
-        uint32_t next;
-        if (v->full) {
-            next = argmax(s->out[p], g->nodes[last].features);
-        } else {
-            next = (g_array_index(v->tokens, uint32_t, v->tokens->len - 1) + 1) % c->vocab;
-        }
+        uint32_t next = argmax(s->out[p], g->nodes[last].features);
         g_array_append_val(v->tokens, next);
     }
 }
 
-/* The reference's buffers of phase @p, computed (with every phase before
- * it, the first time) if they are not held. */
+/* The reference's phases before @p computed (the first time: each is
+ * freed at once unless all are kept). */
 static void
-ref_phase(SimChecker *v, uint32_t p)
+ref_before(SimChecker *v, uint32_t p)
 {
     while (v->ref.next < p) {
         uint32_t q = v->ref.next;
@@ -411,35 +523,45 @@ ref_phase(SimChecker *v, uint32_t p)
             state_drop_phase(v, &v->ref, q);
         }
     }
+}
+
+/* The reference's buffers of phase @p, computed (with every phase before
+ * it, the first time) if they are not held. */
+static void
+ref_phase(SimChecker *v, uint32_t p)
+{
+    ref_before(v, p);
     if (v->ref.buf[p] == NULL) {
         reference_phase(v, &v->ref, p);
     }
 }
 
-/* The FP reference's compared output of phase @p (phases computed once,
- * in order, their buffers freed at once). */
+/* The FP reference's compared output of phase @p, NULL if @p is not
+ * compared (fp_compared) (phases computed once, in order, their buffers
+ * freed at once). */
 static const float *
 fp_out(SimChecker *v, uint32_t p)
 {
     while (v->fp.next <= p) {
         uint32_t q = v->fp.next;
-        /* the reference's phase must be held: compute() reads it (the INT8
-         * precisions' calibration inputs) */
-        gboolean held = v->ref.buf[q] != NULL;
-        ref_phase(v, q);
         reference_phase(v, &v->fp, q);
         state_drop_phase(v, &v->fp, q);
-        if (!held && !v->keep_ref && q > 0) {
-            state_drop_phase(v, &v->ref, q);
-        }
     }
     return v->fp.out[p];
+}
+
+const float *
+sim_checker_fp_output(SimChecker *c, uint32_t phase, size_t *n)
+{
+    const MdlGraph *g = graph(c, phase);
+    *n = node_floats(g, last_computed(c, g));
+    return fp_out(c, phase);
 }
 
 const uint32_t *
 sim_checker_tokens(SimChecker *c, uint32_t *n)
 {
-    ref_phase(c, c->graphs->len - 1);
+    tokens_for(c, c->graphs->len - 1);
     *n = c->tokens->len;
     return (const uint32_t *) c->tokens->data;
 }
@@ -538,6 +660,12 @@ sim_checker_set_recompute(SimChecker *c, gboolean recompute)
 }
 
 void
+sim_checker_set_fp_whole(SimChecker *c, gboolean whole)
+{
+    c->fp_whole = whole;
+}
+
+void
 sim_checker_free(SimChecker *v)
 {
     if (v == NULL) {
@@ -555,6 +683,23 @@ sim_checker_free(SimChecker *v)
     g_free(v);
 }
 
+static gboolean matched_for(const SimValues *v, uint32_t p);
+
+/*
+ * Does run @v need the reference's phase @p?  A run compared with the
+ * reference does; a run compared with its own arithmetic only for the
+ * whole model, whose tokens are the reference's: when layers are
+ * checked, its INT8 scales are calibrated on the prefill (compute()) and
+ * the W4A16 slices it could copy from the reference are computed instead
+ * (no dearer than the reference computing them), so a decode step costs
+ * one pass over the checked layers, not two.
+ */
+static gboolean
+ref_needed(const SimValues *v, uint32_t p)
+{
+    return v->c->full || !matched_for(v, p);
+}
+
 /* Phase @p of the plan's own arithmetic: node by node in graph order,
  * each of the node's slices at its task's precision from the complete
  * inputs (phases before it computed first).  Before the first phase with
@@ -568,6 +713,7 @@ matched_phase(SimValues *run, uint32_t p)
     State *m = &run->matched;
     if (m->next < run->matched_from) {
         const EngConfig *cfg = eng_model_config(c->model);
+        ref_before(c, run->matched_from);
         size_t bytes = sizeof(float) * c->max_pos * cfg->kv_heads * cfg->head_dim;
         for (size_t i = 0; i < (size_t) c->layers * c->batch; i++) {
             memcpy(m->k_cache[i], c->ref.k_cache[i], bytes);
@@ -577,7 +723,9 @@ matched_phase(SimValues *run, uint32_t p)
     }
     while (m->next <= p) {
         uint32_t q = m->next++;
-        ref_phase(c, q);
+        if (ref_needed(run, q)) {
+            ref_phase(c, q);
+        }
         const MdlGraph *g = graph(c, q);
         GArray *sls = run->phase_tasks[q];
         gboolean unused = FALSE;
@@ -727,7 +875,10 @@ finish_phase(SimValues *v, uint32_t p)
     }
     max_diff(mine, against, n, &v->err, &v->ref_max);
     double unused = 0;
-    max_diff(mine, fp_out(c, p), n, &v->prec_err, &unused);
+    const float *fp = fp_out(c, p);
+    if (fp) {
+        max_diff(mine, fp, n, &v->prec_err, &unused);
+    }
     state_drop_phase(c, &v->run, p);
     if (matched_for(v, p)) {
         state_drop_phase(c, &v->matched, p);
@@ -754,8 +905,9 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     if (!computed(v->c, n)) {
         return;
     }
-    /* the references' phase (its tokens, calibration inputs and outputs) */
-    ref_phase(v->c, p);
+    if (ref_needed(v, p)) {
+        ref_phase(v->c, p);
+    }
     gboolean matched = matched_for(v, p);
     if (matched) {
         matched_phase(v, p);
