@@ -50,6 +50,8 @@ struct SimChecker {
     gboolean recompute;          /* never copy a slice from the reference */
     gboolean fp_whole;           /* the FP reference's steps not compared
                                   * computed whole too */
+    EngActInt8 *act8;            /* [2 * prefill node + shadow]: calibration() */
+    gboolean *act8_made;
 };
 
 /* Reference phases' buffers are all kept when they take at most this
@@ -84,6 +86,9 @@ struct SimValues {
     GHashTable *from_ref;        /* task id -> the State whose slice it takes */
     gboolean precision_changed;
     uint64_t reused;             /* slices copied from the reference */
+    uint32_t *kv_same;           /* [layer * batch + b] -> leading positions of
+                                  * the run's caches known to hold the bits of
+                                  * its reference's (track_kv) */
 };
 
 /*
@@ -224,13 +229,17 @@ same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
  * function, not a shortcut in the check: a slice that reads anything else
  * (a buffer not yet written, a stale value behind a missing sync) is
  * computed, so a wrong plan still gives wrong numbers.  Only the costly
- * kernels are looked up: matmuls and prefill attention.  @ref is the
+ * kernels are looked up: matmuls and attention.  A decode step's
+ * attention reads every earlier position of its sequence's caches: they
+ * hold @ref's bits up to @kv_same[cache] (the run's, kept by track_kv as
+ * rows are filed; NULL: not known, computed).  @ref is the
  * reference (then only W4A16 slices qualify: it computed nothing else) or
  * the run's own matched reference (every precision: it computed this very
  * slice at the task's precision).
  */
 static gboolean
-same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const SimSlice *sl)
+same_inputs(SimChecker *v, State *s, State *ref, const uint32_t *kv_same, uint32_t p,
+            uint32_t ni, const SimSlice *sl)
 {
     const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
@@ -257,6 +266,20 @@ same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const 
             !same_rows(s->v_cache[cache], ref->v_cache[cache], kvd, 0, n->pos0)) {
             return FALSE;
         }
+    } else if (n->op == MDL_OP_ATTENTION && kv_same) {
+        /* decode: row t is sequence t's query, key and value at pos0 */
+        const size_t kvd = (size_t) n->kv_heads * n->head_dim;
+        for (size_t t = t0; t < t1; t++) {
+            if (kv_same[(size_t) n->layer * v->batch + t] < n->pos0) {
+                return FALSE;
+            }
+        }
+        if (!same_rows(buffer(v, s, p, n->src[0]), buffer(v, ref, p, n->src[0]), n->features,
+                       t0, t1) ||
+            !same_rows(buffer(v, s, p, n->src[1]), buffer(v, ref, p, n->src[1]), kvd, t0, t1) ||
+            !same_rows(buffer(v, s, p, n->src[2]), buffer(v, ref, p, n->src[2]), kvd, t0, t1)) {
+            return FALSE;
+        }
     } else {
         return FALSE;
     }
@@ -267,11 +290,11 @@ same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const 
  * holds phase @p (a run with its own arithmetic does not make it compute
  * a decode step: ref_needed) */
 static gboolean
-same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
-                  MdlPrecision prec)
+same_as_reference(SimChecker *v, State *s, const uint32_t *kv_same, uint32_t p, uint32_t ni,
+                  const SimSlice *sl, MdlPrecision prec)
 {
     return prec == MDL_PREC_W4A16 && v->ref.buf[p] != NULL &&
-           same_inputs(v, s, &v->ref, p, ni, sl);
+           same_inputs(v, s, &v->ref, kv_same, p, ni, sl);
 }
 
 static void ref_before(SimChecker *v, uint32_t p);
@@ -304,18 +327,34 @@ int8_activations(MdlPrecision prec)
     return prec == MDL_PREC_W4A8 || prec == MDL_PREC_W8A8 || prec == MDL_PREC_W8A8_SHADOW;
 }
 
-/* The prefill's node doing matmul @n's product (same layer, same weight). */
-static const MdlNode *
-prefill_twin(SimChecker *v, const MdlNode *n)
+/*
+ * The INT8 activation parameters of matmul @n (with shadow outliers or
+ * not; node-compute.c), calibrated offline on the reference's whole input
+ * of the same matmul (same layer, same weight) in the prefill, for the
+ * prefill and every decode step, as a static scale fixed before
+ * deployment is.  Computed once per matmul from the prefill's buffers,
+ * held from the checker's creation: a decode step needs no reference.
+ */
+static const EngActInt8 *
+calibration(SimChecker *v, const MdlNode *n, gboolean shadow)
 {
     const MdlGraph *g0 = graph(v, 0);
-    for (uint32_t i = 0; i < g0->n_nodes; i++) {
-        const MdlNode *m = &g0->nodes[i];
-        if (m->op == MDL_OP_MATMUL && m->layer == n->layer && m->weight == n->weight) {
-            return m;
-        }
+    uint32_t i = 0;
+    while (i < g0->n_nodes && !(g0->nodes[i].op == MDL_OP_MATMUL &&
+                                g0->nodes[i].layer == n->layer &&
+                                g0->nodes[i].weight == n->weight)) {
+        i++;
     }
-    g_assert_not_reached();
+    g_assert(i < g0->n_nodes);
+    EngActInt8 *a = &v->act8[2 * i + shadow];
+    if (!v->act8_made[2 * i + shadow]) {
+        const MdlNode *twin = &g0->nodes[i];
+        const float *x = buffer(v, &v->ref, 0, twin->src[0]) +
+                         (size_t) twin->src_tok_offset * g0->nodes[twin->src[0]].features;
+        eng_act_int8_params(x, twin->k, twin->tokens, shadow, a);
+        v->act8_made[2 * i + shadow] = TRUE;
+    }
+    return a;
 }
 
 /* Compute tokens [t0, t1) x features [r0, r1) of node @ni of phase @p
@@ -336,15 +375,7 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
         *precision_changed |= prec != MDL_PREC_W4A16;
     }
     if (n->op == MDL_OP_MATMUL && int8_activations(prec)) {
-        /* offline calibration data (node-compute.c): the reference's input
-         * of this matmul in the prefill, for the prefill and every decode
-         * step, as a static scale fixed before deployment is (held from
-         * the checker's creation, so a decode step needs no reference) */
-        const MdlGraph *g0 = graph(v, 0);
-        const MdlNode *twin = prefill_twin(v, n);
-        in.calib = buffer(v, &v->ref, 0, twin->src[0]) +
-                   (size_t) twin->src_tok_offset * g0->nodes[twin->src[0]].features;
-        in.calib_rows = twin->tokens;
+        in.act8 = calibration(v, n, prec == MDL_PREC_W8A8_SHADOW);
     }
     if (n->op == MDL_OP_ATTENTION) {
         in.k_cache = s->k_cache + (size_t) n->layer * v->batch;
@@ -638,6 +669,8 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
     }
     v->recompute = g_getenv("HS_VALUES_RECOMPUTE") != NULL;
     v->made = g_new0(gboolean, graphs->len);
+    v->act8 = g_new0(EngActInt8, 2 * (size_t) pre->n_nodes);
+    v->act8_made = g_new0(gboolean, 2 * (size_t) pre->n_nodes);
     uint64_t ref_all = 0;
     const MdlGraph *g = NULL;
     for (guint p = 0; p < graphs->len; p++) {
@@ -677,6 +710,8 @@ sim_checker_free(SimChecker *v)
         graph_done(v, p);
     }
     g_free(v->made);
+    g_free(v->act8);
+    g_free(v->act8_made);
     g_array_free(v->tokens, TRUE);
     g_ptr_array_unref(v->graphs);
     eng_model_free(v->model);
@@ -743,7 +778,7 @@ matched_phase(SimValues *run, uint32_t p)
                 if (out == NULL) {
                     out = g_new0(float, (size_t) n->tokens * n->features);
                 }
-                if (same_as_reference(c, m, q, i, &t->slice, t->prec)) {
+                if (same_as_reference(c, m, NULL, q, i, &t->slice, t->prec)) {
                     copy_slice(&t->slice, n->features, buffer(c, &c->ref, q, i), out);
                 } else {
                     compute(c, m, q, i, &t->slice, t->prec, &unused, out);
@@ -803,6 +838,7 @@ sim_values_new(SimChecker *checker, const SimPlan *plan)
     v->left = g_new0(uint32_t, np);
     v->done = g_new0(gboolean, np);
     v->phase_tasks = g_new0(GArray *, np);
+    v->kv_same = g_new0(uint32_t, (size_t) eng_model_config(checker->model)->layers * checker->batch);
     for (uint32_t i = plan->base; i < sim_plan_len(plan) && !v->has_matched; i++) {
         const SimTask *t = sim_plan_task(plan, i);
         if (t->kind == SIM_TASK_KERNEL && t->work.prec != MDL_PREC_W4A16) {
@@ -829,6 +865,7 @@ sim_values_free(SimValues *v)
         }
     }
     g_free(v->phase_tasks);
+    g_free(v->kv_same);
     g_free(v->left);
     g_free(v->done);
     g_hash_table_destroy(v->staging);
@@ -915,9 +952,10 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     /* with a matched reference, the same slice at the same precision was
      * computed there; without one, the reference computed W4A16 */
     State *same = matched ? &v->matched : &v->c->ref;
-    if (matched ? same_inputs(v->c, &v->run, same, p, (uint32_t) t->node, &t->slice)
-                       : same_as_reference(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
-                                           t->work.prec)) {
+    if (matched ? same_inputs(v->c, &v->run, same, v->kv_same, p, (uint32_t) t->node,
+                              &t->slice)
+                : same_as_reference(v->c, &v->run, v->kv_same, p, (uint32_t) t->node,
+                                    &t->slice, t->work.prec)) {
         /* its output is @same's: published from there at the end */
         g_hash_table_insert(v->from_ref, GUINT_TO_POINTER(id), same);
         v->reused++;
@@ -928,6 +966,46 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     compute(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec,
             &v->precision_changed, out);
     g_hash_table_insert(v->staging, GUINT_TO_POINTER(id), out);
+}
+
+/*
+ * The run's attention slice @sl of phase @p has filed its K/V rows: each
+ * cache it wrote holds its reference's bits (the matched reference, or
+ * the reference, whichever the phase is compared with; both hold the
+ * same before the matched one's first phase, where it copied them) at
+ * that position or not.  v->kv_same[cache] counts the leading positions
+ * known equal: one more when the next is, cut back when one is not (a
+ * later stale write).  It may count fewer than are equal, never more:
+ * the reference's rows of a position are final once it computed the
+ * phase, which happens when the run starts the phase, before any of its
+ * attention slices ends.
+ */
+static void
+track_kv(SimValues *v, uint32_t p, uint32_t ni, const SimSlice *sl)
+{
+    SimChecker *c = v->c;
+    const MdlGraph *g = graph(c, p);
+    const MdlNode *n = &g->nodes[ni];
+    State *ref = matched_for(v, p) ? &v->matched : &c->ref;
+    const gboolean final = ref == &v->matched ? v->matched.next > p : c->ref.next > p;
+    const size_t kvd = (size_t) n->kv_heads * n->head_dim;
+    for (size_t t = sl->tok0; t < sl->tok1; t++) {
+        for (uint32_t b = 0; b < c->batch; b++) {
+            if (g->decode && b != t) {
+                continue;
+            }
+            size_t pos = g->decode ? n->pos0 : n->pos0 + t;
+            size_t i = (size_t) n->layer * c->batch + b;
+            gboolean eq = final &&
+                          same_rows(v->run.k_cache[i], ref->k_cache[i], kvd, pos, pos + 1) &&
+                          same_rows(v->run.v_cache[i], ref->v_cache[i], kvd, pos, pos + 1);
+            if (eq && v->kv_same[i] == pos) {
+                v->kv_same[i] = (uint32_t) pos + 1;
+            } else if (!eq && pos < v->kv_same[i]) {
+                v->kv_same[i] = (uint32_t) pos;
+            }
+        }
+    }
 }
 
 static void
@@ -950,6 +1028,9 @@ values_end(void *opaque, uint32_t id, const SimTask *t)
     } else if (out) {
         publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice, out);
         g_hash_table_remove(v->staging, GUINT_TO_POINTER(id));
+    }
+    if ((same || out) && graph(v->c, p)->nodes[t->node].op == MDL_OP_ATTENTION) {
+        track_kv(v, p, (uint32_t) t->node, &t->slice);
     }
     if (--v->left[p] == 0) {
         finish_phase(v, p);
