@@ -349,6 +349,7 @@ calibration(SimChecker *v, const MdlNode *n, gboolean shadow)
     EngActInt8 *a = &v->act8[2 * i + shadow];
     if (!v->act8_made[2 * i + shadow]) {
         const MdlNode *twin = &g0->nodes[i];
+        g_assert(v->ref.next > 0 && v->ref.buf[0] != NULL);    /* the prefill: always held */
         const float *x = buffer(v, &v->ref, 0, twin->src[0]) +
                          (size_t) twin->src_tok_offset * g0->nodes[twin->src[0]].features;
         eng_act_int8_params(x, twin->k, twin->tokens, shadow, a);
@@ -463,7 +464,7 @@ node_floats(const MdlGraph *g, uint32_t i)
  * steps), more than a check of that decode may take (issue #17: 60 s);
  * these steps sample every context length at a cost logarithmic in the
  * steps.  The steps between still compute what later steps read (their
- * K/V: fp_kv_nodes), so a compared step's FP output is exact.
+ * K/V: kv_nodes), so a compared step's FP output is exact.
  */
 static gboolean
 fp_compared(const SimChecker *v, uint32_t p)
@@ -838,7 +839,8 @@ sim_values_new(SimChecker *checker, const SimPlan *plan)
     v->left = g_new0(uint32_t, np);
     v->done = g_new0(gboolean, np);
     v->phase_tasks = g_new0(GArray *, np);
-    v->kv_same = g_new0(uint32_t, (size_t) eng_model_config(checker->model)->layers * checker->batch);
+    v->kv_same = g_new0(uint32_t,
+                        (size_t) eng_model_config(checker->model)->layers * checker->batch);
     for (uint32_t i = plan->base; i < sim_plan_len(plan) && !v->has_matched; i++) {
         const SimTask *t = sim_plan_task(plan, i);
         if (t->kind == SIM_TASK_KERNEL && t->work.prec != MDL_PREC_W4A16) {

@@ -221,6 +221,6 @@ run(gboolean quick, HsFormat format, GError **error)
 }
 
 const HsBench hs_bench_sim = {
-    "sim", "simulated requests: tokens per wall second, wall, peak RSS, events/s vs the "
-    "kernel", run,
+    "sim", "simulated requests: tokens per wall second, wall and CPU time, peak RSS, "
+    "events/s vs the kernel", run,
 };
