@@ -65,47 +65,72 @@ eng_attention_rows_window(const float *q, const float *k, const float *v,
 {
     const size_t qd = heads * hd, kd = kv_heads * hd, group = heads / kv_heads;
     const double scale = 1.0 / sqrt((double) hd);
-    const size_t pairs = (t1 - t0) * (h1 - h0);
     g_assert(heads % kv_heads == 0 && h1 <= heads);
-    #pragma omp parallel if (pairs * (pos0 + t1) * hd * 2 >= ENG_PAR_MIN_OPS)
+    if (t1 <= t0 || h1 <= h0) {
+        return;
+    }
+    /* Work items: a token and a KV head, with the query heads of [h0, h1)
+     * that share it; each K and V row is read once for all of them (a
+     * decode step's attention was bound by reading the caches once per
+     * query head).  Every (token, head) output is still computed alone,
+     * with the operations and order of the header comment. */
+    const size_t g0 = h0 / group, g1 = (h1 + group - 1) / group;
+    const size_t items = (t1 - t0) * (g1 - g0);
+    #pragma omp parallel if ((t1 - t0) * (h1 - h0) * (pos0 + t1) * hd * 2 >= ENG_PAR_MIN_OPS)
     {
-        /* per thread: scores of one query against positions [0, pos0 + t1) */
-        double *score = g_new(double, pos0 + t1);
-        double *acc = g_new(double, hd);
+        /* per thread: each head's scores against positions [0, pos0 + t1) */
+        double *score = g_new(double, group * (pos0 + t1));
+        double *acc = g_new(double, group * hd);
+        double *max = g_new(double, group), *sum = g_new(double, group);
         #pragma omp for schedule(static)
-        for (size_t pi = 0; pi < pairs; pi++) {
-            size_t t = t0 + pi / (h1 - h0), h = h0 + pi % (h1 - h0);
-            size_t n = pos0 + t + 1, kvh = h / group;
+        for (size_t it = 0; it < items; it++) {
+            size_t t = t0 + it / (g1 - g0), kvh = g0 + it % (g1 - g0);
+            size_t ha = MAX(h0, kvh * group), hb = MIN(h1, (kvh + 1) * group), nh = hb - ha;
+            size_t n = pos0 + t + 1;
             /* a sliding window sees the last @window positions only */
             size_t j0 = window && n > window ? n - window : 0;
-            const float *qr = q + t * qd + h * hd;
             /* score [n] = q . K[0:n]^T / sqrt(hd), softmax over n */
-            double max = -INFINITY;
+            for (size_t i = 0; i < nh; i++) {
+                max[i] = -INFINITY;
+            }
             for (size_t j = j0; j < n; j++) {
                 const float *kr = j < pos0 ? k_cache + j * kd + kvh * hd
                                            : k + (j - pos0) * kd + kvh * hd;
-                score[j] = dot_lanes(qr, kr, hd) * scale;
-                max = fmax(max, score[j]);
+                for (size_t i = 0; i < nh; i++) {
+                    const float *qr = q + t * qd + (ha + i) * hd;
+                    double sc = dot_lanes(qr, kr, hd) * scale;
+                    score[i * n + j] = sc;
+                    max[i] = fmax(max[i], sc);
+                }
             }
-            double sum = 0;
-            for (size_t j = j0; j < n; j++) {
-                score[j] = exp(score[j] - max);
-                sum += score[j];
+            for (size_t i = 0; i < nh; i++) {
+                double *si = score + i * n;
+                sum[i] = 0;
+                for (size_t j = j0; j < n; j++) {
+                    si[j] = exp(si[j] - max[i]);
+                    sum[i] += si[j];
+                }
             }
             /* y [hd] = softmax . V[0:n] */
-            memset(acc, 0, sizeof(double) * hd);
+            memset(acc, 0, sizeof(double) * nh * hd);
             for (size_t j = j0; j < n; j++) {
                 const float *vr = j < pos0 ? v_cache + j * kd + kvh * hd
                                            : v + (j - pos0) * kd + kvh * hd;
-                axpy(acc, score[j], vr, hd);
+                for (size_t i = 0; i < nh; i++) {
+                    axpy(acc + i * hd, score[i * n + j], vr, hd);
+                }
             }
-            float *yr = y + t * qd + h * hd;
-            for (size_t i = 0; i < hd; i++) {
-                yr[i] = (float) (acc[i] / sum);
+            for (size_t i = 0; i < nh; i++) {
+                float *yr = y + t * qd + (ha + i) * hd;
+                for (size_t e = 0; e < hd; e++) {
+                    yr[e] = (float) (acc[i * hd + e] / sum[i]);
+                }
             }
         }
         g_free(score);
         g_free(acc);
+        g_free(max);
+        g_free(sum);
     }
 }
 

@@ -5,6 +5,7 @@
 #include "engine/kernels.h"
 #include "engine/quant-formats.h"
 
+#include <math.h>
 #include <string.h>
 
 static EngWeight
@@ -48,9 +49,10 @@ static const int prec_qfmt[MDL_PREC_COUNT + 1] = {
  * Y[t0:t1, r0:r1] = X . W^T at @prec (engine/quant-formats.h defines each
  * format).  Per-tensor INT8 activations use a static scale (and, with
  * shadow outliers, a static outlier threshold) calibrated offline, as
- * mllm-NPU does (§3.3; FACTS.md §6): taken from @calib, the W4A16
- * reference's whole input of this node, which exists before the run
- * starts.  So a slice reads nothing but its own rows, every cut and
+ * mllm-NPU does (§3.3; FACTS.md §6): @act8, calibrated on data that
+ * exist before the run starts (sim/values.c: the W4A16 reference's whole
+ * input of this matmul in the prefill, for the prefill and every decode
+ * step alike).  So a slice reads nothing but its own rows, every cut and
  * every order quantise alike, and the run and its own-arithmetic
  * reference use the same parameters.  (Taking them from the run's own
  * input when a task starts would read the rows of later chunks, which do
@@ -61,7 +63,7 @@ static const int prec_qfmt[MDL_PREC_COUNT + 1] = {
  */
 static void
 matmul_at(EngModel *model, uint32_t layer, EngWeight which, const EngMatrix *w,
-          MdlPrecision prec, EngTensor *xv, const float *calib, EngTensor *yv, size_t t0,
+          MdlPrecision prec, EngTensor *xv, const EngActInt8 *act8, EngTensor *yv, size_t t0,
           size_t t1, size_t r0, size_t r1)
 {
     g_autofree float *xq = NULL;
@@ -72,17 +74,17 @@ matmul_at(EngModel *model, uint32_t layer, EngWeight which, const EngMatrix *w,
     case MDL_PREC_W4A8: {
         /* INT8 per-tensor activations on the W4A16 weights */
         xq = g_new0(float, xv->rows * xv->cols);
-        float scale = eng_quant_act_int8_scale(calib, xv->cols, 0, xv->rows);
-        eng_quant_act_int8_apply(xv->data, xq, xv->cols, t0, t1, scale);
+        /* the plain per-tensor scale: the largest |x| / 127 */
+        g_assert(act8 && isinf(act8->limit));
+        eng_quant_act_int8_apply(xv->data, xq, xv->cols, t0, t1, act8->scale);
         EngTensor x8 = { xq, xv->rows, xv->cols };
         eng_matmul(&x8, w, yv, t0, t1, r0, r1);
         break;
     }
     case MDL_PREC_W8A8:
     case MDL_PREC_W8A8_SHADOW: {
-        EngActInt8 a;
-        eng_act_int8_params(calib, xv->cols, xv->rows, prec == MDL_PREC_W8A8_SHADOW, &a);
-        eng_qmatmul_a8(xv, &a, wq, yv, t0, t1, r0, r1);
+        g_assert(act8);
+        eng_qmatmul_a8(xv, act8, wq, yv, t0, t1, r0, r1);
         break;
     }
     case MDL_PREC_FP16: {
@@ -143,8 +145,7 @@ sim_node_compute(EngModel *m, const MdlGraph *g, uint32_t ni, const SimNodeInput
                                                 : eng_model_weight(m, layer, wid);
         EngTensor xv = { (float *) src0 + off * src_d, n->tokens, n->k };
         EngTensor yv = { out, n->tokens, d };
-        matmul_at(m, layer, wid, w, prec, &xv, in->calib ? in->calib + off * src_d : NULL,
-                  &yv, t0, t1, sl->row0, sl->row1);
+        matmul_at(m, layer, wid, w, prec, &xv, in->act8, &yv, t0, t1, sl->row0, sl->row1);
         /* the projection's bias: one add per element */
         const float *b = n->bias ? eng_model_bias(m, layer, wid) : NULL;
         g_assert(b || !n->bias);

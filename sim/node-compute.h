@@ -15,6 +15,7 @@
 #include <glib.h>
 
 #include "engine/model.h"
+#include "engine/quant-formats.h"
 #include "models/graph.h"
 #include "sim/plan.h"
 
@@ -24,10 +25,10 @@
 
 typedef struct SimNodeInputs {
     const float *src[MDL_MAX_SRC];   /* each source's full-size buffer */
-    /* MATMUL at INT8 activations: the unpartitioned W4A16 reference's
-     * whole input of this node (the offline calibration data; NULL
-     * otherwise) */
-    const float *calib;
+    /* MATMUL at INT8 activations: the per-tensor parameters, calibrated
+     * offline (sim/values.c: on the unpartitioned W4A16 reference's whole
+     * input of this matmul in the prefill; NULL otherwise) */
+    const EngActInt8 *act8;
     /* ATTENTION: this layer's K and V caches [max_pos, kv_heads * head_dim]
      * of each row's sequence (prefill: one, [0]; decode: row t's is [t]) */
     float *const *k_cache, *const *v_cache;

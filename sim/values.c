@@ -48,6 +48,10 @@ struct SimChecker {
                                   * computed once, when a run first compares
                                   * it; only its output copy is kept) */
     gboolean recompute;          /* never copy a slice from the reference */
+    gboolean fp_whole;           /* the FP reference's steps not compared
+                                  * computed whole too */
+    EngActInt8 *act8;            /* [2 * prefill node + shadow]: calibration() */
+    gboolean *act8_made;
 };
 
 /* Reference phases' buffers are all kept when they take at most this
@@ -82,6 +86,9 @@ struct SimValues {
     GHashTable *from_ref;        /* task id -> the State whose slice it takes */
     gboolean precision_changed;
     uint64_t reused;             /* slices copied from the reference */
+    uint32_t *kv_same;           /* [layer * batch + b] -> leading positions of
+                                  * the run's caches known to hold the bits of
+                                  * its reference's (track_kv) */
 };
 
 /*
@@ -222,13 +229,17 @@ same_rows(const float *a, const float *b, size_t cols, size_t r0, size_t r1)
  * function, not a shortcut in the check: a slice that reads anything else
  * (a buffer not yet written, a stale value behind a missing sync) is
  * computed, so a wrong plan still gives wrong numbers.  Only the costly
- * kernels are looked up: matmuls and prefill attention.  @ref is the
+ * kernels are looked up: matmuls and attention.  A decode step's
+ * attention reads every earlier position of its sequence's caches: they
+ * hold @ref's bits up to @kv_same[cache] (the run's, kept by track_kv as
+ * rows are filed; NULL: not known, computed).  @ref is the
  * reference (then only W4A16 slices qualify: it computed nothing else) or
  * the run's own matched reference (every precision: it computed this very
  * slice at the task's precision).
  */
 static gboolean
-same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const SimSlice *sl)
+same_inputs(SimChecker *v, State *s, State *ref, const uint32_t *kv_same, uint32_t p,
+            uint32_t ni, const SimSlice *sl)
 {
     const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
@@ -255,18 +266,96 @@ same_inputs(SimChecker *v, State *s, State *ref, uint32_t p, uint32_t ni, const 
             !same_rows(s->v_cache[cache], ref->v_cache[cache], kvd, 0, n->pos0)) {
             return FALSE;
         }
+    } else if (n->op == MDL_OP_ATTENTION && kv_same) {
+        /* decode: row t is sequence t's query, key and value at pos0 */
+        const size_t kvd = (size_t) n->kv_heads * n->head_dim;
+        for (size_t t = t0; t < t1; t++) {
+            if (kv_same[(size_t) n->layer * v->batch + t] < n->pos0) {
+                return FALSE;
+            }
+        }
+        if (!same_rows(buffer(v, s, p, n->src[0]), buffer(v, ref, p, n->src[0]), n->features,
+                       t0, t1) ||
+            !same_rows(buffer(v, s, p, n->src[1]), buffer(v, ref, p, n->src[1]), kvd, t0, t1) ||
+            !same_rows(buffer(v, s, p, n->src[2]), buffer(v, ref, p, n->src[2]), kvd, t0, t1)) {
+            return FALSE;
+        }
     } else {
         return FALSE;
     }
     return TRUE;
 }
 
-/* same_inputs against the reference, which computed W4A16 only */
+/* same_inputs against the reference, which computed W4A16 only, if it
+ * holds phase @p (a run with its own arithmetic does not make it compute
+ * a decode step: ref_needed) */
 static gboolean
-same_as_reference(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
-                  MdlPrecision prec)
+same_as_reference(SimChecker *v, State *s, const uint32_t *kv_same, uint32_t p, uint32_t ni,
+                  const SimSlice *sl, MdlPrecision prec)
 {
-    return prec == MDL_PREC_W4A16 && same_inputs(v, s, &v->ref, p, ni, sl);
+    return prec == MDL_PREC_W4A16 && v->ref.buf[p] != NULL &&
+           same_inputs(v, s, &v->ref, kv_same, p, ni, sl);
+}
+
+static void ref_before(SimChecker *v, uint32_t p);
+
+/*
+ * Make sure v->tokens holds every token phase @p reads: when only layers
+ * are checked, the fixed sequence's next ones (no reference computed for
+ * them); for the whole model, the reference's greedy choices, so its
+ * phases before @p are computed.
+ */
+static void
+tokens_for(SimChecker *v, uint32_t p)
+{
+    if (v->full) {
+        ref_before(v, p);
+        return;
+    }
+    const MdlGraph *pre = g_ptr_array_index(v->graphs, 0);
+    const uint32_t vocab = eng_model_config(v->model)->vocab;
+    while (v->tokens->len < (guint) pre->tokens + p) {
+        uint32_t next = (g_array_index(v->tokens, uint32_t, v->tokens->len - 1) + 1) % vocab;
+        g_array_append_val(v->tokens, next);
+    }
+}
+
+/* Precisions whose INT8 activations take a calibrated scale. */
+static gboolean
+int8_activations(MdlPrecision prec)
+{
+    return prec == MDL_PREC_W4A8 || prec == MDL_PREC_W8A8 || prec == MDL_PREC_W8A8_SHADOW;
+}
+
+/*
+ * The INT8 activation parameters of matmul @n (with shadow outliers or
+ * not; node-compute.c), calibrated offline on the reference's whole input
+ * of the same matmul (same layer, same weight) in the prefill, for the
+ * prefill and every decode step, as a static scale fixed before
+ * deployment is.  Computed once per matmul from the prefill's buffers,
+ * held from the checker's creation: a decode step needs no reference.
+ */
+static const EngActInt8 *
+calibration(SimChecker *v, const MdlNode *n, gboolean shadow)
+{
+    const MdlGraph *g0 = graph(v, 0);
+    uint32_t i = 0;
+    while (i < g0->n_nodes && !(g0->nodes[i].op == MDL_OP_MATMUL &&
+                                g0->nodes[i].layer == n->layer &&
+                                g0->nodes[i].weight == n->weight)) {
+        i++;
+    }
+    g_assert(i < g0->n_nodes);
+    EngActInt8 *a = &v->act8[2 * i + shadow];
+    if (!v->act8_made[2 * i + shadow]) {
+        const MdlNode *twin = &g0->nodes[i];
+        g_assert(v->ref.next > 0 && v->ref.buf[0] != NULL);    /* the prefill: always held */
+        const float *x = buffer(v, &v->ref, 0, twin->src[0]) +
+                         (size_t) twin->src_tok_offset * g0->nodes[twin->src[0]].features;
+        eng_act_int8_params(x, twin->k, twin->tokens, shadow, a);
+        v->act8_made[2 * i + shadow] = TRUE;
+    }
+    return a;
 }
 
 /* Compute tokens [t0, t1) x features [r0, r1) of node @ni of phase @p
@@ -278,20 +367,48 @@ compute(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
     /* the arithmetic: sim/node-compute.c; here, where its inputs live */
     const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
+    tokens_for(v, p);
     SimNodeInputs in = { .tokens = (const uint32_t *) v->tokens->data + g->pos0 };
     for (uint32_t i = 0; i < n->n_src; i++) {
         in.src[i] = buffer(v, s, p, n->src[i]);
     }
     if (n->op == MDL_OP_MATMUL) {
-        /* offline calibration data: the reference's input (node-compute.c) */
-        in.calib = buffer(v, &v->ref, p, n->src[0]);
         *precision_changed |= prec != MDL_PREC_W4A16;
+    }
+    if (n->op == MDL_OP_MATMUL && int8_activations(prec)) {
+        in.act8 = calibration(v, n, prec == MDL_PREC_W8A8_SHADOW);
     }
     if (n->op == MDL_OP_ATTENTION) {
         in.k_cache = s->k_cache + (size_t) n->layer * v->batch;
         in.v_cache = s->v_cache + (size_t) n->layer * v->batch;
     }
     sim_node_compute(v->model, g, ni, &in, sl, prec, out);
+}
+
+/* Attention node @ni's slice @sl files its K/V rows in @s's caches. */
+static void
+file_kv(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl)
+{
+    const MdlGraph *g = graph(v, p);
+    const MdlNode *n = &g->nodes[ni];
+    const float *k = buffer(v, s, p, n->src[1]);
+    const float *vv = buffer(v, s, p, n->src[2]);
+    size_t kvd = (size_t) n->kv_heads * n->head_dim;
+    uint32_t layer = (uint32_t) n->layer;
+    for (size_t t = sl->tok0; t < sl->tok1; t++) {
+        for (uint32_t b = 0; b < v->batch; b++) {
+            /* prefill rows are positions shared by every sequence;
+             * decode row b is sequence b's next position */
+            if (g->decode && b != t) {
+                continue;
+            }
+            size_t pos = g->decode ? n->pos0 : n->pos0 + t;
+            memcpy(s->k_cache[layer * v->batch + b] + pos * kvd, k + t * kvd,
+                   sizeof(float) * kvd);
+            memcpy(s->v_cache[layer * v->batch + b] + pos * kvd, vv + t * kvd,
+                   sizeof(float) * kvd);
+        }
+    }
 }
 
 /* Publish a finished slice; attention also files its K/V rows in the cache. */
@@ -303,24 +420,7 @@ publish(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
     const MdlNode *n = &g->nodes[ni];
     copy_slice(sl, n->features, staged, buffer(v, s, p, ni));
     if (n->op == MDL_OP_ATTENTION) {
-        const float *k = buffer(v, s, p, n->src[1]);
-        const float *vv = buffer(v, s, p, n->src[2]);
-        size_t kvd = (size_t) n->kv_heads * n->head_dim;
-        uint32_t layer = (uint32_t) n->layer;
-        for (size_t t = sl->tok0; t < sl->tok1; t++) {
-            for (uint32_t b = 0; b < v->batch; b++) {
-                /* prefill rows are positions shared by every sequence;
-                 * decode row b is sequence b's next position */
-                if (g->decode && b != t) {
-                    continue;
-                }
-                size_t pos = g->decode ? n->pos0 : n->pos0 + t;
-                memcpy(s->k_cache[layer * v->batch + b] + pos * kvd, k + t * kvd,
-                       sizeof(float) * kvd);
-                memcpy(s->v_cache[layer * v->batch + b] + pos * kvd, vv + t * kvd,
-                       sizeof(float) * kvd);
-            }
-        }
+        file_kv(v, s, p, ni, sl);
     }
 }
 
@@ -357,24 +457,72 @@ node_floats(const MdlGraph *g, uint32_t i)
 }
 
 /*
+ * Decode steps whose output is compared with the FP reference: the first
+ * (d = 0), every power of two and the last.  Every decode step of the FP
+ * reference reads all of its 16-bit weights (436 MB for Llama-3-8B's
+ * first layer: 17 ms a step at this machine's 26 GB/s, 70 s over 4096
+ * steps), more than a check of that decode may take (issue #17: 60 s);
+ * these steps sample every context length at a cost logarithmic in the
+ * steps.  The steps between still compute what later steps read (their
+ * K/V: kv_nodes), so a compared step's FP output is exact.
+ */
+static gboolean
+fp_compared(const SimChecker *v, uint32_t p)
+{
+    uint32_t d = p - 1;
+    return p == 0 || p + 1 == v->graphs->len || (d & (d - 1)) == 0;
+}
+
+/* need[i] (transfer full): node i of @g is read, directly or not, by the
+ * K/V rows a computed attention node files in the cache (what later
+ * phases read of this one); @g's nodes are in topological order. */
+static gboolean *
+kv_nodes(const SimChecker *v, const MdlGraph *g)
+{
+    gboolean *need = g_new0(gboolean, g->n_nodes);
+    for (uint32_t i = g->n_nodes; i-- > 0;) {
+        const MdlNode *n = &g->nodes[i];
+        if (!computed(v, n)) {
+            continue;
+        }
+        if (n->op == MDL_OP_ATTENTION) {
+            need[n->src[1]] = need[n->src[2]] = TRUE;
+        }
+        for (uint32_t k = 0; need[i] && k < n->n_src; k++) {
+            need[n->src[k]] = TRUE;
+        }
+    }
+    return need;
+}
+
+/*
  * Phase @p of a reference (the reference at W4A16, or the FP reference):
- * every computed node whole, in order.  The first time, the copy of its
- * compared output is kept and (for the reference) the next token is
- * chosen; computing it again later (its buffers were freed) gives the
- * same bits: the KV caches then hold later positions too, which nothing
- * in phase @p reads.
+ * every computed node whole, in order (an FP reference's phase not
+ * compared: only what its K/V need).  The first time, the copy of its
+ * compared output is kept and (for the reference of the whole model) the
+ * next token is chosen; computing it again later (its buffers were
+ * freed) gives the same bits: the KV caches then hold later positions
+ * too, which nothing in phase @p reads.
  */
 static void
 reference_phase(SimChecker *v, State *s, uint32_t p)
 {
     const MdlGraph *g = graph(v, p);
     gboolean fp = s == &v->fp, unused = FALSE;
+    g_autofree gboolean *need = fp && !fp_compared(v, p) && !v->fp_whole ? kv_nodes(v, g)
+                                                                          : NULL;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const MdlNode *n = &g->nodes[i];
         if (!computed(v, n)) {
             continue;
         }
         SimSlice all = { 0, n->tokens, 0, n->features, 0 };
+        if (need && !need[i]) {
+            if (n->op == MDL_OP_ATTENTION) {
+                file_kv(v, s, p, i, &all);
+            }
+            continue;
+        }
         g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
         compute(v, s, p, i, &all, fp && n->op == MDL_OP_MATMUL ? SIM_PREC_FP_REF : MDL_PREC_W4A16,
                 &unused, out);
@@ -384,25 +532,21 @@ reference_phase(SimChecker *v, State *s, uint32_t p)
         return;
     }
     uint32_t last = last_computed(v, g);
-    s->out[p] = g_memdup2(buffer(v, s, p, last), sizeof(float) * node_floats(g, last));
+    if (!fp || fp_compared(v, p)) {
+        s->out[p] = g_memdup2(buffer(v, s, p, last), sizeof(float) * node_floats(g, last));
+    }
     s->next = p + 1;
-    if (!fp && p + 1 < v->graphs->len) {
+    if (!fp && v->full && p + 1 < v->graphs->len) {
         /* its greedy tokens drive the decode steps of every run */
-        const EngConfig *c = eng_model_config(v->model);
-        uint32_t next;
-        if (v->full) {
-            next = argmax(s->out[p], g->nodes[last].features);
-        } else {
-            next = (g_array_index(v->tokens, uint32_t, v->tokens->len - 1) + 1) % c->vocab;
-        }
+        uint32_t next = argmax(s->out[p], g->nodes[last].features);
         g_array_append_val(v->tokens, next);
     }
 }
 
-/* The reference's buffers of phase @p, computed (with every phase before
- * it, the first time) if they are not held. */
+/* The reference's phases before @p computed (the first time: each is
+ * freed at once unless all are kept). */
 static void
-ref_phase(SimChecker *v, uint32_t p)
+ref_before(SimChecker *v, uint32_t p)
 {
     while (v->ref.next < p) {
         uint32_t q = v->ref.next;
@@ -411,35 +555,45 @@ ref_phase(SimChecker *v, uint32_t p)
             state_drop_phase(v, &v->ref, q);
         }
     }
+}
+
+/* The reference's buffers of phase @p, computed (with every phase before
+ * it, the first time) if they are not held. */
+static void
+ref_phase(SimChecker *v, uint32_t p)
+{
+    ref_before(v, p);
     if (v->ref.buf[p] == NULL) {
         reference_phase(v, &v->ref, p);
     }
 }
 
-/* The FP reference's compared output of phase @p (phases computed once,
- * in order, their buffers freed at once). */
+/* The FP reference's compared output of phase @p, NULL if @p is not
+ * compared (fp_compared) (phases computed once, in order, their buffers
+ * freed at once). */
 static const float *
 fp_out(SimChecker *v, uint32_t p)
 {
     while (v->fp.next <= p) {
         uint32_t q = v->fp.next;
-        /* the reference's phase must be held: compute() reads it (the INT8
-         * precisions' calibration inputs) */
-        gboolean held = v->ref.buf[q] != NULL;
-        ref_phase(v, q);
         reference_phase(v, &v->fp, q);
         state_drop_phase(v, &v->fp, q);
-        if (!held && !v->keep_ref && q > 0) {
-            state_drop_phase(v, &v->ref, q);
-        }
     }
     return v->fp.out[p];
+}
+
+const float *
+sim_checker_fp_output(SimChecker *c, uint32_t phase, size_t *n)
+{
+    const MdlGraph *g = graph(c, phase);
+    *n = node_floats(g, last_computed(c, g));
+    return fp_out(c, phase);
 }
 
 const uint32_t *
 sim_checker_tokens(SimChecker *c, uint32_t *n)
 {
-    ref_phase(c, c->graphs->len - 1);
+    tokens_for(c, c->graphs->len - 1);
     *n = c->tokens->len;
     return (const uint32_t *) c->tokens->data;
 }
@@ -516,6 +670,8 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
     }
     v->recompute = g_getenv("HS_VALUES_RECOMPUTE") != NULL;
     v->made = g_new0(gboolean, graphs->len);
+    v->act8 = g_new0(EngActInt8, 2 * (size_t) pre->n_nodes);
+    v->act8_made = g_new0(gboolean, 2 * (size_t) pre->n_nodes);
     uint64_t ref_all = 0;
     const MdlGraph *g = NULL;
     for (guint p = 0; p < graphs->len; p++) {
@@ -538,6 +694,12 @@ sim_checker_set_recompute(SimChecker *c, gboolean recompute)
 }
 
 void
+sim_checker_set_fp_whole(SimChecker *c, gboolean whole)
+{
+    c->fp_whole = whole;
+}
+
+void
 sim_checker_free(SimChecker *v)
 {
     if (v == NULL) {
@@ -549,10 +711,29 @@ sim_checker_free(SimChecker *v)
         graph_done(v, p);
     }
     g_free(v->made);
+    g_free(v->act8);
+    g_free(v->act8_made);
     g_array_free(v->tokens, TRUE);
     g_ptr_array_unref(v->graphs);
     eng_model_free(v->model);
     g_free(v);
+}
+
+static gboolean matched_for(const SimValues *v, uint32_t p);
+
+/*
+ * Does run @v need the reference's phase @p?  A run compared with the
+ * reference does; a run compared with its own arithmetic only for the
+ * whole model, whose tokens are the reference's: when layers are
+ * checked, its INT8 scales are calibrated on the prefill (compute()) and
+ * the W4A16 slices it could copy from the reference are computed instead
+ * (no dearer than the reference computing them), so a decode step costs
+ * one pass over the checked layers, not two.
+ */
+static gboolean
+ref_needed(const SimValues *v, uint32_t p)
+{
+    return v->c->full || !matched_for(v, p);
 }
 
 /* Phase @p of the plan's own arithmetic: node by node in graph order,
@@ -568,6 +749,7 @@ matched_phase(SimValues *run, uint32_t p)
     State *m = &run->matched;
     if (m->next < run->matched_from) {
         const EngConfig *cfg = eng_model_config(c->model);
+        ref_before(c, run->matched_from);
         size_t bytes = sizeof(float) * c->max_pos * cfg->kv_heads * cfg->head_dim;
         for (size_t i = 0; i < (size_t) c->layers * c->batch; i++) {
             memcpy(m->k_cache[i], c->ref.k_cache[i], bytes);
@@ -577,7 +759,9 @@ matched_phase(SimValues *run, uint32_t p)
     }
     while (m->next <= p) {
         uint32_t q = m->next++;
-        ref_phase(c, q);
+        if (ref_needed(run, q)) {
+            ref_phase(c, q);
+        }
         const MdlGraph *g = graph(c, q);
         GArray *sls = run->phase_tasks[q];
         gboolean unused = FALSE;
@@ -595,7 +779,7 @@ matched_phase(SimValues *run, uint32_t p)
                 if (out == NULL) {
                     out = g_new0(float, (size_t) n->tokens * n->features);
                 }
-                if (same_as_reference(c, m, q, i, &t->slice, t->prec)) {
+                if (same_as_reference(c, m, NULL, q, i, &t->slice, t->prec)) {
                     copy_slice(&t->slice, n->features, buffer(c, &c->ref, q, i), out);
                 } else {
                     compute(c, m, q, i, &t->slice, t->prec, &unused, out);
@@ -655,6 +839,8 @@ sim_values_new(SimChecker *checker, const SimPlan *plan)
     v->left = g_new0(uint32_t, np);
     v->done = g_new0(gboolean, np);
     v->phase_tasks = g_new0(GArray *, np);
+    v->kv_same = g_new0(uint32_t,
+                        (size_t) eng_model_config(checker->model)->layers * checker->batch);
     for (uint32_t i = plan->base; i < sim_plan_len(plan) && !v->has_matched; i++) {
         const SimTask *t = sim_plan_task(plan, i);
         if (t->kind == SIM_TASK_KERNEL && t->work.prec != MDL_PREC_W4A16) {
@@ -681,6 +867,7 @@ sim_values_free(SimValues *v)
         }
     }
     g_free(v->phase_tasks);
+    g_free(v->kv_same);
     g_free(v->left);
     g_free(v->done);
     g_hash_table_destroy(v->staging);
@@ -727,7 +914,10 @@ finish_phase(SimValues *v, uint32_t p)
     }
     max_diff(mine, against, n, &v->err, &v->ref_max);
     double unused = 0;
-    max_diff(mine, fp_out(c, p), n, &v->prec_err, &unused);
+    const float *fp = fp_out(c, p);
+    if (fp) {
+        max_diff(mine, fp, n, &v->prec_err, &unused);
+    }
     state_drop_phase(c, &v->run, p);
     if (matched_for(v, p)) {
         state_drop_phase(c, &v->matched, p);
@@ -754,8 +944,9 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     if (!computed(v->c, n)) {
         return;
     }
-    /* the references' phase (its tokens, calibration inputs and outputs) */
-    ref_phase(v->c, p);
+    if (ref_needed(v, p)) {
+        ref_phase(v->c, p);
+    }
     gboolean matched = matched_for(v, p);
     if (matched) {
         matched_phase(v, p);
@@ -763,9 +954,10 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     /* with a matched reference, the same slice at the same precision was
      * computed there; without one, the reference computed W4A16 */
     State *same = matched ? &v->matched : &v->c->ref;
-    if (matched ? same_inputs(v->c, &v->run, same, p, (uint32_t) t->node, &t->slice)
-                       : same_as_reference(v->c, &v->run, p, (uint32_t) t->node, &t->slice,
-                                           t->work.prec)) {
+    if (matched ? same_inputs(v->c, &v->run, same, v->kv_same, p, (uint32_t) t->node,
+                              &t->slice)
+                : same_as_reference(v->c, &v->run, v->kv_same, p, (uint32_t) t->node,
+                                    &t->slice, t->work.prec)) {
         /* its output is @same's: published from there at the end */
         g_hash_table_insert(v->from_ref, GUINT_TO_POINTER(id), same);
         v->reused++;
@@ -776,6 +968,46 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
     compute(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec,
             &v->precision_changed, out);
     g_hash_table_insert(v->staging, GUINT_TO_POINTER(id), out);
+}
+
+/*
+ * The run's attention slice @sl of phase @p has filed its K/V rows: each
+ * cache it wrote holds its reference's bits (the matched reference, or
+ * the reference, whichever the phase is compared with; both hold the
+ * same before the matched one's first phase, where it copied them) at
+ * that position or not.  v->kv_same[cache] counts the leading positions
+ * known equal: one more when the next is, cut back when one is not (a
+ * later stale write).  It may count fewer than are equal, never more:
+ * the reference's rows of a position are final once it computed the
+ * phase, which happens when the run starts the phase, before any of its
+ * attention slices ends.
+ */
+static void
+track_kv(SimValues *v, uint32_t p, uint32_t ni, const SimSlice *sl)
+{
+    SimChecker *c = v->c;
+    const MdlGraph *g = graph(c, p);
+    const MdlNode *n = &g->nodes[ni];
+    State *ref = matched_for(v, p) ? &v->matched : &c->ref;
+    const gboolean final = ref == &v->matched ? v->matched.next > p : c->ref.next > p;
+    const size_t kvd = (size_t) n->kv_heads * n->head_dim;
+    for (size_t t = sl->tok0; t < sl->tok1; t++) {
+        for (uint32_t b = 0; b < c->batch; b++) {
+            if (g->decode && b != t) {
+                continue;
+            }
+            size_t pos = g->decode ? n->pos0 : n->pos0 + t;
+            size_t i = (size_t) n->layer * c->batch + b;
+            gboolean eq = final &&
+                          same_rows(v->run.k_cache[i], ref->k_cache[i], kvd, pos, pos + 1) &&
+                          same_rows(v->run.v_cache[i], ref->v_cache[i], kvd, pos, pos + 1);
+            if (eq && v->kv_same[i] == pos) {
+                v->kv_same[i] = (uint32_t) pos + 1;
+            } else if (!eq && pos < v->kv_same[i]) {
+                v->kv_same[i] = (uint32_t) pos;
+            }
+        }
+    }
 }
 
 static void
@@ -798,6 +1030,9 @@ values_end(void *opaque, uint32_t id, const SimTask *t)
     } else if (out) {
         publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice, out);
         g_hash_table_remove(v->staging, GUINT_TO_POINTER(id));
+    }
+    if ((same || out) && graph(v->c, p)->nodes[t->node].op == MDL_OP_ATTENTION) {
+        track_kv(v, p, (uint32_t) t->node, &t->slice);
     }
     if (--v->left[p] == 0) {
         finish_phase(v, p);

@@ -33,7 +33,11 @@ typedef struct SimChecker SimChecker;
  * Every run's difference from the FP reference (the same computation with
  * every matmul on FP16 weights made from the values before quantisation,
  * FP32 activations) is its precision_err:
- * what its storage precisions cost, W4A16 included.
+ * what its storage precisions cost, W4A16 included, over the prefill and
+ * the decode steps d = 0, every power of two and the last (values.c:
+ * fp_compared; the FP reference of a step reads four times the bytes of
+ * the run's).  INT8 activations take a static scale calibrated on the
+ * W4A16 reference's input of the same matmul in the prefill.
  */
 typedef struct SimCheck {
     gboolean checked;
@@ -43,7 +47,7 @@ typedef struct SimCheck {
     gboolean precision_changed;  /* some task ran at another precision */
     double max_abs_err;          /* over every compared phase output */
     double max_abs_ref;
-    double precision_err;        /* max |run - FP reference| */
+    double precision_err;        /* max |run - FP reference| (compared steps) */
     uint64_t reused;             /* slices copied from the reference (see below) */
 } SimCheck;
 
@@ -84,9 +88,22 @@ void sim_checker_free(SimChecker *c);
  */
 void sim_checker_set_recompute(SimChecker *c, gboolean recompute);
 
+/*
+ * The FP reference computes, of a decode step it does not compare, only
+ * what later steps read (the K/V rows of the checked layers); @whole
+ * TRUE computes those steps whole, to show (a test) that the compared
+ * steps' values, hence precision_err, are the same.
+ */
+void sim_checker_set_fp_whole(SimChecker *c, gboolean whole);
+
+/* The FP reference's compared output of @phase (its @n floats), computing
+ * it and the phases before it if not yet; NULL if @phase is not compared.
+ * (transfer none) */
+const float *sim_checker_fp_output(SimChecker *c, uint32_t phase, size_t *n);
+
 /* The token sequence the reference ran: the fixed prompt, then one token
  * per decode step (greedy from the reference's logits when the whole model
- * is checked); computes the reference's phases not yet computed.
+ * is checked: then computes the reference's phases not yet computed).
  * (transfer none) */
 const uint32_t *sim_checker_tokens(SimChecker *c, uint32_t *n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimChecker, sim_checker_free)

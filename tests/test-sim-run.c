@@ -778,6 +778,39 @@ test_qkv_bias(void)
     case_clear(&c);
 }
 
+/* The FP reference computes, of the decode steps it does not compare
+ * (the fourth of six: d = 3), only the K/V rows later steps read: the
+ * compared steps' FP outputs are those of an FP reference that computes
+ * every step whole, to the bit (fails if a skipped step leaves the FP
+ * caches unfilled).  Batch 2, checking the whole model and one layer. */
+static void
+test_fp_reference_sampled(void)
+{
+    g_autoptr(MdlSpec) spec = load_model("tiny");
+    for (uint32_t layers = 0; layers < 2; layers++) {
+        g_autoptr(GError) error = NULL;
+        SimWorkload w;
+        tiny_workload(&w);
+        w.decode = 6;
+        w.check_layers = layers;
+        g_autoptr(SimChecker) some = sim_run_checker_new(spec, &w, &error);
+        g_assert_no_error(error);
+        g_autoptr(SimChecker) whole = sim_run_checker_new(spec, &w, &error);
+        g_assert_no_error(error);
+        sim_checker_set_fp_whole(whole, TRUE);
+        for (uint32_t p = 0; p <= w.decode; p++) {
+            size_t n = 0, n_whole = 0;
+            const float *a = sim_checker_fp_output(some, p, &n);
+            const float *b = sim_checker_fp_output(whole, p, &n_whole);
+            /* compared: the prefill, d = 0, 1, 2, 4 and the last (5) */
+            g_assert_cmpint(a != NULL, ==, p != 4);
+            g_assert_cmpint(b != NULL, ==, p != 4);
+            g_assert_cmpuint(n, ==, n_whole);
+            g_assert_true(a == NULL || memcmp(a, b, sizeof(float) * n) == 0);
+        }
+    }
+}
+
 /* The simulator's functional reference (the model's graph, node by node)
  * computes what the engine's own forward pass computes — the path `infer`
  * uses: on a tiny model with Q/K/V biases, whole-model checking, the
@@ -1029,6 +1062,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/heaviest-op", test_heaviest_op);
     g_test_add_func("/sim/run/qkv-bias", test_qkv_bias);
     g_test_add_func("/sim/run/reference-is-the-model", test_reference_is_the_model);
+    g_test_add_func("/sim/run/fp-reference-sampled", test_fp_reference_sampled);
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/driver-sync-drains", test_driver_sync_drains);
