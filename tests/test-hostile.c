@@ -66,10 +66,25 @@ static const Case cases[] = {
     /* sweep specs: input text escaped; 64 axes of 2 values are 2^64
      * combinations, which wrapped a 64-bit count to 0 (then expanded) */
     { "sweep/axis-name-newline.json",
-      "$.axes.k\\x07ey\\nhetero-sim: forged: expected a run option (soc, model, policy, sync, "
-      "prompt, decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, "
+      "$.axes.k\\x07ey\\nhetero-sim: forged: expected a run option (policy, soc, stack, model, "
+      "sync, prompt, decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, "
       "llm-priority) or a config key such as npu.sram_kib (got \"k\\x07ey\\nhetero-sim: "
       "forged\")" },
+    /* settings typed by run's option table (run-opts-table.c) and checked
+     * where they are read, with the JSON path, not when the point runs */
+    { "sweep/axis-value-range.json",
+      "$.axes.prompt[3]: expected an integer in [1, 32768] (got 0)" },
+    { "sweep/base-option-number.json", "$.base.soc: expected a string (got 3)" },
+    { "sweep/point-double-string.json",
+      "$.points[0].render: expected a finite number (got \"30\")" },
+    { "sweep/point-key-unknown.json",
+      "$.points[1].colour: expected a run option (policy, soc, stack, model, sync, prompt, "
+      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or "
+      "a config key such as npu.sram_kib (got \"colour\")" },
+    { "sweep/config-key-empty-part.json",
+      "$.axes.npu..sram_kib: expected a run option (policy, soc, stack, model, sync, prompt, "
+      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or "
+      "a config key such as npu.sram_kib (got \"npu..sram_kib\")" },
     { "sweep/key-raw-bytes.json",
       "$: unknown key \"grid\\xff\\x1b[2J\" (known keys: description, base, axes, points)" },
     /* found by fuzz-sweep: 2^16 points (the CLI takes up to 10^6) took

@@ -204,8 +204,9 @@ expected_text(const HsParam *p)
         return g_strdup_printf("[lo, hi] with each in [%s, %s] or null for an open end",
                                lo, hi);
     case HS_PARAM_T_MAP:
-    case HS_PARAM_T_MAP_ARRAY:
         return g_strdup(p->expect);
+    case HS_PARAM_T_MAP_ARRAY:
+        return g_strdup_printf("an array, each %s", p->expect);
     default:
         g_assert_not_reached();
     }
@@ -289,7 +290,10 @@ static gboolean
 map_ok(const HsParam *p, const char *path, const cJSON *item, GError **error)
 {
     if (!cJSON_IsObject(item)) {
-        return bad_value(p, path, item, error);
+        g_autofree char *got = hs_json_describe(item);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: expected %s (got %s)", path, p->expect, got);
+        return FALSE;
     }
     if (!hs_json_check_unique_keys(item, path, HS_CONFIG_ERROR, error)) {
         return FALSE;
