@@ -31,18 +31,32 @@ static const Case cases[] = {
     /* input text escaped: a newline cannot forge a second line, raw bytes
      * do not reach the terminal */
     { "safetensors/name-newline.safetensors",
-      "tensor w\\nhetero-sim: forged: expected dtype, shape and data_offsets in the header" },
+      "safetensors header: $.w\\nhetero-sim: forged.shape: expected an array of at most 8 "
+      "integers in [0, 9007199254740992] (got \"no\")" },
     { "safetensors/name-invalid-utf8.safetensors",
       "tensor w\\xff\\x1b[2J: unsupported dtype I\\xff (expected F32, F16 or BF16)" },
     /* numbers checked before they become sizes */
     { "safetensors/shape-negative.safetensors",
-      "tensor w: shape[0]: expected a non-negative integer (got -1)" },
+      "safetensors header: $.w.shape[0]: expected an integer in [0, 9007199254740992] (got -1)" },
     { "safetensors/shape-overflow.safetensors",
       "tensor w: 0 bytes for 1152921504606846976 F32 values" },
     { "safetensors/offsets-fraction.safetensors",
-      "tensor w: data_offsets: expected two non-negative integers" },
+      "safetensors header: $.w.data_offsets[0]: expected an integer in [0, 9007199254740992] "
+      "(got 0.5)" },
     { "safetensors/tensor-not-object.safetensors",
-      "tensor w: expected dtype, shape and data_offsets in the header" },
+      "safetensors header: $.w: expected an object (got 7)" },
+    /* the header read by a param table: each tensor's keys, counts and
+     * types checked with its JSON path */
+    { "safetensors/offsets-three.safetensors",
+      "safetensors header: $.w.data_offsets: expected an array of 2 integers in "
+      "[0, 9007199254740992] (got an array)" },
+    { "safetensors/tensor-extra-key.safetensors",
+      "safetensors header: $.w: unknown key \"stride\" (known keys: dtype, shape, "
+      "data_offsets)" },
+    { "safetensors/name-twice.safetensors", "safetensors header: $: duplicate key \"w\"" },
+    { "safetensors/shape-nine-dims.safetensors",
+      "safetensors header: $.w.shape: expected an array of at most 8 integers in "
+      "[0, 9007199254740992] (got an array)" },
     /* fuzz finds: input bytes echoed raw */
     { "model/hidden-act-raw-bytes.json",
       "$.hidden_act: expected silu, gelu, gelu_new or gelu_pytorch_tanh "
