@@ -31,18 +31,32 @@ static const Case cases[] = {
     /* input text escaped: a newline cannot forge a second line, raw bytes
      * do not reach the terminal */
     { "safetensors/name-newline.safetensors",
-      "tensor w\\nhetero-sim: forged: expected dtype, shape and data_offsets in the header" },
+      "safetensors header: $.w\\nhetero-sim: forged.shape: expected an array of at most 8 "
+      "integers in [0, 9007199254740992] (got \"no\")" },
     { "safetensors/name-invalid-utf8.safetensors",
       "tensor w\\xff\\x1b[2J: unsupported dtype I\\xff (expected F32, F16 or BF16)" },
     /* numbers checked before they become sizes */
     { "safetensors/shape-negative.safetensors",
-      "tensor w: shape[0]: expected a non-negative integer (got -1)" },
+      "safetensors header: $.w.shape[0]: expected an integer in [0, 9007199254740992] (got -1)" },
     { "safetensors/shape-overflow.safetensors",
       "tensor w: 0 bytes for 1152921504606846976 F32 values" },
     { "safetensors/offsets-fraction.safetensors",
-      "tensor w: data_offsets: expected two non-negative integers" },
+      "safetensors header: $.w.data_offsets[0]: expected an integer in [0, 9007199254740992] "
+      "(got 0.5)" },
     { "safetensors/tensor-not-object.safetensors",
-      "tensor w: expected dtype, shape and data_offsets in the header" },
+      "safetensors header: $.w: expected an object (got 7)" },
+    /* the header read by a param table: each tensor's keys, counts and
+     * types checked with its JSON path */
+    { "safetensors/offsets-three.safetensors",
+      "safetensors header: $.w.data_offsets: expected an array of 2 integers in "
+      "[0, 9007199254740992] (got an array)" },
+    { "safetensors/tensor-extra-key.safetensors",
+      "safetensors header: $.w: unknown key \"stride\" (known keys: dtype, shape, "
+      "data_offsets)" },
+    { "safetensors/name-twice.safetensors", "safetensors header: $: duplicate key \"w\"" },
+    { "safetensors/shape-nine-dims.safetensors",
+      "safetensors header: $.w.shape: expected an array of at most 8 integers in "
+      "[0, 9007199254740992] (got an array)" },
     /* fuzz finds: input bytes echoed raw */
     { "model/hidden-act-raw-bytes.json",
       "$.hidden_act: expected silu, gelu, gelu_new or gelu_pytorch_tanh "
@@ -66,10 +80,25 @@ static const Case cases[] = {
     /* sweep specs: input text escaped; 64 axes of 2 values are 2^64
      * combinations, which wrapped a 64-bit count to 0 (then expanded) */
     { "sweep/axis-name-newline.json",
-      "$.axes.k\\x07ey\\nhetero-sim: forged: expected a run option (soc, model, policy, sync, "
-      "prompt, decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, "
+      "$.axes.k\\x07ey\\nhetero-sim: forged: expected a run option (policy, soc, stack, model, "
+      "sync, prompt, decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, "
       "llm-priority) or a config key such as npu.sram_kib (got \"k\\x07ey\\nhetero-sim: "
       "forged\")" },
+    /* settings typed by run's option table (run-opts-table.c) and checked
+     * where they are read, with the JSON path, not when the point runs */
+    { "sweep/axis-value-range.json",
+      "$.axes.prompt[3]: expected an integer in [1, 32768] (got 0)" },
+    { "sweep/base-option-number.json", "$.base.soc: expected a string (got 3)" },
+    { "sweep/point-double-string.json",
+      "$.points[0].render: expected a finite number (got \"30\")" },
+    { "sweep/point-key-unknown.json",
+      "$.points[1].colour: expected a run option (policy, soc, stack, model, sync, prompt, "
+      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or "
+      "a config key such as npu.sram_kib (got \"colour\")" },
+    { "sweep/config-key-empty-part.json",
+      "$.axes.npu..sram_kib: expected a run option (policy, soc, stack, model, sync, prompt, "
+      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or "
+      "a config key such as npu.sram_kib (got \"npu..sram_kib\")" },
     { "sweep/key-raw-bytes.json",
       "$: unknown key \"grid\\xff\\x1b[2J\" (known keys: description, base, axes, points)" },
     /* found by fuzz-sweep: 2^16 points (the CLI takes up to 10^6) took

@@ -56,7 +56,7 @@ test_bad(void)
     static const char *const cases[][2] = {
         { "", "p.json: empty file" },
         { "[]", "p.json: $: expected an object (got an array)" },
-        { "{\"points\":[]}", "p.json: $.points: expected a non-empty array of points (got an array)" },
+        { "{\"points\":[]}", "p.json: $.points: expected an array of 1 to 10000 objects (got an array)" },
         { "{\"points\":[1]}", "p.json: $.points[0]: expected an object (got 1)" },
         { "{\"points\":{},\"x\":1}", "p.json: $: unknown key \"x\" (known keys: description, paper, notes, points)" },
         { "{\"notes\":[1],\"points\":[{}]}", "p.json: $.notes[0]: expected a string (got 1)" },

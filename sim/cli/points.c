@@ -51,9 +51,6 @@ static const HsParam baseline_params[] = {
     HS_PARAM_END
 };
 
-/* "published_range" ([lo, hi], a null end open) is read by hand below */
-static const char *const point_extra_keys[] = { "published_range", NULL };
-
 static const HsParam point_params[] = {
     HS_PARAM_NAME("id", HsPoint, id, "unique in the file"),
     HS_PARAM_NAME("paper", HsPoint, paper, "paper and section"),
@@ -71,6 +68,8 @@ static const HsParam point_params[] = {
     /* 0 (out of range) when absent: then "published_range" must be there */
     HS_PARAM_F64("published", HsPoint, published, 1e-9, 1e9, 0,
                  "the published value (or published_range)"),
+    HS_PARAM_RANGE("published_range", HsPoint, published_range, 1e-9, 1e9,
+                   "the published bounds (or published)"),
     HS_PARAM_F64("tolerance_pct", HsPoint, tolerance_pct, 0, 1000, HS_REQUIRED,
                  "allowed error"),
     HS_PARAM_NAME_OPT("known_miss", HsPoint, known_miss, "why the model misses it"),
@@ -78,24 +77,6 @@ static const HsParam point_params[] = {
     HS_PARAM_STR("note", HsPoint, note, "", NULL, "free text"),
     HS_PARAM_END
 };
-
-/* "notes" (strings) and "points" (objects) are read by hand below */
-static const char *const root_extra_keys[] = { "notes", "points", NULL };
-
-static const HsParam root_params[] = {
-    HS_PARAM_NAME_OPT("description", HsPoints, description, "what the file holds"),
-    HS_PARAM_NAME_OPT("paper", HsPoints, name, "the paper (the file's stem)"),
-    HS_PARAM_END
-};
-
-static gboolean
-fail(GError **error, const char *path, const cJSON *got, const char *want)
-{
-    g_autofree char *g = hs_json_describe(got);
-    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                "%s: expected %s (got %s)", path, want, g);
-    return FALSE;
-}
 
 /* "exactly one of" @a and @b, present or not in @o */
 static gboolean
@@ -111,55 +92,20 @@ one_of(const cJSON *o, const char *path, const char *a, const char *b, GError **
     return TRUE;
 }
 
-/* [lo, hi], null for an open end, at least one bound finite */
+/* What the table cannot say: which keys go together. */
 static gboolean
-parse_range(const cJSON *rng, const char *path, HsPoint *p, GError **error)
+check_point(void *elem, const cJSON *pt, const char *path, GError **error)
 {
-    g_autofree char *rp = hs_json_path_key(path, "published_range");
-    if (!cJSON_IsArray(rng) || cJSON_GetArraySize(rng) != 2) {
-        return fail(error, rp, rng, "[lo, hi] (null for an open end)");
-    }
-    double b[2] = { -INFINITY, INFINITY };
-    for (int i = 0; i < 2; i++) {
-        const cJSON *e = cJSON_GetArrayItem(rng, i);
-        if (cJSON_IsNull(e)) {
-            continue;
-        }
-        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1e-9 && e->valuedouble <= 1e9)) {
-            g_autofree char *ip = hs_json_path_index(rp, i);
-            return fail(error, ip, e, "a number in [1e-09, 1e+09]");
-        }
-        b[i] = e->valuedouble;
-    }
-    if (isinf(b[0]) && isinf(b[1])) {
-        return fail(error, rp, rng, "at least one finite bound");
-    }
-    if (b[0] > b[1]) {
-        g_autofree char *ip = hs_json_path_index(rp, 1);
-        g_autofree char *want = g_strdup_printf("a bound at least the lower one, %g", b[0]);
-        return fail(error, ip, cJSON_GetArrayItem(rng, 1), want);
-    }
-    p->range = TRUE;
-    p->lo = b[0];
-    p->hi = b[1];
-    p->published = isinf(b[0]) ? b[1] : isinf(b[1]) ? b[0] : (b[0] + b[1]) / 2;
-    return TRUE;
-}
-
-/* The table, then what it cannot say: which keys go together. */
-static gboolean
-parse_point(const cJSON *pt, const char *path, HsPoint *p, GError **error)
-{
-    hs_param_set_defaults(point_params, p);
-    if (!hs_param_apply(pt, path, point_params, p, point_extra_keys, NULL, error) ||
-        !one_of(pt, path, "published", "published_range", error)) {
+    HsPoint *p = elem;
+    if (!one_of(pt, path, "published", "published_range", error)) {
         return FALSE;
     }
-    const cJSON *rng = cJSON_GetObjectItemCaseSensitive(pt, "published_range");
-    if (rng) {
-        if (!parse_range(rng, path, p, error)) {
-            return FALSE;
-        }
+    if (cJSON_HasObjectItem(pt, "published_range")) {
+        double lo = p->published_range[0], hi = p->published_range[1];
+        p->range = TRUE;
+        p->lo = lo;
+        p->hi = hi;
+        p->published = isinf(lo) ? hi : isinf(hi) ? lo : (lo + hi) / 2;
     } else {
         p->lo = p->hi = p->published;
     }
@@ -208,16 +154,21 @@ parse_point(const cJSON *pt, const char *path, HsPoint *p, GError **error)
     return TRUE;
 }
 
+static const HsParam root_params[] = {
+    HS_PARAM_NAME_OPT("description", HsPoints, description, "what the file holds"),
+    HS_PARAM_NAME_OPT("paper", HsPoints, name, "the paper (the file's stem)"),
+    HS_PARAM_STR_ARRAY("notes", HsPoints, notes, 0, "free text"),
+    HS_PARAM_OBJ_ARRAY("points", HsPoints, points, n, HsPoint, point_params, check_point, 1,
+                       HS_POINTS_MAX, "the published numbers"),
+    HS_PARAM_END
+};
+
 void
 hs_points_free(HsPoints *p)
 {
     if (p == NULL) {
         return;
     }
-    for (guint i = 0; i < p->n; i++) {
-        hs_param_clear(point_params, &p->points[i]);
-    }
-    g_free(p->points);
     hs_param_clear(root_params, p);
     g_free(p);
 }
@@ -227,44 +178,17 @@ static HsPoints *
 points_from_json(const cJSON *root, const char *stem, GError **error)
 {
     g_autoptr(HsPoints) out = g_new0(HsPoints, 1);
-    if (!hs_param_apply(root, "$", root_params, out, root_extra_keys, NULL, error)) {
-        return NULL;
-    }
-    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(root, "notes");
-    if (notes) {
-        const cJSON *it = NULL;
-        int i = 0;
-        if (!cJSON_IsArray(notes)) {
-            fail(error, "$.notes", notes, "an array of strings");
-            return NULL;
-        }
-        cJSON_ArrayForEach(it, notes) {
-            if (!cJSON_IsString(it)) {
-                g_autofree char *ip = hs_json_path_index("$.notes", i);
-                fail(error, ip, it, "a string");
-                return NULL;
-            }
-            i++;
-        }
-    }
-    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
-    if (!cJSON_IsArray(pts) || cJSON_GetArraySize(pts) == 0) {
-        fail(error, "$.points", pts, "a non-empty array of points");
+    if (!hs_param_apply(root, "$", root_params, out, NULL, NULL, error)) {
         return NULL;
     }
     if (out->name == NULL) {
         out->name = g_strdup(stem);
     }
-    out->points = g_new0(HsPoint, cJSON_GetArraySize(pts));
     g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
-    const cJSON *pt = NULL;
-    cJSON_ArrayForEach(pt, pts) {
-        g_autofree char *path = hs_json_path_index("$.points", (int) out->n);
-        HsPoint *p = &out->points[out->n++];
-        if (!parse_point(pt, path, p, error)) {
-            return NULL;
-        }
+    for (guint i = 0; i < out->n; i++) {
+        const HsPoint *p = &out->points[i];
         if (!g_hash_table_add(ids, p->id)) {
+            g_autofree char *path = hs_json_path_index("$.points", (int) i);
             g_autofree char *ip = hs_json_path_key(path, "id");
             g_autofree char *id = hs_escape(p->id);
             g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,

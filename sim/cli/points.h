@@ -45,6 +45,9 @@ gboolean hs_metric_is_ratio(HsMetric m);
 #define HS_POINT_MAX_PROMPTS 64
 #define HS_POINT_MAX_DECODE 4096
 #define HS_POINT_MAX_BATCH 256
+/* points in one file: each is one or two runs of `validate` (the papers'
+ * files hold tens) */
+#define HS_POINTS_MAX 10000
 
 /* $.points[i].workload */
 typedef struct HsPointWorkload {
@@ -72,6 +75,7 @@ typedef struct HsPoint {
     gboolean range;              /* published_range [lo, hi]; a null end
                                   * is open (lo -inf / hi +inf) */
     double lo, hi;
+    double published_range[2];   /* as read ([-inf, inf]: absent) */
     double tolerance_pct;
     HsPointWorkload wl;
     HsPointBaseline base;
@@ -83,6 +87,7 @@ typedef struct HsPoint {
 typedef struct HsPoints {
     char *name;                  /* the paper, from $.paper or the file stem */
     char *description;
+    char **notes;                /* $.notes (NULL: none) */
     HsPoint *points;
     guint n;
 } HsPoints;

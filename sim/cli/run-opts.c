@@ -9,60 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static GOptionEntry *
-entries_for(HsRunOpts *o)
-{
-    *o = (HsRunOpts) { .prompt = 256, .decode = 32, .batch = 1, .chunk = 256, .seed = 1,
-                       .frame_ms = 8, .frame_mb = 48 };
-    GOptionEntry e[] = {
-        { "soc", 's', 0, G_OPTION_ARG_STRING, &o->soc,
-          "SoC config: a name from 'list socs' or a JSON file (default sd8gen3)", "SOC" },
-        { "stack", 0, 0, G_OPTION_ARG_STRING, &o->stack,
-          "Software stack the kernels run on, replacing each policy's own: a name from "
-          "'list stacks' or a JSON file", "STACK" },
-        { "model", 'm', 0, G_OPTION_ARG_STRING, &o->model,
-          "Model: a name from 'list models', a config.json or a model directory "
-          "(default llama-3-8b)", "MODEL" },
-        { "sync", 0, 0, G_OPTION_ARG_STRING, &o->sync,
-          "Sync mechanism between processors: driver or fast (default fast)", "MECH" },
-        { "prompt", 'p', 0, G_OPTION_ARG_INT, &o->prompt,
-          "Prompt tokens (prefill length, default 256)", "N" },
-        { "decode", 'd', 0, G_OPTION_ARG_INT, &o->decode,
-          "Decode steps (default 32)", "N" },
-        { "batch", 'b', 0, G_OPTION_ARG_INT, &o->batch,
-          "Sequences decoded together (test-time scaling, default 1)", "B" },
-        { "chunk", 0, 0, G_OPTION_ARG_INT, &o->chunk,
-          "Chunk size of the chunked policy (default 256)", "N" },
-        { "functional", 0, 0, G_OPTION_ARG_STRING, &o->functional,
-          "Check values against the unpartitioned reference: off, layers=N (the "
-          "first N layers at full width) or full (default layers=1)", "MODE" },
-        { "seed", 0, 0, G_OPTION_ARG_INT64, &o->seed,
-          "Seed of the synthetic weights (default 1)", "S" },
-        { "render", 0, 0, G_OPTION_ARG_DOUBLE, &o->render_fps,
-          "A game renders on the GPU alongside at this frame rate (default 0: none)", "FPS" },
-        { "frame-ms", 0, 0, G_OPTION_ARG_DOUBLE, &o->frame_ms,
-          "GPU time of one frame alone (default 8, an assumed mid-weight game)", "MS" },
-        { "frame-mb", 0, 0, G_OPTION_ARG_DOUBLE, &o->frame_mb,
-          "DRAM traffic of one frame in MiB (default 48, assumed)", "MB" },
-        { "llm-priority", 0, 0, G_OPTION_ARG_STRING, &o->llm_priority,
-          "GPU queue priority of the LLM's kernels next to rendering: low or normal "
-          "(default normal)", "P" },
-        { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &o->plugin,
-          "Load a policy from a shared module (see README)", "FILE.so" },
-        { "format", 'f', 0, G_OPTION_ARG_STRING, &o->format,
-          "Output: text, json or csv (default text)", "FMT" },
-        HS_SET_OPTION(&o->set),
-        { NULL, 0, 0, 0, NULL, NULL, NULL },
-    };
-    return g_memdup2(e, sizeof(e));
-}
-
 gboolean
 hs_run_opts_parse(const char *command, const char *summary, const GOptionEntry *extra,
                   HsRunOpts *o, int *argc, char ***argv, gboolean *help_shown,
                   GError **error)
 {
-    g_autofree GOptionEntry *common = entries_for(o);
+    g_autofree GOptionEntry *common = hs_run_opts_entries(o);
     guint nc = 0, ne = 0;
     while (common[nc].long_name) {
         nc++;
@@ -99,11 +51,13 @@ hs_run_opts_clear(HsRunOpts *o)
 }
 
 static gboolean
-check_range(const char *name, int v, int lo, int hi, GError **error)
+check_range(const char *name, int v, GError **error)
 {
+    double lo = 0, hi = 0;
+    hs_run_opts_int_range(name, &lo, &hi);      /* each name below has one */
     if (v < lo || v > hi) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "--%s: expected an integer in [%d, %d] (got %d)", name, lo, hi, v);
+                    "--%s: expected an integer in [%.0f, %.0f] (got %d)", name, lo, hi, v);
         return FALSE;
     }
     return TRUE;
@@ -114,10 +68,10 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
                     HwSoc **soc, MdlSpec **spec, SimWorkload *w, GError **error)
 {
     if (!hs_cli_format(o->format, formats, format, error) ||
-        !check_range("prompt", o->prompt, 1, 32768, error) ||
-        !check_range("decode", o->decode, 0, 65536, error) ||
-        !check_range("batch", o->batch, 1, 256, error) ||
-        !check_range("chunk", o->chunk, 1, 4096, error)) {
+        !check_range("prompt", o->prompt, error) ||
+        !check_range("decode", o->decode, error) ||
+        !check_range("batch", o->batch, error) ||
+        !check_range("chunk", o->chunk, error)) {
         return FALSE;
     }
     sim_workload_init(w);

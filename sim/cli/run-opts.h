@@ -39,6 +39,15 @@ gboolean hs_run_opts_parse(const char *command, const char *summary,
                            char ***argv, gboolean *help_shown, GError **error);
 void hs_run_opts_clear(HsRunOpts *o);
 
+/* The shared options as GOptionEntry rows bound to @o's fields (@o gets
+ * its defaults), NULL-terminated.  run-opts-table.c: GLib only, so the
+ * sweep spec reader checks a setting by this table.  (transfer full) */
+GOptionEntry *hs_run_opts_entries(HsRunOpts *o);
+
+/* [*lo, *hi], the range hs_run_opts_resolve() puts on integer option
+ * @name (a GOption long name); FALSE if it puts none. */
+gboolean hs_run_opts_int_range(const char *name, double *lo, double *hi);
+
 /* Check values, load SoC and model (with the --set overrides), fill @w.
  * Errors: usage or config. */
 gboolean hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,

@@ -2,29 +2,157 @@
  * sweep-spec.c - a sweep spec and its points.  See sweep.h.
  */
 #include "sim/cli/sweep.h"
+#include "sim/cli/run-opts.h"
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
 #include "sim/util/json.h"
 #include "sim/util/override.h"
 #include "sim/util/param.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The `run` options a setting may name (GOption long names). */
-static const char *const run_options[] = {
-    "soc", "model", "policy", "sync", "prompt", "decode", "batch", "chunk",
-    "functional", "seed", "render", "frame-ms", "frame-mb", "llm-priority", NULL,
-};
+/* `run` options that are not a point's settings: a sweep stores JSON, a
+ * config key is a setting of its own (npu.sram_kib), a plug-in is loaded
+ * by the sweep's process */
+static const char *const not_settings[] = { "format", "set", "policy-plugin", NULL };
 
-/* The spec's own keys; base, axes and points are maps whose keys are the
- * settings a sweep varies (any run option, any config key), read by hand
- * below. */
+/* How `run` parses option --@name (its GOptionEntry, the table run and
+ * compare parse with); FALSE if a point cannot set it. */
+static gboolean
+option_arg(const char *name, GOptionArg *arg)
+{
+    if (strcmp(name, "policy") == 0) {
+        *arg = G_OPTION_ARG_STRING;    /* run's own option (cmd-run.c, sweep-point.c) */
+        return TRUE;
+    }
+    HsRunOpts scratch;
+    g_autofree GOptionEntry *entries = hs_run_opts_entries(&scratch);
+    for (const GOptionEntry *e = entries; e->long_name; e++) {
+        if (strcmp(e->long_name, name) == 0 && !g_strv_contains(not_settings, name)) {
+            *arg = e->arg;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* "policy, soc, stack, ...": the options a point may set. */
+static char *
+option_list(void)
+{
+    HsRunOpts scratch;
+    g_autofree GOptionEntry *entries = hs_run_opts_entries(&scratch);
+    GString *s = g_string_new("policy");
+    for (const GOptionEntry *e = entries; e->long_name; e++) {
+        if (!g_strv_contains(not_settings, e->long_name)) {
+            g_string_append_printf(s, ", %s", e->long_name);
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* A setting's name: a run option, or a config key as --set takes it. */
+static gboolean
+check_name(const char *name, const char *path, GError **error)
+{
+    GOptionArg arg;
+    if (option_arg(name, &arg) || (strchr(name, '.') && hs_override_key_valid(name))) {
+        return TRUE;
+    }
+    g_autofree char *list = option_list();
+    g_autofree char *got = hs_escape(name);
+    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
+                "%s: expected a run option (%s) or a config key such as npu.sram_kib "
+                "(got \"%s\")", path, list, got);
+    return FALSE;
+}
+
+/*
+ * The value @v of setting @name at @path.  A run option: what its entry
+ * parses (a string, or an integer in the range run puts on it, or a
+ * number), so a point fails here, with the JSON path, not when it runs.  A
+ * config key: any value --set takes; the config's own table checks it
+ * when the point loads it (override.h).
+ */
+static gboolean
+check_value(const char *name, const cJSON *v, const char *path, GError **error)
+{
+    GOptionArg arg = G_OPTION_ARG_NONE;
+    const char *want = "a string, number or boolean";
+    g_autofree char *range = NULL;
+    gboolean ok = FALSE;
+    if (!option_arg(name, &arg)) {
+        ok = cJSON_IsString(v) || cJSON_IsNumber(v) || cJSON_IsBool(v);
+    } else if (arg == G_OPTION_ARG_INT || arg == G_OPTION_ARG_INT64) {
+        /* a JSON number holds integers exactly to 2^53 */
+        double lo = arg == G_OPTION_ARG_INT ? G_MININT : -9007199254740992.0;
+        double hi = arg == G_OPTION_ARG_INT ? G_MAXINT : 9007199254740992.0;
+        hs_run_opts_int_range(name, &lo, &hi);
+        double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        ok = x >= lo && x <= hi && x == floor(x);
+        want = range = g_strdup_printf("an integer in [%.0f, %.0f]", lo, hi);
+    } else if (arg == G_OPTION_ARG_DOUBLE) {
+        ok = cJSON_IsNumber(v) && isfinite(v->valuedouble);
+        want = "a finite number";
+    } else {
+        ok = cJSON_IsString(v);
+        want = "a string";
+    }
+    if (ok) {
+        return TRUE;
+    }
+    g_autofree char *got = hs_json_describe(v);
+    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                "%s: expected %s (got %s)", path, want, got);
+    return FALSE;
+}
+
+/* A member of $.base or of a $.points[i]: one setting. */
+static gboolean
+setting_entry(const char *name, const cJSON *v, const char *path, GError **error)
+{
+    return check_name(name, path, error) && check_value(name, v, path, error);
+}
+
+/* A member of $.axes: a setting and the values it takes. */
+static gboolean
+axis_entry(const char *name, const cJSON *v, const char *path, GError **error)
+{
+    if (!check_name(name, path, error)) {
+        return FALSE;
+    }
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) {
+        g_autofree char *got = hs_json_describe(v);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: expected a non-empty array of values (got %s)", path,
+                    cJSON_IsArray(v) ? "an empty array" : got);
+        return FALSE;
+    }
+    int i = 0;
+    const cJSON *e = NULL;
+    cJSON_ArrayForEach(e, v) {
+        g_autofree char *ep = hs_json_path_index(path, i++);
+        if (!check_value(name, e, ep, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* The spec: its settings maps are open (any run option, any config key),
+ * each member checked by the callbacks above. */
 static const HsParam root_params[] = {
     HS_PARAM_NAME_OPT("description", HsSweepSpec, description, "what the sweep asks"),
+    HS_PARAM_MAP("base", HsSweepSpec, base, setting_entry, "an object of settings",
+                 "settings every point has"),
+    HS_PARAM_MAP("axes", HsSweepSpec, axes, axis_entry,
+                 "an object of name -> array of values", "every combination is a point"),
+    HS_PARAM_MAP_ARRAY("points", HsSweepSpec, explicit_points, setting_entry,
+                       "an object of settings", "points listed one by one"),
     HS_PARAM_END
 };
-static const char *const root_extra_keys[] = { "base", "axes", "points", NULL };
 
 static void
 point_free(HsSweepPoint *p)
@@ -49,58 +177,6 @@ hs_sweep_spec_free(HsSweepSpec *s)
         g_ptr_array_unref(s->names);
     }
     g_free(s);
-}
-
-static gboolean
-check_value(const cJSON *v, const char *path, GError **error)
-{
-    if (cJSON_IsString(v) || cJSON_IsNumber(v) || cJSON_IsBool(v)) {
-        return TRUE;
-    }
-    g_autofree char *got = hs_json_describe(v);
-    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                "%s: expected a string, number or boolean (got %s)", path, got);
-    return FALSE;
-}
-
-static gboolean
-check_name(const char *name, const char *path, GError **error)
-{
-    if (strchr(name, '.') || g_strv_contains(run_options, name)) {
-        return TRUE;
-    }
-    g_autofree char *list = g_strjoinv(", ", (char **) run_options);
-    g_autofree char *got = hs_escape(name);
-    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
-                "%s: expected a run option (%s) or a config key such as npu.sram_kib "
-                "(got \"%s\")", path, list, got);
-    return FALSE;
-}
-
-/* Check an object of settings (base or an explicit point). */
-static gboolean
-check_settings(const cJSON *obj, const char *path, GError **error)
-{
-    if (obj == NULL) {
-        return TRUE;
-    }
-    if (!cJSON_IsObject(obj)) {
-        g_autofree char *got = hs_json_describe(obj);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s: expected an object of settings (got %s)", path, got);
-        return FALSE;
-    }
-    if (!hs_json_check_unique_keys(obj, path, HS_CONFIG_ERROR, error)) {
-        return FALSE;
-    }
-    const cJSON *it = NULL;
-    cJSON_ArrayForEach(it, obj) {
-        g_autofree char *sub = hs_json_path_key(path, it->string);
-        if (!check_name(it->string, sub, error) || !check_value(it, sub, error)) {
-            return FALSE;
-        }
-    }
-    return TRUE;
 }
 
 static gint
@@ -155,47 +231,14 @@ static HsSweepSpec *
 spec_from_json(const cJSON *root, guint max_points, GError **error)
 {
     g_autoptr(HsSweepSpec) s = g_new0(HsSweepSpec, 1);
-    if (!hs_param_apply(root, "$", root_params, s, root_extra_keys, NULL, error)) {
+    if (!hs_param_apply(root, "$", root_params, s, NULL, NULL, error)) {
         return NULL;
     }
     const cJSON *it = NULL;
-    const cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
-    const cJSON *axes = cJSON_GetObjectItemCaseSensitive(root, "axes");
-    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
-    if (!check_settings(base, "$.base", error)) {
-        return NULL;
-    }
-    if (axes && (!cJSON_IsObject(axes) ||
-                 !hs_json_check_unique_keys(axes, "$.axes", HS_CONFIG_ERROR, error))) {
-        if (error && *error == NULL) {
-            g_autofree char *got = hs_json_describe(axes);
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                        "$.axes: expected an object of name -> array of values (got %s)", got);
-        }
-        return NULL;
-    }
+    const cJSON *base = s->base, *pts = s->explicit_points;
     g_autoptr(GPtrArray) axis = g_ptr_array_new();
     double total = 1;            /* a double: 30 axes of 10 values do not wrap */
-    cJSON_ArrayForEach(it, axes) {
-        g_autofree char *path = hs_json_path_key("$.axes", it->string);
-        if (!check_name(it->string, path, error)) {
-            return NULL;
-        }
-        if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0) {
-            g_autofree char *got = hs_json_describe(it);
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                        "%s: expected a non-empty array of values (got %s)", path,
-                        cJSON_IsArray(it) ? "an empty array" : got);
-            return NULL;
-        }
-        int i = 0;
-        const cJSON *v = NULL;
-        cJSON_ArrayForEach(v, it) {
-            g_autofree char *vp = hs_json_path_index(path, i++);
-            if (!check_value(v, vp, error)) {
-                return NULL;
-            }
-        }
+    cJSON_ArrayForEach(it, s->axes) {
         total *= cJSON_GetArraySize(it);
         g_ptr_array_add(axis, (gpointer) it);
     }
@@ -203,19 +246,6 @@ spec_from_json(const cJSON *root, guint max_points, GError **error)
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
                     "$.axes: expected at most %u combinations (got %.15g)", max_points, total);
         return NULL;
-    }
-    if (pts && !cJSON_IsArray(pts)) {
-        g_autofree char *got = hs_json_describe(pts);
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "$.points: expected an array of settings objects (got %s)", got);
-        return NULL;
-    }
-    int i = 0;
-    cJSON_ArrayForEach(it, pts) {
-        g_autofree char *path = hs_json_path_index("$.points", i++);
-        if (!check_settings(it, path, error)) {
-            return NULL;
-        }
     }
     s->points = g_ptr_array_new_with_free_func((GDestroyNotify) point_free);
     if (axis->len || pts == NULL || cJSON_GetArraySize(pts) == 0) {

@@ -35,6 +35,8 @@ typedef struct HsSweepPoint {
 typedef struct HsSweepSpec {
     char *path;
     char *description;           /* $.description, NULL if none */
+    cJSON *base, *axes, *explicit_points;   /* $.base, $.axes, $.points as read
+                                             * (NULL if absent) */
     GPtrArray *points;           /* of HsSweepPoint *, owned */
     GPtrArray *names;            /* every setting name, sorted (char *, owned) */
 } HsSweepSpec;

@@ -61,8 +61,8 @@ hs_override_doc(const char *path)
     return "soc";
 }
 
-static gboolean
-valid_key(const char *key)
+gboolean
+hs_override_key_valid(const char *key)
 {
     if (key[0] == '\0' || key[0] == '.' || g_str_has_suffix(key, ".") || strstr(key, "..")) {
         return FALSE;
@@ -83,7 +83,7 @@ hs_overrides_new(const char *const *args, GError **error)
     for (const char *const *a = args; a && *a; a++) {
         const char *eq = strchr(*a, '=');
         g_autofree char *path = eq ? g_strndup(*a, eq - *a) : NULL;
-        if (path == NULL || !valid_key(path)) {
+        if (path == NULL || !hs_override_key_valid(path)) {
             g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                         "--set %s: expected PATH=VALUE with PATH a config key such as "
                         "npu.sram_kib, memory.peak_gbps or model.num_hidden_layers", *a);

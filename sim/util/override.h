@@ -29,6 +29,10 @@ HsOverrides *hs_overrides_new(const char *const *args, GError **error);
 void hs_overrides_free(HsOverrides *o);            /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsOverrides, hs_overrides_free)
 
+/* Is @key a PATH --set takes: dot-separated non-empty components of
+ * letters, digits, '_' and '-'? */
+gboolean hs_override_key_valid(const char *key);
+
 /* The document a path edits: "soc", "model", ... */
 const char *hs_override_doc(const char *path);
 

@@ -61,20 +61,76 @@ store_number(void *out, const HsParam *p, double v)
     }
 }
 
+/* @p's field as if its key were absent (what it owned already freed). */
+static void
+default_one(const HsParam *p, void *out)
+{
+    switch (p->type) {
+    case HS_PARAM_T_STR:
+        *(char **) field(out, p) = g_strdup(p->def_str);
+        break;
+    case HS_PARAM_T_OBJ:
+        hs_param_set_defaults(p->sub, field(out, p));
+        break;
+    case HS_PARAM_T_U32_ARRAY:
+    case HS_PARAM_T_U64_ARRAY:
+        *count_field(out, p) = 0;
+        break;
+    case HS_PARAM_T_OBJ_ARRAY:
+        *(void **) field(out, p) = NULL;
+        *count_field(out, p) = 0;
+        break;
+    case HS_PARAM_T_STR_ARRAY:
+    case HS_PARAM_T_MAP:
+    case HS_PARAM_T_MAP_ARRAY:
+        *(void **) field(out, p) = NULL;
+        break;
+    case HS_PARAM_T_RANGE:
+        ((double *) field(out, p))[0] = -INFINITY;
+        ((double *) field(out, p))[1] = INFINITY;
+        break;
+    default:
+        store_number(out, p, isnan(p->def) ? 0 : p->def);
+    }
+}
+
+/* Free what @p's field owns. */
+static void
+clear_one(const HsParam *p, void *out)
+{
+    switch (p->type) {
+    case HS_PARAM_T_STR:
+        g_clear_pointer((char **) field(out, p), g_free);
+        break;
+    case HS_PARAM_T_OBJ:
+        hs_param_clear(p->sub, field(out, p));
+        break;
+    case HS_PARAM_T_OBJ_ARRAY: {
+        char *a = *(char **) field(out, p);
+        for (uint32_t i = 0; a && i < *count_field(out, p); i++) {
+            hs_param_clear(p->sub, a + i * p->elem_size);
+        }
+        g_clear_pointer((char **) field(out, p), g_free);
+        *count_field(out, p) = 0;
+        break;
+    }
+    case HS_PARAM_T_STR_ARRAY:
+        g_clear_pointer((char ***) field(out, p), g_strfreev);
+        break;
+    case HS_PARAM_T_MAP:
+    case HS_PARAM_T_MAP_ARRAY:
+        g_clear_pointer((cJSON **) field(out, p), cJSON_Delete);
+        break;
+    default:
+        break;
+    }
+}
+
 void
 hs_param_set_defaults(const HsParam *table, void *out)
 {
     for (const HsParam *p = table; p->name; p++) {
-        if (p->type == HS_PARAM_T_STR) {
-            char **s = field(out, p);
-            *s = g_strdup(p->def_str);
-        } else if (p->type == HS_PARAM_T_OBJ) {
-            hs_param_set_defaults(p->sub, field(out, p));
-        } else if (p->type == HS_PARAM_T_U32_ARRAY) {
-            *count_field(out, p) = 0;
-        } else {
-            store_number(out, p, isnan(p->def) ? 0 : p->def);
-        }
+        default_one(p, out);
     }
 }
 
@@ -82,12 +138,7 @@ void
 hs_param_clear(const HsParam *table, void *out)
 {
     for (const HsParam *p = table; p->name; p++) {
-        if (p->type == HS_PARAM_T_STR) {
-            char **s = field(out, p);
-            g_clear_pointer(s, g_free);
-        } else if (p->type == HS_PARAM_T_OBJ) {
-            hs_param_clear(p->sub, field(out, p));
-        }
+        clear_one(p, out);
     }
 }
 
@@ -136,8 +187,26 @@ expected_text(const HsParam *p)
         return g_string_free(s, FALSE);
     }
     case HS_PARAM_T_U32_ARRAY:
+    case HS_PARAM_T_U64_ARRAY:
+        if (p->min_count == p->max_count) {
+            return g_strdup_printf("an array of %u integers in [%s, %s]", p->max_count, lo, hi);
+        }
         return g_strdup_printf("an array of at most %u integers in [%s, %s]", p->max_count,
                                lo, hi);
+    case HS_PARAM_T_OBJ_ARRAY:
+        if (p->min_count > 0) {
+            return g_strdup_printf("an array of %u to %u objects", p->min_count, p->max_count);
+        }
+        return g_strdup_printf("an array of at most %u objects", p->max_count);
+    case HS_PARAM_T_STR_ARRAY:
+        return g_strdup(p->min > 0 ? "an array of non-empty strings" : "an array of strings");
+    case HS_PARAM_T_RANGE:
+        return g_strdup_printf("[lo, hi] with each in [%s, %s] or null for an open end",
+                               lo, hi);
+    case HS_PARAM_T_MAP:
+        return g_strdup(p->expect);
+    case HS_PARAM_T_MAP_ARRAY:
+        return g_strdup_printf("an array, each %s", p->expect);
     default:
         g_assert_not_reached();
     }
@@ -216,6 +285,29 @@ unwrap(const cJSON *item, const char *path, const cJSON **value,
     return TRUE;
 }
 
+/* @item is an object with unique keys whose every member @p->entry takes. */
+static gboolean
+map_ok(const HsParam *p, const char *path, const cJSON *item, GError **error)
+{
+    if (!cJSON_IsObject(item)) {
+        g_autofree char *got = hs_json_describe(item);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: expected %s (got %s)", path, p->expect, got);
+        return FALSE;
+    }
+    if (!hs_json_check_unique_keys(item, path, HS_CONFIG_ERROR, error)) {
+        return FALSE;
+    }
+    const cJSON *it = NULL;
+    cJSON_ArrayForEach(it, item) {
+        g_autofree char *kp = hs_json_path_key(path, it->string);
+        if (!p->entry(it->string, it, kp, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static gboolean
 apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
           GHashTable *sources, GError **error)
@@ -230,7 +322,8 @@ apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
         }
         return bad_value(p, path, item, error);
     case HS_PARAM_T_OBJ:
-        return hs_param_apply(item, path, p->sub, field(out, p), NULL, sources, error);
+        return hs_param_apply(item, path, p->sub, field(out, p), NULL, sources, error) &&
+               (p->check == NULL || p->check(field(out, p), item, path, error));
     case HS_PARAM_T_U32_ARRAY: {
         if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) > (int) p->max_count) {
             return bad_value(p, path, item, error);
@@ -250,6 +343,134 @@ apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
             a[n++] = (uint32_t) v;
         }
         *count_field(out, p) = n;
+        return TRUE;
+    }
+    case HS_PARAM_T_U64_ARRAY: {
+        int n_items = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : -1;
+        if (n_items < (int) p->min_count || n_items > (int) p->max_count) {
+            return bad_value(p, path, item, error);
+        }
+        uint64_t *a = field(out, p);
+        uint32_t n = 0;
+        const cJSON *e = NULL;
+        cJSON_ArrayForEach(e, item) {
+            double v = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+            if (!isfinite(v) || v < p->min || v > p->max || v != floor(v)) {
+                g_autofree char *ep = hs_json_path_index(path, (int) n);
+                g_autofree char *lo = format_number(p->min), *hi = format_number(p->max);
+                g_autofree char *got = hs_json_describe(e);
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                            "%s: expected an integer in [%s, %s] (got %s)", ep, lo, hi, got);
+                return FALSE;
+            }
+            a[n++] = (uint64_t) v;
+        }
+        *count_field(out, p) = n;
+        return TRUE;
+    }
+    case HS_PARAM_T_OBJ_ARRAY: {
+        int n_items = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : -1;
+        if (n_items < (int) p->min_count || n_items > (int) p->max_count) {
+            return bad_value(p, path, item, error);
+        }
+        clear_one(p, out);
+        char *a = g_malloc0(p->elem_size * (size_t) MAX(n_items, 1));
+        *(char **) field(out, p) = a;
+        const cJSON *e = NULL;
+        cJSON_ArrayForEach(e, item) {
+            uint32_t i = *count_field(out, p);
+            void *elem = a + i * p->elem_size;
+            g_autofree char *ep = hs_json_path_index(path, (int) i);
+            hs_param_set_defaults(p->sub, elem);
+            /* counted before it is read: a half-read element is freed too */
+            *count_field(out, p) = i + 1;
+            if (!hs_param_apply(e, ep, p->sub, elem, NULL, sources, error) ||
+                (p->check && !p->check(elem, e, ep, error))) {
+                return FALSE;
+            }
+        }
+        return TRUE;
+    }
+    case HS_PARAM_T_STR_ARRAY: {
+        if (!cJSON_IsArray(item)) {
+            return bad_value(p, path, item, error);
+        }
+        g_autoptr(GPtrArray) strs = g_ptr_array_new_with_free_func(g_free);
+        const cJSON *e = NULL;
+        cJSON_ArrayForEach(e, item) {
+            if (!cJSON_IsString(e) || (p->min > 0 && e->valuestring[0] == '\0')) {
+                g_autofree char *ep = hs_json_path_index(path, (int) strs->len);
+                g_autofree char *got = hs_json_describe(e);
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                            "%s: expected %s (got %s)", ep,
+                            p->min > 0 ? "a non-empty string" : "a string", got);
+                return FALSE;
+            }
+            g_ptr_array_add(strs, g_strdup(e->valuestring));
+        }
+        g_ptr_array_add(strs, NULL);
+        clear_one(p, out);
+        *(char ***) field(out, p) = (char **) g_ptr_array_free(g_steal_pointer(&strs), FALSE);
+        return TRUE;
+    }
+    case HS_PARAM_T_RANGE: {
+        if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 2) {
+            return bad_value(p, path, item, error);
+        }
+        double b[2] = { -INFINITY, INFINITY };
+        g_autofree char *lo = format_number(p->min), *hi = format_number(p->max);
+        for (int i = 0; i < 2; i++) {
+            const cJSON *e = cJSON_GetArrayItem(item, i);
+            if (cJSON_IsNull(e)) {
+                continue;
+            }
+            if (!cJSON_IsNumber(e) || !(e->valuedouble >= p->min && e->valuedouble <= p->max)) {
+                g_autofree char *ep = hs_json_path_index(path, i);
+                g_autofree char *got = hs_json_describe(e);
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                            "%s: expected a number in [%s, %s] or null (got %s)", ep, lo, hi,
+                            got);
+                return FALSE;
+            }
+            b[i] = e->valuedouble;
+        }
+        if (isinf(b[0]) && isinf(b[1])) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s: expected at least one finite bound (got [null, null])", path);
+            return FALSE;
+        }
+        if (b[0] > b[1]) {
+            g_autofree char *ep = hs_json_path_index(path, 1);
+            g_autofree char *got = hs_json_describe(cJSON_GetArrayItem(item, 1));
+            g_autofree char *l = format_number(b[0]);
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s: expected a bound at least the lower one, %s (got %s)", ep, l, got);
+            return FALSE;
+        }
+        memcpy(field(out, p), b, sizeof(b));
+        return TRUE;
+    }
+    case HS_PARAM_T_MAP:
+        if (!map_ok(p, path, item, error)) {
+            return FALSE;
+        }
+        clear_one(p, out);
+        *(cJSON **) field(out, p) = cJSON_Duplicate(item, TRUE);
+        return TRUE;
+    case HS_PARAM_T_MAP_ARRAY: {
+        if (!cJSON_IsArray(item)) {
+            return bad_value(p, path, item, error);
+        }
+        int i = 0;
+        const cJSON *e = NULL;
+        cJSON_ArrayForEach(e, item) {
+            g_autofree char *ep = hs_json_path_index(path, i++);
+            if (!map_ok(p, ep, e, error)) {
+                return FALSE;
+            }
+        }
+        clear_one(p, out);
+        *(cJSON **) field(out, p) = cJSON_Duplicate(item, TRUE);
         return TRUE;
     }
     case HS_PARAM_T_BOOL:
@@ -354,17 +575,8 @@ apply_table(const cJSON *obj, const char *path, const HsParam *table, void *out,
                             p->name, want, p->desc);
                 return FALSE;
             }
-            if (p->type == HS_PARAM_T_STR) {
-                g_free(*(char **) field(out, p));
-                *(char **) field(out, p) = g_strdup(p->def_str);
-            } else if (p->type == HS_PARAM_T_OBJ) {
-                hs_param_clear(p->sub, field(out, p));
-                hs_param_set_defaults(p->sub, field(out, p));
-            } else if (p->type == HS_PARAM_T_U32_ARRAY) {
-                *count_field(out, p) = 0;
-            } else {
-                store_number(out, p, p->def);
-            }
+            clear_one(p, out);
+            default_one(p, out);
             continue;
         }
         const cJSON *value = item;
@@ -442,8 +654,13 @@ value_text(const HsParam *p, const void *out)
         g_string_append_c(s, ']');
         return g_string_free(s, FALSE);
     }
-    default:
-        g_assert_not_reached();
+    default: {
+        /* the kinds that hold more than a line: as their JSON */
+        g_autoptr(cJSON) j = cJSON_CreateObject();
+        const HsParam one[] = { *p, HS_PARAM_END };
+        hs_param_dump_json(one, out, j);
+        return hs_json_print(j->child, FALSE);
+    }
     }
 }
 
@@ -492,6 +709,49 @@ hs_param_dump_json(const HsParam *table, const void *out, cJSON *json)
             }
             break;
         }
+        case HS_PARAM_T_U64_ARRAY: {
+            const uint64_t *a = cfield(out, p);
+            uint32_t n = *(const uint32_t *) ((const char *) out + p->count_offset);
+            cJSON *arr = cJSON_AddArrayToObject(json, p->name);
+            for (uint32_t i = 0; i < n; i++) {
+                cJSON_AddItemToArray(arr, cJSON_CreateNumber((double) a[i]));
+            }
+            break;
+        }
+        case HS_PARAM_T_OBJ_ARRAY: {
+            const char *a = *(char *const *) cfield(out, p);
+            uint32_t n = *(const uint32_t *) ((const char *) out + p->count_offset);
+            cJSON *arr = cJSON_AddArrayToObject(json, p->name);
+            for (uint32_t i = 0; i < n; i++) {
+                cJSON *o = cJSON_CreateObject();
+                hs_param_dump_json(p->sub, a + i * p->elem_size, o);
+                cJSON_AddItemToArray(arr, o);
+            }
+            break;
+        }
+        case HS_PARAM_T_STR_ARRAY: {
+            char *const *v = *(char **const *) cfield(out, p);
+            cJSON *arr = cJSON_AddArrayToObject(json, p->name);
+            for (; v && *v; v++) {
+                cJSON_AddItemToArray(arr, cJSON_CreateString(*v));
+            }
+            break;
+        }
+        case HS_PARAM_T_RANGE: {
+            const double *b = cfield(out, p);
+            cJSON *arr = cJSON_AddArrayToObject(json, p->name);
+            for (int i = 0; i < 2; i++) {
+                cJSON_AddItemToArray(arr, isinf(b[i]) ? cJSON_CreateNull()
+                                                      : cJSON_CreateNumber(b[i]));
+            }
+            break;
+        }
+        case HS_PARAM_T_MAP:
+        case HS_PARAM_T_MAP_ARRAY: {
+            const cJSON *m = *(cJSON *const *) cfield(out, p);
+            cJSON_AddItemToObject(json, p->name, m ? cJSON_Duplicate(m, TRUE) : cJSON_CreateNull());
+            break;
+        }
         default:
             g_assert_not_reached();
         }
@@ -528,8 +788,12 @@ hs_param_describe(const HsParam *table, GString *text)
             def = g_strdup("required");
         } else if (p->type == HS_PARAM_T_OBJ) {
             def = g_strdup("keys below");
-        } else if (p->type == HS_PARAM_T_U32_ARRAY) {
+        } else if (p->type == HS_PARAM_T_U32_ARRAY || p->type == HS_PARAM_T_U64_ARRAY ||
+                   p->type == HS_PARAM_T_OBJ_ARRAY || p->type == HS_PARAM_T_STR_ARRAY) {
             def = g_strdup("default []");
+        } else if (p->type == HS_PARAM_T_MAP || p->type == HS_PARAM_T_MAP_ARRAY ||
+                   p->type == HS_PARAM_T_RANGE) {
+            def = g_strdup("optional");
         } else if (p->type == HS_PARAM_T_ENUM) {
             def = g_strdup_printf("default \"%s\"", p->choices[(int) p->def]);
         } else if (p->type == HS_PARAM_T_STR) {

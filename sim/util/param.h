@@ -14,8 +14,14 @@
  * kind stores (QEMU's DEFINE_PROP does the same): HS_PARAM_U32 on a double
  * field does not build.  HS_PARAM_NAME is a non-empty string (required, or
  * with HS_PARAM_NAME_OPT NULL when absent).  HS_PARAM_OBJ reads a nested object into an
- * embedded struct with its own table; HS_PARAM_U32_ARRAY an array of
- * integers into a fixed array plus a count.
+ * embedded struct with its own table; HS_PARAM_U32_ARRAY / HS_PARAM_U64_ARRAY an array
+ * of integers into a fixed array plus a count; HS_PARAM_OBJ_ARRAY an array of
+ * objects, each read by its own table into a g_new0'ed array; HS_PARAM_STR_ARRAY
+ * an array of strings (a GStrv); HS_PARAM_RANGE a pair [lo, hi] with null for an
+ * open end; HS_PARAM_MAP an object whose keys are not known in advance (the
+ * settings of a sweep: any run option, any config key), each member checked by
+ * a callback, kept as JSON.  OBJ and OBJ_ARRAY take an optional check run on
+ * each object once its table has read it: what one key cannot say alone.
  *
  * hs_param_apply() checks types and ranges, fills in defaults, rejects
  * unknown keys (listing the known ones) and reports the first error with
@@ -45,7 +51,23 @@ typedef enum {
     HS_PARAM_T_OBJ,      /* a nested object: an embedded struct, its own table */
     HS_PARAM_T_U32_ARRAY, /* an array of integers: uint32_t[max] and a uint32_t count */
     HS_PARAM_T_ENUM,     /* a name from a table sized by its enum, stored as the enum */
+    HS_PARAM_T_U64_ARRAY, /* uint64_t[max] and a uint32_t count */
+    HS_PARAM_T_OBJ_ARRAY, /* S * (g_new0, transfer full) and a uint32_t count */
+    HS_PARAM_T_STR_ARRAY, /* char ** (a GStrv, transfer full; NULL when absent) */
+    HS_PARAM_T_RANGE,    /* double[2]; a null end, or absent, is -inf / +inf */
+    HS_PARAM_T_MAP,      /* cJSON * (a copy, transfer full; NULL when absent) */
+    HS_PARAM_T_MAP_ARRAY, /* cJSON * array of such objects (the same) */
 } HsParamType;
+
+struct HsParam;
+
+/* OBJ, OBJ_ARRAY: checks across the keys of one object @elem (read from
+ * @json at @path by its table) */
+typedef gboolean (*HsParamCheckFn)(void *elem, const cJSON *json, const char *path,
+                                   GError **error);
+/* MAP, MAP_ARRAY: one member @key = @value of the map, at @path */
+typedef gboolean (*HsParamEntryFn)(const char *key, const cJSON *value, const char *path,
+                                   GError **error);
 
 typedef struct HsParam {
     const char *name;            /* JSON key, snake_case with unit suffix */
@@ -61,8 +83,13 @@ typedef struct HsParam {
                                   * enum's name table (max + 1 entries) */
     const char *desc;            /* one line, for --describe */
     const struct HsParam *sub;   /* OBJ: the nested struct's table */
-    size_t count_offset;         /* U32_ARRAY: offsetof the uint32_t count */
-    uint32_t max_count;          /* U32_ARRAY: elements the array holds */
+    size_t count_offset;         /* arrays: offsetof the uint32_t count */
+    uint32_t min_count;          /* arrays: fewest elements */
+    uint32_t max_count;          /* arrays: most elements (fixed arrays: what they hold) */
+    size_t elem_size;            /* OBJ_ARRAY: sizeof an element */
+    HsParamCheckFn check;        /* OBJ, OBJ_ARRAY: may be NULL */
+    HsParamEntryFn entry;        /* MAP, MAP_ARRAY: checks each member */
+    const char *expect;          /* MAP, MAP_ARRAY: "an object of settings" */
 } HsParam;
 
 #define HS_REQUIRED NAN
@@ -116,6 +143,42 @@ typedef struct HsParam {
                 0 * sizeof(char[sizeof(((T *) 0)->f) >= (mx) * sizeof(uint32_t) ? 1 : -1]), \
       .count_offset = HS_PARAM_OFFSET(T, cnt, uint32_t), .max_count = (mx),   \
       .min = (lo), .max = (hi), .def = (req) ? HS_REQUIRED : 0, .desc = (text) }
+/* T.f is uint64_t[mx], the same with @mn to @mx elements (data_offsets:
+ * exactly 2) */
+#define HS_PARAM_U64_ARRAY(n, T, f, cnt, mn, mx, lo, hi, req, text)          \
+    { .name = (n), .type = HS_PARAM_T_U64_ARRAY,                              \
+      .offset = HS_PARAM_OFFSET(T, f, uint64_t *) +                           \
+                0 * sizeof(char[sizeof(((T *) 0)->f) >= (mx) * sizeof(uint64_t) ? 1 : -1]), \
+      .count_offset = HS_PARAM_OFFSET(T, cnt, uint32_t), .min_count = (mn),   \
+      .max_count = (mx), .min = (lo), .max = (hi), .def = (req) ? HS_REQUIRED : 0, \
+      .desc = (text) }
+/* T.f is S * (g_new0'ed, @mn to @mx elements, each read by @table then
+ * @chk, which may be NULL), T.cnt the count; absent: NULL and 0 unless @mn */
+#define HS_PARAM_OBJ_ARRAY(n, T, f, cnt, S, table, chk, mn, mx, text)         \
+    { .name = (n), .type = HS_PARAM_T_OBJ_ARRAY, .offset = HS_PARAM_OFFSET(T, f, S *), \
+      .count_offset = HS_PARAM_OFFSET(T, cnt, uint32_t), .elem_size = sizeof(S), \
+      .sub = (table), .check = (chk), .min_count = (mn), .max_count = (mx),   \
+      .def = (mn) ? HS_REQUIRED : 0, .desc = (text) }
+/* T.f is char ** (a GStrv) of strings (@lo 1: non-empty ones); absent: NULL */
+#define HS_PARAM_STR_ARRAY(n, T, f, lo, text)                                 \
+    { .name = (n), .type = HS_PARAM_T_STR_ARRAY, .offset = HS_PARAM_OFFSET(T, f, char **), \
+      .min = (lo), .def = 0, .desc = (text) }
+/* T.f is double[2]: [lo, hi] with lo <= hi, each in [@lo, @hi] or null (an
+ * open end: -inf / +inf), at least one finite; absent: [-inf, +inf] */
+#define HS_PARAM_RANGE(n, T, f, lo, hi, text)                                 \
+    { .name = (n), .type = HS_PARAM_T_RANGE,                                  \
+      .offset = HS_PARAM_OFFSET(T, f, double *) +                             \
+                0 * sizeof(char[sizeof(((T *) 0)->f) == 2 * sizeof(double) ? 1 : -1]), \
+      .min = (lo), .max = (hi), .def = 0, .desc = (text) }
+/* T.f is a cJSON * copy of an object whose every member @fn accepts (the
+ * keys are open: @fn names what it takes); @what is the expected text */
+#define HS_PARAM_MAP(n, T, f, fn, what, text)                                 \
+    { .name = (n), .type = HS_PARAM_T_MAP, .offset = HS_PARAM_OFFSET(T, f, cJSON *), \
+      .entry = (fn), .expect = (what), .def = 0, .desc = (text) }
+/* the same, an array of such objects */
+#define HS_PARAM_MAP_ARRAY(n, T, f, fn, what, text)                           \
+    { .name = (n), .type = HS_PARAM_T_MAP_ARRAY, .offset = HS_PARAM_OFFSET(T, f, cJSON *), \
+      .entry = (fn), .expect = (what), .def = 0, .desc = (text) }
 /* T.f is the enum E (int-sized), read by name from @names[0..n-1]; @d is
  * the default's index or HS_REQUIRED */
 #define HS_PARAM_ENUM(n, T, f, E, names, cnt, d, text)                         \
@@ -149,7 +212,7 @@ gboolean hs_param_apply_open(const cJSON *obj, const char *path, const HsParam *
 /* Fill @out with the defaults of @table (required fields are zeroed). */
 void hs_param_set_defaults(const HsParam *table, void *out);
 
-/* g_free the STR fields of @out. */
+/* Free what @out's fields own (strings, arrays, maps) and zero them. */
 void hs_param_clear(const HsParam *table, void *out);
 
 /* Human unit of a key from its suffix ("peak_gbps" -> "GB/s"), or "". */

@@ -1056,8 +1056,12 @@ test_bad_points(void)
         { "prompt-and-prompts.json", "$.points[0].workload: expected exactly one of \"prompt\" and \"prompts\" (got both)" },
         { "batch-zero.json", "$.points[0].workload.batch: expected an integer in [1, 256] (got 0)" },
         { "range-reversed.json", "$.points[0].published_range[1]: expected a bound at least the lower one, 2 (got 1)" },
-        { "range-open-both.json", "$.points[0].published_range: expected at least one finite bound (got an array)" },
-        { "unknown-key.json", "$.points[0]: unknown key \"tolerance\" (known keys: id, paper, soc, model, metric, policy, sync, baseline, workload, published, tolerance_pct, known_miss, calibrated, note, published_range)" },
+        { "range-open-both.json", "$.points[0].published_range: expected at least one finite bound (got [null, null])" },
+        { "unknown-key.json", "$.points[0]: unknown key \"tolerance\" (known keys: id, paper, soc, model, metric, policy, sync, baseline, workload, published, published_range, tolerance_pct, known_miss, calibrated, note)" },
+        /* the range and notes on the param table's array kinds */
+        { "range-three.json", "$.points[0].published_range: expected [lo, hi] with each in [1e-09, 1000000000] or null for an open end (got an array)" },
+        { "range-string.json", "$.points[0].published_range[1]: expected a number in [1e-09, 1000000000] or null (got \"2\")" },
+        { "notes-number.json", "$.notes[1]: expected a string (got 3)" },
         { "bad-sync.json", "$.points[0].sync: expected one of fast, driver (got \"slow\")" },
         { "ratio-no-baseline.json", "$.points[0]: missing key \"baseline\" (a prefill_speedup compares two runs)" },
     };

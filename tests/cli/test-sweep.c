@@ -644,13 +644,22 @@ test_sweep_spec_errors(void)
         const char *text, *msg;
     } cases[] = {
         { "{\"axes\": {\"colour\": [1]}}",
-          "$.axes.colour: expected a run option (soc, model, policy, sync, prompt, decode, "
+          "$.axes.colour: expected a run option (policy, soc, stack, model, sync, prompt, decode, "
           "batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or a "
           "config key such as npu.sram_kib (got \"colour\")" },
         { "{\"axes\": {\"prompt\": []}}",
           "$.axes.prompt: expected a non-empty array of values (got an empty array)" },
         { "{\"axes\": {\"prompt\": [16, [1]]}}",
-          "$.axes.prompt[1]: expected a string, number or boolean (got an array)" },
+          "$.axes.prompt[1]: expected an integer in [1, 32768] (got an array)" },
+        { "{\"axes\": {\"prompt\": [16, 64, 256, 0]}}",
+          "$.axes.prompt[3]: expected an integer in [1, 32768] (got 0)" },
+        { "{\"axes\": {\"npu.sram_kib\": [16, [1]]}}",
+          "$.axes.npu.sram_kib[1]: expected a string, number or boolean (got an array)" },
+        { "{\"points\": [{\"seed\": 1.5}]}",
+          "$.points[0].seed: expected an integer in [-9007199254740992, 9007199254740992] (got 1.5)" },
+        { "{\"points\": 3}",
+          "$.points: expected an array, each an object of settings (got 3)" },
+        { "{\"points\": [3]}", "$.points[0]: expected an object of settings (got 3)" },
         { "{\"base\": 3}", "$.base: expected an object of settings (got 3)" },
         { "{\"grid\": {}}",
           "$: unknown key \"grid\" (known keys: description, base, axes, points)" },
