@@ -96,6 +96,53 @@ group_at(const EngQMatrix *m, size_t r, size_t g, size_t *c0, size_t *n, size_t 
     *at = r * m->groups + g;
 }
 
+/* FP32 to FP16 codes, portable. */
+static void
+row_f16_encode_scalar(const float *row, size_t n, uint8_t *codes)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h = eng_fp16_from_float(row[i]);
+        memcpy(codes + 2 * i, &h, 2);
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* Eight at a time with F16C: round to nearest even, overflow to infinity
+ * and subnormals as eng_fp16_from_float (the same codes for every non-NaN
+ * float: checked over all 2^32 when this was written, and on a sample by
+ * test-engine-quant-formats); a block holding a NaN goes the portable
+ * way, whose NaN code is fixed.  Encoding the FP reference's weights was
+ * 5 % of a checked Llama-3-8B prefill's CPU. */
+__attribute__((target("avx,f16c"))) static void
+row_f16_encode_f16c(const float *row, size_t n, uint8_t *codes)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(row + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))) {
+            row_f16_encode_scalar(row + i, 8, codes + 2 * i);
+            continue;
+        }
+        _mm_storeu_si128((__m128i *) (void *) (codes + 2 * i),
+                         _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    row_f16_encode_scalar(row + i, n - i, codes + 2 * i);
+}
+#endif
+
+static void
+row_f16_encode(const float *row, size_t n, uint8_t *codes)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (eng_isa() != ENG_ISA_PORTABLE) {
+        row_f16_encode_f16c(row, n, codes);
+        return;
+    }
+#endif
+    row_f16_encode_scalar(row, n, codes);
+}
+
 void
 eng_qmatrix_set_rows(EngQMatrix *m, uint32_t r0, uint32_t r1, const float *w)
 {
@@ -121,10 +168,7 @@ eng_qmatrix_set_rows(EngQMatrix *m, uint32_t r0, uint32_t r1, const float *w)
                 eng_q8_0_encode(row + c0, n, (int8_t *) codes, &m->scales[at]);
                 break;
             default:
-                for (size_t i = 0; i < n; i++) {
-                    uint16_t h = eng_fp16_from_float(row[c0 + i]);
-                    memcpy(codes + 2 * i, &h, 2);
-                }
+                row_f16_encode(row + c0, n, codes);
                 break;
             }
         }

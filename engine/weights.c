@@ -29,10 +29,78 @@ eng_syn_unit(uint64_t key, uint64_t i)
     return (float) ((double) (mix(key ^ mix(i)) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_SYN_AVX2 1
+#define SYN_TARGET __attribute__((target("avx2")))
+
+/* x * c mod 2^64 in each lane, from 32-bit products (AVX2 has no 64-bit
+ * multiply): lo(x)lo(c) + ((hi(x)lo(c) + lo(x)hi(c)) << 32). */
+SYN_TARGET static inline __m256i
+mul64_avx2(__m256i x, uint64_t c)
+{
+    const __m256i clo = _mm256_set1_epi64x((long long) (c & 0xffffffffu));
+    const __m256i chi = _mm256_set1_epi64x((long long) (c >> 32));
+    __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), clo),
+                                     _mm256_mul_epu32(x, chi));
+    return _mm256_add_epi64(_mm256_mul_epu32(x, clo), _mm256_slli_epi64(cross, 32));
+}
+
+/* mix() in four lanes: the same integer operations, so the same bits. */
+SYN_TARGET static inline __m256i
+mix_avx2(__m256i x)
+{
+    x = _mm256_add_epi64(x, _mm256_set1_epi64x((long long) 0x9E3779B97F4A7C15ull));
+    x = mul64_avx2(_mm256_xor_si256(x, _mm256_srli_epi64(x, 30)), 0xBF58476D1CE4E5B9ull);
+    x = mul64_avx2(_mm256_xor_si256(x, _mm256_srli_epi64(x, 27)), 0x94D049BB133111EBull);
+    return _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
+}
+
+/*
+ * eng_syn_fill four elements at a time.  The 53-bit integer goes to double
+ * exactly through its two halves (each ORed into the mantissa of 2^52 and
+ * 2^52 subtracted; hi * 2^32 + lo < 2^53 is exact), then the operations
+ * of eng_syn_unit in the same order and precision: an exact scaling by
+ * 2^-52, the subtraction of 1, rounding to float, the product with @a.
+ * Generating the synthetic weights was 16 % of a checked Llama-3-8B
+ * prefill's CPU (scalar: two splitmix64 rounds an element).
+ */
+SYN_TARGET static size_t
+syn_fill_avx2(uint64_t key, uint64_t i0, size_t n, float a, float *out)
+{
+    const __m256i k = _mm256_set1_epi64x((long long) key), four = _mm256_set1_epi64x(4);
+    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll);
+    const __m256i two52 = _mm256_set1_epi64x(0x4330000000000000ll);
+    const __m256d two52d = _mm256_set1_pd(4503599627370496.0), two32 = _mm256_set1_pd(4294967296.0);
+    const __m256d scale = _mm256_set1_pd(2.0 / 9007199254740992.0), one = _mm256_set1_pd(1.0);
+    const __m128 av = _mm_set1_ps(a);
+    __m256i idx = _mm256_add_epi64(_mm256_set1_epi64x((long long) i0), _mm256_setr_epi64x(0, 1, 2, 3));
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i v = _mm256_srli_epi64(mix_avx2(_mm256_xor_si256(k, mix_avx2(idx))), 11);
+        __m256d hi = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(v, 32),
+                                                                       two52)), two52d);
+        __m256d lo = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(v, lo32),
+                                                                       two52)), two52d);
+        __m256d d = _mm256_add_pd(_mm256_mul_pd(hi, two32), lo);
+        __m128 u = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_mul_pd(d, scale), one));
+        _mm_storeu_ps(out + i, _mm_mul_ps(av, u));
+        idx = _mm256_add_epi64(idx, four);
+    }
+    return i;
+}
+#endif
+
 void
 eng_syn_fill(uint64_t key, uint64_t i0, size_t n, float a, float *out)
 {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+#ifdef HAVE_SYN_AVX2
+    if (eng_isa() != ENG_ISA_PORTABLE) {
+        i = syn_fill_avx2(key, i0, n, a, out);
+    }
+#endif
+    for (; i < n; i++) {
         out[i] = a * eng_syn_unit(key, i0 + i);
     }
 }

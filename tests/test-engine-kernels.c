@@ -6,6 +6,7 @@
  */
 #include "engine/kernels.h"
 #include "engine/ref.h"
+#include "engine/weights.h"
 
 #include <glib.h>
 #include <math.h>
@@ -125,6 +126,48 @@ test_matmul_w4_blocked(void)
         g_assert_cmpmem(all, sizeof(float) * t * n, one, sizeof(float) * t * n);
     }
     g_assert_true(eng_set_isa(ENG_ISA_AUTO));
+}
+
+static uint32_t
+float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    return u;
+}
+
+/* The synthetic weights are the same bits on every path: eng_syn_fill
+ * (vectorised where the CPU has AVX2) equals a * eng_syn_unit element by
+ * element, for offsets whose low 32 bits carry and lengths with a tail. */
+static void
+test_syn_fill_paths(void)
+{
+    static const uint64_t i0s[] = { 0, 5, 0xfffffffdull, (1ull << 40) + 3, UINT64_MAX - 9 };
+    float got[1027];
+    int ran = 0;
+    for (EngIsa isa = ENG_ISA_PORTABLE; isa < ENG_ISA_COUNT; isa++) {
+        if (!eng_set_isa(isa)) {
+            continue;
+        }
+        for (size_t j = 0; j < G_N_ELEMENTS(i0s); j++) {
+            uint64_t key = eng_syn_key(1 + j, j, 3);
+            for (size_t n = 0; n < 8; n++) {
+                eng_syn_fill(key, i0s[j], n, 0.25f, got);
+                for (size_t i = 0; i < n; i++) {
+                    g_assert_cmpuint(float_bits(got[i]), ==,
+                                     float_bits(0.25f * eng_syn_unit(key, i0s[j] + i)));
+                }
+            }
+            eng_syn_fill(key, i0s[j], G_N_ELEMENTS(got), 0.0313f, got);
+            for (size_t i = 0; i < G_N_ELEMENTS(got); i++) {
+                g_assert_cmpuint(float_bits(got[i]), ==,
+                                 float_bits(0.0313f * eng_syn_unit(key, i0s[j] + i)));
+            }
+        }
+        ran++;
+    }
+    g_assert_true(eng_set_isa(ENG_ISA_AUTO));
+    g_test_message("paths checked: %d", ran);
 }
 
 /* The packed W4A16 format dequantises to the reference quantiser's values,
@@ -282,6 +325,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/matmul/formats-vs-dequantised", test_matmul_formats);
     g_test_add_func("/engine/matmul/w4-paths-same-bits", test_matmul_w4_paths);
     g_test_add_func("/engine/matmul/w4-token-blocks-same-bits", test_matmul_w4_blocked);
+    g_test_add_func("/engine/weights/syn-fill-paths-same-bits", test_syn_fill_paths);
     g_test_add_func("/engine/quant/w4-error-bound", test_quant_w4_bound);
     g_test_add_func("/engine/quant/w4-ties-to-even", test_quant_w4_ties);
     g_test_add_func("/engine/quant/fp16-round", test_fp16);

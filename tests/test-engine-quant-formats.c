@@ -322,6 +322,39 @@ test_rows_f16(void)
     eng_set_isa(ENG_ISA_AUTO);
 }
 
+/* FP32 rows encode to the codes eng_fp16_from_float gives on every ISA
+ * path (F16C and portable): every 65537th float bit pattern (all exponents,
+ * subnormals and overflow among them), the edges of rounding and range, and
+ * a NaN (its block goes the portable way). */
+static void
+test_encode_f16(void)
+{
+    static const uint32_t edges[] = {
+        0x00000000, 0x80000000, 0x33000000, 0x33000001, 0x387fe000, 0x387ff000, 0x38800000,
+        0x477fe000, 0x477fefff, 0x477ff000, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7fc00000,
+        0x3f801000, 0x3f803000, 0x3f800fff, 0xbf801001,
+    };
+    const size_t n = 65536 + G_N_ELEMENTS(edges) + 1;
+    g_autofree float *w = g_new(float, n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b = i < 65536 ? (uint32_t) (i * 65537u) : i < n - 1 ? edges[i - 65536] : 0x3f800000;
+        memcpy(&w[i], &b, 4);
+    }
+    for (EngIsa isa = ENG_ISA_PORTABLE; isa < ENG_ISA_COUNT; isa++) {
+        if (!eng_set_isa(isa)) {
+            continue;
+        }
+        g_autoptr(EngQMatrix) m = eng_qmatrix_new(ENG_QFMT_F16, 1, (uint32_t) n);
+        eng_qmatrix_set_rows(m, 0, 1, w);
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, m->codes + 2 * i, 2);
+            g_assert_cmphex(h, ==, eng_fp16_from_float(w[i]));
+        }
+    }
+    eng_set_isa(ENG_ISA_AUTO);
+}
+
 /* Every A16 format: the matmul is the product with the dequantised
  * weights (FP32 sums: relative error ~1e-6). */
 static void
@@ -519,6 +552,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/quant-formats/known-values", test_known_values);
     g_test_add_func("/engine/quant-formats/rows-decode", test_rows_decode);
     g_test_add_func("/engine/quant-formats/rows-f16", test_rows_f16);
+    g_test_add_func("/engine/quant-formats/encode-f16", test_encode_f16);
     g_test_add_func("/engine/quant-formats/matmul-a16", test_matmul_a16);
     g_test_add_func("/engine/quant-formats/slices", test_slices);
     g_test_add_func("/engine/quant-formats/int8-shadow", test_int8_shadow);
