@@ -324,33 +324,12 @@ apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
     case HS_PARAM_T_OBJ:
         return hs_param_apply(item, path, p->sub, field(out, p), NULL, sources, error) &&
                (p->check == NULL || p->check(field(out, p), item, path, error));
-    case HS_PARAM_T_U32_ARRAY: {
-        if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) > (int) p->max_count) {
-            return bad_value(p, path, item, error);
-        }
-        uint32_t *a = field(out, p), n = 0;
-        const cJSON *e = NULL;
-        cJSON_ArrayForEach(e, item) {
-            double v = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-            if (!isfinite(v) || v < p->min || v > p->max || v != floor(v)) {
-                g_autofree char *ep = hs_json_path_index(path, (int) n);
-                g_autofree char *lo = format_number(p->min), *hi = format_number(p->max);
-                g_autofree char *got = hs_json_describe(e);
-                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                            "%s: expected an integer in [%s, %s] (got %s)", ep, lo, hi, got);
-                return FALSE;
-            }
-            a[n++] = (uint32_t) v;
-        }
-        *count_field(out, p) = n;
-        return TRUE;
-    }
+    case HS_PARAM_T_U32_ARRAY:
     case HS_PARAM_T_U64_ARRAY: {
         int n_items = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : -1;
         if (n_items < (int) p->min_count || n_items > (int) p->max_count) {
             return bad_value(p, path, item, error);
         }
-        uint64_t *a = field(out, p);
         uint32_t n = 0;
         const cJSON *e = NULL;
         cJSON_ArrayForEach(e, item) {
@@ -363,7 +342,11 @@ apply_one(const HsParam *p, const cJSON *item, const char *path, void *out,
                             "%s: expected an integer in [%s, %s] (got %s)", ep, lo, hi, got);
                 return FALSE;
             }
-            a[n++] = (uint64_t) v;
+            if (p->type == HS_PARAM_T_U32_ARRAY) {
+                ((uint32_t *) field(out, p))[n++] = (uint32_t) v;
+            } else {
+                ((uint64_t *) field(out, p))[n++] = (uint64_t) v;
+            }
         }
         *count_field(out, p) = n;
         return TRUE;
