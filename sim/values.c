@@ -50,6 +50,11 @@ struct SimChecker {
     gboolean recompute;          /* never copy a slice from the reference */
     gboolean fp_whole;           /* the FP reference's steps not compared
                                   * computed whole too */
+    uint32_t fp_kv_from;         /* FP reference: phases [fp_kv_from,
+                                  * fp.next) have their K/V rows still to
+                                  * file (fp_kv_deferrable) */
+    int fp_kv_direct;            /* -1 not known yet; 1: a decode step's K/V
+                                  * rows read no attention (fp_kv_deferrable) */
     EngActInt8 *act8;            /* [2 * prefill node + shadow]: calibration() */
     gboolean *act8_made;
 };
@@ -568,16 +573,113 @@ ref_phase(SimChecker *v, uint32_t p)
     }
 }
 
+/*
+ * The FP reference's steps that are not compared compute only their K/V
+ * rows (kv_nodes).  When those read no attention node (the first checked
+ * layer's: embedding, norm, K and V projections, RoPE), a row depends on
+ * its position and token alone, so a run of such steps is left pending
+ * and its rows are computed together, when a later step first reads the
+ * caches, as the prefill of those positions: one pass over the 16-bit
+ * weights for up to FP_KV_CHUNK positions, where each step made its own
+ * (the matmuls' per-row arithmetic is the same whatever the token count:
+ * the same bits; /sim/run/fp-reference-sampled).  Batch 1 only: a
+ * batch's rows are its sequences, whose next rows all share a position.
+ * Measured: ~2.4 ms of CPU a step of Llama-3-8B's first layer (FP16 K
+ * and V weights, 16 MB, widened to FP32 for one row each step).
+ */
+#define FP_KV_CHUNK 256
+
+static gboolean
+fp_kv_deferrable(SimChecker *v, uint32_t p)
+{
+    if (p == 0 || v->batch != 1 || v->fp_whole || fp_compared(v, p)) {
+        return FALSE;
+    }
+    if (v->fp_kv_direct < 0) {
+        const MdlGraph *g = graph(v, 1);
+        g_autofree gboolean *need = kv_nodes(v, g);
+        v->fp_kv_direct = 1;
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            if (need[i] && g->nodes[i].op == MDL_OP_ATTENTION) {
+                v->fp_kv_direct = 0;
+            }
+        }
+    }
+    return v->fp_kv_direct == 1;
+}
+
+/* File the FP reference's K/V rows of the pending phases [fp_kv_from,
+ * fp.next): the first decode step's graph as the prefill of their
+ * positions, FP_KV_CHUNK at a time, its K/V nodes only. */
+static void
+fp_kv_catch_up(SimChecker *v)
+{
+    if (v->fp_kv_from >= v->fp.next) {
+        return;
+    }
+    const MdlGraph *step = graph(v, 1);
+    g_autofree gboolean *need = kv_nodes(v, step);
+    for (uint32_t q0 = v->fp_kv_from; q0 < v->fp.next; q0 += FP_KV_CHUNK) {
+        uint32_t n_pos = MIN(FP_KV_CHUNK, v->fp.next - q0);
+        tokens_for(v, q0 + n_pos - 1);
+        MdlGraph chunk = *step;
+        g_autofree MdlNode *nodes = g_memdup2(step->nodes, sizeof(MdlNode) * step->n_nodes);
+        chunk.nodes = nodes;
+        chunk.decode = FALSE;
+        chunk.tokens = n_pos;
+        chunk.pos0 = step->pos0 + (q0 - 1);
+        for (uint32_t i = 0; i < chunk.n_nodes; i++) {
+            nodes[i].tokens = n_pos;
+            nodes[i].pos0 += q0 - 1;
+        }
+        g_autofree float **buf = g_new0(float *, chunk.n_nodes);
+        for (uint32_t i = 0; i < chunk.n_nodes; i++) {
+            const MdlNode *n = &nodes[i];
+            if (!computed(v, n) || !need[i] || n->op == MDL_OP_ATTENTION) {
+                continue;
+            }
+            g_assert(n->src_tok_offset == 0);
+            SimNodeInputs in = { .tokens = (const uint32_t *) v->tokens->data + chunk.pos0 };
+            for (uint32_t k = 0; k < n->n_src; k++) {
+                in.src[k] = buf[n->src[k]];
+            }
+            SimSlice all = { 0, n->tokens, 0, n->features, 0 };
+            buf[i] = hs_mem_alloc0(sizeof(float) * n->tokens * n->features);
+            sim_node_compute(v->model, &chunk, i, &in, &all,
+                             n->op == MDL_OP_MATMUL ? SIM_PREC_FP_REF : MDL_PREC_W4A16, buf[i]);
+        }
+        for (uint32_t i = 0; i < chunk.n_nodes; i++) {
+            const MdlNode *n = &nodes[i];
+            if (computed(v, n) && n->op == MDL_OP_ATTENTION) {
+                size_t kvd = (size_t) n->kv_heads * n->head_dim;
+                size_t bytes = sizeof(float) * n_pos * kvd;
+                memcpy(v->fp.k_cache[n->layer] + (size_t) n->pos0 * kvd, buf[n->src[1]], bytes);
+                memcpy(v->fp.v_cache[n->layer] + (size_t) n->pos0 * kvd, buf[n->src[2]], bytes);
+            }
+        }
+        for (uint32_t i = 0; i < chunk.n_nodes; i++) {
+            free(buf[i]);
+        }
+    }
+    v->fp_kv_from = v->fp.next;
+}
+
 /* The FP reference's compared output of phase @p, NULL if @p is not
  * compared (fp_compared) (phases computed once, in order, their buffers
- * freed at once). */
+ * freed at once; K/V rows perhaps left pending: fp_kv_deferrable). */
 static const float *
 fp_out(SimChecker *v, uint32_t p)
 {
     while (v->fp.next <= p) {
         uint32_t q = v->fp.next;
+        if (fp_kv_deferrable(v, q)) {
+            v->fp.next = q + 1;
+            continue;
+        }
+        fp_kv_catch_up(v);
         reference_phase(v, &v->fp, q);
         state_drop_phase(v, &v->fp, q);
+        v->fp_kv_from = v->fp.next;
     }
     return v->fp.out[p];
 }
@@ -681,6 +783,7 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
     v->keep_ref = ref_all <= REF_KEEP_BYTES;
     state_init(v, &v->ref);
     state_init(v, &v->fp);
+    v->fp_kv_direct = -1;
     /* the prefill now (it is the costly phase, shared by every run); the
      * rest as runs reach it */
     ref_phase(v, 0);

@@ -778,35 +778,43 @@ test_qkv_bias(void)
     case_clear(&c);
 }
 
-/* The FP reference computes, of the decode steps it does not compare
- * (the fourth of six: d = 3), only the K/V rows later steps read: the
- * compared steps' FP outputs are those of an FP reference that computes
- * every step whole, to the bit (fails if a skipped step leaves the FP
- * caches unfilled).  Batch 2, checking the whole model and one layer. */
+/* The FP reference computes, of the decode steps it does not compare,
+ * only the K/V rows later steps read (at batch 1 with one layer checked,
+ * those of a run of such steps together, as the prefill of their
+ * positions, when a compared step first reads them): the compared
+ * steps' FP outputs are those of an FP reference that computes every
+ * step whole, to the bit (fails if a skipped step leaves the FP caches
+ * unfilled, or fills a row wrong).  Decode 20 (compared: the prefill,
+ * d = 0, 1, 2, 4, 8, 16 and the last, 19); batch 1 and 2; the whole
+ * model and one layer. */
 static void
 test_fp_reference_sampled(void)
 {
     g_autoptr(MdlSpec) spec = load_model("tiny");
-    for (uint32_t layers = 0; layers < 2; layers++) {
-        g_autoptr(GError) error = NULL;
-        SimWorkload w;
-        tiny_workload(&w);
-        w.decode = 6;
-        w.check_layers = layers;
-        g_autoptr(SimChecker) some = sim_run_checker_new(spec, &w, &error);
-        g_assert_no_error(error);
-        g_autoptr(SimChecker) whole = sim_run_checker_new(spec, &w, &error);
-        g_assert_no_error(error);
-        sim_checker_set_fp_whole(whole, TRUE);
-        for (uint32_t p = 0; p <= w.decode; p++) {
-            size_t n = 0, n_whole = 0;
-            const float *a = sim_checker_fp_output(some, p, &n);
-            const float *b = sim_checker_fp_output(whole, p, &n_whole);
-            /* compared: the prefill, d = 0, 1, 2, 4 and the last (5) */
-            g_assert_cmpint(a != NULL, ==, p != 4);
-            g_assert_cmpint(b != NULL, ==, p != 4);
-            g_assert_cmpuint(n, ==, n_whole);
-            g_assert_true(a == NULL || memcmp(a, b, sizeof(float) * n) == 0);
+    for (uint32_t batch = 1; batch <= 2; batch++) {
+        for (uint32_t layers = 0; layers < 2; layers++) {
+            g_autoptr(GError) error = NULL;
+            SimWorkload w;
+            tiny_workload(&w);
+            w.decode = 20;
+            w.batch = batch;
+            w.check_layers = layers;
+            g_autoptr(SimChecker) some = sim_run_checker_new(spec, &w, &error);
+            g_assert_no_error(error);
+            g_autoptr(SimChecker) whole = sim_run_checker_new(spec, &w, &error);
+            g_assert_no_error(error);
+            sim_checker_set_fp_whole(whole, TRUE);
+            for (uint32_t p = 0; p <= w.decode; p++) {
+                size_t n = 0, n_whole = 0;
+                uint32_t d = p - 1;
+                gboolean compared = p == 0 || p == w.decode || (d & (d - 1)) == 0;
+                const float *a = sim_checker_fp_output(some, p, &n);
+                const float *b = sim_checker_fp_output(whole, p, &n_whole);
+                g_assert_cmpint(a != NULL, ==, compared);
+                g_assert_cmpint(b != NULL, ==, compared);
+                g_assert_cmpuint(n, ==, n_whole);
+                g_assert_true(a == NULL || memcmp(a, b, sizeof(float) * n) == 0);
+            }
         }
     }
 }
