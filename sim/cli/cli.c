@@ -2,6 +2,7 @@
  * cli.c - see cli.h.
  */
 #include "sim/cli/cli.h"
+#include "sim/util/nearest.h"
 #include "sim/util/error.h"
 #include "hw/soc.h"
 #include "models/spec.h"
@@ -135,46 +136,6 @@ hs_cli_show_or_describe(const char *cmd, const char *list, int argc, char **argv
     return TRUE;
 }
 
-guint
-hs_cli_edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    g_autofree guint *row = g_new(guint, lb + 1);
-
-    for (size_t j = 0; j <= lb; j++) {
-        row[j] = (guint) j;
-    }
-    for (size_t i = 1; i <= la; i++) {
-        guint diag = row[0];
-        row[0] = (guint) i;
-        for (size_t j = 1; j <= lb; j++) {
-            guint up = row[j];
-            guint sub = diag + (g_ascii_tolower(a[i - 1]) != g_ascii_tolower(b[j - 1]));
-            row[j] = MIN(MIN(row[j - 1] + 1, up + 1), sub);
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-const char *
-hs_cli_nearest(const char *name, const char *const *candidates)
-{
-    /* a typo is a few edits; a third of the name at most, so "x" does not
-     * suggest every one-letter-off name */
-    guint best = MAX(2u, (guint) strlen(name) / 3) + 1;
-    const char *pick = NULL;
-
-    for (const char *const *c = candidates; c && *c; c++) {
-        guint d = hs_cli_edit_distance(name, *c);
-        if (d < best || (d > 0 && g_str_has_prefix(*c, name) && pick == NULL)) {
-            best = MIN(best, d);
-            pick = *c;
-        }
-    }
-    return pick;
-}
-
 /* The names an "unknown KIND" message is about, or NULL.  (transfer full) */
 static GStrv
 names_for(const char *message)
@@ -213,7 +174,7 @@ hs_cli_suggest(GError *error)
         return;
     }
     g_autofree char *name = g_strndup(open + 1, close - open - 1);
-    const char *near = hs_cli_nearest(name, (const char *const *) names);
+    const char *near = hs_nearest(name, (const char *const *) names);
     if (near == NULL) {
         return;
     }
@@ -318,7 +279,7 @@ suggest_option(GError *error, const GOptionEntry *entries, char **argv, int argc
             continue;
         }
         g_autofree char *name = g_strndup(argv[i] + 2, strcspn(argv[i] + 2, "="));
-        const char *near = hs_cli_nearest(name, (const char *const *) names->pdata);
+        const char *near = hs_nearest(name, (const char *const *) names->pdata);
         if (near) {
             char *msg = g_strdup_printf("%s (did you mean --%s?)", error->message, near);
             g_free(error->message);

@@ -64,12 +64,6 @@ gboolean hs_cli_show_or_describe(const char *cmd, const char *list, int argc, ch
                                  void (*describe)(GString *out), const char **name,
                                  GError **error);
 
-/* Levenshtein distance, ASCII case folded. */
-guint hs_cli_edit_distance(const char *a, const char *b);
-
-/* The candidate @name is most likely a typo of (a few edits away), or
- * NULL.  @candidates is NULL-terminated. */
-const char *hs_cli_nearest(const char *name, const char *const *candidates);
 
 /* An "unknown SoC / model / policy" error (HS_CONFIG_ERROR_NOT_FOUND)
  * gets "did you mean NAME?" when a known name is a few edits away. */

@@ -20,6 +20,7 @@
 #include "sim/cli/run-opts.h"
 #include "sim/cost.h"
 #include "sim/util/error.h"
+#include "sim/util/nearest.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -337,7 +338,7 @@ find_tasks(const SimPlan *plan, const char *what, GError **error)
             g_ptr_array_add(names, g_strndup(nm, strcspn(nm, "[")));
         }
         g_ptr_array_add(names, NULL);
-        const char *near = hs_cli_nearest(what, (const char *const *) names->pdata);
+        const char *near = hs_nearest(what, (const char *const *) names->pdata);
         g_autofree char *hint = near ? g_strdup_printf("did you mean %s? ", near) : NULL;
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                     "--task: no task named \"%s\" in this plan (%sgive a name like "

@@ -8,6 +8,7 @@
  * failed simulation.
  */
 #include "sim/cli/cli.h"
+#include "sim/util/nearest.h"
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
 
@@ -139,7 +140,7 @@ main(int argc, char **argv)
             for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
                 names[i] = commands[i]->name;
             }
-            const char *near = hs_cli_nearest(args[0], names);
+            const char *near = hs_nearest(args[0], names);
             g_autofree char *hint = near ? g_strdup_printf("did you mean %s? ", near) : NULL;
             fprintf(stderr, "hetero-sim: unknown command \"%s\" (%ssee 'hetero-sim --help')\n",
                     args[0], hint ? hint : "");

@@ -6,6 +6,7 @@
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
 #include "sim/util/json.h"
+#include "sim/util/nearest.h"
 #include "sim/util/override.h"
 #include "sim/util/param.h"
 
@@ -38,19 +39,20 @@ option_arg(const char *name, GOptionArg *arg)
     return FALSE;
 }
 
-/* "policy, soc, stack, ...": the options a point may set. */
-static char *
-option_list(void)
+/* The options a point may set, "policy" first.  (transfer full) */
+static GStrv
+option_names(void)
 {
     HsRunOpts scratch;
     g_autofree GOptionEntry *entries = hs_run_opts_entries(&scratch);
-    GString *s = g_string_new("policy");
+    g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+    g_strv_builder_add(b, "policy");
     for (const GOptionEntry *e = entries; e->long_name; e++) {
         if (!g_strv_contains(not_settings, e->long_name)) {
-            g_string_append_printf(s, ", %s", e->long_name);
+            g_strv_builder_add(b, e->long_name);
         }
     }
-    return g_string_free(s, FALSE);
+    return g_strv_builder_end(b);
 }
 
 /* A setting's name: a run option, or a config key as --set takes it. */
@@ -61,11 +63,14 @@ check_name(const char *name, const char *path, GError **error)
     if (option_arg(name, &arg) || (strchr(name, '.') && hs_override_key_valid(name))) {
         return TRUE;
     }
-    g_autofree char *list = option_list();
+    g_auto(GStrv) names = option_names();
+    g_autofree char *list = g_strjoinv(", ", names);
     g_autofree char *got = hs_escape(name);
+    const char *near = strchr(name, '.') ? NULL : hs_nearest(name, (const char *const *) names);
+    g_autofree char *hint = near ? g_strdup_printf("did you mean %s? ", near) : NULL;
     g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
-                "%s: expected a run option (%s) or a config key such as npu.sram_kib "
-                "(got \"%s\")", path, list, got);
+                "%s: expected a run option (%s%s) or a config key such as npu.sram_kib "
+                "(got \"%s\")", path, hint ? hint : "", list, got);
     return FALSE;
 }
 
