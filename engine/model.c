@@ -30,6 +30,8 @@ struct EngModel {
                                   * tensor: quantised from the loaded matrix) */
     EngQMatrix **wq[ENG_QFMT_COUNT];   /* other formats: [layer * ENG_W_COUNT + which],
                                         * [layers * ENG_W_COUNT] = LM head; lazily */
+    int also;                    /* synthetic: an EngQFormat made with every
+                                  * matrix (eng_model_also_make), or -1 */
 };
 
 static void
@@ -112,6 +114,7 @@ eng_model_new(const EngModelConfig *cfg)
     g_assert(cfg->weights < ENG_WFMT_COUNT && cfg->layout < ENG_LAYOUT_COUNT);
     EngModel *m = g_new0(EngModel, 1);
     m->cfg = *cfg;
+    m->also = -1;
     g_mutex_init(&m->lock);
     m->w = g_new0(EngMatrix *, (size_t) cfg->layers * ENG_W_COUNT);
     m->norms = g_new0(float *, (size_t) cfg->layers * 2 + 1);
@@ -199,6 +202,29 @@ eng_model_config(const EngModel *m)
     return &m->cfg;
 }
 
+void
+eng_model_also_make(EngModel *m, EngQFormat format)
+{
+    g_assert(format < ENG_QFMT_COUNT);
+    m->also = m->loaded ? -1 : (int) format;
+}
+
+/* Synthetic matrix @idx of eng_model_weight_as()'s numbering (under the
+ * lock), and its copy in m->also's format from the same values. */
+static EngMatrix *
+syn_weight(EngModel *m, uint64_t key, uint32_t rows, uint32_t cols, size_t idx)
+{
+    if (m->also < 0) {
+        return eng_syn_matrix(key, rows, cols, m->cfg.weights);
+    }
+    if (m->wq[m->also] == NULL) {
+        m->wq[m->also] = g_new0(EngQMatrix *, (size_t) m->cfg.layers * ENG_W_COUNT + 1);
+    }
+    g_assert(m->wq[m->also][idx] == NULL);
+    return eng_syn_matrix_also(key, rows, cols, m->cfg.weights, (EngQFormat) m->also,
+                               &m->wq[m->also][idx]);
+}
+
 const EngMatrix *
 eng_model_weight(EngModel *m, uint32_t layer, EngWeight which)
 {
@@ -211,7 +237,7 @@ eng_model_weight(EngModel *m, uint32_t layer, EngWeight which)
     if (m->w[idx] == NULL) {
         uint32_t rows, cols;
         matmul_shape(c, which, &rows, &cols);
-        m->w[idx] = eng_syn_matrix(eng_syn_key(c->seed, layer, which), rows, cols, c->weights);
+        m->w[idx] = syn_weight(m, eng_syn_key(c->seed, layer, which), rows, cols, idx);
     }
     g_mutex_unlock(&m->lock);
     return m->w[idx];
@@ -222,8 +248,8 @@ eng_model_lm_head(EngModel *m)
 {
     g_mutex_lock(&m->lock);
     if (m->lm_head == NULL) {
-        m->lm_head = eng_syn_matrix(eng_syn_key(m->cfg.seed, ENG_SYN_LM_HEAD, 0), m->cfg.vocab,
-                                    m->cfg.hidden, m->cfg.weights);
+        m->lm_head = syn_weight(m, eng_syn_key(m->cfg.seed, ENG_SYN_LM_HEAD, 0), m->cfg.vocab,
+                                m->cfg.hidden, (size_t) m->cfg.layers * ENG_W_COUNT);
     }
     g_mutex_unlock(&m->lock);
     return m->lm_head;

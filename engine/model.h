@@ -117,6 +117,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(EngModel, eng_model_free)
 
 const EngModelConfig *eng_model_config(const EngModel *m);
 
+/* A synthetic model makes each matrix also in @format (as
+ * eng_model_weight_as() would, the same bits) in the pass that generates
+ * it, not by generating its values again on first use: for a caller
+ * that will ask for both (the values check's FP reference, FP16).  Call
+ * before any weight is asked for; a loaded model ignores it. */
+void eng_model_also_make(EngModel *m, EngQFormat format);
+
 /* Matmul weight [out, in] of @layer (generated on first use).  (transfer none) */
 const EngMatrix *eng_model_weight(EngModel *m, uint32_t layer, EngWeight w);
 /* LM head [vocab, hidden] (generated on first use).  (transfer none) */

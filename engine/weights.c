@@ -167,16 +167,38 @@ eng_syn_outlier_gains(uint64_t seed, uint32_t hidden, float *g)
     }
 }
 
-EngMatrix *
-eng_syn_matrix(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format)
+/* The matrix with @key in @format and, if @also_out, in @also. */
+static EngMatrix *
+syn_matrix(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format, EngQFormat also,
+           EngQMatrix **also_out)
 {
     EngMatrix *m = eng_matrix_new(format, rows, cols);
+    EngQMatrix *q = also_out ? eng_qmatrix_new(also, rows, cols) : NULL;
     const size_t block = 256;
     g_autofree float *w = g_malloc(sizeof(float) * MIN(rows, block) * MAX(cols, 1));
     for (size_t r0 = 0; r0 < rows; r0 += block) {
         size_t r1 = MIN(rows, r0 + block);
         syn_rows(key, r0, r1, cols, w);
         eng_matrix_set_rows(m, (uint32_t) r0, (uint32_t) r1, w);
+        if (q) {
+            eng_qmatrix_set_rows(q, (uint32_t) r0, (uint32_t) r1, w);
+        }
+    }
+    if (also_out) {
+        *also_out = q;
     }
     return m;
+}
+
+EngMatrix *
+eng_syn_matrix(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format)
+{
+    return syn_matrix(key, rows, cols, format, 0, NULL);
+}
+
+EngMatrix *
+eng_syn_matrix_also(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format,
+                    EngQFormat also, EngQMatrix **also_out)
+{
+    return syn_matrix(key, rows, cols, format, also, also_out);
 }

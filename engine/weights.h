@@ -31,6 +31,11 @@ void eng_syn_fill(uint64_t key, uint64_t i0, size_t n, float a, float *out);
 EngMatrix *eng_syn_matrix(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format);
 /* The same FP32 values as eng_syn_matrix's, stored in @format.  (transfer full) */
 EngQMatrix *eng_syn_qmatrix(uint64_t key, uint32_t rows, uint32_t cols, EngQFormat format);
+/* eng_syn_matrix(), and from the same FP32 rows, in the same pass, the
+ * matrix in @also (*also_out; what eng_syn_qmatrix() would make): values
+ * generated once where two calls generate them twice.  (transfer full) */
+EngMatrix *eng_syn_matrix_also(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format,
+                               EngQFormat also, EngQMatrix **also_out);
 
 /*
  * Outlier channels, as real LLMs have them: a few hidden channels (0.2 %,

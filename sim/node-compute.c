@@ -45,6 +45,12 @@ static const int prec_qfmt[MDL_PREC_COUNT + 1] = {
     [MDL_PREC_Q8_0] = ENG_QFMT_Q8_0,
 };
 
+void
+sim_node_weights_for_fp_ref(EngModel *m)
+{
+    eng_model_also_make(m, (EngQFormat) prec_qfmt[SIM_PREC_FP_REF]);
+}
+
 /*
  * Y[t0:t1, r0:r1] = X . W^T at @prec (engine/quant-formats.h defines each
  * format).  Per-tensor INT8 activations use a static scale (and, with

@@ -23,6 +23,11 @@
  * papers' own reference, mllm-NPU §6) with FP32 activations. */
 #define SIM_PREC_FP_REF MDL_PREC_COUNT
 
+/* @m makes the FP reference's weights (FP16) in the pass that makes its
+ * own, not by generating their values again (eng_model_also_make): for a
+ * check, which computes both.  Before any weight is asked for. */
+void sim_node_weights_for_fp_ref(EngModel *m);
+
 typedef struct SimNodeInputs {
     const float *src[MDL_MAX_SRC];   /* each source's full-size buffer */
     /* MATMUL at INT8 activations: the per-tensor parameters, calibrated

@@ -759,6 +759,7 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
     const EngConfig *c = eng_model_config(model);
     SimChecker *v = g_new0(SimChecker, 1);
     v->model = model;
+    sim_node_weights_for_fp_ref(model);
     v->graphs = g_ptr_array_ref(graphs);
     v->full = layers == 0 || layers >= c->layers;
     v->layers = v->full ? c->layers : layers;

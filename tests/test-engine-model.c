@@ -181,6 +181,37 @@ test_synthetic_outliers(void)
     g_assert_cmpuint(same, <, 4);
 }
 
+/* Two formats made in one pass (eng_model_also_make) hold the bits of
+ * each made alone: the model's own matrices (checked through the
+ * logits) and the other format's codes and scales, layers and LM head. */
+static void
+test_also_make(void)
+{
+    EngModelConfig c = tiny(ENG_WFMT_W4A16, FALSE);
+    for (EngQFormat f = 0; f < ENG_QFMT_COUNT; f++) {
+        g_autoptr(EngModel) alone = eng_model_new(&c);
+        g_autoptr(EngModel) both = eng_model_new(&c);
+        eng_model_also_make(both, f);
+        g_autoptr(EngKV) kv1 = eng_kv_new(&c, NT), kv2 = eng_kv_new(&c, NT);
+        g_autofree float *a = g_new(float, NT * c.vocab), *b = g_new(float, NT * c.vocab);
+        prefill(alone, kv1, toks, NT, a);
+        prefill(both, kv2, toks, NT, b);
+        g_assert_cmpmem(a, sizeof(float) * NT * c.vocab, b, sizeof(float) * NT * c.vocab);
+        const EngWeight ws[3] = { ENG_W_K, ENG_W_UP, ENG_W_COUNT };   /* COUNT: LM head */
+        for (int w = 0; w < 3; w++) {
+            const EngQMatrix *qa = eng_model_weight_as(alone, 1, ws[w], f);
+            const EngQMatrix *qb = eng_model_weight_as(both, 1, ws[w], f);
+            g_assert_cmpuint(eng_qmatrix_bytes(qa), ==, eng_qmatrix_bytes(qb));
+            g_assert_cmpmem(qa->codes, (size_t) qa->rows * qa->groups * qa->group_bytes,
+                            qb->codes, (size_t) qb->rows * qb->groups * qb->group_bytes);
+            if (f != ENG_QFMT_F16) {
+                g_assert_cmpmem(qa->scales, sizeof(uint16_t) * qa->rows * qa->groups,
+                                qb->scales, sizeof(uint16_t) * qb->rows * qb->groups);
+            }
+        }
+    }
+}
+
 /* ---- a model directory written by the test -------------------------------- */
 
 /* Synthetic FP32 weights written out and loaded back: the same logits,
@@ -267,6 +298,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/model/threads-1-vs-4", test_threads);
     g_test_add_func("/engine/model/synthetic-weights", test_synthetic);
     g_test_add_func("/engine/model/synthetic-outliers", test_synthetic_outliers);
+    g_test_add_func("/engine/model/also-make", test_also_make);
     g_test_add_func("/engine/model/load-round-trip", test_load_round_trip);
     g_test_add_func("/engine/model/load-errors", test_load_missing_tensor);
     int rc = g_test_run();
