@@ -334,7 +334,8 @@ sim_run_checker_new(const MdlSpec *spec, const SimWorkload *w, GError **error)
     } else {
         model = eng_model_new(&cfg);
     }
-    return sim_checker_new(model, gs, (uint32_t) w->check_layers, w->batch);
+    return sim_checker_new(model, gs, (uint32_t) w->check_layers, w->batch, w->progress,
+                           w->progress_opaque);
 }
 
 /* The checker a run builds when it is given none, with progress around the

@@ -55,6 +55,8 @@ struct SimChecker {
                                   * file (fp_kv_deferrable) */
     int fp_kv_direct;            /* -1 not known yet; 1: a decode step's K/V
                                   * rows read no attention (fp_kv_deferrable) */
+    void (*progress)(void *opaque, const char *what, uint64_t done, uint64_t total);
+    void *progress_opaque;       /* the reference's prefill, node by node */
     EngActInt8 *act8;            /* [2 * prefill node + shadow]: calibration() */
     gboolean *act8_made;
 };
@@ -516,6 +518,10 @@ reference_phase(SimChecker *v, State *s, uint32_t p)
     gboolean fp = s == &v->fp, unused = FALSE;
     g_autofree gboolean *need = fp && !fp_compared(v, p) && !v->fp_whole ? kv_nodes(v, g)
                                                                           : NULL;
+    uint64_t done = 0, n_computed = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        n_computed += computed(v, &g->nodes[i]);
+    }
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const MdlNode *n = &g->nodes[i];
         if (!computed(v, n)) {
@@ -532,6 +538,10 @@ reference_phase(SimChecker *v, State *s, uint32_t p)
         compute(v, s, p, i, &all, fp && n->op == MDL_OP_MATMUL ? SIM_PREC_FP_REF : MDL_PREC_W4A16,
                 &unused, out);
         publish(v, s, p, i, &all, out);
+        if (v->progress && s == &v->ref && p == 0) {
+            /* the prefill of a whole model takes minutes */
+            v->progress(v->progress_opaque, "computing the reference", ++done, n_computed);
+        }
     }
     if (p < s->next) {
         return;
@@ -754,12 +764,17 @@ sim_checker_bytes(const EngConfig *c, const GPtrArray *graphs, uint32_t layers,
 }
 
 SimChecker *
-sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t batch)
+sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t batch,
+                void (*progress)(void *opaque, const char *what, uint64_t done,
+                                 uint64_t total),
+                void *progress_opaque)
 {
     const EngConfig *c = eng_model_config(model);
     SimChecker *v = g_new0(SimChecker, 1);
     v->model = model;
     sim_node_weights_for_fp_ref(model);
+    v->progress = progress;
+    v->progress_opaque = progress_opaque;
     v->graphs = g_ptr_array_ref(graphs);
     v->full = layers == 0 || layers >= c->layers;
     v->layers = v->full ? c->layers : layers;
@@ -788,6 +803,7 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
     /* the prefill now (it is the costly phase, shared by every run); the
      * rest as runs reach it */
     ref_phase(v, 0);
+    v->progress = NULL;
     return v;
 }
 

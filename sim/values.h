@@ -59,11 +59,15 @@ typedef struct SimCheck {
  * once compared, so a long decode holds a few).  @layers: how many layers
  * to compute (0 or >= all: the full model).  Runs the unpartitioned
  * reference's prefill at once; its decode steps, and the FP reference,
- * are computed as the first run reaches them.  (transfer full; takes
- * @model over)
+ * are computed as the first run reaches them.  @progress (NULL: none)
+ * is told of the prefill's nodes as they are computed.  (transfer full;
+ * takes @model over)
  */
 SimChecker *sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers,
-                            uint32_t batch);
+                            uint32_t batch,
+                            void (*progress)(void *opaque, const char *what,
+                                             uint64_t done, uint64_t total),
+                            void *progress_opaque);
 
 /*
  * Bytes a checker of @graphs (as sim_checker_new's arguments) and one

@@ -819,6 +819,44 @@ test_fp_reference_sampled(void)
     }
 }
 
+/* Progress while the reference's prefill is computed (minutes for a whole
+ * model): one call a computed node, in order, the last at done == total. */
+typedef struct Seen {
+    uint64_t calls, last_done, total;
+    gboolean in_order;
+} Seen;
+
+static void
+seen_progress(void *opaque, const char *what, uint64_t done, uint64_t total)
+{
+    Seen *s = opaque;
+    g_assert_cmpstr(what, ==, "computing the reference");
+    s->in_order &= done == s->last_done + 1 && (s->total == 0 || total == s->total);
+    s->calls++;
+    s->last_done = done;
+    s->total = total;
+}
+
+static void
+test_reference_progress(void)
+{
+    g_autoptr(MdlSpec) spec = load_model("tiny");
+    for (int layers = 0; layers < 2; layers++) {
+        g_autoptr(GError) error = NULL;
+        SimWorkload w;
+        tiny_workload(&w);
+        w.check_layers = layers;
+        Seen seen = { 0, 0, 0, TRUE };
+        w.progress = seen_progress;
+        w.progress_opaque = &seen;
+        g_autoptr(SimChecker) c = sim_run_checker_new(spec, &w, &error);
+        g_assert_no_error(error);
+        g_assert_true(seen.in_order);
+        g_assert_cmpuint(seen.calls, >, 2);
+        g_assert_cmpuint(seen.last_done, ==, seen.total);
+    }
+}
+
 /* The simulator's functional reference (the model's graph, node by node)
  * computes what the engine's own forward pass computes — the path `infer`
  * uses: on a tiny model with Q/K/V biases, whole-model checking, the
@@ -1071,6 +1109,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/qkv-bias", test_qkv_bias);
     g_test_add_func("/sim/run/reference-is-the-model", test_reference_is_the_model);
     g_test_add_func("/sim/run/fp-reference-sampled", test_fp_reference_sampled);
+    g_test_add_func("/sim/run/reference-progress", test_reference_progress);
     g_test_add_func("/sim/run/trace-matches-times", test_trace_matches_times);
     g_test_add_func("/sim/run/sync-busies-cpu", test_sync_busies_cpu);
     g_test_add_func("/sim/run/driver-sync-drains", test_driver_sync_drains);

@@ -104,6 +104,25 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
     }
 }
 
+/* Which policy of how many is running: the progress line's prefix. */
+typedef struct Which {
+    guint i, n;
+} Which;
+
+/* Progress on a terminal: "[2/11] hetero-tensor:  37 %" (the run's tasks,
+ * and the reference's prefill before the first policy). */
+static void
+progress_line(void *opaque, const char *what, uint64_t done, uint64_t total)
+{
+    const Which *at = opaque;
+    if (at->i == 0) {
+        hs_progress_stderr(NULL, what, done, total);
+    } else if (done < total) {
+        fprintf(stderr, "\r[%u/%u] %s: %3d %%", at->i, at->n, what,
+                (int) (100.0 * (double) done / (double) total));
+    }
+}
+
 static gboolean
 run(int argc, char **argv, GError **error)
 {
@@ -173,8 +192,10 @@ run(int argc, char **argv, GError **error)
         ok = (tr = hs_run_trace_open(o.trace, error)) != NULL;
     }
     gboolean tty = isatty(fileno(stderr));
-    if (tty && w.check_layers >= 0) {
-        fprintf(stderr, "computing the reference...");
+    Which at = { 0, list->len };
+    if (tty) {
+        w.progress = progress_line;
+        w.progress_opaque = &at;
     }
     /* one reference for every policy: the workload is the same */
     g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w, error);
@@ -184,9 +205,7 @@ run(int argc, char **argv, GError **error)
     g_autoptr(GString) names = g_string_new(NULL);
     for (guint i = 0; i < list->len && ok; i++) {
         const SimPolicy *p = list->pdata[i];
-        if (tty) {
-            fprintf(stderr, "\r[%u/%u] %-16s", i + 1, list->len, p->name);
-        }
+        at.i = i + 1;
         g_string_append_printf(names, "%s%s", i ? "," : "", p->name);
         if (tr) {
             hs_run_trace_begin(tr, p->name, soc, &w);
@@ -202,7 +221,7 @@ run(int argc, char **argv, GError **error)
         ok = trc_trace_close(g_steal_pointer(&tr), keys, vals, error);
     }
     if (tty) {
-        fprintf(stderr, "\r%40s\r", "");
+        fprintf(stderr, "\r%70s\r", "");
     }
     /* policies whose checked values are wrong: said first, and exit 3 */
     g_autoptr(GString) wrong = g_string_new(NULL);
