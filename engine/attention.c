@@ -56,7 +56,14 @@ scores_portable(const double *qd, size_t nh, size_t hd, const float *kr, size_t 
         for (size_t i = 0; i < nh; i++) {
             const double *q = qd + i * hd;
             double lane[DOT_LANES] = { 0 };
-            for (size_t x = 0; x < hd; x++) {
+            size_t x = 0;
+            /* blocks of eight first: a loop the compiler vectorises */
+            for (; x + DOT_LANES <= hd; x += DOT_LANES) {
+                for (size_t l = 0; l < DOT_LANES; l++) {
+                    lane[l] += q[x + l] * kr[x + l];
+                }
+            }
+            for (; x < hd; x++) {
                 lane[x % DOT_LANES] += q[x] * kr[x];
             }
             score[i * stride + r] = (((lane[0] + lane[4]) + (lane[2] + lane[6])) +
@@ -74,7 +81,13 @@ weighted_portable(const double *score, size_t stride, size_t nh, size_t hd, cons
     for (size_t r = 0; r < cnt; r++, vr += kd) {
         for (size_t i = 0; i < nh; i++) {
             double s = score[i * stride + r], *a = acc + i * hd;
-            for (size_t x = 0; x < hd; x++) {
+            size_t x = 0;
+            for (; x + DOT_LANES <= hd; x += DOT_LANES) {
+                for (size_t l = 0; l < DOT_LANES; l++) {
+                    a[x + l] += s * vr[x + l];
+                }
+            }
+            for (; x < hd; x++) {
                 a[x] += s * vr[x];
             }
         }
