@@ -20,16 +20,16 @@
  * How it is computed: a work item is a token and a KV head with the query
  * heads sharing it (GQA), so every K and V row is read and widened to
  * double once for all of them; the query rows are widened once per item.
- * The weighted sum runs over blocks of positions and, inside a block,
- * over head_dim in chunks of eight elements held in registers for up to
- * four heads while the block's positions go by (acc is loaded and stored
- * once per block and chunk, not once per position): each element's chain
- * still takes its positions in increasing order.  A portable path and an
- * AVX2 path (eng_isa(): the W4A16 kernel's switch, so tests and
- * HS_ENGINE_NO_SIMD can force either) give the same bits; the AVX2 dot
- * uses fused multiply-adds, which round as the multiply-then-add does
- * because the product of two floats is exact in double (24 + 24
- * significand bits <= 53, and no exponent range is exceeded).
+ * The weighted sum runs over blocks of positions (copied side by side)
+ * and, inside a block, over head_dim in chunks of eight elements held in
+ * registers for up to four heads while the block's positions go by (acc
+ * is loaded and stored once per block and chunk, not once per position):
+ * each element's chain still takes its positions in increasing order.
+ * K and V rows are prefetched: a KV head's rows lie kv_heads * hd floats
+ * apart (4 KiB in Llama-3-8B), where the hardware prefetchers stop.  A
+ * portable path and an AVX2 path (eng_isa(): the W4A16 kernel's switch,
+ * so tests and HS_ENGINE_NO_SIMD can force either) do the same multiplies
+ * and adds in the same order, so they give the same bits.
  */
 #include "engine/kernels.h"
 
@@ -42,8 +42,9 @@
 #endif
 
 #define DOT_LANES 8
-/* positions per block of the weighted sum: a block of a KV head's V rows
- * (32 x 128 floats, 16 KiB) stays in L1 while head_dim is walked over it */
+/* positions per block of the weighted sum: a block of a KV head's V rows,
+ * copied side by side (32 x 128 floats, 16 KiB), stays in L1 while
+ * head_dim is walked over it */
 #define ATTN_BLOCK 32
 
 /* Scores of @nh query rows @qd [nh, hd] (double) against @cnt K rows from
@@ -76,7 +77,7 @@ scores_portable(const double *qd, size_t nh, size_t hd, const float *kr, size_t 
  * @cnt - 1 in turn (@vr: row 0, row stride @kd floats). */
 static void
 weighted_portable(const double *score, size_t stride, size_t nh, size_t hd, const float *vr,
-                  size_t kd, size_t cnt, double *acc)
+                  size_t kd, size_t cnt, double *acc, float *vblock)
 {
     for (size_t r = 0; r < cnt; r++, vr += kd) {
         for (size_t i = 0; i < nh; i++) {
@@ -98,7 +99,7 @@ weighted_portable(const double *score, size_t stride, size_t nh, size_t hd, cons
 #include <immintrin.h>
 #define HAVE_ATTN_AVX2 1
 
-#define ATTN_TARGET __attribute__((target("avx2,fma")))
+#define ATTN_TARGET __attribute__((target("avx2")))
 #define ATTN_INLINE ATTN_TARGET static inline __attribute__((always_inline))
 /* the loops over a constant number of heads: unrolled, so that their
  * accumulators live in registers */
@@ -121,9 +122,9 @@ scores_row_avx2(const double *qd, size_t m, size_t hd, const float *k, double sc
         __m256d k1 = _mm256_cvtps_pd(_mm_loadu_ps(k + x + 4));
         ATTN_UNROLL
         for (size_t i = 0; i < m; i++) {
-            /* exact product: the FMA rounds once, as mul-then-add does */
-            a[i][0] = _mm256_fmadd_pd(_mm256_loadu_pd(qd + i * hd + x), k0, a[i][0]);
-            a[i][1] = _mm256_fmadd_pd(_mm256_loadu_pd(qd + i * hd + x + 4), k1, a[i][1]);
+            a[i][0] = _mm256_add_pd(a[i][0], _mm256_mul_pd(_mm256_loadu_pd(qd + i * hd + x), k0));
+            a[i][1] = _mm256_add_pd(a[i][1],
+                                    _mm256_mul_pd(_mm256_loadu_pd(qd + i * hd + x + 4), k1));
         }
     }
     ATTN_UNROLL
@@ -146,9 +147,7 @@ scores_row_avx2(const double *qd, size_t m, size_t hd, const float *k, double sc
     }
 }
 
-/* Fetch row @r of @rows into L1 ahead of use: a KV head's rows lie
- * kv_heads * hd floats apart (4 KiB in Llama-3-8B), a page each, where the
- * hardware prefetchers do not follow. */
+/* Fetch row @r (if < @cnt) of @rows ahead of use (header comment). */
 ATTN_INLINE void
 prefetch_row(const float *rows, size_t kd, size_t r, size_t cnt, size_t hd)
 {
@@ -215,7 +214,6 @@ weighted_chunk_avx2(const double *score, size_t stride, size_t m, size_t hd, con
         __m256d v1 = _mm256_cvtps_pd(_mm_loadu_ps(v + 4));
         ATTN_UNROLL
         for (size_t i = 0; i < m; i++) {
-            /* multiply, round, add: no FMA (s * v is not exact) */
             __m256d s = _mm256_broadcast_sd(score + i * stride + r);
             a[i][0] = _mm256_add_pd(a[i][0], _mm256_mul_pd(s, v0));
             a[i][1] = _mm256_add_pd(a[i][1], _mm256_mul_pd(s, v1));
@@ -252,7 +250,7 @@ weighted_avx2_m(const double *score, size_t stride, size_t m, size_t hd, const f
 
 ATTN_TARGET static void
 weighted_avx2(const double *score, size_t stride, size_t nh, size_t hd, const float *vr,
-              size_t kd, size_t cnt, double *acc)
+              size_t kd, size_t cnt, double *acc, float *vblock)
 {
     /* blocks of positions in turn, four heads at a time inside a block */
     for (size_t b = 0; b < cnt; b += ATTN_BLOCK) {
@@ -260,22 +258,27 @@ weighted_avx2(const double *score, size_t stride, size_t nh, size_t hd, const fl
         for (size_t r = b + ATTN_BLOCK; r < b + 2 * ATTN_BLOCK; r++) {
             prefetch_row(vr, kd, r, cnt, hd);       /* the next block */
         }
+        /* the block's rows side by side: 4 KiB apart, they all fell in
+         * the same few L1 sets and missed on every pass over head_dim */
+        for (size_t r = 0; r < bn; r++) {
+            memcpy(vblock + r * hd, vr + (b + r) * kd, sizeof(float) * hd);
+        }
         for (size_t i = 0; i < nh; i += 4) {
             const double *s = score + i * stride + b;
-            const float *v = vr + b * kd;
+            const float *v = vblock;
             double *a = acc + i * hd;
             switch (MIN(nh - i, 4)) {
             case 4:
-                weighted_avx2_m(s, stride, 4, hd, v, kd, bn, a);
+                weighted_avx2_m(s, stride, 4, hd, v, hd, bn, a);
                 break;
             case 3:
-                weighted_avx2_m(s, stride, 3, hd, v, kd, bn, a);
+                weighted_avx2_m(s, stride, 3, hd, v, hd, bn, a);
                 break;
             case 2:
-                weighted_avx2_m(s, stride, 2, hd, v, kd, bn, a);
+                weighted_avx2_m(s, stride, 2, hd, v, hd, bn, a);
                 break;
             default:
-                weighted_avx2_m(s, stride, 1, hd, v, kd, bn, a);
+                weighted_avx2_m(s, stride, 1, hd, v, hd, bn, a);
                 break;
             }
         }
@@ -288,14 +291,14 @@ typedef struct {
     void (*scores)(const double *qd, size_t nh, size_t hd, const float *kr, size_t kd,
                    size_t cnt, double scale, double *score, size_t stride);
     void (*weighted)(const double *score, size_t stride, size_t nh, size_t hd,
-                     const float *vr, size_t kd, size_t cnt, double *acc);
+                     const float *vr, size_t kd, size_t cnt, double *acc, float *vblock);
 } AttnPath;
 
 static AttnPath
 attn_path(void)
 {
 #ifdef HAVE_ATTN_AVX2
-    /* eng_isa() is AVX2 (with FMA) or better, or forced portable */
+    /* eng_isa() is AVX2 or better unless forced portable */
     if (eng_isa() != ENG_ISA_PORTABLE) {
         return (AttnPath) { scores_avx2, weighted_avx2 };
     }
@@ -335,6 +338,7 @@ eng_attention_rows_window(const float *q, const float *k, const float *v,
         /* per thread: each head's scores against positions [0, pos0 + t1) */
         double *score = g_new(double, group * (pos0 + t1));
         double *acc = g_new(double, group * hd), *qrow = g_new(double, group * hd);
+        float *vblock = g_new(float, ATTN_BLOCK * hd);
         double *max = g_new(double, group), *sum = g_new(double, group);
         #pragma omp for schedule(static, 1)
         for (size_t it = 0; it < items; it++) {
@@ -374,10 +378,10 @@ eng_attention_rows_window(const float *q, const float *k, const float *v,
             memset(acc, 0, sizeof(double) * nh * hd);
             if (jc > j0) {
                 path.weighted(score + j0, n, nh, hd, v_cache + j0 * kd + kvh * hd, kd, jc - j0,
-                              acc);
+                              acc, vblock);
             }
             path.weighted(score + jc, n, nh, hd, v + (jc - pos0) * kd + kvh * hd, kd, n - jc,
-                          acc);
+                          acc, vblock);
             for (size_t i = 0; i < nh; i++) {
                 float *yr = y + t * qd + (ha + i) * hd;
                 for (size_t e = 0; e < hd; e++) {
@@ -388,6 +392,7 @@ eng_attention_rows_window(const float *q, const float *k, const float *v,
         g_free(score);
         g_free(acc);
         g_free(qrow);
+        g_free(vblock);
         g_free(max);
         g_free(sum);
     }
