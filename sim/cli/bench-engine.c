@@ -232,6 +232,17 @@ run(gboolean quick, HsFormat format, GError **error)
     const size_t pt = quick ? 16 : 256, pn = quick ? 1024 : 4096, pk = quick ? 1024 : 14336;
     double unused_bytes, w4_gemm_s = w4_matmul_s(pt, pn, pk, quick ? 1 : 3, &unused_bytes);
     double w4_gemm = 2.0 * pt * pn * pk / w4_gemm_s / 1e9;
+    /* a decode step's attention (the functional check's cost that grows
+     * with the step) at two cache lengths, one thread and all of them; before
+     * OpenBLAS's threads too */
+    const size_t attn_n[2] = { quick ? 256 : 1024, quick ? 1024 : 4096 };
+    const int nthreads = omp_get_max_threads();
+    double attn_ms[2][2];
+    for (int i = 0; i < 2; i++) {
+        attn_ms[i][0] = attn_decode_ms(attn_n[i], 1, quick ? 2 : 10);
+        attn_ms[i][1] = attn_decode_ms(attn_n[i], nthreads, quick ? 2 : 10);
+    }
+
     size_t sizes[] = { 1024, 2048 };
     double eng[2], blas[2];
     for (int i = 0; i < 2; i++) {
@@ -261,16 +272,6 @@ run(gboolean quick, HsFormat format, GError **error)
         q_gbps[i] = bytes / mv / 1e9;
         double pf = q_matmul_s(f, a8, shadow, qt, qk, qk, quick ? 1 : 2, &bytes);
         q_gflops[i] = 2.0 * qt * qk * qk / pf / 1e9;
-    }
-
-    /* a decode step's attention (the functional check's cost that grows
-     * with the step) at two cache lengths, one thread and all of them */
-    const size_t attn_n[2] = { quick ? 256 : 1024, quick ? 1024 : 4096 };
-    const int nthreads = omp_get_max_threads();
-    double attn_ms[2][2];
-    for (int i = 0; i < 2; i++) {
-        attn_ms[i][0] = attn_decode_ms(attn_n[i], 1, quick ? 2 : 10);
-        attn_ms[i][1] = attn_decode_ms(attn_n[i], nthreads, quick ? 2 : 10);
     }
 
     double tiny_tps, tiny_bytes, big_tps = 0, big_bytes = 0;
