@@ -74,7 +74,8 @@ scores_portable(const double *qd, size_t nh, size_t hd, const float *kr, size_t 
 }
 
 /* acc[i * hd + x] += score[i * stride + r] * V[r][x] for r = 0, 1, ...,
- * @cnt - 1 in turn (@vr: row 0, row stride @kd floats). */
+ * @cnt - 1 in turn (@vr: row 0, row stride @kd floats; @vblock: scratch
+ * of ATTN_BLOCK * hd floats, which the AVX2 path uses). */
 static void
 weighted_portable(const double *score, size_t stride, size_t nh, size_t hd, const float *vr,
                   size_t kd, size_t cnt, double *acc, float *vblock)
