@@ -301,6 +301,145 @@ test_attention_odd(void)
                     sizeof(float) * (t - c) * qd);
 }
 
+/* Attention in the order attention.c's header comment defines, written
+ * out plainly: one (token, head) at a time, scores in eight lanes. */
+static void
+attention_scalar(const float *q, const float *k, const float *v, const float *kc,
+                 const float *vc, float *y, size_t heads, size_t kvh, size_t hd, size_t window,
+                 size_t pos0, size_t t0, size_t t1, size_t h0, size_t h1)
+{
+    const size_t qd = heads * hd, kd = kvh * hd;
+    const double scale = 1.0 / sqrt((double) hd);
+    g_autofree double *s = g_new(double, pos0 + t1);
+    for (size_t t = t0; t < t1; t++) {
+        for (size_t h = h0; h < h1; h++) {
+            size_t g = h / (heads / kvh), n = pos0 + t + 1;
+            size_t j0 = window && n > window ? n - window : 0;
+            double max = -INFINITY, sum = 0;
+            for (size_t j = j0; j < n; j++) {
+                const float *kr = j < pos0 ? kc + j * kd + g * hd : k + (j - pos0) * kd + g * hd;
+                double l[8] = { 0 };
+                for (size_t x = 0; x < hd; x++) {
+                    l[x % 8] += (double) q[t * qd + h * hd + x] * kr[x];
+                }
+                s[j] = (((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))) * scale;
+                max = fmax(max, s[j]);
+            }
+            for (size_t j = j0; j < n; j++) {
+                s[j] = exp(s[j] - max);
+                sum += s[j];
+            }
+            for (size_t x = 0; x < hd; x++) {
+                double acc = 0;
+                for (size_t j = j0; j < n; j++) {
+                    acc += s[j] * (j < pos0 ? vc + j * kd : v + (j - pos0) * kd)[g * hd + x];
+                }
+                y[t * qd + h * hd + x] = (float) (acc / sum);
+            }
+        }
+    }
+}
+
+/*
+ * Rows for test_attention_paths where the order of operations shows in
+ * FP32 outputs (double rounding otherwise hides in the last cast): the
+ * query's inputs 0 and 1 are equal and a K row's are +-B, B up to 2^30,
+ * so two lanes cancel; rows 2i and 2i + 1 have the same K, and even
+ * elements of their V rows are +-B, so an element's chain cancels.  What
+ * is left is the rounding of the big terms, at about 2^-24.
+ */
+static void
+attention_hostile(GRand *r, float *q, size_t qrows, float *k, float *v, size_t rows, size_t hd,
+                  size_t nh)
+{
+    for (size_t i = 0; i < qrows * nh; i++) {
+        q[i * hd + 1] = q[i * hd];
+    }
+    for (size_t j = 0; j < rows; j++) {
+        for (size_t h = 0; h < nh; h++) {
+            float *kr = k + (j * nh + h) * hd, *vr = v + (j * nh + h) * hd;
+            if (j % 2 == 1) {
+                memcpy(kr, kr - nh * hd, sizeof(float) * hd);
+                for (size_t x = 0; x < hd; x += 2) {
+                    vr[x] = -vr[x - nh * hd];
+                }
+                continue;
+            }
+            kr[0] = (float) g_rand_double_range(r, -0x1p30, 0x1p30);
+            kr[1] = -kr[0];
+            for (size_t x = 0; x < hd; x += 2) {
+                vr[x] = (float) g_rand_double_range(r, -0x1p30, 0x1p30);
+            }
+        }
+    }
+}
+
+/*
+ * The attention kernel gives the bits of attention_scalar on every SIMD
+ * path: head sizes 128, 100, 72 and 17 (not multiples of 8), GQA groups
+ * 4, 1, 3 and 10 (the AVX2 path takes heads four at a time), no window or
+ * one that starts in the cache, at the cache's end or in the new rows,
+ * tokens after 0 or 37 cached positions (more than one block of 32
+ * positions, the cache ending inside a block), cut in tokens and heads;
+ * on random rows and on rows where the order shows (attention_hostile).
+ */
+static void
+test_attention_paths(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(9);
+    const size_t hds[] = { 128, 100, 72, 17 }, windows[] = { 0, 33, 2 }, pos0s[] = { 0, 37 };
+    const size_t shapes[][2] = { { 8, 2 }, { 4, 4 }, { 6, 2 }, { 10, 1 } };
+    const size_t t = 5, c = pos0s[1];
+    int ran = 0;
+    for (EngIsa isa = ENG_ISA_PORTABLE; isa < ENG_ISA_COUNT; isa++) {
+        if (!eng_set_isa(isa)) {
+            continue;
+        }
+        ran++;
+        for (size_t a = 0; a < G_N_ELEMENTS(hds) * 2; a++) {
+            for (size_t b = 0; b < G_N_ELEMENTS(shapes); b++) {
+                const size_t hd = hds[a / 2], heads = shapes[b][0], kvh = shapes[b][1];
+                const size_t qd = heads * hd, kd = kvh * hd;
+                /* scores spread over a few units, so exp() varies; K and
+                 * V of positions [0, c + t): the cache, then t new rows */
+                g_autofree float *q = randv(r, t * qd, 4), *kall = randv(r, (c + t) * kd, 1);
+                g_autofree float *vall = randv(r, (c + t) * kd, 1);
+                g_autofree float *want = g_new0(float, t * qd), *got = g_new0(float, t * qd);
+                if (a % 2 == 1) {
+                    attention_hostile(r, q, t * heads / kvh, kall, vall, c + t, hd, kvh);
+                }
+                for (size_t w = 0; w < G_N_ELEMENTS(windows); w++) {
+                    for (size_t p = 0; p < G_N_ELEMENTS(pos0s); p++) {
+                        size_t pos0 = pos0s[p];
+                        const float *k = kall + pos0 * kd, *v = vall + pos0 * kd;
+                        attention_scalar(q, k, v, kall, vall, want, heads, kvh, hd, windows[w],
+                                         pos0, 0, t, 0, heads);
+                        memset(got, 0, sizeof(float) * t * qd);
+                        /* whole, and as tokens [2, t) + heads cut at 1 and heads - 1 */
+                        eng_attention_rows_window(q, k, v, kall, vall, got, heads, kvh, hd,
+                                                  windows[w], pos0, 2, t, 0, heads);
+                        eng_attention_rows_window(q, k, v, kall, vall, got, heads, kvh, hd,
+                                                  windows[w], pos0, 0, 2, 0, 1);
+                        eng_attention_rows_window(q, k, v, kall, vall, got, heads, kvh, hd,
+                                                  windows[w], pos0, 0, 2, 1, heads - 1);
+                        eng_attention_rows_window(q, k, v, kall, vall, got, heads, kvh, hd,
+                                                  windows[w], pos0, 0, 2, heads - 1, heads);
+                        g_assert_cmpmem(got, sizeof(float) * t * qd, want,
+                                        sizeof(float) * t * qd);
+                        eng_attention_rows_window(q, k, v, kall, vall, got, heads, kvh, hd,
+                                                  windows[w], pos0, 0, t, 0, heads);
+                        g_assert_cmpmem(got, sizeof(float) * t * qd, want,
+                                        sizeof(float) * t * qd);
+                    }
+                }
+            }
+        }
+    }
+    g_assert_true(eng_set_isa(ENG_ISA_AUTO));
+    g_assert_cmpint(ran, >=, 1);
+    g_test_message("attention paths checked: %d (now using %s)", ran, eng_isa_name());
+}
+
 static void
 test_act_odd(void)
 {
@@ -333,6 +472,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/rmsnorm/odd-sizes", test_rmsnorm_odd);
     g_test_add_func("/engine/rope/odd-sizes", test_rope_odd);
     g_test_add_func("/engine/attention/odd-sizes-and-cache", test_attention_odd);
+    g_test_add_func("/engine/attention/paths-same-bits", test_attention_paths);
     g_test_add_func("/engine/act/odd-sizes", test_act_odd);
     return g_test_run();
 }

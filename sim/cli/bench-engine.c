@@ -2,7 +2,8 @@
  * bench-engine.c - the functional engine's speed and memory: FP32 GEMM
  * through the engine vs OpenBLAS called directly, the W4A16 matrix-vector
  * product's weight bandwidth vs the machine's streaming read bandwidth,
- * the other weight formats' matvec and prefill speed, infer tokens/s on
+ * the other weight formats' matvec and prefill speed, a decode step's
+ * attention over a long KV cache, infer tokens/s on
  * the tiny model and a ~1B model, and the 1B model's peak memory vs its
  * weights plus KV cache.
  */
@@ -14,9 +15,12 @@
 #include "sim/cli/bench.h"
 #include "sim/run.h"
 #include "sim/util/json.h"
+#include "sim/util/mem.h"
 
 #include <cblas.h>
+#include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -116,6 +120,44 @@ q_matmul_s(EngQFormat format, gboolean a8, gboolean shadow, size_t t, size_t n, 
     return best;
 }
 
+/* Best of @reps milliseconds for one decode step's attention of Llama-3-8B
+ * (32 query heads, 8 KV heads, head 128) over @n positions (@n - 1 in the
+ * caches), on @threads OpenMP threads. */
+static double
+attn_decode_ms(size_t n, int threads, int reps)
+{
+    const size_t heads = 32, kvh = 8, hd = 128, kd = kvh * hd;
+    /* in huge pages, as the values check's caches are (sim/values.c) */
+    float *kc = hs_mem_alloc0(sizeof(float) * n * kd);
+    float *vc = hs_mem_alloc0(sizeof(float) * n * kd);
+    float *q = g_new(float, heads * hd), *y = g_new(float, heads * hd);
+    guint32 x = 1;
+    for (size_t i = 0; i < n * kd; i++) {
+        x = x * 1664525u + 1013904223u;            /* LCG: Numerical Recipes' constants */
+        kc[i] = (float) (x >> 8) / 16777216.0f - 0.5f;
+        vc[i] = (float) (x & 0xffff) / 65536.0f - 0.5f;
+    }
+    for (size_t i = 0; i < heads * hd; i++) {
+        q[i] = (float) (i % 17) * 0.05f - 0.4f;
+    }
+    int was = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = hs_bench_now_s();
+        /* the new token's K/V row is the cache's last one */
+        eng_attention_rows(q, kc + (n - 1) * kd, vc + (n - 1) * kd, kc, vc, y, heads, kvh, hd,
+                           n - 1, 0, 1, 0, heads);
+        best = MIN(best, hs_bench_now_s() - t0);
+    }
+    omp_set_num_threads(was);
+    free(kc);
+    free(vc);
+    g_free(q);
+    g_free(y);
+    return best * 1e3;
+}
+
 /* Streaming read bandwidth: sum a buffer much larger than the caches. */
 static double
 read_gbps(size_t bytes)
@@ -190,6 +232,17 @@ run(gboolean quick, HsFormat format, GError **error)
     const size_t pt = quick ? 16 : 256, pn = quick ? 1024 : 4096, pk = quick ? 1024 : 14336;
     double unused_bytes, w4_gemm_s = w4_matmul_s(pt, pn, pk, quick ? 1 : 3, &unused_bytes);
     double w4_gemm = 2.0 * pt * pn * pk / w4_gemm_s / 1e9;
+    /* a decode step's attention (the functional check's cost that grows
+     * with the step) at two cache lengths, one thread and all of them; before
+     * OpenBLAS's threads too */
+    const size_t attn_n[2] = { quick ? 256 : 1024, quick ? 1024 : 4096 };
+    const int nthreads = omp_get_max_threads();
+    double attn_ms[2][2];
+    for (int i = 0; i < 2; i++) {
+        attn_ms[i][0] = attn_decode_ms(attn_n[i], 1, quick ? 2 : 10);
+        attn_ms[i][1] = attn_decode_ms(attn_n[i], nthreads, quick ? 2 : 10);
+    }
+
     size_t sizes[] = { 1024, 2048 };
     double eng[2], blas[2];
     for (int i = 0; i < 2; i++) {
@@ -246,6 +299,14 @@ run(gboolean quick, HsFormat format, GError **error)
             cJSON_AddNumberToObject(o, "matvec_gbps", q_gbps[i]);
             cJSON_AddNumberToObject(o, "prefill_gflops", q_gflops[i]);
         }
+        cJSON *aj = cJSON_AddArrayToObject(j, "attention_decode");
+        for (int i = 0; i < 2; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "positions", (double) attn_n[i]);
+            cJSON_AddNumberToObject(o, "ms_1_thread", attn_ms[i][0]);
+            cJSON_AddNumberToObject(o, "ms_all_threads", attn_ms[i][1]);
+            cJSON_AddItemToArray(aj, o);
+        }
         cJSON_AddNumberToObject(j, "tiny_tokens_per_s", tiny_tps);
         cJSON_AddNumberToObject(j, "llama_3_2_1b_tokens_per_s", big_tps);
         cJSON_AddNumberToObject(j, "peak_rss_over_weights_kv",
@@ -269,6 +330,11 @@ run(gboolean quick, HsFormat format, GError **error)
            "weights / prefill [%zu x %zu] x [%zu x %zu]^T GFLOPS\n", qn, qk, qt, qk, qk, qk);
     for (int i = 0; i < NQ; i++) {
         printf("    %-12s %6.1f GB/s  %6.1f GFLOPS\n", q_name[i], q_gbps[i], q_gflops[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        printf("  attention decode: 32 heads x %zu positions (GQA 32/8, head 128): %.2f ms "
+               "on 1 thread, %.2f ms on %d\n", attn_n[i], attn_ms[i][0], attn_ms[i][1],
+               nthreads);
     }
     printf("  infer tiny: %.0f tokens/s\n", tiny_tps);
     if (!quick) {
