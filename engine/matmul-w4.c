@@ -226,16 +226,18 @@ w4_matmul_avx2(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s
 /*
  * Many tokens (batch decode, prefill): the blocked kernel.  A block of
  * W4B_ROWS rows x W4B_GROUPS groups is unpacked once into FP32 (the values
- * q - 8 are exact, so nothing changes) and the block's inputs of up to
- * W4B_MAX_TOKENS tokens are copied next to it; then each row meets the
- * tokens four at a time (one weight load for four FMAs, the four tokens'
- * 4 KiB of inputs staying in L1 across the 64 rows).  Per (row, token,
- * group) the operations are those of w4_row1_avx2, tot carried in memory
- * between blocks.  The pair kernel unpacked a row again for every two
- * tokens and read both tokens' whole input rows from L2 for every row:
- * 52 -> 40 ms for 64 tokens x [4096 x 4096] on one Zen 3 thread; below
- * 16 tokens the unpacking and copying are not shared enough (8 tokens:
- * 6.3 -> 7.7 ms), so fewer stay with the pair kernel.
+ * q - 8 are exact, so nothing changes); then, four tokens at a time, the
+ * tokens' inputs of the block are copied into a 4 KiB buffer that stays
+ * in L1 while every row of the block meets them (one weight load for four
+ * FMAs).  Per (row, token, group) the operations are those of
+ * w4_row1_avx2, tot carried in memory between blocks.  The pair kernel
+ * unpacked a row again for every two tokens and read both tokens' whole
+ * input rows from L2 for every row.  One Zen 3 thread, 64 tokens x [4096
+ * x 4096]: 52 -> 39 ms (the inputs read where they are, four rows 16 KiB
+ * apart: 1.28x that; copied for all tokens at once per block of groups,
+ * 64 KiB: 1.02x; 1 row x 3 tokens: 1.08x; 2 rows x 2 tokens: 1.2x).
+ * Below 16 tokens the unpacking is not shared enough (8 tokens: 6.3 ->
+ * 7.7 ms), so fewer stay with the pair kernel.
  */
 #define W4B_ROWS 64
 #define W4B_GROUPS 2
@@ -243,14 +245,14 @@ w4_matmul_avx2(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s
 #define W4B_MAX_TOKENS 64        /* tokens a call takes at once (bounds tot) */
 #define W4B_MIN_TOKENS 16
 
-/* A thread's scratch: 64 + 128 + 64 KiB, in L2 */
+/* A thread's scratch: 64 + 128 + 4 KiB, in L2 */
 typedef struct W4Block {
     float w[W4B_ROWS][W4B_GROUPS * ENG_W4_GROUP];
     float scale[W4B_ROWS][W4B_GROUPS];
     /* [token / W4B_TOK][row][token % W4B_TOK]: rows in the order a
      * tile of tokens meets them */
     float tot[W4B_MAX_TOKENS / W4B_TOK][W4B_ROWS][W4B_TOK * 8];
-    float x[W4B_MAX_TOKENS][W4B_GROUPS * ENG_W4_GROUP];
+    float x[W4B_TOK][W4B_GROUPS * ENG_W4_GROUP];
 } W4Block;
 
 /* tot[8 j ..] (j < nt <= 4) += the @ng groups of one unpacked row @wr
@@ -343,18 +345,18 @@ w4b_rows(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, siz
     for (size_t g0 = 0; g0 < full; g0 += W4B_GROUPS) {
         const size_t ng = MIN(W4B_GROUPS, full - g0);
         w4b_unpack(w, ra, nr, g0, ng, b);
-        for (size_t t = 0; t < nt; t++) {
-            const float *xt = x + (s0 + t) * k + g0 * ENG_W4_GROUP;
-            for (size_t e = 0; e < ng * ENG_W4_GROUP; e += 8) {
-                _mm256_store_ps(b->x[t] + e, _mm256_loadu_ps(xt + e));
-            }
-        }
         for (size_t t = 0; t < nt; t += W4B_TOK) {
+            const size_t m = MIN(W4B_TOK, nt - t);
             const float *xs[W4B_TOK];
             for (size_t j = 0; j < W4B_TOK; j++) {
-                xs[j] = b->x[MIN(t + j, nt - 1)];
+                xs[j] = b->x[MIN(j, m - 1)];
             }
-            const size_t m = MIN(W4B_TOK, nt - t);
+            for (size_t j = 0; j < m; j++) {
+                const float *xt = x + (s0 + t + j) * k + g0 * ENG_W4_GROUP;
+                for (size_t e = 0; e < ng * ENG_W4_GROUP; e += 8) {
+                    _mm256_store_ps(b->x[j] + e, _mm256_loadu_ps(xt + e));
+                }
+            }
             for (size_t i = 0; i < nr; i++) {
                 float *tot = b->tot[t / W4B_TOK][i];
                 /* a constant count each, so the tile's loops unroll */

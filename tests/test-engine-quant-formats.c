@@ -411,15 +411,15 @@ check_cuts(GRand *r, const EngQMatrix *m, const EngActInt8 *a, const float *x, s
     omp_set_num_threads(2);
 }
 
-/* FP16 weights and many tokens (the blocked AVX2 kernel: 32 rows x 256
- * inputs, 64 tokens a call, tiles of 4; here 70 tokens, 45 rows, a
- * partial block of inputs and a tail of 5) give the bits of one token at
+/* FP16 weights and many tokens (the blocked AVX2 kernel: 64 rows x 512
+ * inputs, 64 tokens a call, tiles of 4; here 70 tokens, 70 rows, two
+ * blocks of inputs, a partial one and a tail of 5) give the bits of one token at
  * a time and of the portable path, whole and in slices. */
 static void
 test_matmul_f16_many_tokens(void)
 {
     g_autoptr(GRand) r = g_rand_new_with_seed(14);
-    const size_t t = 70, k = 2 * 256 + 3 * 16 + 5, n = 45;
+    const size_t t = 70, k = 2 * 512 + 3 * 16 + 5, n = 70;
     g_autofree float *x = gauss(r, t * k, 1), *w = gauss(r, n * k, 0.05);
     g_autoptr(EngQMatrix) m = eng_qmatrix_new_from(ENG_QFMT_F16, w, n, k);
     g_autofree float *one = g_new0(float, t * n), *all = g_new0(float, t * n);
