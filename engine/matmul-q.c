@@ -117,18 +117,17 @@ dot16_x1(const float *x, const float *w, size_t k)
 #define HAVE_QB_AVX2 1
 
 /*
- * FP16 weights and many tokens (the FP reference's prefill and batch
- * decode): blocked like the W4A16 kernel (matmul-w4.c).  A block of
- * QB_ROWS rows x QB_K inputs is converted to FP32 once; then, four tokens
- * at a time, the tokens' inputs of the block are copied into an 8 KiB
- * buffer that stays in L1 while every row of the block meets them (one
- * load of weights for four tokens), the 16 lane sums of each (row,
- * token) kept in memory between blocks.  Every lane sees the multiplies
- * and adds of dot16_x4 in the same order (AVX2 mul then add, no FMA), so
- * the bits are the same.  dot16_x4 read a 16-row block of 256 KiB and
- * four tokens' whole rows from L2 for every row.  One Zen 3 thread, 64
- * tokens x [4096 x 4096]: 63 -> 39 ms (32 rows x 256 inputs: 1.11x that;
- * 64 x 1024: 1.05x).
+ * Many tokens (prefill, batch decode; the FP reference's FP16 above all):
+ * blocked like the W4A16 kernel (matmul-w4.c).  A block of QB_ROWS rows
+ * x QB_K inputs is dequantised once; then, four tokens at a time, the
+ * tokens' inputs of the block are copied into an 8 KiB buffer that stays
+ * in L1 while every row of the block meets them (one load of weights for
+ * four tokens), the 16 lane sums of each (row, token) kept in memory
+ * between blocks.  Every lane sees the multiplies and adds of dot16_x4 in
+ * the same order (AVX2 mul then add, no FMA), so the bits are the same.
+ * dot16_x4 read a 16-row block of 256 KiB and four tokens' whole rows
+ * from L2 for every row.  One Zen 3 thread, 64 tokens x [4096 x 4096],
+ * FP16: 63 -> 39 ms (32 rows x 256 inputs: 1.11x that; 64 x 1024: 1.05x).
  */
 #define QB_ROWS 64
 #define QB_K 512
@@ -138,7 +137,7 @@ dot16_x1(const float *x, const float *w, size_t k)
 
 /* A thread's scratch: 128 + 256 + 8 KiB, in L2 */
 typedef struct QmBlock {
-    float w[QB_ROWS][QB_K];
+    float w[QB_ROWS][QB_K + QM_LANES];      /* the last block holds the tail too */
     /* [token / QB_TOK][row][token % QB_TOK][lane] */
     float acc[QB_MAX_TOKENS / QB_TOK][QB_ROWS][QB_TOK * QM_LANES];
     float x[QB_TOK][QB_K];
@@ -178,14 +177,18 @@ qb_rows(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t
         size_t nr, QmBlock *b)
 {
     const size_t k = w->cols, n = w->rows, nt = s1 - s0, k16 = k - k % QM_LANES;
-    const uint16_t *h = (const uint16_t *) w->codes;
     memset(b->acc, 0, sizeof(b->acc));
-    for (size_t c0 = 0; c0 < k16; c0 += QB_K) {
-        const size_t kb = MIN(QB_K, k16 - c0);
+    /* blocks of QB_K inputs (whole groups of every format), the last one
+     * to the row's end: its last k % 16 weights are the tail's */
+    size_t c0 = 0, c1;
+    for (; ; c0 = c1) {
+        c1 = c0 + QB_K >= k16 ? k : c0 + QB_K;
+        const size_t kb = MIN(c1, k16) - c0;
         for (size_t i = 0; i < nr; i++) {
-            eng_fp16_rows_f32(h + (ra + i) * k + c0, kb, b->w[i]);
+            eng_qmatrix_cols_f32(w, (uint32_t) (ra + i), (uint32_t) c0, (uint32_t) (c1 - c0),
+                                 b->w[i]);
         }
-        for (size_t t = 0; t < nt; t += QB_TOK) {
+        for (size_t t = 0; t < nt && kb > 0; t += QB_TOK) {
             const size_t m = MIN(QB_TOK, nt - t);
             const float *xs[QB_TOK];
             for (size_t j = 0; j < QB_TOK; j++) {
@@ -211,11 +214,13 @@ qb_rows(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t
                 }
             }
         }
+        if (c1 == k) {
+            break;
+        }
     }
-    float tail[QM_LANES];
     for (size_t i = 0; i < nr; i++) {
         const size_t r = ra + i;
-        eng_fp16_rows_f32(h + r * k + k16, k - k16, tail);
+        const float *tail = b->w[i] + (k16 - c0);
         for (size_t t = 0; t < nt; t++) {
             float l[QM_LANES];
             const float *xt = x->data + (s0 + t) * k;
@@ -261,7 +266,7 @@ eng_qmatmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, si
         return;
     }
 #ifdef HAVE_QB_AVX2
-    if (w->format == ENG_QFMT_F16 && s1 - s0 >= QB_MIN_TOKENS && eng_isa() != ENG_ISA_PORTABLE) {
+    if (s1 - s0 >= QB_MIN_TOKENS && eng_isa() != ENG_ISA_PORTABLE) {
         qb_matmul(x, w, y, s0, s1, r0, r1);
         return;
     }
