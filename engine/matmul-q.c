@@ -234,6 +234,69 @@ qb_rows(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t
     }
 }
 
+/* y[j] = x_j . w~ for @nt (1..4) tokens x_j = x + j * k against one FP16
+ * row @h, converted eight at a time in registers (F16C: the exact values
+ * eng_qmatrix_rows_f32 gives): dot16_x4's arithmetic, without writing
+ * the FP32 row and reading it back (a decode step's FP16 matvec spent
+ * more in that conversion than in its dot products). */
+QB_TARGET static inline __attribute__((always_inline)) void
+qf16_dot(const float *x, size_t k, const uint16_t *h, int nt, float *y)
+{
+    __m256 lo[QB_TOK], hi[QB_TOK];
+    const size_t k16 = k - k % QM_LANES;
+    _Pragma("GCC unroll 4")
+    for (int j = 0; j < nt; j++) {
+        lo[j] = _mm256_setzero_ps();
+        hi[j] = _mm256_setzero_ps();
+    }
+    for (size_t i = 0; i < k16; i += QM_LANES) {
+        __m256 wl = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (const void *) (h + i)));
+        __m256 wh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (const void *) (h + i + 8)));
+        _Pragma("GCC unroll 4")
+        for (int j = 0; j < nt; j++) {
+            lo[j] = _mm256_add_ps(lo[j], _mm256_mul_ps(_mm256_loadu_ps(x + j * k + i), wl));
+            hi[j] = _mm256_add_ps(hi[j], _mm256_mul_ps(_mm256_loadu_ps(x + j * k + i + 8), wh));
+        }
+    }
+    for (int j = 0; j < nt; j++) {
+        float l[QM_LANES];
+        _mm256_storeu_ps(l, lo[j]);
+        _mm256_storeu_ps(l + 8, hi[j]);
+        for (size_t i = k16; i < k; i++) {
+            l[i - k16] = l[i - k16] + x[j * k + i] * eng_fp16_to_float(h[i]);
+        }
+        y[j] = fold16(l);
+    }
+}
+
+/* y[s0:s1, r0:r1] for a few tokens (s1 - s0 < QB_MIN_TOKENS) and FP16
+ * weights: each row converted in registers (qf16_dot), four tokens at a
+ * time. */
+QB_TARGET static void
+qf16_rows(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t s1,
+          size_t r)
+{
+    const size_t k = w->cols, n = w->rows;
+    const uint16_t *h = (const uint16_t *) (const void *) w->codes + r * k;
+    for (size_t t = s0; t < s1; t += QB_TOK) {
+        float out[QB_TOK];
+        const size_t nt = MIN(QB_TOK, s1 - t);
+        /* a constant count each, so the loops unroll */
+        if (nt == 4) {
+            qf16_dot(x->data + t * k, k, h, 4, out);
+        } else if (nt == 3) {
+            qf16_dot(x->data + t * k, k, h, 3, out);
+        } else if (nt == 2) {
+            qf16_dot(x->data + t * k, k, h, 2, out);
+        } else {
+            qf16_dot(x->data + t * k, k, h, 1, out);
+        }
+        for (size_t j = 0; j < nt; j++) {
+            y->data[(t + j) * n + r] = out[j];
+        }
+    }
+}
+
 static void
 qb_matmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t s1,
           size_t r0, size_t r1)
@@ -268,6 +331,14 @@ eng_qmatmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, si
 #ifdef HAVE_QB_AVX2
     if (s1 - s0 >= QB_MIN_TOKENS && eng_isa() != ENG_ISA_PORTABLE) {
         qb_matmul(x, w, y, s0, s1, r0, r1);
+        return;
+    }
+    if (w->format == ENG_QFMT_F16 && eng_isa() != ENG_ISA_PORTABLE) {
+        const size_t k = w->cols;
+        #pragma omp parallel for schedule(static) if ((s1 - s0) * (r1 - r0) * k >= ENG_PAR_MIN_OPS)
+        for (size_t r = r0; r < r1; r++) {
+            qf16_rows(x, w, y, s0, s1, r);
+        }
         return;
     }
 #endif

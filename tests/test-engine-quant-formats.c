@@ -414,7 +414,8 @@ check_cuts(GRand *r, const EngQMatrix *m, const EngActInt8 *a, const float *x, s
 /* Every A16 format with many tokens (the blocked AVX2 kernel: 64 rows x
  * 512 inputs, 64 tokens a call, tiles of 4; here 70 tokens, 70 rows, two
  * blocks of inputs, a partial one and a tail of 5) gives the bits of one
- * token at a time and of the portable path, whole and in slices. */
+ * token at a time and of the portable path, whole and in slices (3
+ * tokens: the few-token path, FP16 converted in registers). */
 static void
 test_matmul_a16_many_tokens(void)
 {
@@ -436,8 +437,9 @@ test_matmul_a16_many_tokens(void)
             eng_qmatmul(&xt, m, &at, 0, t, 0, n);
             g_assert_cmpmem(all, sizeof(float) * t * n, one, sizeof(float) * t * n);
             memset(all, 0, sizeof(float) * t * n);
-            eng_qmatmul(&xt, m, &at, 0, 19, 0, 40);       /* 19 tokens: a tile of 3 */
-            eng_qmatmul(&xt, m, &at, 19, t, 0, 40);
+            eng_qmatmul(&xt, m, &at, 0, 3, 0, 40);        /* 3 tokens: a decode's path */
+            eng_qmatmul(&xt, m, &at, 3, 19, 0, 40);
+            eng_qmatmul(&xt, m, &at, 19, t, 0, 40);       /* 51 tokens: a tile of 3 */
             eng_qmatmul(&xt, m, &at, 0, 30, 40, n);
             eng_qmatmul(&xt, m, &at, 30, t, 40, n);
             g_assert_cmpmem(all, sizeof(float) * t * n, one, sizeof(float) * t * n);
