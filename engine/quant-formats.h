@@ -94,6 +94,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(EngQMatrix, eng_qmatrix_free)
 void eng_qmatrix_set_rows(EngQMatrix *m, uint32_t r0, uint32_t r1, const float *w);
 /* Rows [r0, r1) dequantised into @out [(r1 - r0), cols]. */
 void eng_qmatrix_rows_f32(const EngQMatrix *m, uint32_t r0, uint32_t r1, float *out);
+/* Columns [c0, c0 + n) of row @r dequantised into @out [n], the same
+ * values as eng_qmatrix_rows_f32's; c0 and n whole groups (n may end at
+ * the row's end; W8 and FP16: any). */
+void eng_qmatrix_cols_f32(const EngQMatrix *m, uint32_t r, uint32_t c0, uint32_t n, float *out);
 /* Bytes the matrix holds. */
 size_t eng_qmatrix_bytes(const EngQMatrix *m);
 /* @n FP16 values (IEEE half bits) as FP32: eng_fp16_to_float's values for

@@ -257,48 +257,54 @@ row_q8_0(const int8_t *codes, const uint16_t *scales, const float *lut, size_t c
 }
 
 void
+eng_qmatrix_cols_f32(const EngQMatrix *m, uint32_t r, uint32_t c0, uint32_t n, float *out)
+{
+    g_assert(r < m->rows && c0 <= m->cols && n <= m->cols - c0);
+    g_assert(m->format == ENG_QFMT_W8 || m->format == ENG_QFMT_F16 ||
+             (c0 % m->group == 0 && (n % m->group == 0 || c0 + n == m->cols)));
+    const float *lut = fp16_lut();
+    const uint8_t *codes = m->codes + (size_t) r * m->groups * m->group_bytes;
+    const uint16_t *scales = m->scales + (size_t) r * m->groups;
+    switch (m->format) {
+    case ENG_QFMT_Q4_0:
+        row_q4_0(codes + (c0 / ENG_Q_GROUP) * m->group_bytes, scales + c0 / ENG_Q_GROUP, lut, n,
+                 out);
+        return;
+    case ENG_QFMT_Q8_0:
+        row_q8_0((const int8_t *) codes + c0, scales + c0 / ENG_Q_GROUP, lut, n, out);
+        return;
+    case ENG_QFMT_F16:
+#ifdef HAVE_ROW_F16C
+        /* the W4A16 kernel's AVX2 path needs F16C too (eng_isa) */
+        if (eng_isa() != ENG_ISA_PORTABLE) {
+            row_f16_f16c(codes + 2 * (size_t) c0, lut, n, out);
+            return;
+        }
+#endif
+        row_f16_lut(codes + 2 * (size_t) c0, lut, n, out);
+        return;
+    case ENG_QFMT_W8:
+        eng_w8_decode((const int8_t *) codes + c0, scales[0], n, out);
+        return;
+    case ENG_QFMT_FP4:
+        for (size_t g = c0 / m->group; g * m->group < (size_t) c0 + n; g++) {
+            size_t gc0, gn, at;
+            group_at(m, r, g, &gc0, &gn, &at);
+            eng_fp4_decode(m->codes + at * m->group_bytes, m->scales[at], m->biases[at],
+                           MIN(gn, c0 + n - gc0), out + (gc0 - c0));
+        }
+        return;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+void
 eng_qmatrix_rows_f32(const EngQMatrix *m, uint32_t r0, uint32_t r1, float *out)
 {
     g_assert(r0 <= r1 && r1 <= m->rows);
-    const float *lut = fp16_lut();
-    void (*row_f16)(const uint8_t *, const float *, size_t, float *) = row_f16_lut;
-#ifdef HAVE_ROW_F16C
-    /* the W4A16 kernel's AVX2 path needs F16C too (eng_isa) */
-    if (eng_isa() != ENG_ISA_PORTABLE) {
-        row_f16 = row_f16_f16c;
-    }
-#endif
     for (size_t r = r0; r < r1; r++) {
-        float *row = out + (r - r0) * m->cols;
-        const uint8_t *codes = m->codes + r * m->groups * m->group_bytes;
-        const uint16_t *scales = m->scales + r * m->groups;
-        if (m->format == ENG_QFMT_Q4_0) {
-            row_q4_0(codes, scales, lut, m->cols, row);
-            continue;
-        }
-        if (m->format == ENG_QFMT_Q8_0) {
-            row_q8_0((const int8_t *) codes, scales, lut, m->cols, row);
-            continue;
-        }
-        if (m->format == ENG_QFMT_F16) {
-            row_f16(codes, lut, m->cols, row);
-            continue;
-        }
-        for (size_t g = 0; g < m->groups; g++) {
-            size_t c0, n, at;
-            group_at(m, r, g, &c0, &n, &at);
-            const uint8_t *gc = m->codes + at * m->group_bytes;
-            switch (m->format) {
-            case ENG_QFMT_W8:
-                eng_w8_decode((const int8_t *) gc, m->scales[at], n, row + c0);
-                break;
-            case ENG_QFMT_FP4:
-                eng_fp4_decode(gc, m->scales[at], m->biases[at], n, row + c0);
-                break;
-            default:
-                g_assert_not_reached();
-            }
-        }
+        eng_qmatrix_cols_f32(m, (uint32_t) r, 0, m->cols, out + (r - r0) * m->cols);
     }
 }
 

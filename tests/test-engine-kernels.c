@@ -128,6 +128,71 @@ test_matmul_w4_blocked(void)
     g_assert_true(eng_set_isa(ENG_ISA_AUTO));
 }
 
+/* Many tokens (the blocked kernel: blocks of 64 rows x 2 groups, 64
+ * tokens a call, tiles of 4; here 70 tokens, 133 rows, an odd number of
+ * full groups and a partial one) give the portable path's bits, whole and
+ * cut into token and row slices that split the blocks and tiles. */
+static void
+test_matmul_w4_many_tokens(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(9);
+    const size_t t = 70, k = 5 * 128 + 44, n = 133;
+    g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
+    g_autoptr(EngMatrix) m = eng_matrix_new_w4(w, (uint32_t) n, (uint32_t) k);
+    g_autofree float *want = g_new0(float, t * n), *got = g_new0(float, t * n);
+    EngTensor xt = { x, t, k }, wt = { want, t, n }, gt = { got, t, n };
+    g_assert_true(eng_set_isa(ENG_ISA_PORTABLE));
+    eng_matmul(&xt, m, &wt, 0, t, 0, n);
+    for (EngIsa isa = ENG_ISA_AVX2; isa < ENG_ISA_COUNT; isa++) {
+        if (!eng_set_isa(isa)) {
+            continue;
+        }
+        memset(got, 0, sizeof(float) * t * n);
+        eng_matmul(&xt, m, &gt, 0, t, 0, n);
+        g_assert_cmpmem(got, sizeof(float) * t * n, want, sizeof(float) * t * n);
+        memset(got, 0, sizeof(float) * t * n);
+        eng_matmul(&xt, m, &gt, 0, 19, 0, 70);               /* 19 tokens: a tile of 3 */
+        eng_matmul(&xt, m, &gt, 19, t, 0, 70);
+        eng_matmul(&xt, m, &gt, 0, 30, 70, n);
+        eng_matmul(&xt, m, &gt, 30, t, 70, n);
+        g_assert_cmpmem(got, sizeof(float) * t * n, want, sizeof(float) * t * n);
+    }
+    g_assert_true(eng_set_isa(ENG_ISA_AUTO));
+}
+
+/* One token's inputs at the ends of the AVX2 decode path's scaled unpack
+ * (magnitudes 2^-99 to 2^80, which it takes) and past them (subnormal
+ * products, sums past 2^127 once scaled by 2^28: which it must leave to
+ * the unscaled unpack), mixed with ordinary values and zeros, give the
+ * portable path's bits on every path. */
+static void
+test_matmul_w4_one_token_extremes(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(10);
+    const size_t k = 3 * 128 + 20, n = 29;
+    static const float mags[] = { 0.5f, 0x1p-99f, 0x1p79f, 0x1p-110f, 0x1p-130f, 0x1p100f };
+    g_autofree float *w = randv(r, n * k, 0.1), *x = g_new(float, k);
+    g_autoptr(EngMatrix) m = eng_matrix_new_w4(w, (uint32_t) n, (uint32_t) k);
+    float want[29], got[29];
+    for (size_t j = 0; j < G_N_ELEMENTS(mags) * 20; j++) {
+        for (size_t i = 0; i < k; i++) {
+            /* +-[1, 2) times the magnitude, some ordinary values, zeros */
+            float u = (float) g_rand_double_range(r, 1, 2) * (g_rand_boolean(r) ? 1 : -1);
+            x[i] = i % 11 == 5 ? 0.0f : u * (i % 7 == 3 ? 0.5f : mags[j % G_N_ELEMENTS(mags)]);
+        }
+        EngTensor xt = { x, 1, k }, wt = { want, 1, n }, gt = { got, 1, n };
+        g_assert_true(eng_set_isa(ENG_ISA_PORTABLE));
+        eng_matmul(&xt, m, &wt, 0, 1, 0, n);
+        for (EngIsa isa = ENG_ISA_AVX2; isa < ENG_ISA_COUNT; isa++) {
+            if (eng_set_isa(isa)) {
+                eng_matmul(&xt, m, &gt, 0, 1, 0, n);
+                g_assert_cmpmem(got, sizeof(got), want, sizeof(want));
+            }
+        }
+    }
+    g_assert_true(eng_set_isa(ENG_ISA_AUTO));
+}
+
 static uint32_t
 float_bits(float f)
 {
@@ -464,6 +529,9 @@ main(int argc, char **argv)
     g_test_add_func("/engine/matmul/formats-vs-dequantised", test_matmul_formats);
     g_test_add_func("/engine/matmul/w4-paths-same-bits", test_matmul_w4_paths);
     g_test_add_func("/engine/matmul/w4-token-blocks-same-bits", test_matmul_w4_blocked);
+    g_test_add_func("/engine/matmul/w4-many-tokens-same-bits", test_matmul_w4_many_tokens);
+    g_test_add_func("/engine/matmul/w4-one-token-extremes-same-bits",
+                    test_matmul_w4_one_token_extremes);
     g_test_add_func("/engine/weights/syn-fill-paths-same-bits", test_syn_fill_paths);
     g_test_add_func("/engine/quant/w4-error-bound", test_quant_w4_bound);
     g_test_add_func("/engine/quant/w4-ties-to-even", test_quant_w4_ties);

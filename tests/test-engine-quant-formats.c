@@ -411,6 +411,65 @@ check_cuts(GRand *r, const EngQMatrix *m, const EngActInt8 *a, const float *x, s
     omp_set_num_threads(2);
 }
 
+/* Every A16 format with many tokens (the blocked AVX2 kernel: 64 rows x
+ * 512 inputs, 64 tokens a call, tiles of 4; here 70 tokens, 70 rows, two
+ * blocks of inputs, a partial one and a tail of 5) gives the bits of one
+ * token at a time and of the portable path, whole and in slices (3
+ * tokens: the few-token path, FP16 converted in registers). */
+static void
+test_matmul_a16_many_tokens(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(14);
+    const size_t t = 70, k = 2 * 512 + 3 * 16 + 5, n = 70;
+    g_autofree float *x = gauss(r, t * k, 1), *w = gauss(r, n * k, 0.05);
+    g_autofree float *one = g_new0(float, t * n), *all = g_new0(float, t * n);
+    EngTensor xt = { x, t, k }, ot = { one, t, n }, at = { all, t, n };
+    for (EngQFormat f = 0; f < ENG_QFMT_COUNT; f++) {
+        g_autoptr(EngQMatrix) m = eng_qmatrix_new_from(f, w, n, k);
+        for (size_t i = 0; i < t; i++) {
+            eng_qmatmul(&xt, m, &ot, i, i + 1, 0, n);
+        }
+        for (EngIsa isa = ENG_ISA_PORTABLE; isa < ENG_ISA_COUNT; isa++) {
+            if (!eng_set_isa(isa)) {
+                continue;
+            }
+            memset(all, 0, sizeof(float) * t * n);
+            eng_qmatmul(&xt, m, &at, 0, t, 0, n);
+            g_assert_cmpmem(all, sizeof(float) * t * n, one, sizeof(float) * t * n);
+            memset(all, 0, sizeof(float) * t * n);
+            eng_qmatmul(&xt, m, &at, 0, 3, 0, 40);        /* 3 tokens: a decode's path */
+            eng_qmatmul(&xt, m, &at, 3, 19, 0, 40);
+            eng_qmatmul(&xt, m, &at, 19, t, 0, 40);       /* 51 tokens: a tile of 3 */
+            eng_qmatmul(&xt, m, &at, 0, 30, 40, n);
+            eng_qmatmul(&xt, m, &at, 30, t, 40, n);
+            g_assert_cmpmem(all, sizeof(float) * t * n, one, sizeof(float) * t * n);
+        }
+        eng_set_isa(ENG_ISA_AUTO);
+    }
+}
+
+/* Columns of a row dequantised in pieces of whole groups are the row's
+ * values, in every format. */
+static void
+test_cols_decode(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(15);
+    const size_t k = 3 * 128 + 37, n = 3;
+    g_autofree float *w = gauss(r, n * k, 0.05), *whole = g_new(float, n * k);
+    g_autofree float *part = g_new(float, k);
+    for (EngQFormat f = 0; f < ENG_QFMT_COUNT; f++) {
+        g_autoptr(EngQMatrix) m = eng_qmatrix_new_from(f, w, n, k);
+        eng_qmatrix_rows_f32(m, 0, n, whole);
+        for (uint32_t row = 0; row < n; row++) {
+            memset(part, 0xff, sizeof(float) * k);
+            eng_qmatrix_cols_f32(m, row, 0, 128, part);
+            eng_qmatrix_cols_f32(m, row, 128, 256, part + 128);
+            eng_qmatrix_cols_f32(m, row, 384, k - 384, part + 384);
+            g_assert_cmpmem(part, sizeof(float) * k, whole + row * k, sizeof(float) * k);
+        }
+    }
+}
+
 static void
 test_slices(void)
 {
@@ -555,6 +614,8 @@ main(int argc, char **argv)
     g_test_add_func("/engine/quant-formats/encode-f16", test_encode_f16);
     g_test_add_func("/engine/quant-formats/matmul-a16", test_matmul_a16);
     g_test_add_func("/engine/quant-formats/slices", test_slices);
+    g_test_add_func("/engine/quant-formats/a16-many-tokens", test_matmul_a16_many_tokens);
+    g_test_add_func("/engine/quant-formats/cols-decode", test_cols_decode);
     g_test_add_func("/engine/quant-formats/int8-shadow", test_int8_shadow);
     g_test_add_func("/engine/quant-formats/fp4-vs-int4", test_fp4_vs_int4);
     return g_test_run();

@@ -243,6 +243,13 @@ run(gboolean quick, HsFormat format, GError **error)
         attn_ms[i][1] = attn_decode_ms(attn_n[i], nthreads, quick ? 2 : 10);
     }
 
+    /* a batch-64 decode step's matmul (Llama-3-8B's attention output):
+     * one thread, then all of them */
+    const size_t bt = quick ? 16 : 64, bk = quick ? 1024 : 4096;
+    omp_set_num_threads(1);
+    double w4_batch1 = 2.0 * bt * bk * bk / w4_matmul_s(bt, bk, bk, 3, &unused_bytes) / 1e9;
+    omp_set_num_threads(nthreads);
+    double w4_batch = 2.0 * bt * bk * bk / w4_matmul_s(bt, bk, bk, 3, &unused_bytes) / 1e9;
     size_t sizes[] = { 1024, 2048 };
     double eng[2], blas[2];
     for (int i = 0; i < 2; i++) {
@@ -292,6 +299,8 @@ run(gboolean quick, HsFormat format, GError **error)
         cJSON_AddNumberToObject(j, "w4a16_matvec_gbps", w4_gbps);
         cJSON_AddStringToObject(j, "w4a16_isa", eng_isa_name());
         cJSON_AddNumberToObject(j, "w4a16_prefill_gflops", w4_gemm);
+        cJSON_AddNumberToObject(j, "w4a16_batch_gflops_1_thread", w4_batch1);
+        cJSON_AddNumberToObject(j, "w4a16_batch_gflops", w4_batch);
         cJSON_AddNumberToObject(j, "read_gbps", mem_gbps);
         cJSON *qj = cJSON_AddObjectToObject(j, "formats");
         for (int i = 0; i < NQ; i++) {
@@ -326,6 +335,8 @@ run(gboolean quick, HsFormat format, GError **error)
            mem_gbps, w4_gbps / mem_gbps);
     printf("  W4A16 prefill matmul [%zu x %zu] x [%zu x %zu]^T (%s): %.1f GFLOPS\n", pt, pk, pn,
            pk, eng_isa_name(), w4_gemm);
+    printf("  W4A16 batch %zu matmul [%zu x %zu] x [%zu x %zu]^T (%s): %.1f GFLOPS on 1 thread, "
+           "%.1f on %d\n", bt, bt, bk, bk, bk, eng_isa_name(), w4_batch1, w4_batch, nthreads);
     printf("  other formats (engine/quant-formats.h): matvec [%zu x %zu] GB/s of stored "
            "weights / prefill [%zu x %zu] x [%zu x %zu]^T GFLOPS\n", qn, qk, qt, qk, qk, qk);
     for (int i = 0; i < NQ; i++) {
