@@ -283,6 +283,26 @@ test_quant_w4_ties(void)
         g_assert_cmpfloat(got[i], ==, want[i]);
         g_assert_cmpfloat(inplace[i], ==, want[i]);
     }
+    /* a whole group (its own vectorised path) and a last partial one:
+     * the same codes, ties and clamps included, and the same as the
+     * in-place reference on random values */
+    const size_t wide = ENG_W4_GROUP + 40;
+    g_autofree float *ww = g_new(float, 2 * wide), *wgot = g_new(float, 2 * wide);
+    g_autofree float *wref = g_new(float, 2 * wide);
+    GRand *rng = g_rand_new_with_seed(11);
+    for (size_t i = 0; i < wide; i++) {
+        ww[i] = w[i % n];
+        ww[wide + i] = (float) g_rand_double_range(rng, -3, 3);
+    }
+    g_rand_free(rng);
+    memcpy(wref, ww, sizeof(float) * 2 * wide);
+    g_autoptr(EngMatrix) mw = eng_matrix_new_w4(ww, 2, (uint32_t) wide);
+    eng_matrix_rows_f32(mw, 0, 2, wgot);
+    eng_quant_w4_inplace(wref, 2, wide, ENG_W4_GROUP);
+    for (size_t i = 0; i < wide; i++) {
+        g_assert_cmpfloat(wgot[i], ==, want[i % n]);
+    }
+    g_assert_cmpmem(wgot, sizeof(float) * 2 * wide, wref, sizeof(float) * 2 * wide);
 }
 
 static void
