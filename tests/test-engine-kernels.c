@@ -335,6 +335,33 @@ test_int8(void)
     }
     g_assert_cmpfloat(y[1], ==, -1.27f);
     g_assert_cmpfloat(eng_quant_act_int8_scale(x, 3, 0, 2), ==, 1.27f / 127.0f);
+    /* the same values as nearbyintf's rounding, element by element: ties,
+     * values rounding to -0, clamps, infinities, NaN, subnormals */
+    const float odd[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -0.3f, -0.0f, 0.0f, 126.5f,
+                          127.5f, -127.5f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN,
+                          1e-42f, -1e-42f, 63.49999f, -64.50001f };
+    const size_t n_odd = G_N_ELEMENTS(odd);
+    float got[G_N_ELEMENTS(odd)];
+    eng_quant_act_int8_apply(odd, got, n_odd, 0, 1, 1.0f);
+    for (size_t i = 0; i < n_odd; i++) {
+        float q = nearbyintf(odd[i]);
+        float want = q < -127 ? -127 : (q > 127 ? 127 : q);
+        g_assert_cmpint(isnan(got[i]), ==, isnan(want));
+        g_assert_true(isnan(want) || memcmp(&got[i], &want, sizeof(float)) == 0);
+    }
+    GRand *rng = g_rand_new_with_seed(5);
+    float rx[4096], ry[4096];
+    for (size_t i = 0; i < G_N_ELEMENTS(rx); i++) {
+        rx[i] = (float) g_rand_double_range(rng, -3, 3);
+    }
+    g_rand_free(rng);
+    const float sc = 3.0f / 127;
+    eng_quant_act_int8_apply(rx, ry, 64, 0, G_N_ELEMENTS(rx) / 64, sc);
+    for (size_t i = 0; i < G_N_ELEMENTS(rx); i++) {
+        float q = nearbyintf(rx[i] / sc);
+        float want = (q < -127 ? -127 : (q > 127 ? 127 : q)) * sc;
+        g_assert_true(memcmp(&ry[i], &want, sizeof(float)) == 0);
+    }
 }
 
 static void
