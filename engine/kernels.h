@@ -49,6 +49,16 @@
 #define ENG_PAR_MIN_OPS ((size_t) 1 << 16)
 
 /*
+ * Rows per block when @n rows are cut into blocks of at most @most for
+ * the OpenMP threads: the fewest blocks that is a multiple of the thread
+ * count, as even as can be, so no thread gets a block more than another
+ * (a slice of 448 rows in blocks of 64 gave one thread 4 and the other
+ * 3).  Which rows share a block changes no value: every output row has
+ * its own operations.
+ */
+size_t eng_block_rows(size_t n, size_t most);
+
+/*
  * Helpers whose loops vectorise are built for AVX-512, AVX2 and the
  * baseline, picked when the program loads.  Each lane does the same
  * operations on every one (C11 contracts no multiply-add, and nothing is

@@ -301,7 +301,8 @@ static void
 qb_matmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t s1,
           size_t r0, size_t r1)
 {
-    const size_t k = w->cols, blocks = (r1 - r0 + QB_ROWS - 1) / QB_ROWS;
+    const size_t k = w->cols, rows = eng_block_rows(r1 - r0, QB_ROWS);
+    const size_t blocks = (r1 - r0 + rows - 1) / rows;
     #pragma omp parallel if (blocks > 1 && (s1 - s0) * (r1 - r0) * k >= ENG_PAR_MIN_OPS)
     {
         /* 32-byte aligned for the loads (g_malloc gives 16) */
@@ -309,9 +310,9 @@ qb_matmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size
         QmBlock *b = (QmBlock *) (((uintptr_t) mem + 31) & ~(uintptr_t) 31);
         #pragma omp for schedule(static)
         for (size_t i = 0; i < blocks; i++) {
-            size_t ra = r0 + i * QB_ROWS;
+            size_t ra = r0 + i * rows;
             for (size_t t = s0; t < s1; t += QB_MAX_TOKENS) {
-                qb_rows(x, w, y, t, MIN(s1, t + QB_MAX_TOKENS), ra, MIN(QB_ROWS, r1 - ra), b);
+                qb_rows(x, w, y, t, MIN(s1, t + QB_MAX_TOKENS), ra, MIN(rows, r1 - ra), b);
             }
         }
         g_free(mem);

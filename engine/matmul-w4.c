@@ -464,7 +464,8 @@ static void
 w4b_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r0,
            size_t r1)
 {
-    const size_t k = w->cols, blocks = (r1 - r0 + W4B_ROWS - 1) / W4B_ROWS;
+    const size_t k = w->cols, rows = eng_block_rows(r1 - r0, W4B_ROWS);
+    const size_t blocks = (r1 - r0 + rows - 1) / rows;
     #pragma omp parallel if (blocks > 1 && (r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     {
         /* 32-byte aligned for the loads (g_malloc gives 16) */
@@ -472,9 +473,9 @@ w4b_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, s
         W4Block *b = (W4Block *) (((uintptr_t) mem + 31) & ~(uintptr_t) 31);
         #pragma omp for schedule(static)
         for (size_t i = 0; i < blocks; i++) {
-            size_t ra = r0 + i * W4B_ROWS;
+            size_t ra = r0 + i * rows;
             for (size_t t = s0; t < s1; t += W4B_MAX_TOKENS) {
-                w4b_rows(x, w, y, t, MIN(s1, t + W4B_MAX_TOKENS), ra, MIN(W4B_ROWS, r1 - ra), b);
+                w4b_rows(x, w, y, t, MIN(s1, t + W4B_MAX_TOKENS), ra, MIN(rows, r1 - ra), b);
             }
         }
         g_free(mem);

@@ -15,6 +15,9 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* ---- FP32 / FP16 through OpenBLAS on a fixed tile grid ------------------ */
 
@@ -145,4 +148,17 @@ eng_matmul_padded(const EngTensor *x, const EngMatrix *w, EngTensor *y, size_t s
     eng_pad_rows(x, s0, s1, xs);
     eng_matmul(xs, w, ys, 0, xs->rows, r0, r1);
     eng_crop_rows(ys, y, s0, s1, r0, r1);
+}
+
+size_t
+eng_block_rows(size_t n, size_t most)
+{
+#ifdef _OPENMP
+    const size_t threads = (size_t) MAX(omp_get_max_threads(), 1);
+#else
+    const size_t threads = 1;
+#endif
+    size_t blocks = (n + most - 1) / most;
+    blocks = (blocks + threads - 1) / threads * threads;
+    return MAX((n + blocks - 1) / MAX(blocks, 1), 1);
 }
