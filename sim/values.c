@@ -167,10 +167,13 @@ state_init(SimChecker *v, State *s)
     size_t n = (size_t) c->layers * v->batch;
     s->k_cache = g_new0(float *, n);
     s->v_cache = g_new0(float *, n);
+    const size_t bytes = sizeof(float) * v->max_pos * c->kv_heads * c->head_dim;
+    /* zeroed on every thread: a batch's caches are hundreds of MB */
+    #pragma omp parallel for schedule(static) if (n > 1 && bytes * n >= (1u << 24))
     for (size_t i = 0; i < n; i++) {
         if (i / v->batch < v->layers) {
-            s->k_cache[i] = hs_mem_alloc0(sizeof(float) * v->max_pos * c->kv_heads * c->head_dim);
-            s->v_cache[i] = hs_mem_alloc0(sizeof(float) * v->max_pos * c->kv_heads * c->head_dim);
+            s->k_cache[i] = hs_mem_alloc0(bytes);
+            s->v_cache[i] = hs_mem_alloc0(bytes);
         }
     }
 }
@@ -400,21 +403,25 @@ file_kv(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl)
     const MdlNode *n = &g->nodes[ni];
     const float *k = buffer(v, s, p, n->src[1]);
     const float *vv = buffer(v, s, p, n->src[2]);
-    size_t kvd = (size_t) n->kv_heads * n->head_dim;
-    uint32_t layer = (uint32_t) n->layer;
-    for (size_t t = sl->tok0; t < sl->tok1; t++) {
-        for (uint32_t b = 0; b < v->batch; b++) {
-            /* prefill rows are positions shared by every sequence;
-             * decode row b is sequence b's next position */
-            if (g->decode && b != t) {
-                continue;
-            }
-            size_t pos = g->decode ? n->pos0 : n->pos0 + t;
-            memcpy(s->k_cache[layer * v->batch + b] + pos * kvd, k + t * kvd,
+    const size_t kvd = (size_t) n->kv_heads * n->head_dim, layer = (size_t) n->layer;
+    if (g->decode) {
+        /* decode row t is sequence t's next position */
+        for (size_t t = sl->tok0; t < sl->tok1; t++) {
+            memcpy(s->k_cache[layer * v->batch + t] + n->pos0 * kvd, k + t * kvd,
                    sizeof(float) * kvd);
-            memcpy(s->v_cache[layer * v->batch + b] + pos * kvd, vv + t * kvd,
+            memcpy(s->v_cache[layer * v->batch + t] + n->pos0 * kvd, vv + t * kvd,
                    sizeof(float) * kvd);
         }
+        return;
+    }
+    /* prefill rows are positions every sequence shares: a batch's copies
+     * (hundreds of MB at batch 64) on every thread */
+    const size_t bytes = sizeof(float) * (sl->tok1 - sl->tok0) * kvd;
+    const size_t at = (n->pos0 + sl->tok0) * kvd;
+    #pragma omp parallel for schedule(static) if (v->batch > 1 && bytes * v->batch >= (1u << 20))
+    for (uint32_t b = 0; b < v->batch; b++) {
+        memcpy(s->k_cache[layer * v->batch + b] + at, k + sl->tok0 * kvd, bytes);
+        memcpy(s->v_cache[layer * v->batch + b] + at, vv + sl->tok0 * kvd, bytes);
     }
 }
 
