@@ -432,7 +432,10 @@ publish(SimChecker *v, State *s, uint32_t p, uint32_t ni, const SimSlice *sl,
 {
     const MdlGraph *g = graph(v, p);
     const MdlNode *n = &g->nodes[ni];
-    copy_slice(sl, n->features, staged, buffer(v, s, p, ni));
+    float *dst = buffer(v, s, p, ni);
+    if (staged != dst) {
+        copy_slice(sl, n->features, staged, dst);
+    }
     if (n->op == MDL_OP_ATTENTION) {
         file_kv(v, s, p, ni, sl);
     }
@@ -541,7 +544,8 @@ reference_phase(SimChecker *v, State *s, uint32_t p)
             }
             continue;
         }
-        g_autofree float *out = g_new0(float, (size_t) n->tokens * n->features);
+        /* straight into the phase's buffer: no node reads its own */
+        float *out = buffer(v, s, p, i);
         compute(v, s, p, i, &all, fp && n->op == MDL_OP_MATMUL ? SIM_PREC_FP_REF : MDL_PREC_W4A16,
                 &unused, out);
         publish(v, s, p, i, &all, out);
@@ -897,14 +901,16 @@ matched_phase(SimValues *run, uint32_t p)
             if (!computed(c, n)) {
                 continue;
             }
-            g_autofree float *out = NULL;
+            float *out = NULL;
             for (guint k = 0; k < sls->len; k++) {
                 const Slice *t = &g_array_index(sls, Slice, k);
                 if (t->node != i) {
                     continue;
                 }
                 if (out == NULL) {
-                    out = g_new0(float, (size_t) n->tokens * n->features);
+                    /* straight into the phase's buffer: its slices are
+                     * filed (K/V) below, once all are computed */
+                    out = buffer(c, m, q, i);
                 }
                 if (same_as_reference(c, m, NULL, q, i, &t->slice, t->prec)) {
                     copy_slice(&t->slice, n->features, buffer(c, &c->ref, q, i), out);
