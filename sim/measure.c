@@ -199,7 +199,10 @@ add_span(SimMeasure *m, uint32_t proc, SimTime a, SimTime b)
         s->b = MAX(s->b, g_array_index(open, Span, j).b);
         j++;
     }
-    g_array_remove_range(open, i + 1, j - i - 1);
+    if (j > i + 1) {
+        /* (GLib moves the tail even to remove nothing) */
+        g_array_remove_range(open, i + 1, j - i - 1);
+    }
 }
 
 static SimTime
