@@ -181,6 +181,20 @@ test_synthetic_outliers(void)
     g_assert_cmpuint(same, <, 4);
 }
 
+/* Two matrices of one format hold the same codes (and scales). */
+static void
+assert_same_qmatrix(const EngQMatrix *a, const EngQMatrix *b)
+{
+    g_assert_cmpint(a->format, ==, b->format);
+    g_assert_cmpuint(eng_qmatrix_bytes(a), ==, eng_qmatrix_bytes(b));
+    g_assert_cmpmem(a->codes, (size_t) a->rows * a->groups * a->group_bytes,
+                    b->codes, (size_t) b->rows * b->groups * b->group_bytes);
+    if (a->format != ENG_QFMT_F16) {
+        g_assert_cmpmem(a->scales, sizeof(uint16_t) * a->rows * a->groups,
+                        b->scales, sizeof(uint16_t) * b->rows * b->groups);
+    }
+}
+
 /* Two formats made in one pass (eng_model_also_make) hold the bits of
  * each made alone: the model's own matrices (checked through the
  * logits) and the other format's codes and scales, layers and LM head. */
@@ -199,15 +213,8 @@ test_also_make(void)
         g_assert_cmpmem(a, sizeof(float) * NT * c.vocab, b, sizeof(float) * NT * c.vocab);
         const EngWeight ws[3] = { ENG_W_K, ENG_W_UP, ENG_W_COUNT };   /* COUNT: LM head */
         for (int w = 0; w < 3; w++) {
-            const EngQMatrix *qa = eng_model_weight_as(alone, 1, ws[w], f);
-            const EngQMatrix *qb = eng_model_weight_as(both, 1, ws[w], f);
-            g_assert_cmpuint(eng_qmatrix_bytes(qa), ==, eng_qmatrix_bytes(qb));
-            g_assert_cmpmem(qa->codes, (size_t) qa->rows * qa->groups * qa->group_bytes,
-                            qb->codes, (size_t) qb->rows * qb->groups * qb->group_bytes);
-            if (f != ENG_QFMT_F16) {
-                g_assert_cmpmem(qa->scales, sizeof(uint16_t) * qa->rows * qa->groups,
-                                qb->scales, sizeof(uint16_t) * qb->rows * qb->groups);
-            }
+            assert_same_qmatrix(eng_model_weight_as(alone, 1, ws[w], f),
+                                eng_model_weight_as(both, 1, ws[w], f));
         }
     }
 }
@@ -235,15 +242,8 @@ test_load_round_trip(void)
     for (EngQFormat f = 0; f < ENG_QFMT_COUNT; f++) {
         const EngWeight ws[3] = { ENG_W_Q, ENG_W_DOWN, ENG_W_COUNT };   /* COUNT: LM head */
         for (int w = 0; w < 3; w++) {
-            const EngQMatrix *qs = eng_model_weight_as(syn, 1, ws[w], f);
-            const EngQMatrix *qr = eng_model_weight_as(real, 1, ws[w], f);
-            g_assert_cmpuint(eng_qmatrix_bytes(qs), ==, eng_qmatrix_bytes(qr));
-            g_assert_cmpmem(qs->codes, (size_t) qs->rows * qs->groups * qs->group_bytes,
-                            qr->codes, (size_t) qr->rows * qr->groups * qr->group_bytes);
-            if (f != ENG_QFMT_F16) {
-                g_assert_cmpmem(qs->scales, sizeof(uint16_t) * qs->rows * qs->groups,
-                                qr->scales, sizeof(uint16_t) * qr->rows * qr->groups);
-            }
+            assert_same_qmatrix(eng_model_weight_as(syn, 1, ws[w], f),
+                                eng_model_weight_as(real, 1, ws[w], f));
         }
     }
     /* and as W4A16: finite, close to the FP32 logits */
