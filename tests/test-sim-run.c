@@ -851,6 +851,7 @@ test_reference_progress(void)
         w.progress_opaque = &seen;
         g_autoptr(SimChecker) c = sim_run_checker_new(spec, &w, &error);
         g_assert_no_error(error);
+        g_assert_nonnull(c);
         g_assert_true(seen.in_order);
         g_assert_cmpuint(seen.calls, >, 2);
         g_assert_cmpuint(seen.last_done, ==, seen.total);
