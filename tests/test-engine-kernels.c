@@ -471,9 +471,11 @@ attention_hostile(GRand *r, float *q, size_t qrows, float *k, float *v, size_t r
         for (size_t h = 0; h < nh; h++) {
             float *kr = k + (j * nh + h) * hd, *vr = v + (j * nh + h) * hd;
             if (j % 2 == 1) {
-                memcpy(kr, kr - nh * hd, sizeof(float) * hd);
+                /* row j - 1's (an index x - nh * hd would wrap: UBSan) */
+                const float *kp = kr - nh * hd, *vp = vr - nh * hd;
+                memcpy(kr, kp, sizeof(float) * hd);
                 for (size_t x = 0; x < hd; x += 2) {
-                    vr[x] = -vr[x - nh * hd];
+                    vr[x] = -vp[x];
                 }
                 continue;
             }
