@@ -305,9 +305,8 @@ qb_matmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size
     const size_t blocks = (r1 - r0 + rows - 1) / rows;
     #pragma omp parallel if (blocks > 1 && (s1 - s0) * (r1 - r0) * k >= ENG_PAR_MIN_OPS)
     {
-        /* 32-byte aligned for the loads (g_malloc gives 16) */
-        void *mem = g_malloc(sizeof(QmBlock) + 32);
-        QmBlock *b = (QmBlock *) (((uintptr_t) mem + 31) & ~(uintptr_t) 31);
+        /* 32-byte aligned for the loads */
+        QmBlock *b = g_aligned_alloc(1, sizeof(QmBlock), 32);
         #pragma omp for schedule(static)
         for (size_t i = 0; i < blocks; i++) {
             size_t ra = r0 + i * rows;
@@ -315,7 +314,7 @@ qb_matmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size
                 qb_rows(x, w, y, t, MIN(s1, t + QB_MAX_TOKENS), ra, MIN(rows, r1 - ra), b);
             }
         }
-        g_free(mem);
+        g_aligned_free(b);
     }
 }
 #endif

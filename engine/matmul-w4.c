@@ -468,9 +468,8 @@ w4b_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, s
     const size_t blocks = (r1 - r0 + rows - 1) / rows;
     #pragma omp parallel if (blocks > 1 && (r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     {
-        /* 32-byte aligned for the loads (g_malloc gives 16) */
-        void *mem = g_malloc(sizeof(W4Block) + 32);
-        W4Block *b = (W4Block *) (((uintptr_t) mem + 31) & ~(uintptr_t) 31);
+        /* 32-byte aligned for the loads */
+        W4Block *b = g_aligned_alloc(1, sizeof(W4Block), 32);
         #pragma omp for schedule(static)
         for (size_t i = 0; i < blocks; i++) {
             size_t ra = r0 + i * rows;
@@ -478,7 +477,7 @@ w4b_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, s
                 w4b_rows(x, w, y, t, MIN(s1, t + W4B_MAX_TOKENS), ra, MIN(rows, r1 - ra), b);
             }
         }
-        g_free(mem);
+        g_aligned_free(b);
     }
 }
 
