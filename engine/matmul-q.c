@@ -114,6 +114,7 @@ dot16_x1(const float *x, const float *w, size_t k)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include "engine/reduce-avx2.h"
 #define HAVE_QB_AVX2 1
 
 /*
@@ -127,7 +128,9 @@ dot16_x1(const float *x, const float *w, size_t k)
  * the same order (AVX2 mul then add, no FMA), so the bits are the same.
  * dot16_x4 read a 16-row block of 256 KiB and four tokens' whole rows
  * from L2 for every row.  One Zen 3 thread, 64 tokens x [4096 x 4096],
- * FP16: 63 -> 39 ms (32 rows x 256 inputs: 1.11x that; 64 x 1024: 1.05x).
+ * FP16: 63 -> 39 ms (32 rows x 256 inputs: 1.11x that; 64 x 1024: 1.05x);
+ * then 39.4 -> 34.9 ms with rows two at a time (qb_tile2) and eight rows'
+ * sums reduced at once.
  */
 #define QB_ROWS 64
 #define QB_K 512
@@ -170,6 +173,42 @@ qb_tile(const float *wr, size_t kb, const float *const x[QB_TOK], int nt, float 
     }
 }
 
+/* qb_tile for two rows @w0, @w1 (sums @acc0, @acc1): the same operations
+ * per (row, token, lane), in another schedule.  Lanes 0-7 of every pair,
+ * then lanes 8-15 (independent sums): each weight vector meets four
+ * tokens and each input vector two rows, 6 loads for 8 products where
+ * qb_tile's 10 for 8 bound it. */
+QB_TARGET static inline __attribute__((always_inline)) void
+qb_tile2(const float *w0, const float *w1, size_t kb, const float *const x[QB_TOK], int nt,
+         float *acc0, float *acc1)
+{
+    _Pragma("GCC unroll 2")
+    for (int half = 0; half < QM_LANES; half += 8) {
+        __m256 a[2][QB_TOK];
+        _Pragma("GCC unroll 4")
+        for (int j = 0; j < nt; j++) {
+            a[0][j] = _mm256_load_ps(acc0 + QM_LANES * j + half);
+            a[1][j] = _mm256_load_ps(acc1 + QM_LANES * j + half);
+        }
+        for (size_t i = half; i < kb; i += QM_LANES) {
+            const __m256 f0 = _mm256_load_ps(w0 + i), f1 = _mm256_load_ps(w1 + i);
+            _Pragma("GCC unroll 4")
+            for (int j = 0; j < nt; j++) {
+                __m256 xv = _mm256_load_ps(x[j] + i);
+                /* in a register: folded into both products it is loaded twice */
+                __asm__("" : "+x"(xv));
+                a[0][j] = _mm256_add_ps(a[0][j], _mm256_mul_ps(xv, f0));
+                a[1][j] = _mm256_add_ps(a[1][j], _mm256_mul_ps(xv, f1));
+            }
+        }
+        _Pragma("GCC unroll 4")
+        for (int j = 0; j < nt; j++) {
+            _mm256_store_ps(acc0 + QM_LANES * j + half, a[0][j]);
+            _mm256_store_ps(acc1 + QM_LANES * j + half, a[1][j]);
+        }
+    }
+}
+
 /* Rows [ra, ra + nr) (nr <= QB_ROWS) of y for tokens [s0, s1) (at most
  * QB_MAX_TOKENS), FP16 weights, with @b as scratch. */
 QB_TARGET static void
@@ -200,7 +239,21 @@ qb_rows(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t
                     _mm256_store_ps(b->x[j] + e, _mm256_loadu_ps(xt + e));
                 }
             }
-            for (size_t i = 0; i < nr; i++) {
+            size_t i = 0;
+            for (; i + 2 <= nr; i += 2) {
+                float *acc = b->acc[t / QB_TOK][i], *acc1 = b->acc[t / QB_TOK][i + 1];
+                /* a constant count each, so the tile's loops unroll */
+                if (m == 4) {
+                    qb_tile2(b->w[i], b->w[i + 1], kb, xs, 4, acc, acc1);
+                } else if (m == 3) {
+                    qb_tile2(b->w[i], b->w[i + 1], kb, xs, 3, acc, acc1);
+                } else if (m == 2) {
+                    qb_tile2(b->w[i], b->w[i + 1], kb, xs, 2, acc, acc1);
+                } else {
+                    qb_tile2(b->w[i], b->w[i + 1], kb, xs, 1, acc, acc1);
+                }
+            }
+            for (; i < nr; i++) {
                 float *acc = b->acc[t / QB_TOK][i];
                 /* a constant count each, so the tile's loops unroll */
                 if (m == 4) {
@@ -218,7 +271,22 @@ qb_rows(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t
             break;
         }
     }
-    for (size_t i = 0; i < nr; i++) {
+    size_t i0 = 0;
+    if (k16 == k) {
+        /* eight rows of a token at a time (fold16's first step is lanes
+         * 0-7 + 8-15, the rest eng_reduce8x8_avx2's order) */
+        for (; i0 + 8 <= nr; i0 += 8) {
+            for (size_t t = 0; t < nt; t++) {
+                __m256 v[8];
+                for (int l = 0; l < 8; l++) {
+                    const float *a = b->acc[t / QB_TOK][i0 + l] + QM_LANES * (t % QB_TOK);
+                    v[l] = _mm256_add_ps(_mm256_load_ps(a), _mm256_load_ps(a + 8));
+                }
+                _mm256_storeu_ps(y->data + (s0 + t) * n + ra + i0, eng_reduce8x8_avx2(v));
+            }
+        }
+    }
+    for (size_t i = i0; i < nr; i++) {
         const size_t r = ra + i;
         const float *tail = b->w[i] + (k16 - c0);
         for (size_t t = 0; t < nt; t++) {

@@ -129,33 +129,37 @@ test_matmul_w4_blocked(void)
 }
 
 /* Many tokens (the blocked kernel: blocks of 64 rows x 2 groups, 64
- * tokens a call, tiles of 4; here 70 tokens, 133 rows, an odd number of
- * full groups and a partial one) give the portable path's bits, whole and
- * cut into token and row slices that split the blocks and tiles. */
+ * tokens a call, tiles of 2 rows x 4 tokens; here 70 tokens, 133 rows,
+ * an odd number of full groups and a partial one, or whole groups only,
+ * whose rows are reduced eight at a time) give the portable path's bits,
+ * whole and cut into token and row slices that split the blocks and
+ * tiles. */
 static void
 test_matmul_w4_many_tokens(void)
 {
     g_autoptr(GRand) r = g_rand_new_with_seed(9);
-    const size_t t = 70, k = 5 * 128 + 44, n = 133;
-    g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
-    g_autoptr(EngMatrix) m = eng_matrix_new_w4(w, (uint32_t) n, (uint32_t) k);
-    g_autofree float *want = g_new0(float, t * n), *got = g_new0(float, t * n);
-    EngTensor xt = { x, t, k }, wt = { want, t, n }, gt = { got, t, n };
-    g_assert_true(eng_set_isa(ENG_ISA_PORTABLE));
-    eng_matmul(&xt, m, &wt, 0, t, 0, n);
-    for (EngIsa isa = ENG_ISA_AVX2; isa < ENG_ISA_COUNT; isa++) {
-        if (!eng_set_isa(isa)) {
-            continue;
+    const size_t t = 70, n = 133;
+    for (size_t k = 5 * 128 + 44; k <= 6 * 128; k += 128 - 44) {
+        g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
+        g_autoptr(EngMatrix) m = eng_matrix_new_w4(w, (uint32_t) n, (uint32_t) k);
+        g_autofree float *want = g_new0(float, t * n), *got = g_new0(float, t * n);
+        EngTensor xt = { x, t, k }, wt = { want, t, n }, gt = { got, t, n };
+        g_assert_true(eng_set_isa(ENG_ISA_PORTABLE));
+        eng_matmul(&xt, m, &wt, 0, t, 0, n);
+        for (EngIsa isa = ENG_ISA_AVX2; isa < ENG_ISA_COUNT; isa++) {
+            if (!eng_set_isa(isa)) {
+                continue;
+            }
+            memset(got, 0, sizeof(float) * t * n);
+            eng_matmul(&xt, m, &gt, 0, t, 0, n);
+            g_assert_cmpmem(got, sizeof(float) * t * n, want, sizeof(float) * t * n);
+            memset(got, 0, sizeof(float) * t * n);
+            eng_matmul(&xt, m, &gt, 0, 19, 0, 70);           /* 19 tokens: a tile of 3 */
+            eng_matmul(&xt, m, &gt, 19, t, 0, 70);
+            eng_matmul(&xt, m, &gt, 0, 30, 70, n);           /* 63 rows: a row alone */
+            eng_matmul(&xt, m, &gt, 30, t, 70, n);
+            g_assert_cmpmem(got, sizeof(float) * t * n, want, sizeof(float) * t * n);
         }
-        memset(got, 0, sizeof(float) * t * n);
-        eng_matmul(&xt, m, &gt, 0, t, 0, n);
-        g_assert_cmpmem(got, sizeof(float) * t * n, want, sizeof(float) * t * n);
-        memset(got, 0, sizeof(float) * t * n);
-        eng_matmul(&xt, m, &gt, 0, 19, 0, 70);               /* 19 tokens: a tile of 3 */
-        eng_matmul(&xt, m, &gt, 19, t, 0, 70);
-        eng_matmul(&xt, m, &gt, 0, 30, 70, n);
-        eng_matmul(&xt, m, &gt, 30, t, 70, n);
-        g_assert_cmpmem(got, sizeof(float) * t * n, want, sizeof(float) * t * n);
     }
     g_assert_true(eng_set_isa(ENG_ISA_AUTO));
 }
