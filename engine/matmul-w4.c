@@ -473,11 +473,105 @@ w4b_unpack(const EngMatrix *w, size_t ra, size_t nr, size_t g0, size_t ng, W4Blo
     }
 }
 
+/* One pass of a block's rows over a tile of @nt (1..W4B_TOK) tokens'
+ * inputs @x: tot[i] (row i's totals, W4B_TOK * 8 floats) += the block's
+ * @ng groups of row i against x[j].  One function per ISA and token
+ * count (the count a constant, so the tiles' loops unroll). */
+typedef void W4bPass(const W4Block *b, size_t nr, size_t ng, const float *const x[W4B_TOK],
+                     float (*tot)[W4B_TOK * 8]);
+
+#define W4B_PASS_BODY(tile2, nt)                                                              \
+    {                                                                                         \
+        size_t i = 0;                                                                         \
+        for (; i + 2 <= nr; i += 2) {                                                         \
+            tile2(b->w[i], b->w[i + 1], b->scale[i], b->scale[i + 1], ng, x, nt, tot[i],      \
+                  tot[i + 1]);                                                                \
+        }                                                                                     \
+        for (; i < nr; i++) {                                                                 \
+            w4b_tile(b->w[i], b->scale[i], ng, x, nt, tot[i]);                                \
+        }                                                                                     \
+    }
+#define W4B_PASS_FNS(isa, target, tile2)                                                      \
+    target static void w4b_pass_##isa##_1(const W4Block *b, size_t nr, size_t ng,             \
+                                          const float *const x[W4B_TOK],                      \
+                                          float (*tot)[W4B_TOK * 8]) W4B_PASS_BODY(tile2, 1)  \
+    target static void w4b_pass_##isa##_2(const W4Block *b, size_t nr, size_t ng,             \
+                                          const float *const x[W4B_TOK],                      \
+                                          float (*tot)[W4B_TOK * 8]) W4B_PASS_BODY(tile2, 2)  \
+    target static void w4b_pass_##isa##_3(const W4Block *b, size_t nr, size_t ng,             \
+                                          const float *const x[W4B_TOK],                      \
+                                          float (*tot)[W4B_TOK * 8]) W4B_PASS_BODY(tile2, 3)  \
+    target static void w4b_pass_##isa##_4(const W4Block *b, size_t nr, size_t ng,             \
+                                          const float *const x[W4B_TOK],                      \
+                                          float (*tot)[W4B_TOK * 8]) W4B_PASS_BODY(tile2, 4)  \
+    static W4bPass *const w4b_pass_##isa[W4B_TOK] = {                                        \
+        w4b_pass_##isa##_1, w4b_pass_##isa##_2, w4b_pass_##isa##_3, w4b_pass_##isa##_4,       \
+    };
+
+W4B_PASS_FNS(avx2, W4_TARGET, w4b_tile2)
+
+#define W4_TARGET512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
+
+/* w4b_tile2 with AVX-512: one register holds a (row, token)'s a0 and a1
+ * (a2 and a3) side by side, as the inputs e and e + 8 lie in memory, so
+ * each FMA does the work of two of w4b_tile2's and a0 + a1 is the sum of
+ * its halves; every lane's operations are w4b_tile2's (the same bits).
+ * 6 loads for 8 FMAs of 16 lanes. */
+W4_TARGET512 static inline __attribute__((always_inline)) void
+w4b_tile2_512(const float *w0, const float *w1, const float *sc0, const float *sc1, size_t ng,
+              const float *const x[W4B_TOK], int nt, float *tot0, float *tot1)
+{
+    for (size_t g = 0; g < ng; g++) {
+        __m256 h[2][2][W4B_TOK];     /* [half][row][token]: a0 + a1, a2 + a3 */
+        _Pragma("GCC unroll 2")
+        for (int hf = 0; hf < 2; hf++) {
+            __m512 a[2][W4B_TOK];
+            _Pragma("GCC unroll 4")
+            for (int j = 0; j < nt; j++) {
+                a[0][j] = _mm512_setzero_ps();
+                a[1][j] = _mm512_setzero_ps();
+            }
+            _Pragma("GCC unroll 4")
+            for (int i = 0; i < 4; i++) {
+                const size_t e = g * ENG_W4_GROUP + 32 * i + 16 * hf;
+                const __m512 f0 = _mm512_load_ps(w0 + e), f1 = _mm512_load_ps(w1 + e);
+                _Pragma("GCC unroll 4")
+                for (int j = 0; j < nt; j++) {
+                    __m512 xv = _mm512_load_ps(x[j] + e);
+                    __asm__("" : "+v"(xv));
+                    a[0][j] = _mm512_fmadd_ps(f0, xv, a[0][j]);
+                    a[1][j] = _mm512_fmadd_ps(f1, xv, a[1][j]);
+                }
+            }
+            _Pragma("GCC unroll 4")
+            for (int j = 0; j < nt; j++) {
+                _Pragma("GCC unroll 2")
+                for (int r = 0; r < 2; r++) {
+                    h[hf][r][j] = _mm256_add_ps(_mm512_castps512_ps256(a[r][j]),
+                                                _mm512_extractf32x8_ps(a[r][j], 1));
+                }
+            }
+        }
+        _Pragma("GCC unroll 2")
+        for (int r = 0; r < 2; r++) {
+            const __m256 s = _mm256_set1_ps(r == 0 ? sc0[g] : sc1[g]);
+            _Pragma("GCC unroll 4")
+            for (int j = 0; j < nt; j++) {
+                float *tot = (r == 0 ? tot0 : tot1) + 8 * j;
+                _mm256_store_ps(tot, _mm256_fmadd_ps(s, _mm256_add_ps(h[0][r][j], h[1][r][j]),
+                                                     _mm256_load_ps(tot)));
+            }
+        }
+    }
+}
+
+W4B_PASS_FNS(avx512, W4_TARGET512, w4b_tile2_512)
+
 /* Rows [ra, ra + nr) (nr <= W4B_ROWS) of y for tokens [s0, s1) (at most
- * W4B_MAX_TOKENS), with @b as scratch. */
+ * W4B_MAX_TOKENS), with @b as scratch and @pass's tiles. */
 W4_TARGET static void
 w4b_rows(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t ra,
-         size_t nr, W4Block *b)
+         size_t nr, W4Block *b, W4bPass *const pass[W4B_TOK])
 {
     const size_t k = w->cols, n = w->rows, full = k / ENG_W4_GROUP, nt = s1 - s0;
     memset(b->tot, 0, sizeof(b->tot));
@@ -496,37 +590,7 @@ w4b_rows(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, siz
                     _mm256_store_ps(b->x[j] + e, _mm256_loadu_ps(xt + e));
                 }
             }
-            size_t i = 0;
-            for (; i + 2 <= nr; i += 2) {
-                float *tot = b->tot[t / W4B_TOK][i];
-                /* a constant count each, so the tile's loops unroll */
-                if (m == 4) {
-                    w4b_tile2(b->w[i], b->w[i + 1], b->scale[i], b->scale[i + 1], ng, xs, 4, tot,
-                              tot + W4B_TOK * 8);
-                } else if (m == 3) {
-                    w4b_tile2(b->w[i], b->w[i + 1], b->scale[i], b->scale[i + 1], ng, xs, 3, tot,
-                              tot + W4B_TOK * 8);
-                } else if (m == 2) {
-                    w4b_tile2(b->w[i], b->w[i + 1], b->scale[i], b->scale[i + 1], ng, xs, 2, tot,
-                              tot + W4B_TOK * 8);
-                } else {
-                    w4b_tile2(b->w[i], b->w[i + 1], b->scale[i], b->scale[i + 1], ng, xs, 1, tot,
-                              tot + W4B_TOK * 8);
-                }
-            }
-            for (; i < nr; i++) {
-                float *tot = b->tot[t / W4B_TOK][i];
-                /* a constant count each, so the tile's loops unroll */
-                if (m == 4) {
-                    w4b_tile(b->w[i], b->scale[i], ng, xs, 4, tot);
-                } else if (m == 3) {
-                    w4b_tile(b->w[i], b->scale[i], ng, xs, 3, tot);
-                } else if (m == 2) {
-                    w4b_tile(b->w[i], b->scale[i], ng, xs, 2, tot);
-                } else {
-                    w4b_tile(b->w[i], b->scale[i], ng, xs, 1, tot);
-                }
-            }
+            pass[m - 1](b, nr, ng, xs, b->tot[t / W4B_TOK]);
         }
     }
     size_t i0 = 0;
@@ -560,26 +624,25 @@ w4b_rows(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, siz
  * rows, for all the tokens. */
 static void
 w4b_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r0,
-           size_t r1)
+           size_t r1, W4bPass *const pass[W4B_TOK])
 {
     const size_t k = w->cols, rows = eng_block_rows(r1 - r0, W4B_ROWS);
     const size_t blocks = (r1 - r0 + rows - 1) / rows;
     #pragma omp parallel if (blocks > 1 && (r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     {
-        /* 32-byte aligned for the loads */
-        W4Block *b = g_aligned_alloc(1, sizeof(W4Block), 32);
+        /* 64-byte aligned for the loads */
+        W4Block *b = g_aligned_alloc(1, sizeof(W4Block), 64);
         #pragma omp for schedule(static)
         for (size_t i = 0; i < blocks; i++) {
             size_t ra = r0 + i * rows;
             for (size_t t = s0; t < s1; t += W4B_MAX_TOKENS) {
-                w4b_rows(x, w, y, t, MIN(s1, t + W4B_MAX_TOKENS), ra, MIN(rows, r1 - ra), b);
+                w4b_rows(x, w, y, t, MIN(s1, t + W4B_MAX_TOKENS), ra, MIN(rows, r1 - ra), b,
+                         pass);
             }
         }
         g_aligned_free(b);
     }
 }
-
-#define W4_TARGET512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
 
 /* Unpack 32 weights (16 bytes) as q - 8: inputs 0-15 of the chunk (a[0]
  * in the low half, a[1] in the high) and 16-31 (a[2], a[3]). */
@@ -834,8 +897,9 @@ eng_w4_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1
      * of inputs for each of 14336 rows).  Every y[t, r] is still the
      * same operations in the same order: the bits do not change. */
 #ifdef HAVE_W4_AVX2
-    if (isa_current() == ENG_ISA_AVX2 && s1 - s0 >= W4B_MIN_TOKENS) {
-        w4b_matmul(x, w, y, s0, s1, r0, r1);
+    if (s1 - s0 >= W4B_MIN_TOKENS && isa_current() != ENG_ISA_PORTABLE) {
+        w4b_matmul(x, w, y, s0, s1, r0, r1,
+                   isa_current() == ENG_ISA_AVX512 ? w4b_pass_avx512 : w4b_pass_avx2);
         return;
     }
 #endif
