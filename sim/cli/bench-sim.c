@@ -137,6 +137,40 @@ hold_events_per_s(uint64_t events)
     return (double) ran / (hs_bench_now_s() - t0);
 }
 
+/* Requests shorter than this are run SHORT_RUNS times and the median
+ * (by wall time) kept: on a shared VM one run of 0.35 s read 0.52 s,
+ * the scheduler's or the binary's first load, not the simulator. */
+#define SHORT_S 2.0
+#define SHORT_RUNS 3
+
+static int
+row_cmp(const void *a, const void *b)
+{
+    const Row *x = a, *y = b;
+    return (x->wall_s > y->wall_s) - (x->wall_s < y->wall_s);
+}
+
+static gboolean
+child_median(const char *self, const Req *q, Row *row, GError **error)
+{
+    Row runs[SHORT_RUNS];
+    if (!child(self, q, &runs[0], error)) {
+        return FALSE;
+    }
+    if (runs[0].wall_s >= SHORT_S) {
+        *row = runs[0];
+        return TRUE;
+    }
+    for (int i = 1; i < SHORT_RUNS; i++) {
+        if (!child(self, q, &runs[i], error)) {
+            return FALSE;
+        }
+    }
+    qsort(runs, SHORT_RUNS, sizeof(Row), row_cmp);
+    *row = runs[SHORT_RUNS / 2];
+    return TRUE;
+}
+
 static const char *
 verdict(double v, double target)
 {
@@ -156,14 +190,15 @@ run(gboolean quick, HsFormat format, GError **error)
     g_autoptr(cJSON) rows = cJSON_CreateArray();
     if (format == HS_FORMAT_TEXT) {
         printf("simulating Llama-3-8B on sd8gen3, hetero-tensor (each request a child "
-               "process); kernel hold model %.2f M events/s\n", hold / 1e6);
+               "process; under %.0f s: the median of %d); kernel hold model %.2f M events/s\n",
+               SHORT_S, SHORT_RUNS, hold / 1e6);
         printf("  %-32s %9s %8s %8s %11s %10s %10s %6s  %s\n", "request", "wall s", "CPU s",
                "RSS MB", "tokens/s", "tasks/s", "events/s", "x hold", "targets");
     }
     Row r1024 = { 0 };
     for (size_t i = 0; i < n; i++) {
         Row r = { 0 };
-        if (!child(self, &reqs[i], &r, error)) {
+        if (!child_median(self, &reqs[i], &r, error)) {
             return FALSE;
         }
         if (i == 0) {
