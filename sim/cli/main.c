@@ -63,6 +63,12 @@ static const char *const default_argv[] = { "compare", NULL };
  * with OMP_WAIT_POLICY=PASSIVE, unless the user chose a wait policy or a
  * spin count.  Values do not depend on it (every iteration writes only its
  * own outputs).  If the program cannot be run again it goes on as it is.
+ * The same run starts OpenBLAS with one thread (unless the user set
+ * OPENBLAS_NUM_THREADS): the engine calls it from its own OpenMP threads,
+ * one thread each (engine/matmul.c), and the pool OpenBLAS starts when it
+ * is loaded spins in sched_yield for a while: 0.08-0.11 s of system CPU
+ * for every run, even a timing-only one (`bench engine`'s direct OpenBLAS
+ * figure asks for its threads with openblas_set_num_threads()).
  */
 static void
 passive_omp(char **argv)
@@ -71,8 +77,15 @@ passive_omp(char **argv)
         return;                  /* the user's choice, or already run again */
     }
     g_setenv("OMP_WAIT_POLICY", "PASSIVE", FALSE);
+    gboolean blas_set = g_getenv("OPENBLAS_NUM_THREADS") == NULL;
+    if (blas_set) {
+        g_setenv("OPENBLAS_NUM_THREADS", "1", FALSE);
+    }
     execv("/proc/self/exe", argv);
     g_unsetenv("OMP_WAIT_POLICY");
+    if (blas_set) {
+        g_unsetenv("OPENBLAS_NUM_THREADS");
+    }
 }
 
 static void
