@@ -151,6 +151,9 @@ gboolean eng_set_isa(EngIsa isa);
 const char *eng_isa_name(void);
 /* The path in use (never ENG_ISA_AUTO). */
 EngIsa eng_isa(void);
+/* The AVX-512 path is in use and the CPU has AVX512-VNNI (INT8 dot
+ * products, exact: any path gives the same integers). */
+gboolean eng_isa_vnni(void);
 
 /*
  * A padded execution, as a static-shape NPU graph runs it: rows [s0, s1)

@@ -503,6 +503,51 @@ dot_i8(const int8_t *a, const int8_t *b, size_t k)
     return acc;
 }
 
+#ifdef HAVE_QB_AVX2
+/* Inputs up to which the VNNI dot's sums of (a + 128) * b stay in int32:
+ * 255 * 128 * k < 2^31. */
+#define A8_VNNI_MAX_K 65536
+
+/*
+ * out[t] = sum of a_t[i] * b[i] for @nt tokens, by AVX512-VNNI: VPDPBUSD
+ * multiplies unsigned by signed bytes, so the codes come as au = a + 128
+ * (a XOR 0x80) and sum a * b = sum au * b - 128 * sum b, sum b by the
+ * same instruction against ones.  Integers: exactly dot_i8's sums (the
+ * INT8 matmuls of the default compare spent 22 % of its CPU in dot_i8).
+ */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
+dot_i8_vnni(const uint8_t *au, size_t nt, const int8_t *b, size_t k, int32_t *out)
+{
+    const __m512i ones = _mm512_set1_epi8(1);
+    const size_t k64 = k - k % 64;
+    const __mmask64 tail = k % 64 ? ((__mmask64) 1 << (k % 64)) - 1 : 0;
+    __m512i bs = _mm512_setzero_si512();
+    for (size_t i = 0; i < k64; i += 64) {
+        bs = _mm512_dpbusd_epi32(bs, ones, _mm512_loadu_si512(b + i));
+    }
+    bs = _mm512_dpbusd_epi32(bs, ones, _mm512_maskz_loadu_epi8(tail, b + k64));
+    const int64_t bsum = _mm512_reduce_add_epi32(bs);
+    for (size_t t = 0; t < nt; t += 4) {
+        const size_t m = MIN(4, nt - t);
+        __m512i acc[4] = { _mm512_setzero_si512(), _mm512_setzero_si512(),
+                           _mm512_setzero_si512(), _mm512_setzero_si512() };
+        for (size_t i = 0; i < k64; i += 64) {
+            const __m512i bv = _mm512_loadu_si512(b + i);
+            for (size_t j = 0; j < m; j++) {
+                acc[j] = _mm512_dpbusd_epi32(acc[j], _mm512_loadu_si512(au + (t + j) * k + i),
+                                             bv);
+            }
+        }
+        const __m512i bv = _mm512_maskz_loadu_epi8(tail, b + k64);
+        for (size_t j = 0; j < m; j++) {
+            acc[j] = _mm512_dpbusd_epi32(
+                acc[j], _mm512_maskz_loadu_epi8(tail, au + (t + j) * k + k64), bv);
+            out[t + j] = (int32_t) (_mm512_reduce_add_epi32(acc[j]) - 128 * bsum);
+        }
+    }
+}
+#endif
+
 void
 eng_qmatmul_a8(const EngTensor *x, const EngActInt8 *a, const EngQMatrix *w, EngTensor *y,
                size_t s0, size_t s1, size_t r0, size_t r1)
@@ -532,13 +577,36 @@ eng_qmatmul_a8(const EngTensor *x, const EngActInt8 *a, const EngQMatrix *w, Eng
         }
     }
     const uint32_t *oi = (const uint32_t *) outl->data;
+#ifdef HAVE_QB_AVX2
+    g_autofree uint8_t *qu = NULL;
+    if (k < A8_VNNI_MAX_K && eng_isa_vnni()) {
+        qu = g_new(uint8_t, nt * k);
+        for (size_t i = 0; i < nt * k; i++) {
+            qu[i] = (uint8_t) q[i] ^ 0x80u;
+        }
+    }
+#endif
     #pragma omp parallel for schedule(static) if (nt * (r1 - r0) * k >= ENG_PAR_MIN_OPS)
     for (size_t r = r0; r < r1; r++) {
         const int8_t *wq = (const int8_t *) w->codes + r * w->group_bytes;
         const float sw = eng_fp16_to_float(w->scales[r]);
         const float sxw = a->scale * sw;
+        int32_t dots[64];
         for (size_t t = 0; t < nt; t++) {
-            float v = (float) dot_i8(q + t * k, wq, k) * sxw;
+            if (t % 64 == 0) {
+                const size_t m = MIN(64, nt - t);
+#ifdef HAVE_QB_AVX2
+                if (qu != NULL) {
+                    dot_i8_vnni(qu + t * k, m, wq, k, dots);
+                } else
+#endif
+                {
+                    for (size_t j = 0; j < m; j++) {
+                        dots[j] = dot_i8(q + (t + j) * k, wq, k);
+                    }
+                }
+            }
+            float v = (float) dots[t % 64] * sxw;
             if (n_out[t]) {
                 const float *xr = x->data + (s0 + t) * k;
                 float sh = 0;

@@ -787,14 +787,15 @@ enum {
     CPUID1_ECX_F16C = 1u << 29,
     CPUID7_EBX_AVX2 = 1u << 5, CPUID7_EBX_AVX512F = 1u << 16, CPUID7_EBX_AVX512DQ = 1u << 17,
     CPUID7_EBX_AVX512BW = 1u << 30, CPUID7_EBX_AVX512VL = 1u << 31,
+    CPUID7_ECX_AVX512VNNI = 1u << 11,
     XCR0_AVX = 0x6, XCR0_AVX512 = 0xe0,
 };
 
 static void
-cpu_features(gboolean *avx2, gboolean *avx512)
+cpu_features3(gboolean *avx2, gboolean *avx512, gboolean *vnni)
 {
     unsigned a, b, c, d;
-    *avx2 = *avx512 = FALSE;
+    *avx2 = *avx512 = *vnni = FALSE;
     if (!__get_cpuid(1, &a, &b, &c, &d)) {
         return;
     }
@@ -812,6 +813,14 @@ cpu_features(gboolean *avx2, gboolean *avx512)
     unsigned need7 = CPUID7_EBX_AVX512F | CPUID7_EBX_AVX512DQ | CPUID7_EBX_AVX512BW |
                      CPUID7_EBX_AVX512VL;
     *avx512 = *avx2 && (b & need7) == need7 && (lo & XCR0_AVX512) == XCR0_AVX512;
+    *vnni = *avx512 && (c & CPUID7_ECX_AVX512VNNI) != 0;
+}
+
+static void
+cpu_features(gboolean *avx2, gboolean *avx512)
+{
+    gboolean vnni;
+    cpu_features3(avx2, avx512, &vnni);
 }
 #endif
 
@@ -865,6 +874,23 @@ EngIsa
 eng_isa(void)
 {
     return isa_current();
+}
+
+gboolean
+eng_isa_vnni(void)
+{
+#ifdef HAVE_W4_AVX2
+    static gsize once = 0;
+    static gboolean vnni;
+    if (g_once_init_enter(&once)) {
+        gboolean avx2, avx512;
+        cpu_features3(&avx2, &avx512, &vnni);
+        g_once_init_leave(&once, 1);
+    }
+    return vnni && isa_current() == ENG_ISA_AVX512;
+#else
+    return FALSE;
+#endif
 }
 
 const char *

@@ -451,6 +451,56 @@ test_matmul_a16_many_tokens(void)
     }
 }
 
+/* W8 with INT8 activations gives the portable path's bits on every path
+ * (AVX-512 with VNNI: unsigned codes a + 128 against signed weights):
+ * 70 tokens (past the 64 a row's dots are taken for at once), inputs with
+ * and without a tail past 64, outliers set aside; and at 65535 inputs,
+ * every code +-127 with signs that make the unsigned sums largest (the
+ * bound the VNNI path's int32 sums are kept under). */
+static void
+test_matmul_a8_paths(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(16);
+    const size_t ks[] = { 3 * 64, 3 * 64 + 37, 65535 };
+    for (size_t i = 0; i < G_N_ELEMENTS(ks); i++) {
+        const size_t k = ks[i], extreme = k > 1000, t = extreme ? 5 : 70, n = extreme ? 3 : 21;
+        g_autofree float *x = gauss(r, t * k, 1), *w = gauss(r, n * k, 0.05);
+        if (extreme) {
+            for (size_t e = 0; e < t * k; e++) {
+                /* token 0: codes -127 and 127 in turn; the others 127:
+                 * against a row of -127, 255 * -127 * 65535 unsigned */
+                x[e] = e >= k || e % 2 ? 1.0f : -1.0f;
+            }
+            for (size_t e = 0; e < n * k; e++) {
+                w[e] = (e / k) % 2 ? 0.5f : -0.5f;    /* a row of -127, one of 127 */
+            }
+        }
+        EngActInt8 a;
+        eng_act_int8_params(x, k, t, !extreme, &a);
+        g_autoptr(EngQMatrix) m = eng_qmatrix_new_from(ENG_QFMT_W8, w, n, k);
+        g_autofree float *want = g_new0(float, t * n), *got = g_new0(float, t * n);
+        EngTensor xt = { x, t, k }, wt = { want, t, n }, gt = { got, t, n };
+        g_assert_true(eng_set_isa(ENG_ISA_PORTABLE));
+        g_assert_false(eng_isa_vnni());
+        eng_qmatmul_a8(&xt, &a, m, &wt, 0, t, 0, n);
+        if (extreme) {
+            /* sum of +-127 * +-127 over k inputs, exactly */
+            const float sw = eng_fp16_to_float(m->scales[0]);
+            g_assert_cmpfloat(fabsf(want[0]), ==, (float) (127 * 127 * (k % 2)) * (a.scale * sw));
+        }
+        for (EngIsa isa = ENG_ISA_AVX2; isa < ENG_ISA_COUNT; isa++) {
+            if (!eng_set_isa(isa)) {
+                continue;
+            }
+            g_test_message("k %zu, %s%s", k, eng_isa_name(), eng_isa_vnni() ? " + VNNI" : "");
+            memset(got, 0xff, sizeof(float) * t * n);
+            eng_qmatmul_a8(&xt, &a, m, &gt, 0, t, 0, n);
+            g_assert_cmpmem(got, sizeof(float) * t * n, want, sizeof(float) * t * n);
+        }
+        eng_set_isa(ENG_ISA_AUTO);
+    }
+}
+
 /* Columns of a row dequantised in pieces of whole groups are the row's
  * values, in every format. */
 static void
@@ -620,6 +670,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/quant-formats/a16-many-tokens", test_matmul_a16_many_tokens);
     g_test_add_func("/engine/quant-formats/cols-decode", test_cols_decode);
     g_test_add_func("/engine/quant-formats/int8-shadow", test_int8_shadow);
+    g_test_add_func("/engine/quant-formats/a8-paths-same-bits", test_matmul_a8_paths);
     g_test_add_func("/engine/quant-formats/fp4-vs-int4", test_fp4_vs_int4);
     return g_test_run();
 }
