@@ -519,15 +519,27 @@ W4B_PASS_FNS(avx2, W4_TARGET, w4b_tile2)
 
 /* w4b_tile2 with AVX-512: one register holds a (row, token)'s a0 and a1
  * (a2 and a3) side by side, as the inputs e and e + 8 lie in memory, so
- * each FMA does the work of two of w4b_tile2's and a0 + a1 is the sum of
- * its halves; every lane's operations are w4b_tile2's (the same bits).
- * 6 loads for 8 FMAs of 16 lanes. */
+ * each FMA does the work of two of w4b_tile2's; every lane's operations
+ * are w4b_tile2's (the same bits).  6 loads for 8 FMAs of 16 lanes.  Two
+ * tokens' sums are folded together, 16 lanes wide: a shuffle of their
+ * registers' halves gives [a0 of j | a0 of j + 1] and [a1 | a1], whose
+ * sum is both tokens' a0 + a1, and their totals stay in registers over
+ * the block's groups (8 vector operations a pair and group where halves
+ * extracted one token at a time took 12, and 4 loads and stores). */
 W4_TARGET512 static inline __attribute__((always_inline)) void
 w4b_tile2_512(const float *w0, const float *w1, const float *sc0, const float *sc1, size_t ng,
               const float *const x[W4B_TOK], int nt, float *tot0, float *tot1)
 {
+    const int np = nt / 2;                  /* token pairs; a last odd one alone */
+    __m512 tp[2][W4B_TOK / 2];              /* [row][pair]: totals of 2p | 2p + 1 */
+    _Pragma("GCC unroll 2")
+    for (int p = 0; p < np; p++) {
+        tp[0][p] = _mm512_loadu_ps(tot0 + 16 * p);
+        tp[1][p] = _mm512_loadu_ps(tot1 + 16 * p);
+    }
     for (size_t g = 0; g < ng; g++) {
-        __m256 h[2][2][W4B_TOK];     /* [half][row][token]: a0 + a1, a2 + a3 */
+        __m512 sp[2][2][W4B_TOK / 2];       /* [half][row][pair]: a0 + a1, a2 + a3 */
+        __m256 h[2][2];                     /* [half][row]: the odd token's */
         _Pragma("GCC unroll 2")
         for (int hf = 0; hf < 2; hf++) {
             __m512 a[2][W4B_TOK];
@@ -548,25 +560,40 @@ w4b_tile2_512(const float *w0, const float *w1, const float *sc0, const float *s
                     a[1][j] = _mm512_fmadd_ps(f1, xv, a[1][j]);
                 }
             }
-            _Pragma("GCC unroll 4")
-            for (int j = 0; j < nt; j++) {
+            _Pragma("GCC unroll 2")
+            for (int r = 0; r < 2; r++) {
                 _Pragma("GCC unroll 2")
-                for (int r = 0; r < 2; r++) {
-                    h[hf][r][j] = _mm256_add_ps(_mm512_castps512_ps256(a[r][j]),
-                                                _mm512_extractf32x8_ps(a[r][j], 1));
+                for (int p = 0; p < np; p++) {
+                    const __m512 u = a[r][2 * p], v = a[r][2 * p + 1];
+                    sp[hf][r][p] = _mm512_add_ps(_mm512_shuffle_f32x4(u, v, 0x44),
+                                                 _mm512_shuffle_f32x4(u, v, 0xee));
+                }
+                if (nt % 2) {
+                    h[hf][r] = _mm256_add_ps(_mm512_castps512_ps256(a[r][nt - 1]),
+                                             _mm512_extractf32x8_ps(a[r][nt - 1], 1));
                 }
             }
         }
         _Pragma("GCC unroll 2")
         for (int r = 0; r < 2; r++) {
-            const __m256 s = _mm256_set1_ps(r == 0 ? sc0[g] : sc1[g]);
-            _Pragma("GCC unroll 4")
-            for (int j = 0; j < nt; j++) {
-                float *tot = (r == 0 ? tot0 : tot1) + 8 * j;
-                _mm256_store_ps(tot, _mm256_fmadd_ps(s, _mm256_add_ps(h[0][r][j], h[1][r][j]),
+            const float sg = r == 0 ? sc0[g] : sc1[g];
+            const __m512 s = _mm512_set1_ps(sg);
+            _Pragma("GCC unroll 2")
+            for (int p = 0; p < np; p++) {
+                tp[r][p] = _mm512_fmadd_ps(s, _mm512_add_ps(sp[0][r][p], sp[1][r][p]), tp[r][p]);
+            }
+            if (nt % 2) {
+                float *tot = (r == 0 ? tot0 : tot1) + 8 * (nt - 1);
+                _mm256_store_ps(tot, _mm256_fmadd_ps(_mm256_set1_ps(sg),
+                                                     _mm256_add_ps(h[0][r], h[1][r]),
                                                      _mm256_load_ps(tot)));
             }
         }
+    }
+    _Pragma("GCC unroll 2")
+    for (int p = 0; p < np; p++) {
+        _mm512_storeu_ps(tot0 + 16 * p, tp[0][p]);
+        _mm512_storeu_ps(tot1 + 16 * p, tp[1][p]);
     }
 }
 
