@@ -819,7 +819,7 @@ enum {
 };
 
 static void
-cpu_features3(gboolean *avx2, gboolean *avx512, gboolean *vnni)
+cpu_features(gboolean *avx2, gboolean *avx512, gboolean *vnni)
 {
     unsigned a, b, c, d;
     *avx2 = *avx512 = *vnni = FALSE;
@@ -842,13 +842,6 @@ cpu_features3(gboolean *avx2, gboolean *avx512, gboolean *vnni)
     *avx512 = *avx2 && (b & need7) == need7 && (lo & XCR0_AVX512) == XCR0_AVX512;
     *vnni = *avx512 && (c & CPUID7_ECX_AVX512VNNI) != 0;
 }
-
-static void
-cpu_features(gboolean *avx2, gboolean *avx512)
-{
-    gboolean vnni;
-    cpu_features3(avx2, avx512, &vnni);
-}
 #endif
 
 static gboolean
@@ -861,8 +854,8 @@ isa_supported(EngIsa isa)
 #ifdef HAVE_W4_AVX2
     case ENG_ISA_AVX2:
     case ENG_ISA_AVX512: {
-        gboolean avx2, avx512;
-        cpu_features(&avx2, &avx512);
+        gboolean avx2, avx512, vnni;
+        cpu_features(&avx2, &avx512, &vnni);
         return isa == ENG_ISA_AVX2 ? avx2 : avx512;
     }
 #endif
@@ -911,7 +904,7 @@ eng_isa_vnni(void)
     static gboolean vnni;
     if (g_once_init_enter(&once)) {
         gboolean avx2, avx512;
-        cpu_features3(&avx2, &avx512, &vnni);
+        cpu_features(&avx2, &avx512, &vnni);
         g_once_init_leave(&once, 1);
     }
     return vnni && isa_current() == ENG_ISA_AVX512;
