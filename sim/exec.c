@@ -11,6 +11,7 @@
 #include "sim/cost.h"
 #include "sim/kernel/kernel.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 
 #include <stdlib.h>
 
@@ -443,7 +444,8 @@ submit(Exec *ex, uint32_t id)
         }
     }
     if (!hw_runtime_submit(ex->rt, &s, &ex->error)) {
-        g_prefix_error(&ex->error, "task %u (%s): ", id, t->name);
+        g_autofree char *name = hs_escape(t->name);     /* a recording's: input text */
+        g_prefix_error(&ex->error, "task %u (%s): ", id, name);
         sim_kernel_stop(ex->k);
     }
 }

@@ -3,7 +3,9 @@
  */
 #include "sim/plan.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 const char *const sim_task_kind_name[] = {
@@ -130,6 +132,20 @@ sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep)
     t->deps = d;
 }
 
+/* "task I (NAME): " and the message: a recording's task name escaped
+ * (it is input text: raw bytes and newlines stay out of the one line) */
+G_GNUC_PRINTF(4, 5) static void
+bad_task(GError **error, const SimPlan *plan, uint32_t i, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_autofree char *name = hs_escape(sim_plan_task(plan, i)->name);
+    g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN, "task %u (%s): %s", i, name,
+                msg);
+}
+
 uint32_t *
 sim_plan_topo_order_from(const SimPlan *plan, uint32_t from, GError **error)
 {
@@ -228,9 +244,8 @@ sim_plan_topo_order_from(const SimPlan *plan, uint32_t from, GError **error)
                 break;
             }
         }
-        g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
-                    "task %u (%s): dependency cycle (%u tasks can never start)",
-                    from + stuck, sim_plan_task(plan, from + stuck)->name, n - tail);
+        bad_task(error, plan, from + stuck, "dependency cycle (%u tasks can never start)",
+                 n - tail);
         g_free(order);
         return NULL;
     }
@@ -265,32 +280,30 @@ sim_plan_checked_order_from(const SimPlan *plan, uint32_t from, uint32_t n_procs
     for (uint32_t i = from; i < n; i++) {
         const SimTask *t = sim_plan_task(plan, i);
         if (t->proc >= n_procs) {
-            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
-                        "task %u (%s): proc: expected a processor index below %u (got %u)",
-                        i, t->name, n_procs, t->proc);
+            bad_task(error, plan, i, "proc: expected a processor index below %u (got %u)",
+                     n_procs, t->proc);
             return NULL;
         }
         if (t->kind == SIM_TASK_SYNC &&
             (t->sync_from >= n_procs || t->sync_to >= n_procs)) {
-            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
-                        "task %u (%s): sync: processor index out of range", i, t->name);
+            bad_task(error, plan, i, "sync: processor index out of range");
             return NULL;
         }
         if (t->kind == SIM_TASK_KERNEL &&
             (t->slice.tok0 >= t->slice.tok1 || t->slice.row0 >= t->slice.row1 ||
              (t->slice.pad_tokens && t->slice.pad_tokens < t->slice.tok1 - t->slice.tok0))) {
-            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
-                        "task %u (%s): slice: expected tok0 < tok1, row0 < row1 and "
-                        "pad_tokens 0 or >= tok1 - tok0 (got tokens [%u, %u), rows "
-                        "[%u, %u), pad %u)", i, t->name, t->slice.tok0, t->slice.tok1,
-                        t->slice.row0, t->slice.row1, t->slice.pad_tokens);
+            bad_task(error, plan, i,
+                     "slice: expected tok0 < tok1, row0 < row1 and pad_tokens 0 or >= "
+                     "tok1 - tok0 (got tokens [%u, %u), rows [%u, %u), pad %u)",
+                     t->slice.tok0, t->slice.tok1, t->slice.row0, t->slice.row1,
+                     t->slice.pad_tokens);
             return NULL;
         }
         for (uint32_t d = 0; d < t->n_deps; d++) {
             if (t->deps[d] >= n || t->deps[d] == i) {
-                g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
-                            "task %u (%s): deps[%u]: expected a task id below %u other "
-                            "than the task itself (got %u)", i, t->name, d, n, t->deps[d]);
+                bad_task(error, plan, i,
+                         "deps[%u]: expected a task id below %u other than the task "
+                         "itself (got %u)", d, n, t->deps[d]);
                 return NULL;
             }
         }

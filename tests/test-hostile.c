@@ -77,6 +77,15 @@ static const Case cases[] = {
       "$.tasks[0].proc: expected a processor of $.processors (cpu\\xda, gpu, npu) (got "
       "\"gpu\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f"
       "\\x8f\\x8f\\x8f\\x8f\\x8f\\x8f\")" },
+    /* found by fuzz-record: a task name's raw bytes echoed in the plan
+     * check's message (sim/plan.c) */
+    { "record/task-name-raw-bytes.json",
+      "$.tasks: task 3 (L0.wq[" /* 68 raw 0xff bytes, escaped */
+      "\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff"
+      "\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff"
+      "\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff"
+      "\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff"
+      "pad 32]): dependency cycle (81 tasks can never start)" },
     /* sweep specs: input text escaped; 64 axes of 2 values are 2^64
      * combinations, which wrapped a 64-bit count to 0 (then expanded) */
     { "sweep/axis-name-newline.json",
