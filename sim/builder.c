@@ -493,3 +493,9 @@ sim_builder_finish(SimBuilder *b, uint32_t **exit, uint32_t *n_exit, GError **er
     *exit = (uint32_t *) g_array_free(ex, FALSE);
     return TRUE;
 }
+
+void
+sim_builder_note(SimBuilder *b, uint32_t task, const char *why)
+{
+    sim_plan_task(b->plan, task)->why = g_string_chunk_insert_const(b->plan->names, why);
+}

@@ -79,6 +79,13 @@ uint32_t sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc,
                             SimSlice slice, MdlPrecision prec, GError **error);
 
 /*
+ * Say why the policy put task @task (an id returned by sim_builder_kernel)
+ * where it is: one line `explain` prints beside the cost model's reasoning
+ * (e.g. the solver's candidates).  @why is copied.
+ */
+void sim_builder_note(SimBuilder *b, uint32_t task, const char *why);
+
+/*
  * A timing-only task (SIM_TASK_SHADOW) doing @work on @proc for @slice of
  * @node: it waits on what a kernel of that slice would read, and readers
  * of the slice wait on it as on the node's kernels (through a sync when on

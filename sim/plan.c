@@ -86,6 +86,7 @@ sim_plan_add(SimPlan *plan, const SimTask *t)
 {
     SimTask named = *t;
     named.name = g_string_chunk_insert_const(plan->names, t->name ? t->name : "");
+    named.why = t->why ? g_string_chunk_insert_const(plan->names, t->why) : NULL;
     return sim_plan_add_named(plan, &named);
 }
 

@@ -88,6 +88,8 @@ typedef struct SimTask {
     uint32_t n_deps;
     uint32_t *deps;           /* task ids that must end before this starts */
     char *name;               /* "L3.ffn_down[rows 0:8960]" */
+    const char *why;          /* the policy's reason for this placement, or
+                               * NULL (interned; shown by explain) */
 } SimTask;
 
 typedef struct SimPlan {

@@ -151,6 +151,9 @@ explain_task(const HwSoc *soc, const HwStack *stack, const SimPlan *plan,
     printf("task %u: %s, %s%s%.0u, on %s (%s)\n", id, t->name, sim_phase_name[t->phase],
            t->phase == SIM_PHASE_DECODE ? " step " : "", t->phase == SIM_PHASE_DECODE
            ? t->step : 0, dev->name, dev->cls->model);
+    if (t->why) {
+        printf("  placed: %s\n", t->why);
+    }
     if (t->kind == SIM_TASK_SYNC) {
         printf("  a %s hand-off %s -> %s, run by the control CPU\n", sim_sync_name[t->sync],
                dev_of(soc, t->sync_from)->name, dev_of(soc, t->sync_to)->name);

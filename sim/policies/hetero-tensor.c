@@ -25,11 +25,23 @@
  *                      GPU rows [r, N) at the real length
  *
  * Prefill is NPU-dominant, decode GPU-dominant (row cutting, to draw on
- * both processors' DRAM bandwidth).  Operators other than matmuls run on
+ * both processors' DRAM bandwidth).  In prefill, rows are cut only "in
+ * these two cases" (HeteroLLM §4.1.1): short sequences, where stage
+ * performance leaves the NPU about as fast as the GPU, and FFN-down, whose
+ * shape gives the NPU only 0.5-1.5x the GPU's speed (§3.2).  Both are the
+ * matmuls on which the NPU is at most prefill_cut_max_npu_speedup (1.5,
+ * the top of §3.2's FFN-down range) times as fast as the GPU, which is the
+ * test applied, so that every other prefill matmul stays whole on the NPU
+ * and the GPU keeps "only a small portion" of prefill (§5.5: free for a
+ * game's rendering).  Sequence and hybrid cuts still serve prompts that
+ * are not a prepared shape.  Operators other than matmuls run on
  * the GPU.  The NPU runs its share with weights permuted for its order
  * sensitivity (the builder marks NPU matmuls as W . X^T).
  */
 #include "sim/policies/common.h"
+
+/* HeteroLLM §4.1.1 / §3.2, see above */
+#define PREFILL_CUT_MAX_NPU_SPEEDUP 1.5
 
 typedef struct Part {
     uint32_t proc;
@@ -134,10 +146,17 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
         s.pad_tokens = S_npu == S ? 0 : S_npu;
         c = (Candidate) { 0, 1, { part(npu, s, np) } };
         c.time_ps = candidate_cost(b, node, &c);
+        uint64_t t_npu_all = c.time_ps;
         consider(&best, &c);
 
-        /* row cutting (decode) / hybrid (prefill, padded NPU share) */
-        for (uint32_t r = align; r < N; r += align) {
+        /* row cutting (decode) / hybrid (prefill, padded NPU share); in
+         * prefill of a prepared shape, only where the NPU is not much
+         * faster than the GPU (the GPU-only candidate is parts[0] of the
+         * first one considered: best is it or the NPU) */
+        uint64_t t_gpu_all = sim_builder_cost_ps(b, node, gpu, full, MDL_PREC_W4A16);
+        gboolean cut = decode || S_npu != S
+                       || (double) t_gpu_all <= PREFILL_CUT_MAX_NPU_SPEEDUP * (double) t_npu_all;
+        for (uint32_t r = align; cut && r < N; r += align) {
             SimSlice sn = s, sg = full;
             sn.row1 = r;
             sg.row0 = r;
@@ -185,10 +204,33 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
         }
     }
 
+    g_autofree char *why = NULL;
+    if (!decode && S_npu != 0) {
+        uint64_t t_gpu_all = sim_builder_cost_ps(b, node, gpu, full, MDL_PREC_W4A16);
+        SimSlice s = full;
+        s.pad_tokens = S_npu == S ? 0 : S_npu;
+        uint64_t t_npu_all = sim_builder_cost_ps(b, node, npu, s, np);
+        double speedup = (double) t_gpu_all / (double) MAX(t_npu_all, 1);
+        why = g_strdup_printf("hetero-tensor solver: all on the GPU %.1f us, all on the NPU "
+                              "%.1f us (%.2fx); %s; chose %u part(s) taking %.1f us",
+                              t_gpu_all / 1e6, t_npu_all / 1e6, speedup,
+                              S_npu != S ? "a prompt that is not a prepared shape: sequence, "
+                                           "hybrid and padded cuts considered"
+                              : speedup <= PREFILL_CUT_MAX_NPU_SPEEDUP
+                                  ? "the NPU at most 1.5x the GPU: rows may be cut "
+                                    "(HeteroLLM §4.1.1)"
+                                  : "the NPU over 1.5x the GPU: no row cut in prefill, the "
+                                    "GPU kept free (HeteroLLM §4.1.1, §5.5)",
+                              best.n, best.time_ps / 1e6);
+    }
     for (uint32_t i = 0; i < best.n; i++) {
-        if (sim_builder_kernel(b, node, best.parts[i].proc, best.parts[i].slice,
-                               best.parts[i].prec, error) == UINT32_MAX) {
+        uint32_t id = sim_builder_kernel(b, node, best.parts[i].proc, best.parts[i].slice,
+                                         best.parts[i].prec, error);
+        if (id == UINT32_MAX) {
             return FALSE;
+        }
+        if (why) {
+            sim_builder_note(b, id, why);
         }
     }
     return TRUE;
