@@ -10,7 +10,7 @@
  *                  an integer dot product, so they cost a per-tensor NPU
  *                  matmul nothing, mllm-NPU §2.3).
  *   ENG_QFMT_FP4   E0M4 FP4, groups of 128, FP16 scale s and bias b
- *                  (Transformer-Lite, FACTS.md §7): with m, M the group's
+ *                  (Transformer-Lite §3.3): with m, M the group's
  *                  min and max, s = fp16(M - m), b = fp16(m - s), so
  *                  v = (w - b) / s lies in [1, 2] — one sign, one
  *                  exponent; the code is v's top 4 fraction bits rounded
@@ -70,8 +70,8 @@ typedef enum {
 /* "w8", "fp4-e0m4", "q4_0", "q8_0", "fp16" */
 extern const char *const eng_qfmt_name[];   /* ENG_QFMT_COUNT entries: checked where defined */
 
-/* Group sizes: Transformer-Lite's 128 (FACTS.md §7), ggml's QK4_0 = QK8_0
- * = 32 (FACTS.md §8). */
+/* Group sizes: Transformer-Lite's 128 (§3.3), ggml's QK4_0 = QK8_0
+ * = 32 (as NPU-TTS §4 uses them). */
 #define ENG_FP4_GROUP 128
 #define ENG_Q_GROUP 32
 

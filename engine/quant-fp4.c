@@ -1,5 +1,5 @@
 /*
- * quant-fp4.c - Transformer-Lite's E0M4 FP4 group format (FACTS.md §7;
+ * quant-fp4.c - Transformer-Lite's E0M4 FP4 group format (Transformer-Lite §3.3;
  * the rule is in quant-formats.h).
  */
 #include "engine/quant-formats.h"

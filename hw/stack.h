@@ -9,7 +9,7 @@
  * of the Adreno 750's 2.8 (HeteroLLM §1), Transformer-Lite's at 1.6
  * (Transformer-Lite §3.2); its kernels' bandwidth against the SoC's
  * per-initiator cap (measured with PPL: 43.3 GB/s; Transformer-Lite's
- * GEMVs imply ~58, FACTS §9, bounded by the DRAM ceiling); the
+ * GEMVs imply ~58 (Transformer-Lite §4), bounded by the DRAM ceiling); the
  * fixed cost of each kernel launch, graph execute or enqueue call; what
  * dequantising each weight format costs; what the vendor NPU runtime
  * supports.  One SoC serves every system; a policy names the stack it runs

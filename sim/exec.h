@@ -49,7 +49,7 @@ typedef struct SimProcStats {
     double energy_j;             /* active + idle energy */
 } SimProcStats;
 
-/* A game rendering next to the LLM on the GPU (FACTS.md §3, GPU priority):
+/* A game rendering next to the LLM on the GPU (Transformer-Lite §3; HeteroLLM §5.5: GPU priority):
  * at every vsync (1/fps) it submits a frame unless its previous frame is
  * still in flight (double buffering), at normal priority; the LLM's GPU
  * kernels go at llm_priority. */

@@ -55,7 +55,7 @@ sim_node_weights_for_fp_ref(EngModel *m)
  * Y[t0:t1, r0:r1] = X . W^T at @prec (engine/quant-formats.h defines each
  * format).  Per-tensor INT8 activations use a static scale (and, with
  * shadow outliers, a static outlier threshold) calibrated offline, as
- * mllm-NPU does (§3.3; FACTS.md §6): @act8, calibrated on data that
+ * mllm-NPU does (mllm-NPU §3.3): @act8, calibrated on data that
  * exist before the run starts (sim/values.c: the W4A16 reference's whole
  * input of this matmul in the prefill, for the prefill and every decode
  * step alike).  So a slice reads nothing but its own rows, every cut and

@@ -1,7 +1,7 @@
 /*
  * test-engine-quant-formats.c - the seed systems' numeric formats
  * (engine/quant-formats.h) against references written here from the
- * formats' definitions (FACTS.md §6-§8, ggml's Q4_0 / Q8_0), not from the
+ * formats' definitions (mllm-NPU §3, Transformer-Lite §3.3, NPU-TTS §4, ggml's Q4_0 / Q8_0), not from the
  * engine's code: FP16 rounding in double, codes compared exactly (except
  * where the value sits within 1e-4 of a rounding tie, where float and
  * double arithmetic may rightly disagree), dequantised values and matmuls
@@ -631,7 +631,7 @@ test_int8_shadow(void)
 /* ---- E0M4 against INT4 ---------------------------------------------------- */
 
 /* Transformer-Lite: E0M4's dequantised weights err less than INT4's on a
- * real layer (MAE ratio 0.955, Qwen1.5-4B, FACTS.md §7).  On Gaussian
+ * real layer (MAE ratio 0.955, Qwen1.5-4B, Transformer-Lite §3.3).  On Gaussian
  * weights (what trained layers look like to a group of 128), against
  * W4A16's symmetric INT4 at the same group size: below 1 too. */
 static void

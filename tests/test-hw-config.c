@@ -79,7 +79,7 @@ test_sd8gen3_values(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(HwSoc) soc = hw_soc_load("sd8gen3", dir, &error);
     g_assert_no_error(error);
-    /* FACTS.md §1 */
+    /* HeteroLLM §1, §3; NPU-TTS §3 */
     g_assert_cmpfloat(soc->mem.peak_gbps, ==, 68);
     g_assert_cmpfloat_with_epsilon(soc->mem.ceiling_gbps, 60, 1.5);
     const HwNpu *npu = (const HwNpu *) hw_soc_find_kind(soc, HW_KIND_NPU);

@@ -1,6 +1,6 @@
 /*
  * test-hw-models.c - the device models against the facts they must
- * reproduce (FACTS.md §1-2), with explicit tolerances: DRAM bandwidth
+ * reproduce (HeteroLLM §3, NPU-TTS §3), with explicit tolerances: DRAM bandwidth
  * alone and shared, NPU stage, order and shape sensitivity, graph preparation cost, sync
  * costs, GPU linear performance, cost-query purity.
  */
@@ -386,8 +386,8 @@ test_gpu_preemption(void)
 }
 
 /* Same phone, other kernels: one SoC, two stacks.  Transformer-Lite's
- * matmuls plateau at 1.6 TFLOPS where PPL's reach 1.0 (FACTS §1, §7), its
- * GEMVs draw ~56 GB/s where PPL's draw 43.3 (FACTS §9); every shipped
+ * matmuls plateau at 1.6 TFLOPS where PPL's reach 1.0 (HeteroLLM §1, Transformer-Lite §3.2), its
+ * GEMVs draw ~56 GB/s where PPL's draw 43.3 (HeteroLLM §5.3 against Transformer-Lite §4's kernel times); every shipped
  * stack loads; a bad key is one line naming the file and JSON path. */
 static void
 test_stacks(void)

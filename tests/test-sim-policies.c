@@ -1,6 +1,6 @@
 /*
  * test-sim-policies.c - the mechanisms of the seed systems' policies
- * (FACTS.md §6-§8), each checked where it shows: mllm-npu's shadow
+ * (mllm-NPU §3, Transformer-Lite, NPU-TTS), each checked where it shows: mllm-npu's shadow
  * outliers (timing-only CPU tasks in the layers nearest input and output,
  * waited on by the matmul's readers; values closer to the reference than
  * plain W8A8), its out-of-order subgraphs (faster than in order on the

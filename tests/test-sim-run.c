@@ -3,7 +3,7 @@
  * model, for every policy: plans pass their checks, tasks never start
  * before what they depend on, bandwidth stays within every cap, runs are
  * deterministic; and the calibration points the model already meets on
- * sd8gen3 + Llama-3-8B (FACTS.md §4), with explicit tolerances.
+ * sd8gen3 + Llama-3-8B (HeteroLLM §5), with explicit tolerances.
  */
 #include "sim/forward.h"
 #include "sim/run.h"
@@ -601,7 +601,7 @@ test_submissions_busy_cpu(void)
     case_clear(&c);
 }
 
-/* A 60 FPS game next to a GPU-only LLM (FACTS.md §3, GPU priority): with
+/* A 60 FPS game next to a GPU-only LLM (Transformer-Lite; HeteroLLM §5.5: GPU priority): with
  * the LLM's kernels at the game's priority the engine keeps the queue full
  * and the game drops to ~0 FPS during prefill; at low priority the game
  * keeps its 60 FPS in decode (prefill's large kernels still delay frames:
@@ -916,7 +916,7 @@ test_reference_is_the_model(void)
     g_rmdir(tmp);
 }
 
-/* ---- calibration points already met (FACTS.md §4) ---------------------- */
+/* ---- calibration points already met (HeteroLLM §5) ---------------------- */
 
 static void
 test_decode_hetero_tensor(void)
@@ -996,7 +996,7 @@ test_trace_matches_times(void)
     case_clear(&c);
 }
 
-/* Test-time scaling (FACTS.md §3, batch decode): on the NPU's 32-row
+/* Test-time scaling (NPU-TTS: batch decode): on the NPU's 32-row
  * tiles a decode step's matmuls cost about the same for 32 sequences as
  * for one, so hetero-tensor's time per step grows far less than the batch
  * (attention still grows with batch x context), while gpu-only, whose

@@ -1,5 +1,5 @@
 /*
- * chunked.c - mllm-NPU's chunked prefill (FACTS.md §3): the prompt is cut
+ * chunked.c - mllm-NPU's chunked prefill (mllm-NPU §3.2): the prompt is cut
  * into fixed chunks (default 256 tokens, --chunk) that share one prepared
  * NPU graph; only the last chunk is padded.  Matmuls run on the NPU, the
  * float operators (norms, RoPE, attention, activations) on the CPU, as in

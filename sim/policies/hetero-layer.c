@@ -1,5 +1,5 @@
 /*
- * hetero-layer.c - HeteroLLM's layer-level policy (FACTS.md §3): each
+ * hetero-layer.c - HeteroLLM's layer-level policy (HeteroLLM §4): each
  * operator on the backend that suits it — matmuls on the NPU with the
  * weights permuted for its order sensitivity and the sequence padded to the
  * next prepared shape; RMSNorm, RoPE, attention, SwiGLU and residual adds

@@ -1,5 +1,5 @@
 /*
- * hetero-tensor.c - HeteroLLM's tensor-level policy (FACTS.md §3).
+ * hetero-tensor.c - HeteroLLM's tensor-level policy (HeteroLLM §4.1).
  *
  * Every matmul is split between GPU and NPU by a solver that asks the
  * SoC's own timing models what each candidate would cost (the profiler)

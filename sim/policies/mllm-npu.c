@@ -1,5 +1,5 @@
 /*
- * mllm-npu.c - mllm-NPU (FACTS.md §6): NPU prefill with INT8 linear
+ * mllm-npu.c - mllm-NPU (arXiv:2407.05858, §3): NPU prefill with INT8 linear
  * layers, chunk-shared graphs, shadow outliers and out-of-order subgraphs;
  * decode on the CPU.
  *

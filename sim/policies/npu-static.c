@@ -1,6 +1,6 @@
 /*
  * npu-static.c - the NPU-only prefill baselines of HeteroLLM §5.2, which
- * differ only in how they meet the NPU's static shapes (FACTS.md §3):
+ * differ only in how they meet the NPU's static shapes (HeteroLLM §3.2, §5.2):
  *
  *   npu-only        pad the sequence up to the next prepared standard shape
  *                   (powers of two 32..1024; longer sequences run as

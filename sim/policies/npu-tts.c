@@ -1,5 +1,5 @@
 /*
- * npu-tts.c - test-time scaling on a mobile NPU (FACTS.md §8): decode on
+ * npu-tts.c - test-time scaling on a mobile NPU (NPU-TTS, EuroSys '26): decode on
  * the NPU, built for batches (best-of-N, beam search).
  *
  * Matmul weights are Q4_0 (INT4, groups of 32; FFN-down Q8_0), read by the

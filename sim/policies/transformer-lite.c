@@ -1,5 +1,5 @@
 /*
- * transformer-lite.c - Transformer-Lite (FACTS.md §7): a GPU-only engine
+ * transformer-lite.c - Transformer-Lite (arXiv:2403.20041): a GPU-only engine
  * on its own OpenCL kernels (the "transformer-lite" stack: 1.6 TFLOPS
  * FP16 matmuls where PPL reaches ~1, separate prefill and decode kernels).
  * Weights are E0M4 FP4 in groups of 128 (MDL_PREC_FP4A16), dequantised by

@@ -922,7 +922,7 @@ test_validate(void)
     g_autoptr(cJSON) j = cJSON_Parse(r->out);
     g_assert_nonnull(j);
     const cJSON *rows = cJSON_GetObjectItem(j, "rows");
-    g_assert_cmpint(cJSON_GetArraySize(rows), >=, 16);     /* every row of FACTS.md §4 */
+    g_assert_cmpint(cJSON_GetArraySize(rows), >=, 16);     /* every HeteroLLM row */
     int ok = 0;
     const cJSON *row = NULL;
     cJSON_ArrayForEach(row, rows) {
