@@ -13,6 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
+/* max |run - FP reference| as a percentage of max |reference| */
+static double
+rel_err_pct(const SimCheck *c)
+{
+    return c->max_abs_ref > 0 ? 100.0 * c->precision_err / c->max_abs_ref : 0.0;
+}
+
 static void
 print_table(const HwSoc *soc, const SimRunReport *r, guint n)
 {
@@ -26,7 +33,11 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
     printf("%s on %s, sync %s: prompt %u, decode %u x batch %u   (* = best)\n",
            r[0].model, r[0].soc, sim_sync_name[w->sync], w->prompt, w->decode, w->batch);
     const gboolean game = w->render.fps > 0;
-    printf("  %-15s %12s %10s %12s %9s %9s %9s  %-*s%s\n", "policy", "prefill tok/s", "TTFT ms",
+    int pw = 6;                      /* the policy column: its longest name */
+    for (guint i = 0; i < n; i++) {
+        pw = MAX(pw, (int) strlen(r[i].policy));
+    }
+    printf("  %-*s %12s %10s %12s %9s %9s %9s  %-*s%s\n", pw, "policy", "prefill tok/s", "TTFT ms",
            "decode tok/s", "pre GB/s", "dec GB/s", "energy J", game ? 16 : 0, "values, FP err",
            game ? "  game FPS pre/dec" : "");
     for (guint i = 0; i < n; i++) {
@@ -36,17 +47,18 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
         const char *verdict = !r[i].check.match ? "WRONG"
                               : r[i].check.precision_changed ? "match*" : "match";
         /* beside it, precision_err: how far the values are from the FP
-         * reference (what the run's storage precisions cost) */
+         * reference (what the run's storage precisions cost), as a share
+         * of the reference's largest value (the absolute is in JSON) */
         g_autofree char *values = !r[i].check.checked ? g_strdup("-")
-                                  : g_strdup_printf("%s %.3g", verdict,
-                                                    r[i].check.precision_err);
+                                  : g_strdup_printf("%s %.3g %%", verdict,
+                                                    rel_err_pct(&r[i].check));
         /* no decode steps: no decode figures, rather than a row of zeros */
         char dec_tps[32] = "-", dec_gbps[32] = "-";
         if (w->decode) {
             g_snprintf(dec_tps, sizeof dec_tps, "%.2f", r[i].decode.tokens_per_s);
             g_snprintf(dec_gbps, sizeof dec_gbps, "%.1f", r[i].decode.dram_gbps);
         }
-        printf("  %-15s %11.2f%s %10.1f %11s%s %9.1f %9s %8.3f%s  %-*s", r[i].policy,
+        printf("  %-*s %11.2f%s %10.1f %11s%s %9.1f %9s %8.3f%s  %-*s", pw, r[i].policy,
                r[i].prefill.tokens_per_s, r[i].prefill.tokens_per_s == best_pre ? "*" : " ",
                r[i].ttft_ms, dec_tps,
                w->decode && r[i].decode.tokens_per_s == best_dec ? "*" : " ",
@@ -64,8 +76,9 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
     for (guint i = 0; i < n; i++) {
         if (r[i].check.checked && r[i].check.match && r[i].check.precision_changed) {
             printf("  match*: %s matches its plan's own arithmetic; some of its tasks ran at "
-                   "another precision (%.3g from the FP reference)\n", r[i].policy,
-                   r[i].check.precision_err);
+                   "another precision (%.3g from the FP reference, %.3g %% of its largest "
+                   "value)\n", r[i].policy, r[i].check.precision_err,
+                   rel_err_pct(&r[i].check));
         }
     }
     /* where the winner gains: against the GPU-only baseline when present */
@@ -102,6 +115,13 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
         }
         printf("\n");
     }
+    /* the legend: what each column is, where it is shown */
+    printf("  columns: tok/s of prefill and decode; TTFT = prefill time; GB/s = the phase's "
+           "average DRAM bandwidth;\n"
+           "    energy J = prefill + decode; values (--functional): match (the same as the "
+           "unpartitioned reference)\n"
+           "    or WRONG, then max |error| from an FP16 reference as %% of its largest value, "
+           "- not checked; * = best\n");
 }
 
 /* Which policy of how many is running: the progress line's prefix. */

@@ -715,6 +715,23 @@ test_compare_text(void)
     g_assert_nonnull(strstr(r->out, "x gpu-only; its heaviest op: ffn_down ("));
     g_assert_nonnull(strstr(r->out, "  decode: hetero-tensor is "));
     g_assert_null(strstr(r->out, "game FPS"));
+    /* the table explains itself: a legend of its columns and units */
+    g_assert_nonnull(strstr(r->out, "  columns: tok/s of prefill and decode; TTFT = prefill time"));
+    g_assert_nonnull(strstr(r->out, "as % of its largest value"));
+    /* columns stay aligned whatever the policies' names (transformer-lite
+     * is the longest): every row's prefill figure (two decimals, then "*"
+     * or a space) ends under the header's "prefill tok/s" */
+    g_autoptr(Run) a = hs("compare", "--prompt", "64", "--decode", "1", "--functional", "off",
+                          "--policies", "gpu-only,transformer-lite", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_auto(GStrv) al = g_strsplit(a->out, "\n", -1);
+    const char *hdr_end = strstr(al[1], "prefill tok/s") + strlen("prefill tok/s");
+    glong col = hdr_end - al[1];
+    for (int i = 2; i <= 3; i++) {
+        g_assert_cmpint((glong) strlen(al[i]), >, col);
+        g_assert_true(g_ascii_isdigit(al[i][col - 3]) && al[i][col - 5] == '.');
+        g_assert_true(al[i][col - 2] == '*' || al[i][col - 2] == ' ');
+    }
     g_autoptr(Run) g = hs("compare", "--prompt", "64", "--decode", "2", "--functional", "off",
                           "--policies", "gpu-only", "--render", "60", NULL);
     g_assert_cmpint(g->status, ==, 0);
