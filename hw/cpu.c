@@ -47,14 +47,15 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
 {
     const HwCpu *cpu = (const HwCpu *) dev;
     const HwStackCpu *sc = &stack->cpu;
-    double per_cycle = op->compute == HW_DTYPE_INT8 ? cpu->int8_ops_per_cycle
-                       : sc->fp32_float && (op->kind != HW_OP_MATMUL ||
-                                            op->wfmt == HW_WFMT_FP16)
-                       ? cpu->fp32_flops_per_cycle
+    gboolean int8 = op->compute == HW_DTYPE_INT8;
+    gboolean fp32 = !int8 && sc->fp32_float && (op->kind != HW_OP_MATMUL ||
+                                                 op->wfmt == HW_WFMT_FP16);
+    double per_cycle = int8 ? cpu->int8_ops_per_cycle
+                       : fp32 ? cpu->fp32_flops_per_cycle
                        : cpu->fp16_flops_per_cycle;
     double flops_per_ps = cpu->cores * cpu->freq_mhz * 1e-6 * per_cycle *
                           sc->simd_efficiency;
-    c->overhead_ps = (uint64_t) (sc->call_us * 1e6 + 0.5);
+    c->overhead_ps = hw_cost_ps(c, sc->call_us * 1e6, "operator call (the stack's cpu.call_us)");
     double flops = (double) op->flops;
     if (sc->attention_full_scores && op->kind == HW_OP_ATTENTION && op->m > 1 &&
         op->n >= op->m) {
@@ -63,10 +64,19 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
         double causal = (2.0 * (double) op->n - (double) op->m + 1.0) * (double) op->m / 2.0;
         flops *= (double) op->m * (double) op->n / causal;
     }
-    c->compute_ps = (uint64_t) (flops / flops_per_ps + 0.5);
+    c->compute_ps = hw_cost_ps(c, flops / flops_per_ps,
+                               int8 ? "compute time (cores, freq_mhz, int8_ops_per_cycle, "
+                                      "the stack's cpu.simd_efficiency)"
+                               : fp32 ? "compute time (cores, freq_mhz, fp32_flops_per_cycle, "
+                                        "the stack's cpu.simd_efficiency)"
+                               : "compute time (cores, freq_mhz, fp16_flops_per_cycle, "
+                                 "the stack's cpu.simd_efficiency)");
     double dq = op->kind == HW_OP_MATMUL ? sc->dequant.gbps[op->wfmt] : 0;
     if (dq > 0) {
-        c->compute_ps += (uint64_t) ((double) op->weight_bytes * 1000.0 / dq + 0.5);
+        /* both parts at most the horizon: the sum cannot wrap */
+        c->compute_ps += hw_cost_ps(c, (double) op->weight_bytes * 1000.0 / dq,
+                                    "dequantisation time (the stack's cpu.dequant rate of "
+                                    "this weight format)");
     }
     c->dram_bytes = op->read_bytes + op->write_bytes;
 }

@@ -3,7 +3,10 @@
  */
 #include "hw/dev.h"
 #include "hw/soc.h"
+#include "sim/kernel/clock.h"
+#include "sim/util/error.h"
 
+#include <math.h>
 #include <string.h>
 
 const char *const hw_kind_name[] = { "cpu", "gpu", "npu" };
@@ -38,15 +41,100 @@ hw_dev_dram_cap_gbps(const HwDev *dev, const HwStack *stack)
     return s == 1 ? dev->dram_cap_gbps : MIN(s * dev->dram_cap_gbps, dev->soc->mem.ceiling_gbps);
 }
 
+uint64_t
+hw_cost_ps(HwCost *c, double ps, const char *what)
+{
+    SimTime t;
+    if (G_UNLIKELY(!sim_time_from_ps_checked(ps, &t)) && c->beyond == NULL) {
+        c->beyond = what;
+        c->beyond_ps = ps;
+    }
+    return t;
+}
+
+uint64_t
+hw_count(double x)
+{
+    return x >= (double) SIM_TIME_HORIZON_PS ? SIM_TIME_HORIZON_PS
+           : x >= 0 ? (uint64_t) x : 0;
+}
+
+uint64_t
+hw_cost_bytes(HwCost *c, double bytes)
+{
+    /* 2^64 as a double; every double below it converts */
+    if (bytes >= 0 && bytes < 18446744073709551616.0) {
+        return (uint64_t) bytes;
+    }
+    if (c->beyond == NULL) {
+        c->beyond = "DRAM traffic (more than 2^64 bytes)";
+        c->beyond_ps = INFINITY;
+    }
+    return bytes >= 0 ? UINT64_MAX : 0;
+}
+
 void
 hw_dev_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *cost)
 {
     *cost = (HwCost) { 0 };
     dev->cls->estimate(dev, stack, op, cost);
     /* bytes at the cap: GB/s == bytes per ns */
-    uint64_t mem_ps = (uint64_t) ((double) cost->dram_bytes * 1000.0 /
-                                  hw_dev_dram_cap_gbps(dev, stack) + 0.5);
+    uint64_t mem_ps = hw_cost_ps(cost, (double) cost->dram_bytes * 1000.0 /
+                                       hw_dev_dram_cap_gbps(dev, stack),
+                                 "DRAM time (dram_cap_gbps, the stack's dram_scale)");
+    /* each part is at most the horizon: the sum cannot wrap */
     cost->alone_ps = cost->overhead_ps + MAX(cost->compute_ps, mem_ps);
+    if (cost->alone_ps >= SIM_TIME_HORIZON_PS) {
+        hw_cost_ps(cost, (double) cost->alone_ps, "launch overhead plus compute time");
+        cost->alone_ps = SIM_TIME_HORIZON_PS;
+    }
+}
+
+/* Is @word in @text, not as part of a longer key? */
+static gboolean
+names_key(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(text, word); p; p = strstr(p + 1, word)) {
+        gboolean left = p == text || !(g_ascii_isalnum(p[-1]) || p[-1] == '_' || p[-1] == '.');
+        gboolean right = !(g_ascii_isalnum(p[n]) || p[n] == '_');
+        if (left && right) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+gboolean
+hw_cost_check(const HwDev *dev, const HwCost *c, GError **error)
+{
+    if (c->beyond == NULL) {
+        return TRUE;
+    }
+    /* the values of the processor's own keys the part names */
+    g_autoptr(GString) keys = g_string_new(NULL);
+    for (const HsParam *p = dev->cls->params; p->name; p++) {
+        if ((p->type != HS_PARAM_T_F64 && p->type != HS_PARAM_T_U32) ||
+            !names_key(c->beyond, p->name)) {
+            continue;
+        }
+        const void *f = (const char *) dev + p->offset;
+        double v = p->type == HS_PARAM_T_F64 ? *(const double *) f
+                                             : (double) *(const uint32_t *) f;
+        g_string_append_printf(keys, "%s%s = %g", keys->len ? ", " : "", p->name, v);
+    }
+    g_autofree char *took = isnan(c->beyond_ps) ? g_strdup("is not a number")
+                            : c->beyond_ps < 0 ? g_strdup_printf("comes to %.3g s, a negative time",
+                                                                 c->beyond_ps / 1e12)
+                            : g_strdup_printf("comes to %.3g s, beyond the %g s horizon of "
+                                              "simulated time", c->beyond_ps / 1e12,
+                                              SIM_TIME_HORIZON_S);
+    g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_HORIZON,
+                "%s%s$.processors[%u] (%s): its %s%s%s%s %s",
+                dev->soc && dev->soc->path ? dev->soc->path : "",
+                dev->soc && dev->soc->path ? ": " : "", dev->index, dev->name, c->beyond,
+                keys->len ? " with " : "", keys->str, keys->len ? "," : "", took);
+    return FALSE;
 }
 
 void
@@ -81,10 +169,12 @@ hw_dev_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                            (double) c->overhead_ps / 1e6, (double) c->alone_ps / 1e6);
 }
 
+/* the class queries' inputs are range-checked config values (launch_idle_us
+ * at most 0.1 s, preempt_us 1 s, submit_us 10 ms): within the horizon */
 static uint64_t
 us_to_ps(double us)
 {
-    return (uint64_t) (us * 1e6 + 0.5);
+    return sim_time_from_us(us);
 }
 
 uint64_t

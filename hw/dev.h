@@ -95,9 +95,39 @@ struct HwDev {
 
 /* Cost of @op alone on @dev with @stack's kernels: the class estimate
  * plus alone_ps, the time with the device's DRAM cap as the only
- * bandwidth limit. */
+ * bandwidth limit.  A part beyond the horizon saturates and marks
+ * cost->beyond (see hw_cost_check). */
 void hw_dev_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op,
                      HwCost *cost);
+
+/*
+ * The one way a model turns a duration it computed (@ps, a double) into a
+ * field of @c: sim_time_from_ps_checked(), and if that fails (beyond the
+ * horizon, not finite, negative) @c remembers @what — static text naming
+ * the keys the duration follows from, "array time (freq_mhz,
+ * fp16_macs_per_pe_cycle)" — and the time (the first such part wins); the
+ * value returned is saturated (the horizon, or 0 if negative), so sums of
+ * a few parts cannot wrap.  Pure: estimate() stays allocation-free.
+ */
+uint64_t hw_cost_ps(HwCost *c, double ps, const char *what);
+
+/*
+ * FALSE with HS_SIM_ERROR_HORIZON if @c (from hw_dev_estimate on @dev) has
+ * a part beyond the horizon: "FILE: $.processors[I] (NAME): its WHAT
+ * (KEY = VALUE, ...) comes to T s, beyond the 1e+06 s horizon of simulated
+ * time", with the values of @dev's keys that WHAT names.  Callers prefix
+ * the task.
+ */
+gboolean hw_cost_check(const HwDev *dev, const HwCost *c, GError **error);
+
+/* A count a model computed in doubles (cycles, tiles), rounded down and
+ * saturated at SIM_TIME_HORIZON_PS: a count that large takes longer than
+ * the horizon at any clock the configs accept (NaN, negative: 0). */
+uint64_t hw_count(double x);
+
+/* DRAM bytes computed in doubles: beyond 2^64 - 1 they saturate and mark
+ * @c beyond the horizon (no bandwidth moves them within it). */
+uint64_t hw_cost_bytes(HwCost *c, double bytes);
 
 /*
  * Append to @out why @op costs @cost (from hw_dev_estimate) on @dev with

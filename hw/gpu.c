@@ -19,6 +19,8 @@
 #include "hw/gpu.h"
 #include "hw/stack.h"
 
+#include <math.h>
+
 static const HsParam hw_gpu_params[] = {
     HW_DEV_COMMON_PARAMS(HwGpu),
     HS_PARAM_F64("peak_fp16_tflops", HwGpu, peak_fp16_tflops, 0.001, 1000,
@@ -36,12 +38,19 @@ hw_gpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     const HwStackGpu *sg = &stack->gpu;
     /* TFLOPS == flops per ps */
     double rate = gpu->peak_fp16_tflops * sg->matmul_efficiency;
-    c->overhead_ps = (uint64_t) (sg->launch_busy_us * 1e6);
-    c->compute_ps = op->kind == HW_OP_RENDER ? op->busy_ps
-                                             : (uint64_t) ((double) op->flops / rate + 0.5);
+    c->overhead_ps = hw_cost_ps(c, floor(sg->launch_busy_us * 1e6),
+                                "kernel launch (the stack's gpu.launch_busy_us)");
+    c->compute_ps = op->kind == HW_OP_RENDER
+                    ? op->busy_ps
+                    : hw_cost_ps(c, (double) op->flops / rate,
+                                 "compute time (peak_fp16_tflops, the stack's "
+                                 "gpu.matmul_efficiency)");
     double dq = op->kind == HW_OP_MATMUL ? sg->dequant.gbps[op->wfmt] : 0;
     if (dq > 0) {
-        c->compute_ps += (uint64_t) ((double) op->weight_bytes * 1000.0 / dq + 0.5);
+        /* both parts at most the horizon: the sum cannot wrap */
+        c->compute_ps += hw_cost_ps(c, (double) op->weight_bytes * 1000.0 / dq,
+                                    "dequantisation time (the stack's gpu.dequant rate of "
+                                    "this weight format)");
     }
     c->dram_bytes = op->read_bytes + op->write_bytes;
 }

@@ -234,7 +234,9 @@ reschedule(HwMem *m)
     for (uint32_t i = 0; i < nf; i++) {
         HwFlow *f = flows[i];
         g_assert(f->rate > 0);                 /* every flow gets a share */
-        f->when_ps = now + (SimTime) ceil(f->remaining / f->rate * 1000.0);
+        /* saturated at the horizon (now is at most the horizon: no wrap);
+         * the kernel fails the run if the completion lies beyond it */
+        f->when_ps = now + sim_time_from_ps(ceil(f->remaining / f->rate * 1000.0));
         first = MIN(first, f->when_ps);
     }
     if (nf == 0) {

@@ -116,7 +116,7 @@ hw_npu_realize(HwDev *dev, GError **error)
  * scale and adds up, after the array made it.  Per FLOP that costs
  * 4 bytes / (2 x 32 MACs), whatever the shape: a fixed ratio to the
  * per-tensor matmul, as §2.3 measures (8.1-10.7x). */
-static uint64_t
+static double
 hw_npu_group_partial_ps(const HwStackNpu *sn, const HwOp *op)
 {
     if (sn->group_partial_gbps <= 0 ||
@@ -125,7 +125,7 @@ hw_npu_group_partial_ps(const HwStackNpu *sn, const HwOp *op)
     }
     double groups = ceil((double) op->k / 32.0);
     double bytes = groups * (double) op->m * (double) op->n * 4.0;
-    return (uint64_t) (bytes * 1000.0 / sn->group_partial_gbps + 0.5);
+    return bytes * 1000.0 / sn->group_partial_gbps;
 }
 
 /* The vector unit's re-layout of the stationary operand: every stationary
@@ -148,7 +148,8 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     const HwStackNpu *sn = &stack->npu;
     const double period_ps = 1e6 / npu->freq_mhz;
 
-    c->overhead_ps = (uint64_t) (sn->launch_us * 1e6);
+    c->overhead_ps = hw_cost_ps(c, floor(sn->launch_us * 1e6),
+                                "graph execute (the stack's npu.launch_us)");
     if (op->kind == HW_OP_PREPARE) {
         /* read_bytes: activations the graph handles */
         double mib = (double) op->read_bytes / (1024.0 * 1024.0);
@@ -160,12 +161,15 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
             ms += mparams * sn->prepare_ms_per_mparam;
         }
         c->overhead_ps = 0;
-        c->compute_ps = (uint64_t) (ms * 1e9);
+        c->compute_ps = hw_cost_ps(c, floor(ms * 1e9),
+                                   "graph preparation time (the stack's npu.prepare_base_ms, "
+                                   "npu.prepare_ms_per_mib, npu.prepare_ms_per_mparam)");
         return;
     }
     if (op->kind != HW_OP_MATMUL) {
         /* GFLOPS == flops per ns */
-        c->compute_ps = (uint64_t) ((double) op->flops / npu->vector_gflops * 1e3);
+        c->compute_ps = hw_cost_ps(c, floor((double) op->flops / npu->vector_gflops * 1e3),
+                                   "vector-unit time (vector_gflops)");
         c->dram_bytes = op->read_bytes + op->write_bytes;
         return;
     }
@@ -180,24 +184,28 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
      * the m rows stream through it (faster datapaths take several per
      * cycle), then the pipeline fills and drains (R + C - 2): SCALE-Sim
      * v2's weight-stationary count, folds x (M + 2R + C - 2) - 1 */
-    uint64_t stream = (uint64_t) ceil((double) op->m / macs);
-    c->compute_cycles = rounds * (npu->tile_rows + stream + npu->fill_drain_cycles);
+    /* in doubles: a slow datapath or a huge shape must not wrap a count */
+    double stream = ceil((double) op->m / macs);
+    double compute_cycles = (double) rounds *
+                            ((double) npu->tile_rows + stream + (double) npu->fill_drain_cycles);
+    c->compute_cycles = hw_count(compute_cycles);
     /* what the runtime's graphs get out of the arrays (1: all of it) */
-    uint64_t array_cycles = sn->matmul_efficiency == 1.0
-                            ? c->compute_cycles
-                            : (uint64_t) ((double) c->compute_cycles / sn->matmul_efficiency + 0.5);
+    double array_cycles = sn->matmul_efficiency == 1.0
+                          ? compute_cycles
+                          : floor(compute_cycles / sn->matmul_efficiency + 0.5);
     c->weight_loads = tiles;
-    double array_ps = (double) array_cycles * period_ps;
+    double array_ps = array_cycles * period_ps;
     /* beyond the array: HVX re-lays every stationary tile into HMX's tile
      * order (NPU-TTS §3), alongside the array (double-buffered) */
     double hvx_ps = hw_npu_relayout_ps(npu, op);
     /* the stationary operand, cut along its columns into blocks that fit */
     double col_bytes = (double) op->k * dtype_bytes(op->b_dtype);
-    uint64_t cols_per_pass = (uint64_t) MAX(1.0, floor(npu->stationary_kib * 1024.0 / col_bytes));
+    uint64_t cols_per_pass = hw_count(MAX(1.0, floor(npu->stationary_kib * 1024.0 / col_bytes)));
     c->passes = MAX(1, (op->n + cols_per_pass - 1) / cols_per_pass);
     double b_bytes = (double) (op->k * op->n) * dtype_bytes(op->b_dtype);
     double a_bytes = (double) (op->m * op->k) * dtype_bytes(op->a_dtype);
-    c->dram_bytes = (uint64_t) (b_bytes + a_bytes * (double) c->passes) + op->write_bytes;
+    c->dram_bytes = hw_cost_bytes(c, floor(b_bytes + a_bytes * (double) c->passes) +
+                                     (double) op->write_bytes);
     double dq = sn->dequant.gbps[op->wfmt];
     if ((op->a_dtype == HW_DTYPE_INT4 || op->a_dtype == HW_DTYPE_INT8) &&
         op->compute == HW_DTYPE_FP16 && dq > 0) {
@@ -209,8 +217,21 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     /* the DMA engine is the third unit: how fast bytes arrive */
     double dma_ps = (double) c->dram_bytes * 1000.0 / npu->dma_gbps;
     double busy_ps = MAX(array_ps, MAX(hvx_ps, dma_ps));
-    c->cycles = (uint64_t) (busy_ps / period_ps + 0.5);
-    c->compute_ps = (uint64_t) (busy_ps + 0.5) + hw_npu_group_partial_ps(sn, op);
+    c->cycles = hw_count(busy_ps / period_ps + 0.5);
+    /* both parts at most the horizon: the sum cannot wrap */
+    c->compute_ps = hw_cost_ps(c, busy_ps,
+                               busy_ps == array_ps
+                               ? op->compute == HW_DTYPE_INT8
+                                 ? "array time (freq_mhz, int8_macs_per_pe_cycle, the "
+                                   "stack's npu.matmul_efficiency)"
+                                 : "array time (freq_mhz, fp16_macs_per_pe_cycle, the "
+                                   "stack's npu.matmul_efficiency)"
+                               : busy_ps == hvx_ps
+                               ? "vector-unit time (relayout_gbps, the stack's npu.dequant "
+                                 "rate of this weight format)"
+                               : "DMA time (dma_gbps)") +
+                    hw_cost_ps(c, hw_npu_group_partial_ps(sn, op),
+                               "per-group partial sums (the stack's npu.group_partial_gbps)");
 }
 
 static void
@@ -246,8 +267,9 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
         g_string_append_printf(out, "    the stack's graphs reach %g of the arrays' count\n",
                                sn->matmul_efficiency);
     }
-    double array_us = (double) (sn->matmul_efficiency == 1.0 ? array_cycles
-                                : (uint64_t) ((double) array_cycles / sn->matmul_efficiency + 0.5))
+    double array_us = (sn->matmul_efficiency == 1.0
+                       ? (double) array_cycles
+                       : floor((double) array_cycles / sn->matmul_efficiency + 0.5))
                       / npu->freq_mhz;
     g_string_append_printf(out, "    array: %.2f us at %g MHz\n", array_us, npu->freq_mhz);
     double relayout_ps = hw_npu_relayout_ps(npu, op);
@@ -276,13 +298,13 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                            "output) at %g GB/s = %.2f us\n",
                            (double) c->dram_bytes / (1024.0 * 1024.0), npu->dma_gbps,
                            (double) c->dram_bytes / npu->dma_gbps / 1e3);
-    uint64_t partial_ps = hw_npu_group_partial_ps(sn, op);
+    double partial_ps = hw_npu_group_partial_ps(sn, op);
     if (partial_ps > 0) {
         g_string_append_printf(out, "    per-group emulation: %.0f sub-matmuls (one per group of 32 "
                                "along the reduction); their INT32 partials read back and added "
                                "by the vector unit at %g GB/s = %.2f us, after the array\n",
                                ceil((double) op->k / 32.0), sn->group_partial_gbps,
-                               (double) partial_ps / 1e6);
+                               partial_ps / 1e6);
     }
     g_string_append_printf(out, "    compute time: the longest of array, vector unit and "
                            "DMA%s = %.2f us\n", partial_ps > 0 ? ", plus the partial sums" : "",

@@ -81,6 +81,12 @@ typedef struct HwCost {
     uint64_t compute_cycles; /* NPU: array cycles */
     uint64_t weight_loads;   /* NPU: stationary tiles loaded into the array */
     uint64_t passes;         /* NPU: passes over the streamed operand */
+    /* a part of the cost came to a time beyond SIM_TIME_HORIZON_PS, not
+     * finite or negative (hw_cost_ps; its field then holds the horizon):
+     * that part in words naming the keys it follows from, and the time
+     * as computed; NULL when every part is in range */
+    const char *beyond;
+    double beyond_ps;
 } HwCost;
 
 #endif /* HW_OP_H */

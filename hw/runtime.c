@@ -397,6 +397,13 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
         job_free(j);
         return FALSE;
     }
+    /* a cost beyond the horizon is the config's fault: refused here, with
+     * the processor and the keys that made it, before anything happened */
+    hw_dev_estimate(d, rt->stack, &s->op, &j->cost);
+    if (!hw_cost_check(d, &j->cost, error)) {
+        job_free(j);
+        return FALSE;
+    }
     j->seq = rt->seq++;
     j->enqueued_ps = sim_kernel_now(rt->k);
     if (rt->host && d->cls->kind != HW_KIND_CPU && !s->foreign) {
@@ -414,7 +421,6 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
         j->released_ps = span.b_ps;
         j->enqueued_ps = span.a_ps;
     }
-    hw_dev_estimate(d, rt->stack, &s->op, &j->cost);
     rt->in_flight++;
     list_push_tail(&rt->queues[s->dev].waiting, j);
     maybe_preempt(rt, s->dev, j);

@@ -87,7 +87,11 @@ void hw_runtime_free(HwRuntime *rt);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwRuntime, hw_runtime_free)
 
 /* Queue an op.  FALSE (HS_SIM_ERROR_UNSUPPORTED) if the processor cannot
- * run it: an unprepared NPU shape, a kind it has no model for. */
+ * run it: an unprepared NPU shape, a kind it has no model for; FALSE
+ * (HS_SIM_ERROR_HORIZON, hw_cost_check) if its cost on that processor lies
+ * beyond the horizon of simulated time.  A time that passes the horizon
+ * later (a DRAM share too small, a run too long) fails the kernel's run
+ * instead (sim_kernel_run_all). */
 gboolean hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error);
 
 /* Mark static NPU shape @tokens as prepared: NPU matmuls submitted with

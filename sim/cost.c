@@ -106,7 +106,9 @@ sim_cost_work_ps(const SimCostModel *c, uint32_t proc, const SimWork *w)
     const HwDev *d = g_ptr_array_index(c->soc->devs, proc);
     hw_dev_estimate(d, c->stack, &op, &cost);
     if (d->cls->kind == HW_KIND_GPU && c->gpu_share < 1.0) {
-        return (uint64_t) ((double) cost.alone_ps / c->gpu_share);
+        /* saturated at the horizon: the planner sees "too long", and the
+         * runtime refuses the task if it is planned anyway */
+        return sim_time_from_ps((double) cost.alone_ps / c->gpu_share);
     }
     return cost.alone_ps;
 }

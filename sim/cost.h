@@ -32,7 +32,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimCostModel, sim_cost_free)
  * costs 1/share as long.  Default 1. */
 void sim_cost_share_gpu(SimCostModel *c, double llm_share);
 
-/* Time of @w alone on processor @proc, launch overheads included, in ps. */
+/* Time of @w alone on processor @proc, launch overheads included, in ps;
+ * SIM_TIME_HORIZON_PS if it lies beyond the horizon (the executor then
+ * refuses the task, naming it and the keys that made it). */
 uint64_t sim_cost_work_ps(const SimCostModel *c, uint32_t proc, const SimWork *w);
 
 /* Time of one hand-off @from -> @to with mechanism @mech, in ps. */

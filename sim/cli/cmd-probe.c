@@ -51,12 +51,31 @@ gemm(uint64_t m, uint64_t k, uint64_t n, HwDtype a, HwDtype b, HwDtype compute)
     };
 }
 
+/* @op alone on the first @kind processor; 0 with *@error set (if it was
+ * not already) when its cost lies beyond the horizon (--set rate=1e-9):
+ * a probe stops at its first such point. */
 static uint64_t
-alone_ps(const Probe *p, HwKind kind, const HwOp *op, HwCost *cost)
+alone_ps(const Probe *p, HwKind kind, const HwOp *op, HwCost *cost, GError **error)
 {
     HwCost c;
-    hw_dev_estimate(hw_soc_find_kind(p->soc, kind), p->stack, op, cost ? cost : &c);
+    const HwDev *d = hw_soc_find_kind(p->soc, kind);
+    hw_dev_estimate(d, p->stack, op, cost ? cost : &c);
+    if ((error == NULL || *error == NULL) && !hw_cost_check(d, cost ? cost : &c, error)) {
+        return 0;
+    }
     return cost ? cost->alone_ps : c.alone_ps;
+}
+
+/* The curve @c, or NULL (freed) if a point failed. */
+static HsCurve *
+curve_or_fail(HsCurve *c, GError **error, GError *err)
+{
+    if (err) {
+        g_propagate_error(error, err);
+        hs_curve_free(c);
+        return NULL;
+    }
+    return c;
 }
 
 static HsCurve *
@@ -68,12 +87,13 @@ probe_gpu_gemm(const Probe *p, GError **error)
     c->plot_col = 1;                 /* the title's TFLOPS, not the time */
     c->x_title = "tokens S (powers of two)";
     c->y_title = "achieved TFLOPS";
-    for (uint64_t s = 1; s <= 2048; s *= 2) {
+    GError *err = NULL;
+    for (uint64_t s = 1; s <= 2048 && !err; s *= 2) {
         HwOp op = gemm(s, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
-        uint64_t t = alone_ps(p, HW_KIND_GPU, &op, NULL);
+        uint64_t t = alone_ps(p, HW_KIND_GPU, &op, NULL, &err);
         hs_curve_row(c, (double[]) { (double) s, (double) op.flops / (double) t, t / 1e6 });
     }
-    return c;
+    return curve_or_fail(c, error, err);
 }
 
 static HsCurve *
@@ -88,13 +108,14 @@ probe_npu_stage(const Probe *p, GError **error)
     c->x_title = "n (columns of the right operand)";
     c->x_scale = HS_AXIS_LINEAR;     /* the steps are at tile multiples of n */
     c->y_title = "NPU compute time (µs)";
-    for (uint64_t n = 1; n <= 256; n++) {
+    GError *err = NULL;
+    for (uint64_t n = 1; n <= 256 && !err; n++) {
         HwOp op = gemm(1024, 1024, n, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwCost cost;
-        uint64_t t = alone_ps(p, HW_KIND_NPU, &op, &cost);
+        uint64_t t = alone_ps(p, HW_KIND_NPU, &op, &cost, &err);
         hs_curve_row(c, (double[]) { (double) n, cost.compute_ps / 1e6, t / 1e6 });
     }
-    return c;
+    return curve_or_fail(c, error, err);
 }
 
 static HsCurve *
@@ -109,16 +130,17 @@ probe_npu_order(const Probe *p, GError **error)
     c->y_title = "time ratio, wrong order / right order (x)";
     c->plot_col = 1;                 /* ratio and array_ratio, both drawn */
     c->plot_cols = 2;
-    for (uint64_t k = 32; k <= 2048; k *= 2) {
+    GError *err = NULL;
+    for (uint64_t k = 32; k <= 2048 && !err; k *= 2) {
         HwOp bad = gemm(k, 4096, 14336, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwOp good = gemm(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwCost cb, cg;
-        double r = (double) alone_ps(p, HW_KIND_NPU, &bad, &cb) /
-                   (double) alone_ps(p, HW_KIND_NPU, &good, &cg);
+        double r = (double) alone_ps(p, HW_KIND_NPU, &bad, &cb, &err) /
+                   (double) alone_ps(p, HW_KIND_NPU, &good, &cg, &err);
         double a = (double) cb.compute_cycles / (double) cg.compute_cycles;
         hs_curve_row(c, (double[]) { (double) k, r, a });
     }
-    return c;
+    return curve_or_fail(c, error, err);
 }
 
 static HsCurve *
@@ -141,16 +163,17 @@ probe_npu_shape(const Probe *p, GError **error)
     c->y_title = "NPU speed / GPU speed (x)";
     c->extra = cJSON_CreateObject();
     cJSON_AddStringToObject(c->extra, "model", s->name);
-    for (uint64_t seq = 256; seq <= 1024; seq *= 4) {
-        for (size_t i = 0; i < G_N_ELEMENTS(mm); i++) {
+    GError *err = NULL;
+    for (uint64_t seq = 256; seq <= 1024 && !err; seq *= 4) {
+        for (size_t i = 0; i < G_N_ELEMENTS(mm) && !err; i++) {
             HwOp npu = gemm(mm[i].out, mm[i].in, seq, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16);
             HwOp gpu = gemm(seq, mm[i].in, mm[i].out, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
-            double tn = (double) alone_ps(p, HW_KIND_NPU, &npu, NULL);
-            double tg = (double) alone_ps(p, HW_KIND_GPU, &gpu, NULL);
+            double tn = (double) alone_ps(p, HW_KIND_NPU, &npu, NULL, &err);
+            double tg = (double) alone_ps(p, HW_KIND_GPU, &gpu, NULL, &err);
             hs_curve_row(c, (double[]) { (double) seq, (double) i, tn / 1e6, tg / 1e6, tg / tn });
         }
     }
-    return c;
+    return curve_or_fail(c, error, err);
 }
 
 /* One stream of decode-like traffic: the same memory-bound op again and
@@ -170,12 +193,17 @@ stream_done(void *opaque)
 {
     Stream *st = opaque;
     SimTime now = sim_kernel_now(st->k);
-    if (now > *st->horizon_ps) {
+    /* the first op counts even past the horizon (a DRAM so slow that the
+     * horizon, from the ops' time alone at their caps, is too short) */
+    if (now > *st->horizon_ps && st->last_ps > 0) {
         return;
     }
     st->bytes_done += st->op_bytes;
     st->last_ps = now;
-    g_assert_true(hw_runtime_submit(st->rt, &st->s, NULL));
+    if (now <= *st->horizon_ps) {
+        /* its cost was checked at the first submission */
+        g_assert_true(hw_runtime_submit(st->rt, &st->s, NULL));
+    }
 }
 
 /*
@@ -186,8 +214,9 @@ stream_done(void *opaque)
  * stream's bytes over the slowest one's time would not be (a stream that
  * finishes early leaves the others alone for the rest).
  */
-static double
-stream_gbps(const Probe *p, unsigned mask, double gbps[HW_KIND_COUNT])
+static gboolean
+stream_gbps(const Probe *p, unsigned mask, double gbps[HW_KIND_COUNT], double *total_gbps,
+            GError **error)
 {
     const HwSoc *soc = p->soc;
     g_autoptr(SimKernel) k = sim_kernel_new();
@@ -210,6 +239,9 @@ stream_gbps(const Probe *p, unsigned mask, double gbps[HW_KIND_COUNT])
         }
         HwCost cost;
         hw_dev_estimate(d, p->stack, &op, &cost);
+        if (!hw_cost_check(d, &cost, error)) {
+            return FALSE;
+        }
         st[kind] = (Stream) { rt, k, { .dev = d->index, .op = op, .npu_tokens = 32,
                                        .presubmitted = TRUE, .on_done = stream_done,
                                        .opaque = &st[kind] }, cost.dram_bytes, 0, 0,
@@ -221,11 +253,16 @@ stream_gbps(const Probe *p, unsigned mask, double gbps[HW_KIND_COUNT])
     }
     horizon_ps *= n_streams;
     for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
-        if (st[kind].rt) {
-            g_assert_true(hw_runtime_submit(rt, &st[kind].s, NULL));
+        if (st[kind].rt && !hw_runtime_submit(rt, &st[kind].s, error)) {
+            return FALSE;
         }
     }
     sim_kernel_run_until(k, SIM_TIME_MAX);
+    if (sim_kernel_error(k)) {
+        /* a DRAM share so small a transfer ends beyond the horizon */
+        g_propagate_error(error, g_error_copy(sim_kernel_error(k)));
+        return FALSE;
+    }
     double total = 0;
     for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
         if (st[kind].last_ps > 0) {
@@ -233,7 +270,8 @@ stream_gbps(const Probe *p, unsigned mask, double gbps[HW_KIND_COUNT])
             total += gbps[kind];
         }
     }
-    return total;
+    *total_gbps = total;
+    return TRUE;
 }
 
 static HsCurve *
@@ -256,8 +294,11 @@ probe_membw(const Probe *p, GError **error)
     cJSON *single = cJSON_AddObjectToObject(c->extra, "single_gbps");
     cJSON *pair = cJSON_AddObjectToObject(c->extra, "pair_gbps");
     for (size_t i = 0; i < G_N_ELEMENTS(masks); i++) {
-        double by[HW_KIND_COUNT];
-        double g = stream_gbps(p, masks[i], by);
+        double by[HW_KIND_COUNT], g;
+        if (!stream_gbps(p, masks[i], by, &g, error)) {
+            hs_curve_free(c);
+            return NULL;
+        }
         hs_curve_row(c, (double[]) { (double) i, by[HW_KIND_CPU], by[HW_KIND_GPU],
                                      by[HW_KIND_NPU], g });
         if (i < 3) {
@@ -286,25 +327,40 @@ probe_npu_graph(const Probe *p, GError **error)
                          (const char *const[]) { "seq", "prepare_ms", NULL });
     c->x_title = "sequence length (tokens)";
     c->y_title = "graph preparation (ms)";
-    for (uint64_t seq = 32; seq <= 2048; seq += seq < 256 ? 32 : 128) {
+    GError *err = NULL;
+    for (uint64_t seq = 32; seq <= 2048 && !err; seq += seq < 256 ? 32 : 128) {
         HwOp op = { .kind = HW_OP_PREPARE,
                     .read_bytes = per_token * 2 * seq * s->num_hidden_layers };
-        uint64_t t = alone_ps(p, HW_KIND_NPU, &op, NULL);
+        uint64_t t = alone_ps(p, HW_KIND_NPU, &op, NULL, &err);
         hs_curve_row(c, (double[]) { (double) seq, t / 1e9 });
     }
-    return c;
+    return curve_or_fail(c, error, err);
 }
 
 static HsCurve *
-probe_gemm_breakdown(const Probe *p, HwKind kind)
+probe_gemm_breakdown(const Probe *p, HwKind kind, GError **error)
 {
+    /* 2 m k n FLOPs must fit the op's 64-bit count (m, k, n < 2^31 each:
+     * m k n may not) */
+    if (2.0 * (double) p->m * (double) p->k * (double) p->n >= 18446744073709551616.0) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "probe %s: a [%d x %d] x [%d x %d] matmul is %.3g FLOPs, beyond the 2^64 "
+                    "an op counts", kind == HW_KIND_NPU ? "npu-gemm" : "gpu-gemm", p->m, p->k,
+                    p->k, p->n, 2.0 * (double) p->m * (double) p->k * (double) p->n);
+        return NULL;
+    }
     HwOp op = kind == HW_KIND_NPU
               ? p->w4a16 ? gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
                 : p->q8_0 ? gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_FP16, HW_DTYPE_FP16)
                          : gemm(p->m, p->k, p->n, p->dtype, p->dtype, p->dtype)
               : gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
     HwCost cost;
-    alone_ps(p, kind, &op, &cost);
+    GError *err = NULL;
+    alone_ps(p, kind, &op, &cost, &err);
+    if (err) {
+        g_propagate_error(error, err);
+        return NULL;
+    }
     HsCurve *c = hs_curve_new(kind == HW_KIND_NPU ? "npu-gemm" : "gpu-gemm",
                          kind == HW_KIND_NPU ? "NPU model breakdown of one matmul"
                                              : "GPU model breakdown of one matmul",
@@ -491,8 +547,8 @@ run(int argc, char **argv, GError **error)
     p.stack_override = stack_name;
     if (breakdown) {
         g_autoptr(HsCurve) c = probe_gemm_breakdown(&p, strcmp(what, "npu-gemm") == 0
-                                                      ? HW_KIND_NPU : HW_KIND_GPU);
-        return hs_curve_emit(c, format, out_dir, error);
+                                                      ? HW_KIND_NPU : HW_KIND_GPU, error);
+        return c && hs_curve_emit(c, format, out_dir, error);
     }
     gboolean all = strcmp(what, "all") == 0, found = FALSE;
     for (size_t i = 0; i < G_N_ELEMENTS(probes); i++) {

@@ -39,6 +39,7 @@ struct SimKernel {
     uint64_t seq;                 /* insertion sequence, 56 bits used */
     uint64_t events_run;
     gboolean stop;
+    GError *error;                /* sticky: the run failed (sim_kernel_fail) */
 
     HeapEntry *heap;              /* may hold stale entries (lazy deletion) */
     uint32_t heap_len, heap_cap;
@@ -77,6 +78,7 @@ sim_kernel_free(SimKernel *k)
         g_free(g_array_index(k->components, Component, i).name);
     }
     g_array_free(k->components, TRUE);
+    g_clear_error(&k->error);
     g_free(k->heap);
     g_free(k->slots);
     g_free(k);
@@ -243,12 +245,49 @@ next_order(SimKernel *k, SimPrio prio)
     return ((uint64_t) prio << 56) | k->seq++;
 }
 
+void
+sim_kernel_fail(SimKernel *k, GError *error)
+{
+    g_assert(error != NULL);
+    if (k->error == NULL) {
+        k->error = error;
+    } else {
+        g_error_free(error);
+    }
+    k->stop = TRUE;
+}
+
+const GError *
+sim_kernel_error(const SimKernel *k)
+{
+    return k->error;
+}
+
+/* An event due at @when_ps (already known to be >= now): at or beyond
+ * the horizon the run fails and the event is kept at the horizon, where it
+ * never runs (the kernel stops) but its id stays valid for the caller's
+ * cancel or move. */
+static inline SimTime
+within_horizon(SimKernel *k, SimTime when_ps)
+{
+    if (G_LIKELY(when_ps < SIM_TIME_HORIZON_PS)) {
+        return when_ps;
+    }
+    GError *e = g_error_new(HS_SIM_ERROR, HS_SIM_ERROR_HORIZON,
+                            "at t=%.6f s an event was scheduled %.3g s later, beyond the "
+                            "%g s horizon of simulated time", sim_time_to_s(k->now_ps),
+                            sim_time_to_s(when_ps - k->now_ps), SIM_TIME_HORIZON_S);
+    sim_kernel_fail(k, e);
+    return SIM_TIME_HORIZON_PS;
+}
+
 SimEventId
 sim_kernel_schedule_at(SimKernel *k, SimTime when_ps, SimPrio prio,
                        SimEventFn fn, void *opaque)
 {
     g_assert(fn != NULL);
     g_assert(when_ps >= k->now_ps);          /* never into the past */
+    when_ps = within_horizon(k, when_ps);
 
     uint32_t s = slot_alloc(k);
     Slot *slot = &k->slots[s];
@@ -264,8 +303,10 @@ SimEventId
 sim_kernel_schedule(SimKernel *k, SimTime delay_ps, SimPrio prio,
                     SimEventFn fn, void *opaque)
 {
-    g_assert(delay_ps <= SIM_TIME_MAX - k->now_ps);
-    return sim_kernel_schedule_at(k, k->now_ps + delay_ps, prio, fn, opaque);
+    /* now < the horizon, so now + a delay up to the horizon cannot wrap;
+     * a longer delay is beyond the horizon whatever now is */
+    SimTime when_ps = delay_ps <= SIM_TIME_HORIZON_PS ? k->now_ps + delay_ps : SIM_TIME_MAX;
+    return sim_kernel_schedule_at(k, when_ps, prio, fn, opaque);
 }
 
 gboolean
@@ -287,6 +328,7 @@ sim_kernel_move(SimKernel *k, SimEventId id, SimTime when_ps)
         return FALSE;
     }
     g_assert(when_ps >= k->now_ps);
+    when_ps = within_horizon(k, when_ps);
     Slot *slot = &k->slots[s];
     SimPrio prio = (SimPrio) (slot->order >> 56);
     slot->version++;                      /* the old entry goes stale */
@@ -332,7 +374,7 @@ sim_kernel_run_until(SimKernel *k, SimTime until_ps)
 {
     uint64_t n = 0;
 
-    k->stop = FALSE;
+    k->stop = k->error != NULL;             /* a failed run stays stopped */
     while (!k->stop) {
         skip_stale(k);
         if (k->heap_len == 0) {
@@ -373,6 +415,10 @@ gboolean
 sim_kernel_run_all(SimKernel *k, GError **error)
 {
     sim_kernel_run_until(k, SIM_TIME_MAX);
+    if (k->error) {
+        g_propagate_error(error, g_error_copy(k->error));
+        return FALSE;
+    }
     if (k->stop || k->live > 0) {
         return TRUE;
     }

@@ -7,7 +7,9 @@
  * count.  An event can be cancelled or moved (the memory model moves
  * transfer completions whenever bandwidth shares change); a moved event
  * takes a fresh sequence number, exactly as if it were cancelled and
- * scheduled again.  Scheduling into the past is a bug and asserts.
+ * scheduled again.  Scheduling into the past is a bug and asserts;
+ * scheduling beyond SIM_TIME_HORIZON_PS (clock.h) is the user's: the run
+ * fails with HS_SIM_ERROR_HORIZON (see sim_kernel_fail).
  *
  * Components that hold outstanding work (devices with queued ops, the plan
  * executor with unfinished tasks) register a pending() and a dump() hook:
@@ -58,7 +60,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimKernel, sim_kernel_free)
 /* Current simulated time in ps. */
 SimTime sim_kernel_now(const SimKernel *k);
 
-/* Schedule @fn(@opaque) @delay_ps from now / at absolute @when_ps. */
+/* Schedule @fn(@opaque) @delay_ps from now / at absolute @when_ps.  Past
+ * SIM_TIME_HORIZON_PS the run fails (HS_SIM_ERROR_HORIZON, as with
+ * sim_kernel_fail); the event is kept at the horizon, never to run, and its
+ * id stays valid.  So does sim_kernel_move. */
 SimEventId sim_kernel_schedule(SimKernel *k, SimTime delay_ps, SimPrio prio,
                                SimEventFn fn, void *opaque);
 SimEventId sim_kernel_schedule_at(SimKernel *k, SimTime when_ps, SimPrio prio,
@@ -90,12 +95,25 @@ uint64_t sim_kernel_run_until(SimKernel *k, SimTime until_ps);
 /*
  * Run until the queue is empty or sim_kernel_stop() is called.  FALSE with
  * HS_SIM_ERROR_DEADLOCK if the queue drained while a registered component
- * still has pending work; the message lists every component's dump.
+ * still has pending work (the message lists every component's dump), or
+ * with the error of sim_kernel_fail (HS_SIM_ERROR_HORIZON: time beyond the
+ * horizon).
  */
 gboolean sim_kernel_run_all(SimKernel *k, GError **error);
 
 /* Make the running sim_kernel_run_*() return after the current event. */
 void sim_kernel_stop(SimKernel *k);
+
+/*
+ * A component cannot go on (a cost beyond the horizon found inside an
+ * event): keep @error (transfer full; the first one wins, later ones are
+ * freed) and stop.  The kernel stays stopped: sim_kernel_run_until() runs
+ * nothing more and sim_kernel_run_all() returns FALSE with a copy of it.
+ */
+void sim_kernel_fail(SimKernel *k, GError *error);
+
+/* The error the run failed with, or NULL.  (transfer none) */
+const GError *sim_kernel_error(const SimKernel *k);
 
 /* Register a component for deadlock reports.  @name is copied. */
 void sim_kernel_register(SimKernel *k, const char *name, SimPendingFn pending,

@@ -64,6 +64,8 @@ typedef enum {
     HS_SIM_ERROR_UNSUPPORTED,
     HS_SIM_ERROR_MISMATCH,       /* a checked run computed wrong values, or the
                                   * plan is wrong (a dropped sync): exit 3 */
+    HS_SIM_ERROR_HORIZON,        /* a time beyond SIM_TIME_HORIZON_PS: a config
+                                  * rate far outside what a phone does */
 } HsSimError;
 GQuark hs_sim_error_quark(void);
 
