@@ -86,11 +86,26 @@ hs_cli_format(const char *name, unsigned allowed, HsFormat *out, GError **error)
     return FALSE;
 }
 
+/* configs/ and models/: $HS_DATA_DIR; else, for a binary that runs from
+ * where `meson install` put it, the installed copies; else the source
+ * tree the build came from. */
 const char *
 hs_cli_data_dir(void)
 {
     const char *env = g_getenv("HS_DATA_DIR");
-    return (env && *env) ? env : HS_SOURCE_ROOT;
+    if (env && *env) {
+        return env;
+    }
+    static gsize once;
+    static const char *dir;
+    if (g_once_init_enter(&once)) {
+        g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+        g_autofree char *exe_dir = exe ? g_path_get_dirname(exe) : NULL;
+        dir = exe_dir && strcmp(exe_dir, HS_INSTALL_BINDIR) == 0 ? HS_INSTALL_DATA_DIR
+                                                                 : HS_SOURCE_ROOT;
+        g_once_init_leave(&once, 1);
+    }
+    return dir;
 }
 
 gboolean
