@@ -116,11 +116,7 @@ trc_record_add(void *opaque, const SimPlan *plan, uint32_t from, GError **error)
     }
     g_array_set_size(rw->npu_offline, 0);
     g_array_append_vals(rw->npu_offline, plan->npu_offline->data, plan->npu_offline->len);
-    if (ferror(fp)) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "writing the recording failed");
-        return FALSE;
-    }
-    return TRUE;
+    return hs_outfile_ok(rw->f, error);     /* "FILE: cannot write: REASON" */
 }
 
 gboolean

@@ -13,7 +13,7 @@
 #include <string.h>
 
 static gboolean check_numbers(const char *command, const GOptionEntry *entries, int argc,
-                              char **argv, GError **error);
+                              char **argv, GPtrArray *keep, GError **error);
 static void suggest_option(GError *error, const GOptionEntry *entries, char **argv, int argc);
 
 gboolean
@@ -33,12 +33,35 @@ hs_cli_parse(const char *command, const char *params, const char *summary,
 
     g_option_context_set_help_enabled(ctx, FALSE);
     g_option_context_set_summary(ctx, summary);
+    /*
+     * Every text option is taken as bytes, as a file name is: GLib converts
+     * a G_OPTION_ARG_STRING from the locale's charset to UTF-8, so under
+     * LC_ALL=C a path or a --set value with a byte >= 0x80 was refused
+     * ("Invalid byte sequence in conversion input").  The storage is the
+     * same (char * / char **); our messages escape what they quote.
+     */
+    g_autofree GOptionEntry *raw = NULL;
+    guint n_entries = 0;
+    while (entries && entries[n_entries].long_name) {
+        n_entries++;
+    }
     if (entries) {
-        g_option_context_add_main_entries(ctx, entries, NULL);
+        raw = g_memdup2(entries, sizeof(GOptionEntry) * (n_entries + 1));
+        for (guint i = 0; i < n_entries; i++) {
+            if (raw[i].arg == G_OPTION_ARG_STRING) {
+                raw[i].arg = G_OPTION_ARG_FILENAME;
+            } else if (raw[i].arg == G_OPTION_ARG_STRING_ARRAY) {
+                raw[i].arg = G_OPTION_ARG_FILENAME_ARRAY;
+            }
+        }
+        g_option_context_add_main_entries(ctx, raw, NULL);
     }
     g_option_context_add_main_entries(ctx, help_entry, NULL);
     *help_shown = FALSE;
-    if (!check_numbers(command, entries, *argc, *argv, error)) {
+    /* the decimal spellings check_numbers() puts in place of the numbers
+     * given: GLib consumes them while parsing */
+    g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func(g_free);
+    if (!check_numbers(command, entries, *argc, *argv, keep, error)) {
         return FALSE;
     }
     g_autofree char **before = g_memdup2(*argv, sizeof(char *) * (*argc + 1));
@@ -231,11 +254,14 @@ entry_for(const GOptionEntry *entries, const char *arg, const char **value, gboo
 /*
  * GLib's own message for a bad number ("Cannot parse integer value “abc”
  * for --prompt") is translated, curly-quoted and unlike ours: check the
- * numeric options' values first and say it our way.
+ * numeric options' values first and say it our way.  An integer is
+ * decimal: GLib reads it with strtol base 0, so "-p 010" was a prompt of 8
+ * and "0x10" sixteen; each integer value is put back in @argv spelled the
+ * way GLib reads as we do (the new strings kept in @keep).
  */
 static gboolean
 check_numbers(const char *command, const GOptionEntry *entries, int argc, char **argv,
-              GError **error)
+              GPtrArray *keep, GError **error)
 {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
@@ -250,8 +276,10 @@ check_numbers(const char *command, const GOptionEntry *entries, int argc, char *
         if (e == NULL || e->arg == G_OPTION_ARG_NONE) {
             continue;
         }
+        int at = i;                      /* where the value is */
         if (!inl) {
             v = i + 1 < argc ? argv[++i] : NULL;
+            at = i;
         }
         if (v == NULL) {
             continue;                    /* GLib says "Missing argument" */
@@ -264,6 +292,12 @@ check_numbers(const char *command, const GOptionEntry *entries, int argc, char *
                                           e->arg == G_OPTION_ARG_INT ? G_MAXINT : G_MAXINT64,
                                           &x, NULL);
             what = "an integer";
+            if (ok) {
+                char *canon = g_strdup_printf("%.*s%" G_GINT64_FORMAT,
+                                              inl ? (int) (v - argv[at]) : 0, argv[at], x);
+                g_ptr_array_add(keep, canon);
+                argv[at] = canon;
+            }
         } else if (e->arg == G_OPTION_ARG_DOUBLE) {
             char *end = NULL;
             double x = g_ascii_strtod(v, &end);

@@ -33,6 +33,12 @@ parse_tokens(const char *text, uint32_t vocab, GArray *out, GError **error)
         uint32_t t = (uint32_t) v;
         g_array_append_val(out, t);
     }
+    if (out->len == 0) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--tokens: expected comma-separated token ids in [0, %u) (got \"%s\")",
+                    vocab, text);
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -140,6 +146,12 @@ run(int argc, char **argv, GError **error)
                                      ? "try a smaller model"
                                      : "try a smaller model or --weights w4a16", error)) {
         return FALSE;
+    }
+    if (g_file_test(model, G_FILE_TEST_IS_DIR)) {
+        hs_input_note_dir(model);
+    }
+    if (dump && !hs_outfile_check(dump, error)) {
+        return FALSE;            /* before the forward passes, not after */
     }
     g_autoptr(EngModel) m = NULL;
     if (g_file_test(model, G_FILE_TEST_IS_DIR)) {

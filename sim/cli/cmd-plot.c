@@ -116,7 +116,9 @@ run(int argc, char **argv, GError **error)
                     "plot: expected DB and --x SETTING (see 'hetero-sim plot --help')");
         return FALSE;
     }
-    if (!hs_cli_no_extra_args(argc, argv, 1, error)) {
+    hs_input_note(argv[1]);
+    if (!hs_cli_no_extra_args(argc, argv, 1, error) ||
+        (out && !hs_outfile_check(out, error))) {
         return FALSE;
     }
     g_autoptr(sqlite3) db = hs_sweep_db_open_read(argv[1], error);
@@ -224,7 +226,7 @@ run(int argc, char **argv, GError **error)
     g_ptr_array_add(names, NULL);
     c->names = (const char *const *) names->pdata;
     if (out == NULL) {
-        return hs_curve_emit(c, format, NULL, error);
+        return hs_curve_emit(c, format, NULL, NULL, error);
     }
     g_autofree char *svg = hs_curve_svg(c);
     if (!hs_outfile_write_all(out, svg, strlen(svg), error)) {

@@ -15,6 +15,7 @@
 #include "sim/run.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "sim/util/outfile.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -545,19 +546,26 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     p.stack_override = stack_name;
+    /* every curve's files appear together once all are written, or none */
+    g_autoptr(HsOutGroup) group = hs_outgroup_new();
+    g_autoptr(GPtrArray) wrote = g_ptr_array_new_with_free_func(g_free);
     if (breakdown) {
         g_autoptr(HsCurve) c = probe_gemm_breakdown(&p, strcmp(what, "npu-gemm") == 0
                                                       ? HW_KIND_NPU : HW_KIND_GPU, error);
-        return c && hs_curve_emit(c, format, out_dir, error);
+        if (c == NULL || !hs_curve_emit(c, format, out_dir, group, error)) {
+            return FALSE;
+        }
+        g_ptr_array_add(wrote, g_strdup(c->name));
     }
-    gboolean all = strcmp(what, "all") == 0, found = FALSE;
-    for (size_t i = 0; i < G_N_ELEMENTS(probes); i++) {
+    gboolean all = strcmp(what, "all") == 0, found = breakdown;
+    for (size_t i = 0; i < G_N_ELEMENTS(probes) && !breakdown; i++) {
         if (all || strcmp(what, probes[i].name) == 0) {
             found = TRUE;
             g_autoptr(HsCurve) c = probes[i].fn(&p, error);
-            if (c == NULL || !hs_curve_emit(c, format, out_dir, error)) {
+            if (c == NULL || !hs_curve_emit(c, format, out_dir, group, error)) {
                 return FALSE;
             }
+            g_ptr_array_add(wrote, g_strdup(c->name));
         }
     }
     if (!found) {
@@ -565,6 +573,15 @@ run(int argc, char **argv, GError **error)
                     "--what: expected one of gpu-gemm, npu-stage, npu-order, npu-shape, "
                     "membw, npu-graph, npu-gemm, sync, prefill, all (got \"%s\")", what);
         return FALSE;
+    }
+    if (out_dir == NULL) {
+        return TRUE;
+    }
+    if (!hs_outgroup_commit(g_steal_pointer(&group), error)) {
+        return FALSE;
+    }
+    for (guint i = 0; i < wrote->len; i++) {
+        printf("wrote %s/%s.csv\n", out_dir, (const char *) wrote->pdata[i]);
     }
     return TRUE;
 }

@@ -14,6 +14,7 @@
 #include "sim/cli/cli.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "sim/util/outfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,7 @@ run(int argc, char **argv, GError **error)
     Opts o = { .point = -1 };
     gboolean help = FALSE;
     g_autofree char *db = NULL, *show = NULL, *where = NULL, *format = NULL, *columns = NULL;
+    g_autofree char *point = NULL;
     g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "db", 0, 0, G_OPTION_ARG_FILENAME, &db,
@@ -190,7 +192,7 @@ run(int argc, char **argv, GError **error)
         { "list", 0, 0, G_OPTION_ARG_NONE, &o.list,
           "Print one command line per point not yet in DB (for GNU parallel, job arrays)",
           NULL },
-        { "point", 0, 0, G_OPTION_ARG_INT, &o.point,
+        { "point", 0, 0, G_OPTION_ARG_STRING, &point,
           "Run point N of SPEC here and print its record (a JSON line)", "N" },
         { "merge", 0, 0, G_OPTION_ARG_NONE, &o.merge,
           "Store the records in FILE... (printed by --point) into DB", NULL },
@@ -222,6 +224,17 @@ run(int argc, char **argv, GError **error)
     }
     o.db = db ? db : "sweep.db";
     o.set = set;
+    /* a string, so that -1 (the "not given" of o.point) is refused, not
+     * taken for "run the whole sweep" */
+    guint64 pv = 0;
+    if (point && !g_ascii_string_to_unsigned(point, 10, 0, G_MAXINT, &pv, NULL)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--point: expected a point number, an integer from 0 (got \"%s\")", point);
+        return FALSE;
+    }
+    if (point) {
+        o.point = (int) pv;
+    }
     if (show) {
         HsFormat f;
         if (!hs_cli_format(format, HS_FORMATS_ALL, &f, error) ||
@@ -257,6 +270,13 @@ run(int argc, char **argv, GError **error)
     }
     g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(argv[1], (const char *const *) set, error);
     if (spec == NULL) {
+        return FALSE;
+    }
+    /* the database is written in place: never over the spec or a record */
+    for (int f = 2; o.merge && f < argc; f++) {
+        hs_input_note(argv[f]);
+    }
+    if (!o.list && o.point < 0 && !hs_outfile_check(o.db, error)) {
         return FALSE;
     }
     if (o.list) {

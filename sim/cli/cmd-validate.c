@@ -463,8 +463,10 @@ write_out(const char *out_dir, const Row *rows, guint n, GError **error)
     g_autofree char *cp = g_build_filename(out_dir, "validate.csv", NULL);
     g_autofree char *sp = g_build_filename(out_dir, "validate.svg", NULL);
     g_autofree char *svg = scatter_svg(rows, n);
-    return hs_outfile_write_all(cp, csv->str, csv->len, error) &&
-           hs_outfile_write_all(sp, svg, strlen(svg), error);
+    g_autoptr(HsOutGroup) g = hs_outgroup_new();       /* both or neither */
+    return hs_outgroup_write(g, cp, csv->str, csv->len, error) &&
+           hs_outgroup_write(g, sp, svg, strlen(svg), error) &&
+           hs_outgroup_commit(g_steal_pointer(&g), error);
 }
 
 static gboolean

@@ -599,7 +599,8 @@ hs_curve_svg(const HsCurve *c)
 }
 
 gboolean
-hs_curve_emit(HsCurve *c, HsFormat format, const char *out_dir, GError **error)
+hs_curve_emit(HsCurve *c, HsFormat format, const char *out_dir, HsOutGroup *group,
+              GError **error)
 {
     if (out_dir == NULL) {
         curve_print(c, format, stdout);
@@ -611,16 +612,13 @@ hs_curve_emit(HsCurve *c, HsFormat format, const char *out_dir, GError **error)
     FILE *mem = open_memstream(&buf, &len);
     curve_print(c, HS_FORMAT_CSV, mem);
     fclose(mem);
-    gboolean ok = hs_outfile_write_all(csv, buf, len, error);
+    gboolean ok = hs_outgroup_write(group, csv, buf, len, error);
     free(buf);
     if (ok && curve_rows(c) > 1) {
         g_autofree char *svg_path = g_strdup_printf("%s/%s.svg", out_dir, c->name);
         g_autofree char *svg = curve_svg(c, c->plot_col >= 0 ? (guint) c->plot_col
                                                              : c->cols->len - 1);
-        ok = hs_outfile_write_all(svg_path, svg, strlen(svg), error);
-    }
-    if (ok) {
-        printf("wrote %s\n", csv);
+        ok = hs_outgroup_write(group, svg_path, svg, strlen(svg), error);
     }
     return ok;
 }

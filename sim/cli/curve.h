@@ -53,7 +53,10 @@ void hs_curve_row(HsCurve *c, const double *v);
 char *hs_curve_svg(const HsCurve *c);
 
 /* Print @c to stdout in @format, or with @out_dir write its CSV and SVG
- * there (replacing them whole, never half-written). */
-gboolean hs_curve_emit(HsCurve *c, HsFormat format, const char *out_dir, GError **error);
+ * there as part of @group (they appear when the group is committed,
+ * with every other file of the run, or not at all). */
+typedef struct HsOutGroup HsOutGroup;
+gboolean hs_curve_emit(HsCurve *c, HsFormat format, const char *out_dir, HsOutGroup *group,
+                       GError **error);
 
 #endif

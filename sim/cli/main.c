@@ -12,9 +12,11 @@
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern const HsCommand hs_cmd_run;
@@ -69,12 +71,72 @@ static const char *const default_argv[] = { "compare", NULL };
  * is loaded spins in sched_yield for a while: 0.08-0.11 s of system CPU
  * for every run, even a timing-only one (`bench engine`'s direct OpenBLAS
  * figure asks for its threads with openblas_set_num_threads()).
+ *
+ * libgomp has no call that changes the wait policy or GOMP_SPINCOUNT once
+ * loaded (both are read only by its constructor), so the run again stays;
+ * but only when it is safe: not with HS_NO_REEXEC set, not under a tracer
+ * (gdb, strace: TracerPid in /proc/self/status; a debugger would follow
+ * the exec and lose its breakpoints), and only when /proc/self/exe is this
+ * program.  It is not under valgrind (/proc/self/exe is the tool,
+ * memcheck-amd64-linux, which refuses to be run directly) nor when the
+ * program is started through the dynamic loader (`ld-linux.so prog`):
+ * there the code of main() is mapped from a file other than the one
+ * /proc/self/exe names.
  */
+int main(int argc, char **argv);
+
+static gboolean
+traced(void)
+{
+    g_autofree char *status = NULL;
+    if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL)) {
+        return FALSE;
+    }
+    const char *t = strstr(status, "\nTracerPid:");
+    return t && strtol(t + strlen("\nTracerPid:"), NULL, 10) != 0;
+}
+
+/* The file main() is mapped from is the one /proc/self/exe is.  Compared
+ * by stat(), not by name: valgrind answers readlink("/proc/self/exe") with
+ * the program's name, yet exec of it runs the tool. */
+static gboolean
+exe_is_self(void)
+{
+    struct stat exe;
+    g_autofree char *maps = NULL;
+    if (stat("/proc/self/exe", &exe) != 0 ||
+        !g_file_get_contents("/proc/self/maps", &maps, NULL, NULL)) {
+        return FALSE;
+    }
+    uintptr_t here = (uintptr_t) &main;
+    for (char *line = maps, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) {
+            *next++ = '\0';
+        }
+        /* "start-end perms offset dev inode   path" */
+        char *end = NULL;
+        uintptr_t lo = (uintptr_t) g_ascii_strtoull(line, &end, 16);
+        uintptr_t hi = end && *end == '-' ? (uintptr_t) g_ascii_strtoull(end + 1, NULL, 16) : 0;
+        if (here < lo || here >= hi) {
+            continue;
+        }
+        const char *path = strchr(line, '/');
+        struct stat self;
+        return path && stat(path, &self) == 0 && self.st_dev == exe.st_dev &&
+               self.st_ino == exe.st_ino;
+    }
+    return FALSE;
+}
+
 static void
 passive_omp(char **argv)
 {
     if (g_getenv("OMP_WAIT_POLICY") || g_getenv("GOMP_SPINCOUNT")) {
         return;                  /* the user's choice, or already run again */
+    }
+    if (g_getenv("HS_NO_REEXEC") || traced() || !exe_is_self()) {
+        return;
     }
     g_setenv("OMP_WAIT_POLICY", "PASSIVE", FALSE);
     gboolean blas_set = g_getenv("OPENBLAS_NUM_THREADS") == NULL;

@@ -5,6 +5,7 @@
 #include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "sim/util/outfile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,9 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
     }
     /* a model directory: its config gave the spec, its weights the check */
     w->weights_dir = o->model && g_file_test(o->model, G_FILE_TEST_IS_DIR) ? o->model : NULL;
+    if (w->weights_dir) {
+        hs_input_note_dir(w->weights_dir);   /* no --trace over the weights */
+    }
     return TRUE;
 }
 
@@ -174,6 +178,7 @@ const SimPolicy *
 hs_cli_policy(const char *plugin, const char *name, GError **error)
 {
     if (plugin) {
+        hs_input_note(plugin);
         const SimPolicy *p = sim_policy_load_plugin(plugin, error);
         if (p == NULL) {
             return NULL;

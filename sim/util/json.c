@@ -4,6 +4,7 @@
 #include "sim/util/json.h"
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
+#include "sim/util/outfile.h"
 
 #include <math.h>
 #include <string.h>
@@ -78,6 +79,7 @@ hs_json_load_file(const char *filename, GQuark domain, GError **error)
         g_set_error(error, domain, 0, "%s", local->message);
         return NULL;
     }
+    hs_input_note(filename);     /* no output of this run may overwrite it */
     return hs_json_parse(text, len, filename, domain, error);
 }
 
