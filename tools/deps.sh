@@ -6,10 +6,11 @@ set -euo pipefail
 # libsqlite3-dev: sweep results; libopenmpi-dev + openmpi-bin: sweeps over
 # MPI ranks (optional at build time, but CI tests it); python3-numpy: the
 # architectures' independent reference forward passes (tests/arch-reference.py)
-# help2man: the man page (meson install)
+# help2man: the man page (meson install); valgrind: tests/cli/test-outputs
+# runs the binary under memcheck (skipped without)
 PKGS=(gcc pkg-config meson ninja-build python3 python3-numpy
       libglib2.0-dev libcjson-dev libopenblas-dev libgomp1
-      libsqlite3-dev libopenmpi-dev openmpi-bin help2man)
+      libsqlite3-dev libopenmpi-dev openmpi-bin help2man valgrind)
 
 missing=()
 for p in "${PKGS[@]}"; do
