@@ -37,6 +37,7 @@ typedef struct Input {
 
 static GMutex inputs_lock;
 static GArray *inputs;           /* of Input, never freed: the process's inputs */
+static GPtrArray *pending;       /* HsOutFile renamed on commit, not yet freed */
 
 void
 hs_input_note(const char *path)
@@ -163,14 +164,35 @@ attach_stream(HsOutFile *f, int fd)
     return TRUE;
 }
 
-/* @path with its symbolic links followed to the file they name (which may
- * not exist yet); NULL with errno ELOOP after 40 links.  (transfer full) */
+/* N when @path is one of our open files by number, /proc/self/fd/N or
+ * /dev/fd/N; else -1. */
+static int
+fd_path(const char *path)
+{
+    const char *n = g_str_has_prefix(path, "/proc/self/fd/") ? path + strlen("/proc/self/fd/")
+                    : g_str_has_prefix(path, "/dev/fd/") ? path + strlen("/dev/fd/") : NULL;
+    guint64 fd;
+    return n && g_ascii_string_to_unsigned(n, 10, 0, G_MAXINT, &fd, NULL) ? (int) fd : -1;
+}
+
+/*
+ * @path with its symbolic links followed to the file they name (which may
+ * not exist yet); NULL with errno ELOOP after 40 links.  A link through
+ * one of our open files (/dev/stdout is /proc/self/fd/1) stops there, with
+ * *@fd its number: the target of such a "link" is no path to rename over
+ * (pipe:[1234]), and the shell's redirection is what the user meant.
+ * (transfer full)
+ */
 static char *
-follow_links(const char *path)
+follow_links(const char *path, int *fd)
 {
     char *cur = g_strdup(path);
+    *fd = -1;
     for (int hops = 0; hops < 40; hops++) {
         struct stat st;
+        if ((*fd = fd_path(cur)) >= 0) {
+            return cur;
+        }
         if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) {
             return cur;
         }
@@ -209,13 +231,35 @@ hs_outfile_open(const char *path, GError **error)
         hs_outfile_abort(f);
         return NULL;
     }
-    f->dest = follow_links(path);
+    int via_fd;
+    f->dest = follow_links(path, &via_fd);
     if (f->dest == NULL) {
         set_io_error(error, path, "cannot open", errno);
         hs_outfile_abort(f);
         return NULL;
     }
     struct stat st;
+    if (via_fd >= 0) {
+        /* written through our own descriptor (shared offset, as the
+         * shell's "2>&1" would), after what stdio holds for it */
+        int fd = fstat(via_fd, &st) != 0 ? -1 : S_ISDIR(st.st_mode) ? (errno = EISDIR, -1)
+                 : dup(via_fd);
+        if (fd < 0) {
+            set_io_error(error, path, "cannot open", errno);
+            hs_outfile_abort(f);
+            return NULL;
+        }
+        fflush(stdout);
+        fflush(stderr);
+        f->kind = OUT_DIRECT;
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        if (!attach_stream(f, fd)) {
+            set_io_error(error, path, "cannot open", errno);
+            hs_outfile_abort(f);
+            return NULL;
+        }
+        return f;
+    }
     gboolean exists = stat(f->dest, &st) == 0;
     if (!exists && errno != ENOENT) {
         set_io_error(error, path, "cannot open", errno);
@@ -242,6 +286,22 @@ hs_outfile_open(const char *path, GError **error)
                     "%s: is %s; expected a file to write", path,
                     S_ISDIR(st.st_mode) ? "a directory" : S_ISBLK(st.st_mode) ? "a block device"
                     : S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file");
+        hs_outfile_abort(f);
+        return NULL;
+    }
+    /* two outputs renamed onto one file: the first would be lost */
+    g_autofree char *canon = g_canonicalize_filename(f->dest, NULL);
+    gboolean twice = FALSE;
+    g_mutex_lock(&inputs_lock);
+    for (guint i = 0; pending && i < pending->len && !twice; i++) {
+        const HsOutFile *o = pending->pdata[i];
+        g_autofree char *other = g_canonicalize_filename(o->dest, NULL);
+        twice = strcmp(other, canon) == 0;
+    }
+    g_mutex_unlock(&inputs_lock);
+    if (twice) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                    "%s: is already an output of this run; expected a file of its own", path);
         hs_outfile_abort(f);
         return NULL;
     }
@@ -276,6 +336,12 @@ hs_outfile_open(const char *path, GError **error)
         hs_outfile_abort(f);
         return NULL;
     }
+    g_mutex_lock(&inputs_lock);
+    if (pending == NULL) {
+        pending = g_ptr_array_new();
+    }
+    g_ptr_array_add(pending, f);
+    g_mutex_unlock(&inputs_lock);
     return f;
 }
 
@@ -362,6 +428,13 @@ hs_outfile_abort(HsOutFile *f)
     }
     if (f->tmp_path) {
         g_unlink(f->tmp_path);
+    }
+    if (f->kind == OUT_RENAME) {
+        g_mutex_lock(&inputs_lock);
+        if (pending) {           /* not there if its open failed */
+            g_ptr_array_remove_fast(pending, f);
+        }
+        g_mutex_unlock(&inputs_lock);
     }
     g_free(f->tmp_path);
     g_free(f->dest);

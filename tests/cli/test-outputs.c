@@ -313,6 +313,37 @@ test_symlink(void)
     rm_rf(dir);
 }
 
+/* /dev/fd/1 (what /dev/stdout links to) is our standard output, written
+ * through: the trace, then the report after it.  /dev/fd rather than
+ * /dev/stdout, so that a regression cannot replace the machine's link. */
+static void
+test_fd_path(void)
+{
+    g_autoptr(Run) r = hs(RUN_SMALL, "--trace", "/dev/fd/1", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_assert_cmpstr(r->err, ==, "");
+    g_assert_true(g_str_has_prefix(r->out, "{\"traceEvents\":["));
+    const char *report = strstr(r->out, "}\ntiny on tiny, policy hetero-tensor");
+    g_assert_nonnull(report);
+}
+
+/* Two outputs onto one file: the first would be lost; refused. */
+static void
+test_output_twice(void)
+{
+    g_autofree char *dir = tmp_dir();
+    g_autofree char *x = g_build_filename(dir, "x.json", NULL);
+    g_autofree char *x2 = g_build_filename(dir, ".", "x.json", NULL);
+    g_autoptr(Run) r = hs(RUN_SMALL, "--trace", x, "--record", x2, NULL);
+    g_assert_cmpint(r->status, ==, 1);
+    g_autofree char *want = g_strdup_printf("%s: is already an output of this run; expected "
+                                            "a file of its own", x2);
+    assert_one_error_line(r, want);
+    g_autofree char *ls = listing(dir);
+    g_assert_cmpstr(ls, ==, "");
+    rm_rf(dir);
+}
+
 /* A folder, a missing folder: one clear line, exit 1. */
 static void
 test_directory(void)
@@ -541,6 +572,8 @@ main(int argc, char **argv)
     g_test_add_func("/outputs/dev-null", test_dev_null);
     g_test_add_func("/outputs/fifo", test_fifo);
     g_test_add_func("/outputs/symlink", test_symlink);
+    g_test_add_func("/outputs/fd-path", test_fd_path);
+    g_test_add_func("/outputs/output-twice", test_output_twice);
     g_test_add_func("/outputs/directory", test_directory);
     g_test_add_func("/outputs/output-is-input", test_output_is_input);
     g_test_add_func("/outputs/probe-all-or-nothing", test_probe_all_or_nothing);
