@@ -8,8 +8,9 @@
  * never leaves a half-written file that looks complete.  A symbolic link is
  * followed: the file it names is replaced, the link stays.  A character
  * device or a FIFO (/dev/null, /dev/full, a pipe to another program) is
- * written directly, never replaced; a directory, a block device or a socket
- * is refused.  Every write failure names the file and the reason.
+ * written directly, never replaced (a FIFO waits for its reader, as a
+ * shell's redirection does); /dev/stdout and /dev/fd/N are written through
+ * our own descriptor; a directory, a block device or a socket is refused.  Every write failure names the file and the reason.
  *
  * An output that is one of the run's inputs (the same file: device and
  * inode) is refused before it is touched: every input read through
@@ -48,8 +49,10 @@ gboolean hs_outfile_write_all(const char *path, const void *data, gsize len,
 /*
  * Several files that appear together or not at all (probe --out DIR,
  * validate's CSV + SVG): each is written to its temporary file as it comes,
- * and only when every one is written are they renamed into place.  Freeing
- * a group that was not committed removes the temporary files.
+ * and only when every one is written are they renamed into place (renames
+ * within a folder we just wrote in do not fail short of the folder going
+ * away under us).  Freeing a group that was not committed removes the
+ * temporary files.
  */
 typedef struct HsOutGroup HsOutGroup;
 HsOutGroup *hs_outgroup_new(void);
