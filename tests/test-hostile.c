@@ -86,6 +86,42 @@ static const Case cases[] = {
       "\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff"
       "\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff\\xff"
       "pad 32]): dependency cycle (81 tasks can never start)" },
+    /* recordings checked against their model's graph (traces/record.c):
+     * a kernel's work is what its node and slice make it (a k of 0 was
+     * SIGFPE in the NPU's tiling, an m of 10^9 replayed) */
+    { "record/matmul-k-zero.json",
+      "$.tasks[3].k: expected 64, the input features of node 2 (L0.wq) (got 0)" },
+    { "record/matmul-m-huge.json",
+      "$.tasks[3].m: expected 64, the slice's 64 tokens (got 1000000000)" },
+    { "record/attention-flops.json",
+      "$.tasks[11].flops: expected 574080, what the slice of node 7 (L0.attn) computes at "
+      "w4a16 (got 5)" },
+    { "record/norm-weight-lhs.json",
+      "$.tasks[1].weight_lhs: expected false, as node 1 (L0.attn_norm) is no matmul (got "
+      "true)" },
+    /* processors: a sync between two, one name each */
+    { "record/sync-to-itself.json",
+      "$.tasks[2].to: expected a processor other than \"from\" (a sync hands data between "
+      "two) (got \"gpu\")" },
+    { "record/processor-twice.json",
+      "$.processors[3].name: expected a name no other processor has ($.processors[1] has "
+      "it) (got \"gpu\")" },
+    /* a batch the plan was not made for: the step named by its number
+     * (was "decode step " and nothing) */
+    { "record/batch-mismatch.json",
+      "$.tasks: node 0 (embed) of decode step 0: slices cover 64 of its 128 output elements "
+      "(a hole)" },
+    /* the recording's own settings against its model, as its keys (were
+     * blamed on --functional / --prompt, with a usage exit code) */
+    { "record/functional-layers.json",
+      "$.workload.functional: expected off, full or layers=N with N at most the model's 2 "
+      "layers (got \"layers=9\")" },
+    { "record/context-overflow.json",
+      "$.workload: expected prompt + decode at most the model's context, $.model.config "
+      "max_position_embeddings 2048 (got 2048 + 1)" },
+    /* a number as written (was "got 1") */
+    { "record/version-near-1.json",
+      "$.hs_record_version: expected 1, the version this hetero-sim reads (got 1.0000001)" },
     /* sweep specs: input text escaped; 64 axes of 2 values are 2^64
      * combinations, which wrapped a 64-bit count to 0 (then expanded) */
     { "sweep/axis-name-newline.json",
@@ -131,7 +167,9 @@ loader_for(const char *file)
         return hs_load_model;
     }
     if (g_str_has_prefix(file, "record/")) {
-        return hs_load_record;
+        /* fuzz-replay's loader: fuzz-record's reading, then the plan on
+         * the recorded SoC, checked and timed */
+        return hs_load_replay;
     }
     if (g_str_has_prefix(file, "points/")) {
         return hs_load_points;
@@ -199,10 +237,29 @@ test_sweep_cli_cap(void)
     g_assert_cmpstr(error->message, ==, want);
 }
 
+/* The recordings the hostile ones are made from pass the same loader:
+ * its checks refuse what is wrong, not what a run writes. */
+static void
+test_replay_valid(void)
+{
+    const char *const files[] = { "base.json", "dropped-sync.json", "unordered.json" };
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *path = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                                 "replay", files[i], NULL);
+        g_autofree char *bytes = NULL;
+        gsize len = 0;
+        g_assert_true(g_file_get_contents(path, &bytes, &len, NULL));
+        g_autoptr(GError) error = NULL;
+        g_assert_true(hs_load_replay((const uint8_t *) bytes, len, path, &error));
+        g_assert_no_error(error);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/hostile/record/valid-replays", test_replay_valid);
     g_test_add_func("/hostile/sweep/point-three-times.json", test_sweep_point_three_times);
     g_test_add_func("/hostile/sweep/cli-cap", test_sweep_cli_cap);
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -49,3 +49,35 @@ base = json.load(open("../replay/base.json"))
 base["workload"]["sync"] = "fast\u0007\u2028"
 with open("record/workload-sync-control.json", "w") as f:
     json.dump(base, f)
+
+
+# recordings checked against their model's graph and SoC (traces/record.c):
+# each file changes one thing of ../replay/base.json
+def record(name, fn):
+    d = json.load(open("../replay/base.json"))
+    fn(d, d["tasks"])
+    with open("record/" + name, "w") as f:
+        json.dump(d, f)
+
+
+def first(tasks, **want):
+    return next(t for t in tasks if all(t.get(k) == v for k, v in want.items()))
+
+
+# was SIGFPE in the NPU's tiling (a k of 0)
+record("matmul-k-zero.json", lambda d, t: first(t, op="matmul").update(k=0))
+# was timed as a kernel of a billion tokens
+record("matmul-m-huge.json", lambda d, t: first(t, op="matmul").update(m=1e9))
+record("attention-flops.json", lambda d, t: first(t, op="attention").update(flops=5))
+record("norm-weight-lhs.json", lambda d, t: first(t, op="rmsnorm").update(weight_lhs=True))
+record("sync-to-itself.json",
+       lambda d, t: first(t, kind="sync").update(to=first(t, kind="sync")["from"]))
+record("processor-twice.json", lambda d, t: d["processors"].append({"name": "gpu", "kind": "gpu"}))
+# a batch the tasks were not planned for: the decode graph's rows uncovered
+record("batch-mismatch.json", lambda d, t: d["workload"].update(batch=2))
+# the recording's own settings against its model (were blamed on --functional
+# and --prompt with a usage exit code)
+record("functional-layers.json", lambda d, t: d["workload"].update(functional="layers=9"))
+record("context-overflow.json", lambda d, t: d["workload"].update(prompt=2048))
+# a version that is not 1, printed as written (was "got 1")
+record("version-near-1.json", lambda d, t: d.update(hs_record_version=1.0000001))
