@@ -7,6 +7,8 @@
  */
 #include "fuzz/loaders.h"
 #include "sim/cli/sweep.h"
+#include "sim/util/error.h"
+#include "traces/record.h"
 
 #include <glib.h>
 #include <string.h>
@@ -64,6 +66,10 @@ static const Case cases[] = {
     /* numbers: 1e999 parses as inf */
     { "model/rope-theta-inf.json",
       "$.rope_theta: expected a finite positive number (got inf)" },
+    /* a rope_scaling of no object (was ignored: the model ran unscaled) */
+    { "model/rope-scaling-string.json",
+      "$.rope_scaling: expected an object (its rope_type and factors) or null (got "
+      "\"llama3\")" },
     { "model/hidden-act-newline.json",
       "$.hidden_act: expected silu, gelu, gelu_new or gelu_pytorch_tanh "
       "(got \"relu\\nhetero-sim: forged\")" },
@@ -237,6 +243,69 @@ test_sweep_cli_cap(void)
     g_assert_cmpstr(error->message, ==, want);
 }
 
+/* Model directories (model-dir/NAME: config.json + model.safetensors)
+ * whose options and tensors disagree, each run as `run --model DIR
+ * --functional full` runs it: refused with its line (after "DIR: "). */
+typedef struct DirCase {
+    const char *dir;
+    const char *message;         /* NULL: a valid model, its values matched */
+} DirCase;
+
+static const DirCase dir_cases[] = {
+    { "valid", NULL },
+    /* was: the embedding used as the head, silently */
+    { "untied-no-head",
+      "tensor lm_head.weight: not found, and config.json's tie_word_embeddings is false (the "
+      "model has an LM head of its own, not the embedding)" },
+    /* were left out, silently */
+    { "layer-past-config",
+      "tensor model.layers.1.mlp.down_proj.weight: not a tensor of the model config.json "
+      "describes (layer 1, past num_hidden_layers 1)" },
+    { "bias-undeclared",
+      "tensor model.layers.0.self_attn.q_proj.bias: not a tensor of the model config.json "
+      "describes (a bias none of its options declares: attention_bias, mlp_bias)" },
+    /* finite weights, overflowing products: was "policy hetero-layer
+     * computed wrong values ... (max abs err inf of nan)", exit 3 */
+    { "overflow",
+      "the unpartitioned reference's values are not finite from node L0.ffn_down of prefill "
+      "on (finite weights whose products overflow: the model's values, not a policy's)" },
+};
+
+static void
+test_model_dir(gconstpointer data)
+{
+    const DirCase *c = data;
+    const char *root = g_getenv("HS_SOURCE_ROOT");
+    g_autofree char *dir = g_build_filename(root, "tests", "data", "hostile", "model-dir",
+                                            c->dir, NULL);
+    g_autofree char *configs = g_build_filename(root, "configs", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = hw_soc_load("tiny", configs, &error);
+    g_assert_no_error(error);
+    g_autoptr(MdlSpec) spec = mdl_spec_load(dir, NULL, &error);
+    g_assert_no_error(error);
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 8;
+    w.decode = 2;
+    w.check_layers = 0;
+    w.weights_dir = dir;
+    SimRunReport r = { 0 };
+    gboolean ok = sim_run(soc, spec, sim_policy_find("hetero-layer"), &w, NULL, &r, NULL, NULL,
+                          &error);
+    if (c->message == NULL) {
+        g_assert_no_error(error);
+        g_assert_true(ok && r.check.checked && r.check.match && !r.check.ref_nonfinite);
+    } else {
+        g_assert_false(ok);
+        g_assert_nonnull(error);
+        g_autofree char *want = g_strdup_printf("%s: %s", dir, c->message);
+        g_assert_cmpstr(error->message, ==, want);
+        g_assert_false(error->domain == HS_SIM_ERROR);     /* exit 1, not 3 */
+    }
+    sim_run_report_clear(&r);
+}
+
 /* The recordings the hostile ones are made from pass the same loader:
  * its checks refuse what is wrong, not what a run writes. */
 static void
@@ -260,6 +329,10 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/hostile/record/valid-replays", test_replay_valid);
+    for (size_t i = 0; i < G_N_ELEMENTS(dir_cases); i++) {
+        g_autofree char *name = g_strdup_printf("/hostile/model-dir/%s", dir_cases[i].dir);
+        g_test_add_data_func(name, &dir_cases[i], test_model_dir);
+    }
     g_test_add_func("/hostile/sweep/point-three-times.json", test_sweep_point_three_times);
     g_test_add_func("/hostile/sweep/cli-cap", test_sweep_cli_cap);
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

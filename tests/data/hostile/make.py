@@ -81,3 +81,72 @@ record("functional-layers.json", lambda d, t: d["workload"].update(functional="l
 record("context-overflow.json", lambda d, t: d["workload"].update(prompt=2048))
 # a version that is not 1, printed as written (was "got 1")
 record("version-near-1.json", lambda d, t: d.update(hs_record_version=1.0000001))
+
+
+# a model's rope_scaling that is not an object (was ignored: run unscaled)
+with open("model/rope-scaling-string.json", "w") as f:
+    json.dump({"model_type": "llama", "hidden_size": 64, "intermediate_size": 176,
+               "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 256,
+               "rope_scaling": "llama3"}, f)
+
+
+# model directories (config.json + model.safetensors, Llama names, F32):
+# a config's options against its tensors (engine/model.c)
+H, F, V = 8, 16, 16
+CONFIG = {"model_type": "llama", "hidden_size": H, "intermediate_size": F,
+          "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
+          "vocab_size": V, "max_position_embeddings": 64, "tie_word_embeddings": False}
+
+
+def values(n, seed, scale=0.3):
+    out, x = [], seed * 2654435761 % 2**32
+    for _ in range(n):
+        x = (1103515245 * x + 12345) % 2**31
+        out.append(scale * (x / 2**30 - 1))
+    return out
+
+
+def model_dir(name, edit=None, config=CONFIG):
+    t = {"model.embed_tokens.weight": ([V, H], values(V * H, 1, 1.0)),
+         "model.norm.weight": ([H], [1.0] * H),
+         "lm_head.weight": ([V, H], values(V * H, 2))}
+    for l in range(config["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        for i, (w, shape) in enumerate((("self_attn.q_proj", [H, H]),
+                                        ("self_attn.k_proj", [H, H]),
+                                        ("self_attn.v_proj", [H, H]),
+                                        ("self_attn.o_proj", [H, H]),
+                                        ("mlp.gate_proj", [F, H]), ("mlp.up_proj", [F, H]),
+                                        ("mlp.down_proj", [H, F]))):
+            t[p + w + ".weight"] = (shape, values(shape[0] * shape[1], 10 * l + i + 3))
+        t[p + "input_layernorm.weight"] = ([H], [1.0] * H)
+        t[p + "post_attention_layernorm.weight"] = ([H], [1.0] * H)
+    if edit:
+        edit(t)
+    import os
+    os.makedirs("model-dir/" + name, exist_ok=True)
+    with open("model-dir/%s/config.json" % name, "w") as f:
+        json.dump(config, f)
+    header, data = {}, b""
+    for k in sorted(t):
+        shape, v = t[k]
+        header[k] = {"dtype": "F32", "shape": shape,
+                     "data_offsets": [len(data), len(data) + 4 * len(v)]}
+        data += f32(*v)
+    h = json.dumps(header).encode()
+    with open("model-dir/%s/model.safetensors" % name, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
+
+
+model_dir("valid")
+# untied, and no head of its own (was: the embedding used as the head)
+model_dir("untied-no-head", lambda t: t.pop("lm_head.weight"))
+# tensors the config does not declare (were left out silently)
+model_dir("layer-past-config", lambda t: t.update({"model.layers.1.mlp.down_proj.weight":
+                                                    ([H, F], values(H * F, 99))}))
+model_dir("bias-undeclared", lambda t: t.update({"model.layers.0.self_attn.q_proj.bias":
+                                                  ([H], values(H, 98))}))
+# finite weights whose products overflow FP32: the reference's values are
+# not finite from the first FFN down projection on (was blamed on the policy)
+model_dir("overflow", lambda t: t.update({"model.layers.0.mlp.down_proj.weight":
+                                           ([H, F], [3e38] * (H * F))}))
