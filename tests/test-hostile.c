@@ -12,6 +12,7 @@
 
 #include <glib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 typedef gboolean (*LoadFn)(const uint8_t *data, size_t size, const char *what,
                            GError **error);
@@ -158,6 +159,14 @@ static const Case cases[] = {
       "$.axes: expected at most 4096 combinations (got 65536)" },
     { "sweep/axes-product-wraps.json",
       "$.axes: expected at most 4096 combinations (got 1.84467440737096e+19)" },
+    /* a metric against its workload (were NaN or 1 by definition in
+     * validate's table) */
+    { "points/decode-metric-no-decode.json",
+      "$.points[0].workload.decode: expected at least 1 decode step for a decode_speedup "
+      "point (got 0)" },
+    { "points/baseline-is-the-point.json",
+      "$.points[0].baseline: expected a run other than the point's own (its policy, sync, "
+      "model and batch are the point's: the prefill_speedup is 1 by definition)" },
     /* found by fuzz-points: a key with a raw byte echoed unescaped */
     { "points/key-raw-bytes.json",
       "$: unknown key \"poi\\xeets\" (known keys: description, paper, notes, points)" },
@@ -306,6 +315,42 @@ test_model_dir(gconstpointer data)
     sim_run_report_clear(&r);
 }
 
+/* The hetero-sim built beside this test (build/sim/cli/), for what only
+ * the CLI computes; NULL (the test skipped) if there is none. */
+static char *test_dir;
+
+/* A points file that reads fine and whose run gives its metric no value
+ * (gpu-only: no CPU time in prefill, the denominator of
+ * prefill_npu_over_cpu_busy): `validate` refuses the row in one line,
+ * exit 1, no NaN (was: a 0 compared with the published value; a decode
+ * metric of no decode step printed a NaN MAPE). */
+static void
+test_points_not_computable(void)
+{
+    g_autofree char *bin = g_build_filename(test_dir, "..", "sim", "cli", "hetero-sim", NULL);
+    if (!g_file_test(bin, G_FILE_TEST_IS_EXECUTABLE)) {
+        g_test_skip("no hetero-sim beside the test");
+        return;
+    }
+    g_autofree char *file = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
+                                             "hostile", "points", "share-of-nothing.json",
+                                             NULL);
+    const char *argv[] = { bin, "validate", "-p", file, NULL };
+    g_autofree char *out = NULL, *err = NULL;
+    int status = 0;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(NULL, (char **) argv, NULL, 0, NULL, NULL, &out, &err, &status,
+                               &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    g_autofree char *want = g_strdup_printf(
+        "hetero-sim: %s: $.points[0].metric: prefill_npu_over_cpu_busy is not computable for "
+        "this point (the run's CPU busy time in prefill is 0)\n", file);
+    g_assert_cmpstr(err, ==, want);
+    g_assert_null(strstr(out, "nan"));
+}
+
 /* The recordings the hostile ones are made from pass the same loader:
  * its checks refuse what is wrong, not what a run writes. */
 static void
@@ -328,7 +373,9 @@ int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    test_dir = g_path_get_dirname(argv[0]);
     g_test_add_func("/hostile/record/valid-replays", test_replay_valid);
+    g_test_add_func("/hostile/points/share-of-nothing.json", test_points_not_computable);
     for (size_t i = 0; i < G_N_ELEMENTS(dir_cases); i++) {
         g_autofree char *name = g_strdup_printf("/hostile/model-dir/%s", dir_cases[i].dir);
         g_test_add_data_func(name, &dir_cases[i], test_model_dir);

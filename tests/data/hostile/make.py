@@ -150,3 +150,29 @@ model_dir("bias-undeclared", lambda t: t.update({"model.layers.0.self_attn.q_pro
 # not finite from the first FFN down projection on (was blamed on the policy)
 model_dir("overflow", lambda t: t.update({"model.layers.0.mlp.down_proj.weight":
                                            ([H, F], [3e38] * (H * F))}))
+
+
+# points: a metric against its workload (sim/cli/points.c); a row that
+# divides by zero (sim/cli/cmd-validate.c)
+POINT = {"id": "p", "paper": "test §1", "soc": "tiny", "model": "tiny",
+         "metric": "prefill_tokens_per_s", "policy": "gpu-only", "sync": "fast",
+         "workload": {"prompt": 64, "decode": 0, "batch": 1}, "published": 10,
+         "tolerance_pct": 15}
+
+
+def points(name, **change):
+    p = json.loads(json.dumps(POINT))
+    p.update(change)
+    with open("points/" + name, "w") as f:
+        json.dump({"points": [p]}, f)
+
+
+# was: a NaN mean absolute percentage error (0 decode tokens / 0 s)
+points("decode-metric-no-decode.json", metric="decode_speedup", published=1.2,
+       baseline={"policy": "cpu-only", "sync": "fast"})
+# was: a ratio of 1 by definition, "validated"
+points("baseline-is-the-point.json", metric="prefill_speedup", published=1.2,
+       baseline={"policy": "gpu-only", "sync": "fast"})
+# read fine, and the run gives the metric no value (gpu-only: no CPU time
+# in prefill): was a 0 compared with the published value, now refused
+points("share-of-nothing.json", metric="prefill_npu_over_cpu_busy", published=2)
