@@ -113,6 +113,11 @@ static const Case cases[] = {
     { "record/processor-twice.json",
       "$.processors[3].name: expected a name no other processor has ($.processors[1] has "
       "it) (got \"gpu\")" },
+    /* on the SoC it was recorded on, its processors by name and kind (were
+     * matched by kind, silently) */
+    { "record/processor-not-in-soc.json",
+      "$.processors[2]: expected a processor of SoC tiny, the one recorded on (cpu (cpu), "
+      "gpu (gpu), npu (npu)) (got \"dsp\" (npu))" },
     /* a batch the plan was not made for: the step named by its number
      * (was "decode step " and nothing) */
     { "record/batch-mismatch.json",

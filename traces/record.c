@@ -1033,6 +1033,26 @@ SimPlan *
 trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error)
 {
     g_autofree uint32_t *map = g_new(uint32_t, r->n_procs);
+    /* on the SoC it was recorded on, every processor is one of it, by
+     * name and kind (another SoC's are matched by kind: a what-if) */
+    gboolean same_soc = strcmp(soc->name, r->soc) == 0;
+    for (uint32_t i = 0; same_soc && i < r->n_procs; i++) {
+        const HwDev *d = hw_soc_find_name(soc, r->proc_names[i]);
+        if (d == NULL || d->cls->kind != r->proc_kinds[i]) {
+            g_autoptr(GString) list = g_string_new(NULL);
+            for (guint j = 0; j < soc->devs->len; j++) {
+                const HwDev *o = g_ptr_array_index(soc->devs, j);
+                g_string_append_printf(list, "%s%s (%s)", j ? ", " : "", o->name,
+                                       hw_kind_name[o->cls->kind]);
+            }
+            g_autofree char *pname = hs_escape(r->proc_names[i]);
+            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                        "$.processors[%u]: expected a processor of SoC %s, the one recorded on "
+                        "(%s) (got \"%s\" (%s))", i, soc->name, list->str, pname,
+                        hw_kind_name[r->proc_kinds[i]]);
+            return NULL;
+        }
+    }
     for (uint32_t i = 0; i < r->n_procs; i++) {
         const HwDev *d = hw_soc_find_name(soc, r->proc_names[i]);
         if (d == NULL || d->cls->kind != r->proc_kinds[i]) {
