@@ -4,6 +4,7 @@
  */
 #include "engine/model.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "engine/safetensors.h"
 #include "engine/weights.h"
 
@@ -621,6 +622,52 @@ load_norm(EngModel *m, const EngSafetensors *st, const char *name, size_t slot,
     return TRUE;
 }
 
+/*
+ * Every tensor of the directory is one the config says the model has: each
+ * was read (its shape checked against the config's) or is of a layer past
+ * the @loaded ones (--functional layers=N), a rotary table transformers
+ * recomputes (rotary_emb.inv_freq), or a tied head's copy of the
+ * embedding (transformers ties it).  Anything else is an option the
+ * config does not declare (a bias, more layers): its values would be
+ * silently left out.
+ */
+static gboolean
+check_unread(const EngSafetensors *st, const EngModelConfig *cfg, const Layout *lo,
+             uint32_t loaded, const char *dir, GError **error)
+{
+    g_auto(GStrv) unread = eng_safetensors_unread(st);
+    g_autofree char *head = g_strdup_printf("%s.weight", lo->head);
+    /* "model.layers.%u." -> "model.layers." */
+    g_autofree char *prefix = g_strndup(lo->layer, strcspn(lo->layer, "%"));
+    for (char **n = unread; *n; n++) {
+        if (g_str_has_suffix(*n, ".inv_freq") || (cfg->tie_embeddings && !strcmp(*n, head))) {
+            continue;
+        }
+        g_autofree char *why = NULL;
+        if (g_str_has_prefix(*n, prefix) && g_ascii_isdigit((*n)[strlen(prefix)])) {
+            guint64 l = g_ascii_strtoull(*n + strlen(prefix), NULL, 10);
+            if (l < cfg->layers && l >= loaded) {
+                continue;
+            }
+            why = l >= cfg->layers
+                  ? g_strdup_printf("layer %" G_GUINT64_FORMAT ", past num_hidden_layers %u",
+                                    l, cfg->layers)
+                  : g_strdup(g_str_has_suffix(*n, ".bias")
+                             ? "a bias none of its options declares: attention_bias, mlp_bias"
+                             : "no weight of its layers");
+        } else {
+            why = g_strdup(g_str_has_suffix(*n, ".bias") ? "a bias none of its options declares"
+                                                         : "no weight of its model");
+        }
+        g_autofree char *name = hs_escape(*n);
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                    "%s: tensor %s: not a tensor of the model config.json describes (%s)", dir,
+                    name, why);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 EngModel *
 eng_model_load(const EngModelConfig *cfg, const char *dir, GError **error)
 {
@@ -667,7 +714,14 @@ eng_model_load_layers(const EngModelConfig *cfg, const char *dir, uint32_t layer
         !(m->embed = read_tensor(st, embed, cfg->vocab, h, error))) {
         return NULL;
     }
-    if (cfg->tie_embeddings || !eng_safetensors_has(st, head)) {
+    if (!cfg->tie_embeddings && !eng_safetensors_has(st, head)) {
+        /* was: the embedding used as the head, silently */
+        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_MISSING_TENSOR,
+                    "%s: tensor %s: not found, and config.json's tie_word_embeddings is false "
+                    "(the model has an LM head of its own, not the embedding)", dir, head);
+        return NULL;
+    }
+    if (cfg->tie_embeddings) {
         if (cfg->weights == ENG_WFMT_F32) {
             m->lm_head = eng_matrix_new_f32_borrowed(m->embed, cfg->vocab, h);
         } else {
@@ -686,6 +740,9 @@ eng_model_load_layers(const EngModelConfig *cfg, const char *dir, uint32_t layer
         if (!(*slot = read_tensor(st, bn, cfg->vocab, 0, error))) {
             return NULL;
         }
+    }
+    if (!check_unread(st, cfg, lo, m->loaded_layers, dir, error)) {
+        return NULL;
     }
     m->st = g_steal_pointer(&st);
     return g_steal_pointer(&m);

@@ -18,6 +18,7 @@ typedef struct Entry {
     uint64_t shape[8];
     int rank;
     uint64_t nbytes;
+    gboolean read;               /* by eng_safetensors_read_f32 (once is enough) */
 } Entry;
 
 struct EngSafetensors {
@@ -274,19 +275,33 @@ eng_safetensors_open_bytes(const void *data, size_t len, const char *what, GErro
     return st;
 }
 
-GStrv
-eng_safetensors_names(const EngSafetensors *st)
+static GStrv
+names_where(const EngSafetensors *st, gboolean unread_only)
 {
     g_autoptr(GPtrArray) names = g_ptr_array_new();
     GHashTableIter it;
-    gpointer k;
+    gpointer k, v;
     g_hash_table_iter_init(&it, st->tensors);
-    while (g_hash_table_iter_next(&it, &k, NULL)) {
-        g_ptr_array_add(names, g_strdup(k));
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        if (!unread_only || !((const Entry *) v)->read) {
+            g_ptr_array_add(names, g_strdup(k));
+        }
     }
     g_ptr_array_sort(names, cmp_str);
     g_ptr_array_add(names, NULL);
     return (GStrv) g_ptr_array_free(g_steal_pointer(&names), FALSE);
+}
+
+GStrv
+eng_safetensors_names(const EngSafetensors *st)
+{
+    return names_where(st, FALSE);
+}
+
+GStrv
+eng_safetensors_unread(const EngSafetensors *st)
+{
+    return names_where(st, TRUE);
 }
 
 int
@@ -357,7 +372,7 @@ gboolean
 eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint64_t *shape,
                          int rank, float *out, GError **error)
 {
-    const Entry *e = g_hash_table_lookup(st->tensors, name);
+    Entry *e = g_hash_table_lookup(st->tensors, name);
     g_autofree char *ename = hs_escape(name);
     if (e == NULL) {
         GString *files = g_string_new(NULL);
@@ -417,5 +432,6 @@ eng_safetensors_read_f32(const EngSafetensors *st, const char *name, const uint6
             return FALSE;
         }
     }
+    e->read = TRUE;
     return TRUE;
 }

@@ -34,6 +34,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(EngSafetensors, eng_safetensors_free)
 /* Is there a tensor called @name? */
 gboolean eng_safetensors_has(const EngSafetensors *st, const char *name);
 
+/* Names of the tensors eng_safetensors_read_f32() has not read (yet),
+ * sorted.  (transfer full) */
+GStrv eng_safetensors_unread(const EngSafetensors *st);
+
 /*
  * Copy tensor @name, which must have exactly the shape @shape (@rank
  * dims), into @out as FP32.  Errors (HS_MODEL_ERROR): missing tensor,

@@ -8,8 +8,11 @@
 #include "sim/cli/points.h"
 #include "sim/cli/sweep.h"
 #include "models/spec.h"
+#include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "traces/record.h"
+
+#include <string.h>
 
 gboolean
 hs_load_soc(const uint8_t *data, size_t size, const char *what, GError **error)
@@ -101,6 +104,69 @@ hs_load_record(const uint8_t *data, size_t size, const char *what, GError **erro
 {
     g_autoptr(TrcRecording) r = trc_record_parse((const char *) data, size, what, error);
     return r != NULL;
+}
+
+/* The recorded SoC from configs/, loaded once per name: only a plain name
+ * (a fuzz input names no file to read). */
+static const HwSoc *
+replay_soc(const char *name, GError **error)
+{
+    static GHashTable *socs;     /* name -> HwSoc, for the process's life */
+    if (name[0] == '\0' || strlen(name) > 64 ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(name)) {
+        g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_VALUE,
+                    "$.soc: expected the name of a SoC of configs/");
+        return NULL;
+    }
+    if (socs == NULL) {
+        socs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                     (GDestroyNotify) hw_soc_free);
+    }
+    HwSoc *soc = g_hash_table_lookup(socs, name);
+    if (soc == NULL) {
+        soc = hw_soc_load(name, HS_SOURCE_ROOT "/configs", error);
+        if (soc == NULL) {
+            return NULL;
+        }
+        g_hash_table_insert(socs, g_strdup(name), soc);
+    }
+    return soc;
+}
+
+/* Plans longer than this are checked, not timed: the timing of a long
+ * decode is the same code many times, and would time libFuzzer out. */
+#define REPLAY_MAX_TASKS 4096
+
+gboolean
+hs_load_replay(const uint8_t *data, size_t size, const char *what, GError **error)
+{
+    /* read: every task against the model's graph (traces/record.c) */
+    g_autoptr(TrcRecording) r = trc_record_parse((const char *) data, size, what, error);
+    if (r == NULL) {
+        return FALSE;
+    }
+    /* then what `replay FILE` does with it: the plan on the recorded SoC,
+     * checked, and timed (values off: the engine is not this target's) */
+    const HwSoc *soc = replay_soc(r->soc, error);
+    g_autoptr(SimPlan) plan = soc ? trc_record_plan_for(r, soc, error) : NULL;
+    if (plan == NULL || !sim_plan_check(plan, soc->devs->len, error)) {
+        g_prefix_error(error, "%s: ", what);
+        return FALSE;
+    }
+    g_free(trc_plan_unsynced(plan, soc));
+    if (sim_plan_len(plan) > REPLAY_MAX_TASKS) {
+        return TRUE;
+    }
+    SimWorkload w = r->workload;
+    w.check_layers = -1;
+    w.progress = NULL;
+    SimRunReport rep = { 0 };
+    gboolean ok = sim_run_execute(soc, r->spec, r->policy, plan, &w, NULL, &rep, NULL, error);
+    sim_run_report_clear(&rep);
+    if (!ok) {
+        g_prefix_error(error, "%s: ", what);
+    }
+    return ok;
 }
 
 /* Tensors larger than this are not converted: the reader's checks come

@@ -16,7 +16,6 @@ gboolean hs_load_soc(const uint8_t *data, size_t size, const char *what, GError 
 /* Model config.json (--model FILE) and its parameter count and dump. */
 gboolean hs_load_model(const uint8_t *data, size_t size, const char *what, GError **error);
 
-/* A recording (`replay FILE`). */
 /* A points file (sim/cli/points.c, what `validate` reads). */
 gboolean hs_load_points(const uint8_t *data, size_t size, const char *what, GError **error);
 
@@ -26,7 +25,13 @@ gboolean hs_load_stack(const uint8_t *data, size_t size, const char *what, GErro
 /* A sweep spec (`sweep SPEC`), every point's `run` arguments built. */
 gboolean hs_load_sweep(const uint8_t *data, size_t size, const char *what, GError **error);
 
+/* A recording (`replay FILE`), read and checked. */
 gboolean hs_load_record(const uint8_t *data, size_t size, const char *what, GError **error);
+
+/* A recording as `replay FILE` takes it: read and checked against its
+ * model's graph, its plan put on the recorded SoC (configs/), checked and
+ * timed (plans of at most 4096 tasks; values off). */
+gboolean hs_load_replay(const uint8_t *data, size_t size, const char *what, GError **error);
 
 /* One *.safetensors file, every tensor read back as FP32 at its shape. */
 gboolean hs_load_safetensors(const uint8_t *data, size_t size, const char *what,

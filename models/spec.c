@@ -240,6 +240,14 @@ spec_from_json(const cJSON *root, GError **error)
         return NULL;
     }
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+    if (rs && !cJSON_IsObject(rs) && !cJSON_IsNull(rs)) {
+        /* was ignored: the model then ran unscaled */
+        g_autofree char *got = hs_json_describe(rs);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "$.rope_scaling: expected an object (its rope_type and factors) or null "
+                    "(got %s)", got);
+        return NULL;
+    }
     if (cJSON_IsObject(rs) &&
         !hs_param_apply_open(rs, "$.rope_scaling", rope_scaling_params, &k, error)) {
         return NULL;

@@ -389,6 +389,27 @@ progress_end(void *opaque, uint32_t id, const SimTask *t)
 
 static const SimValuesOps progress_ops = { progress_start, progress_end };
 
+/*
+ * The unpartitioned reference went non-finite (finite weights whose
+ * products overflow FP32): every run's values then differ from it, which
+ * is the model's fault, not the policy's (was: "policy P computed wrong
+ * values ... inf of nan", exit 3).
+ */
+static gboolean
+reference_finite(SimRunReport *report, const SimWorkload *w, GError **error)
+{
+    if (!report->check.ref_nonfinite) {
+        return TRUE;
+    }
+    g_autofree char *weights = sim_workload_weights(w);
+    g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_FORMAT,
+                "%s: the unpartitioned reference's values are not finite from node %s on "
+                "(finite weights whose products overflow: the model's values, not a policy's)",
+                weights, report->check.ref_nonfinite_at);
+    sim_run_report_clear(report);
+    return FALSE;
+}
+
 gboolean
 sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
                 const SimPlan *plan, const SimWorkload *w, SimChecker *checker,
@@ -428,6 +449,10 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
     sim_run_measure(soc, &r, w, report);
     if (values) {
         sim_values_check(values, &report->check);
+        if (!reference_finite(report, w, error)) {
+            sim_exec_result_clear(&r);
+            return FALSE;
+        }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     report->wall_s = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
@@ -666,6 +691,9 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         sim_values_check(values, &report->check);
     }
     sim_exec_result_clear(&r);
+    if (values && !reference_finite(report, w, error)) {
+        return FALSE;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     report->wall_s = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
     return TRUE;

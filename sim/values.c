@@ -40,6 +40,9 @@ struct SimChecker {
     uint32_t max_pos;
     GArray *tokens;              /* of uint32_t: every position's token so far */
     State ref;
+    /* the first node whose reference output held a NaN or an infinity
+     * (ref_bad_at[0] == 0: none): reported as the model's fault */
+    char ref_bad_at[64];
     gboolean keep_ref;           /* keep every reference phase's buffers (they
                                   * fit in REF_KEEP_BYTES): later runs then
                                   * need not compute them again */
@@ -549,6 +552,19 @@ reference_phase(SimChecker *v, State *s, uint32_t p)
         compute(v, s, p, i, &all, fp && n->op == MDL_OP_MATMUL ? SIM_PREC_FP_REF : MDL_PREC_W4A16,
                 &unused, out);
         publish(v, s, p, i, &all, out);
+        if (s == &v->ref && v->ref_bad_at[0] == '\0') {
+            /* one pass over what was just written: cheap beside computing it */
+            size_t nf = node_floats(g, i);
+            for (size_t e = 0; e < nf; e++) {
+                if (!isfinite(out[e])) {
+                    g_autofree char *phase = p == 0 ? g_strdup("prefill")
+                                                    : g_strdup_printf("decode step %u", p - 1);
+                    g_snprintf(v->ref_bad_at, sizeof(v->ref_bad_at), "%s of %s", n->name,
+                               phase);
+                    break;
+                }
+            }
+        }
         if (v->progress && s == &v->ref && p == 0) {
             /* the prefill of a whole model takes minutes */
             v->progress(v->progress_opaque, "computing the reference", ++done, n_computed);
@@ -1188,4 +1204,8 @@ sim_values_check(SimValues *run, SimCheck *out)
                         .precision_err = run->prec_err };
     /* BLAS slices may differ from the whole product in the last bits */
     out->match = out->max_abs_err <= 1e-4 * MAX(1.0, out->max_abs_ref);
+    if (v->ref_bad_at[0]) {
+        out->ref_nonfinite = TRUE;
+        g_strlcpy(out->ref_nonfinite_at, v->ref_bad_at, sizeof(out->ref_nonfinite_at));
+    }
 }

@@ -49,6 +49,11 @@ typedef struct SimCheck {
     double max_abs_ref;
     double precision_err;        /* max |run - FP reference| (compared steps) */
     uint64_t reused;             /* slices copied from the reference (see below) */
+    /* the unpartitioned reference itself went non-finite (weights whose
+     * products overflow): the input's fault, not the policy's; where it
+     * first did, as "L0.ffn_down of prefill" */
+    gboolean ref_nonfinite;
+    char ref_nonfinite_at[64];
 } SimCheck;
 
 /*

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build (if needed) and run one libFuzzer target for SECONDS:
-#   tools/fuzz.sh soc|model|record|safetensors|points|stack|sweep SECONDS [libFuzzer options...]
+#   tools/fuzz.sh soc|model|record|safetensors|points|stack|sweep|replay SECONDS [libFuzzer options...]
 # The build is build-fuzz/ (clang, -Dfuzz=true, ASan + UBSan); the growing
 # corpus is build-fuzz/corpus/TARGET, seeded from configs/, models/,
 # tests/data/ and fuzz/seeds/; a crash is saved as build-fuzz/artifacts/
@@ -23,6 +23,8 @@ case "$target" in
 soc)         seeds="configs tests/data/bad-configs" ;;
 model)       seeds="models" ;;
 record)      seeds="tests/data/bad-traces" ;;
+# a recording taken as `replay` takes it: valid ones, and every hostile one
+replay)      seeds="tests/data/replay tests/data/bad-traces tests/data/hostile/record" ;;
 safetensors) seeds="fuzz/seeds/safetensors" ;;
 points)      seeds="configs/points tests/data/bad-points" ;;
 stack)       seeds="configs/stacks" ;;

@@ -377,9 +377,201 @@ G_STATIC_ASSERT(G_N_ELEMENTS(task_params) == SIM_TASK_KIND_COUNT);
 static const char *const task_kernel_keys[] = { "tokens", "rows", "deps", NULL };
 static const char *const task_other_keys[] = { "deps", NULL };
 
+/*
+ * The phase graphs a recording's tasks refer to: the prefill's, and one
+ * decode graph whose positions are moved to the step asked for (the steps
+ * differ in their context alone, as sim/run.c's decode template: a
+ * recording of 65536 steps holds one graph, not 65536).
+ */
+typedef struct Graphs {
+    MdlGraph *prefill, *decode;
+    uint32_t *pos0;              /* the decode graph's nodes' at step 0 */
+    uint32_t step;               /* the step its positions are at now */
+} Graphs;
+
+static void
+graphs_init(Graphs *gs, const MdlSpec *spec, const SimWorkload *w)
+{
+    *gs = (Graphs) { mdl_graph_new_prefill(spec, w->prompt, 0), NULL, NULL, 0 };
+    if (w->decode > 0) {
+        gs->decode = mdl_graph_new_decode(spec, w->prompt, w->batch);
+        gs->pos0 = g_new(uint32_t, gs->decode->n_nodes);
+        for (uint32_t i = 0; i < gs->decode->n_nodes; i++) {
+            gs->pos0[i] = gs->decode->nodes[i].pos0;
+        }
+    }
+}
+
+static void
+graphs_clear(Graphs *gs)
+{
+    mdl_graph_free(gs->prefill);
+    mdl_graph_free(gs->decode);
+    g_free(gs->pos0);
+}
+
+/* The graph of @phase (decode: of @step, as mdl_graph_new_decode(spec,
+ * prompt + step, batch) builds it). */
+static const MdlGraph *
+graphs_get(Graphs *gs, SimPhase phase, uint32_t step)
+{
+    if (phase == SIM_PHASE_PREFILL) {
+        return gs->prefill;
+    }
+    if (step != gs->step) {
+        for (uint32_t i = 0; i < gs->decode->n_nodes; i++) {
+            gs->decode->nodes[i].pos0 = gs->pos0[i] + step;
+        }
+        gs->decode->pos0 = gs->pos0[0] + step;
+        gs->step = step;
+    }
+    return gs->decode;
+}
+
+/* @x as written: the shortest decimal text that reads back as the same
+ * double (1.0000001, not %g's 1). */
+static char *
+number_text(double x)
+{
+    if (!isfinite(x)) {
+        return g_strdup(isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+    }
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    for (int prec = 1; prec < 17; prec++) {
+        char fmt[8];
+        g_snprintf(fmt, sizeof(fmt), "%%.%dg", prec);
+        g_ascii_formatd(buf, sizeof(buf), fmt, x);
+        if (g_ascii_strtod(buf, NULL) == x) {
+            return g_strdup(buf);
+        }
+    }
+    return g_strdup(g_ascii_formatd(buf, sizeof(buf), "%.17g", x));
+}
+
+/* The recorded @key of task @t differs from @want, what the model's graph
+ * says it is (@why). */
+static gboolean G_GNUC_PRINTF(7, 8)
+check_derived(const cJSON *t, const char *path, const char *key, uint64_t got, uint64_t want,
+              GError **error, const char *why, ...)
+{
+    if (got == want) {
+        return TRUE;
+    }
+    va_list ap;
+    va_start(ap, why);
+    g_autofree char *because = g_strdup_vprintf(why, ap);
+    va_end(ap);
+    g_autofree char *p = hs_json_path_key(path, key);
+    return bad(error, cJSON_GetObjectItemCaseSensitive(t, key), p,
+               "%" G_GUINT64_FORMAT ", %s", want, because);
+}
+
+/*
+ * A kernel's work as its node and slice make it (sim/builder.c work_of:
+ * mdl_node_work at its precision): the recorded m, k, n and costs are what
+ * the timing model reads, so a recording may not say otherwise (a k of 0
+ * divided by zero in the NPU's tiling; an m of 10^9 timed a kernel of a
+ * billion tokens).
+ */
+static gboolean
+check_kernel_work(const cJSON *t, const char *path, const MdlNode *node, int32_t id,
+                  const SimTask *task, GError **error)
+{
+    const SimSlice *s = &task->slice;
+    const SimWork *w = &task->work;
+    MdlWork mw;
+    mdl_node_work(node, s->tok0, s->tok1, s->row0, s->row1, s->pad_tokens, w->prec, &mw);
+    gboolean attn = node->op == MDL_OP_ATTENTION, mm = node->op == MDL_OP_MATMUL;
+    uint32_t toks = s->tok1 - s->tok0;
+    const char *nm = node->name;
+    gboolean ok =
+        (s->pad_tokens && !attn
+         ? check_derived(t, path, "m", w->m, mw.m, error,
+                         "the slice's %u tokens padded to its pad", toks)
+         : check_derived(t, path, "m", w->m, mw.m, error, "the slice's %u tokens", toks)) &&
+        (mm ? check_derived(t, path, "k", w->k, mw.k, error,
+                            "the input features of node %d (%s)", id, nm)
+         : attn ? check_derived(t, path, "k", w->k, mw.k, error,
+                                "the head size of node %d (%s)", id, nm)
+         : check_derived(t, path, "k", w->k, mw.k, error,
+                         "as node %d (%s) is elementwise", id, nm)) &&
+        (attn ? check_derived(t, path, "n", w->n, mw.n, error,
+                              "the K/V positions the slice of node %d (%s) reads", id, nm)
+         : check_derived(t, path, "n", w->n, mw.n, error, "the slice's %u rows",
+                         s->row1 - s->row0)) &&
+        check_derived(t, path, "flops", w->flops, mw.flops, error,
+                      "what the slice of node %d (%s) computes at %s", id, nm,
+                      mdl_precision_name[w->prec]) &&
+        check_derived(t, path, "read_bytes", w->read_bytes, mw.read_bytes, error,
+                      "what the slice of node %d (%s) reads at %s", id, nm,
+                      mdl_precision_name[w->prec]) &&
+        check_derived(t, path, "write_bytes", w->write_bytes, mw.write_bytes, error,
+                      "what the slice of node %d (%s) writes at %s", id, nm,
+                      mdl_precision_name[w->prec]);
+    if (ok && w->weight_lhs && !mm) {
+        g_autofree char *p = hs_json_path_key(path, "weight_lhs");
+        return bad(error, cJSON_GetObjectItemCaseSensitive(t, "weight_lhs"), p,
+                   "false, as node %d (%s) is no matmul", id, nm);
+    }
+    return ok;
+}
+
+/*
+ * A shadow task (mllm-NPU's outlier matmul beside a matmul node, on
+ * another processor: sim/policies/mllm-npu.c shadow_work) records no
+ * slice, so its work is bounded by its node's: at most the node's tokens,
+ * input features and rows, and the costs of a product of that shape that
+ * also scans its input.
+ */
+static gboolean
+check_shadow_work(const cJSON *t, const char *path, const MdlNode *node, int32_t id,
+                  const SimWork *w, GError **error)
+{
+    if (w->op != MDL_OP_MATMUL) {
+        g_autofree char *p = hs_json_path_key(path, "op");
+        return bad(error, cJSON_GetObjectItemCaseSensitive(t, "op"), p,
+                   "\"matmul\" (a shadow task computes a matmul's outlier channels)");
+    }
+    const struct {
+        const char *key;
+        uint64_t got, max;
+    } dims[] = {
+        { "m", w->m, node->tokens }, { "k", w->k, node->k }, { "n", w->n, node->features },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(dims); i++) {
+        if (dims[i].got < 1 || dims[i].got > dims[i].max) {
+            g_autofree char *p = hs_json_path_key(path, dims[i].key);
+            return bad(error, cJSON_GetObjectItemCaseSensitive(t, dims[i].key), p,
+                       "an integer in [1, %" G_GUINT64_FORMAT "], within node %d (%s)",
+                       dims[i].max, id, node->name);
+        }
+    }
+    /* below 2^30 each (the node's): the products fit in 64 bits */
+    const uint64_t m = w->m, k = w->k, n = w->n, in = node->k;
+    const struct {
+        const char *key;
+        uint64_t got, max;
+    } costs[] = {
+        { "flops", w->flops, 2 * m * k * n + m * in + m * n },
+        { "read_bytes", w->read_bytes, 2 * (m * in + k * n + m * n) },
+        { "write_bytes", w->write_bytes, 2 * m * n },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(costs); i++) {
+        if (costs[i].got > costs[i].max) {
+            g_autofree char *p = hs_json_path_key(path, costs[i].key);
+            return bad(error, cJSON_GetObjectItemCaseSensitive(t, costs[i].key), p,
+                       "at most %" G_GUINT64_FORMAT ", what a [%" G_GUINT64_FORMAT " x %"
+                       G_GUINT64_FORMAT "] x [%" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT
+                       "] product beside node %d (%s) costs", costs[i].max, m, k, k, n, id,
+                       node->name);
+        }
+    }
+    return TRUE;
+}
+
 static gboolean
 read_task(TrcRecording *r, const cJSON *t, uint32_t id, uint32_t n_tasks,
-          GPtrArray *graphs, GError **error)
+          Graphs *graphs, GError **error)
 {
     g_autofree char *path = hs_json_path_index("$.tasks", (int) id);
     g_auto(TaskKeys) k = { 0 };
@@ -411,8 +603,7 @@ read_task(TrcRecording *r, const cJSON *t, uint32_t id, uint32_t n_tasks,
     if (!find_proc(r, t, path, "proc", k.proc, &task.proc, error)) {
         return FALSE;
     }
-    const MdlGraph *g = g_ptr_array_index(graphs, task.phase == SIM_PHASE_PREFILL
-                                                  ? 0 : 1 + task.step);
+    const MdlGraph *g = graphs_get(graphs, task.phase, task.step);
     /* a prepare task belongs to no node (-1); others to one of the phase's */
     int64_t lo = task.kind == SIM_TASK_PREPARE ? -1 : 0;
     int64_t hi = task.kind == SIM_TASK_PREPARE ? -1 : (int64_t) g->n_nodes - 1;
@@ -425,6 +616,42 @@ read_task(TrcRecording *r, const cJSON *t, uint32_t id, uint32_t n_tasks,
         if (!find_proc(r, t, path, "from", k.from, &task.sync_from, error) ||
             !find_proc(r, t, path, "to", k.to, &task.sync_to, error)) {
             return FALSE;
+        }
+        if (task.sync_from == task.sync_to) {
+            g_autofree char *p = hs_json_path_key(path, "to");
+            return bad(error, cJSON_GetObjectItemCaseSensitive(t, "to"), p,
+                       "a processor other than \"from\" (a sync hands data between two)");
+        }
+    } else if (task.kind == SIM_TASK_PREPARE) {
+        /* the NPU's graph of a shape, prepared at request (sim/builder.c
+         * sim_builder_prepare): m is the shape, its costs are summed from
+         * the NPU's matmuls of that shape once every task is read */
+        if (r->proc_kinds[task.proc] != HW_KIND_NPU) {
+            g_autofree char *p = hs_json_path_key(path, "proc");
+            return bad(error, cJSON_GetObjectItemCaseSensitive(t, "proc"), p,
+                       "an NPU of $.processors (a prepare task builds an NPU graph)");
+        }
+        const struct {
+            const char *key;
+            uint64_t got;
+        } zero[] = { { "k", task.work.k }, { "n", task.work.n },
+                     { "write_bytes", task.work.write_bytes } };
+        if (task.work.m < 1 || task.work.m > 65536) {
+            g_autofree char *p = hs_json_path_key(path, "m");
+            return bad(error, cJSON_GetObjectItemCaseSensitive(t, "m"), p,
+                       "an integer in [1, 65536], the token count of the graph prepared");
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(zero); i++) {
+            if (zero[i].got != 0) {
+                g_autofree char *p = hs_json_path_key(path, zero[i].key);
+                return bad(error, cJSON_GetObjectItemCaseSensitive(t, zero[i].key), p,
+                           "0 for a prepare task");
+            }
+        }
+        if (task.work.op != MDL_OP_MATMUL) {
+            g_autofree char *p = hs_json_path_key(path, "op");
+            return bad(error, cJSON_GetObjectItemCaseSensitive(t, "op"), p,
+                       "\"matmul\" for a prepare task");
         }
     } else {
         const MdlNode *node = task.node >= 0 ? &g->nodes[task.node] : NULL;
@@ -447,6 +674,13 @@ read_task(TrcRecording *r, const cJSON *t, uint32_t id, uint32_t n_tasks,
             g_autofree char *p = hs_json_path_key(path, "op");
             return bad(error, cJSON_GetObjectItem(t, "op"), p, "\"%s\", the op of node %d (%s)",
                        mdl_op_name[node->op], task.node, node->name);
+        }
+        if (kernel && !check_kernel_work(t, path, node, task.node, &task, error)) {
+            return FALSE;
+        }
+        if (task.kind == SIM_TASK_SHADOW &&
+            !check_shadow_work(t, path, node, task.node, &task.work, error)) {
+            return FALSE;
         }
     }
     const cJSON *deps = member(t, path, "deps", error);
@@ -483,21 +717,41 @@ read_task(TrcRecording *r, const cJSON *t, uint32_t id, uint32_t n_tasks,
 
 /* Every node of every phase written exactly once by its kernel slices. */
 static gboolean
-check_coverage(const TrcRecording *r, GPtrArray *graphs, GError **error)
+check_coverage(const TrcRecording *r, Graphs *graphs, GError **error)
 {
-    for (guint p = 0; p < graphs->len; p++) {
-        const MdlGraph *g = g_ptr_array_index(graphs, p);
+    /* the kernels of each phase (prefill, then each decode step), in id
+     * order: one pass over the tasks, not one per phase */
+    uint32_t n_phases = 1 + r->workload.decode;
+    g_autofree uint32_t *count = g_new0(uint32_t, n_phases + 1);
+    uint32_t n = sim_plan_len(r->plan);
+    for (uint32_t id = 0; id < n; id++) {
+        const SimTask *t = sim_plan_task(r->plan, id);
+        if (t->kind == SIM_TASK_KERNEL) {
+            count[(t->phase == SIM_PHASE_PREFILL ? 0 : 1 + t->step) + 1]++;
+        }
+    }
+    for (uint32_t p = 0; p < n_phases; p++) {
+        count[p + 1] += count[p];
+    }
+    g_autofree uint32_t *ids = g_new(uint32_t, MAX(1, count[n_phases]));
+    g_autofree uint32_t *fill = g_memdup2(count, sizeof(uint32_t) * (n_phases + 1));
+    for (uint32_t id = 0; id < n; id++) {
+        const SimTask *t = sim_plan_task(r->plan, id);
+        if (t->kind == SIM_TASK_KERNEL) {
+            ids[fill[t->phase == SIM_PHASE_PREFILL ? 0 : 1 + t->step]++] = id;
+        }
+    }
+    for (uint32_t p = 0; p < n_phases; p++) {
+        const MdlGraph *g = graphs_get(graphs, p == 0 ? SIM_PHASE_PREFILL : SIM_PHASE_DECODE,
+                                       p == 0 ? 0 : p - 1);
         g_autofree uint64_t *area = g_new0(uint64_t, g->n_nodes);
         g_autoptr(GPtrArray) by_node = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
         for (uint32_t i = 0; i < g->n_nodes; i++) {
             g_ptr_array_add(by_node, g_array_new(FALSE, FALSE, sizeof(uint32_t)));
         }
-        for (uint32_t id = 0; id < sim_plan_len(r->plan); id++) {
+        for (uint32_t x = count[p]; x < count[p + 1]; x++) {
+            uint32_t id = ids[x];
             const SimTask *t = sim_plan_task(r->plan, id);
-            uint32_t tp = t->phase == SIM_PHASE_PREFILL ? 0 : 1 + t->step;
-            if (t->kind != SIM_TASK_KERNEL || tp != p) {
-                continue;
-            }
             GArray *mine = g_ptr_array_index(by_node, t->node);
             for (guint j = 0; j < mine->len; j++) {
                 const SimTask *o = sim_plan_task(r->plan, g_array_index(mine, uint32_t, j));
@@ -517,14 +771,83 @@ check_coverage(const TrcRecording *r, GPtrArray *graphs, GError **error)
         for (uint32_t i = 0; i < g->n_nodes; i++) {
             uint64_t want = (uint64_t) g->nodes[i].tokens * g->nodes[i].features;
             if (area[i] != want) {
+                g_autofree char *phase = p == 0 ? g_strdup("prefill")
+                                                : g_strdup_printf("decode step %u", p - 1);
                 g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
-                            "$.tasks: node %u (%s) of %s%s%.0u: slices cover %" G_GUINT64_FORMAT
+                            "$.tasks: node %u (%s) of %s: slices cover %" G_GUINT64_FORMAT
                             " of its %" G_GUINT64_FORMAT " output elements (a hole)", i,
-                            g->nodes[i].name, p == 0 ? "prefill" : "decode step ",
-                            "", p == 0 ? 0 : p - 1, area[i], want);
+                            g->nodes[i].name, phase, area[i], want);
                 return FALSE;
             }
         }
+    }
+    return TRUE;
+}
+
+/*
+ * A prepare task's costs: what the NPU graph of its shape handles, the
+ * FP16 activations in and out of every later NPU matmul of that shape in
+ * its phase, and their operations (sim/builder.c, at the phase's end).
+ */
+static gboolean
+check_prepare_costs(const TrcRecording *r, const cJSON *tasks, GError **error)
+{
+    uint32_t n = sim_plan_len(r->plan);
+    for (uint32_t i = 0; i < n; i++) {
+        const SimTask *p = sim_plan_task(r->plan, i);
+        if (p->kind != SIM_TASK_PREPARE) {
+            continue;
+        }
+        uint64_t bytes = 0, flops = 0;
+        for (uint32_t j = i + 1; j < n; j++) {
+            const SimTask *t = sim_plan_task(r->plan, j);
+            if (t->phase != p->phase || t->step != p->step) {
+                break;
+            }
+            uint32_t shape = t->slice.pad_tokens ? t->slice.pad_tokens
+                                                 : t->slice.tok1 - t->slice.tok0;
+            if (t->kind == SIM_TASK_KERNEL && t->proc == p->proc &&
+                t->work.op == MDL_OP_MATMUL && shape == p->work.m) {
+                bytes += t->work.m * (t->work.k + t->work.n) * 2;
+                flops += t->work.flops;
+            }
+        }
+        g_autofree char *path = hs_json_path_index("$.tasks", (int) i);
+        const cJSON *t = cJSON_GetArrayItem(tasks, (int) i);
+        if (!check_derived(t, path, "read_bytes", p->work.read_bytes, bytes, error,
+                           "the activations of the later %" G_GUINT64_FORMAT "-token NPU "
+                           "matmuls of its phase", p->work.m) ||
+            !check_derived(t, path, "flops", p->work.flops, flops, error,
+                           "the operations of the later %" G_GUINT64_FORMAT "-token NPU "
+                           "matmuls of its phase", p->work.m)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/*
+ * The workload against its model, as `run` checks its options
+ * (sim/cli/run-opts.c hs_cli_check_fits), but as the recording's keys:
+ * the recording, not a command-line option, is wrong.
+ */
+static gboolean
+workload_fits(const TrcRecording *r, const cJSON *root, GError **error)
+{
+    const SimWorkload *w = &r->workload;
+    const MdlSpec *s = r->spec;
+    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(root, "workload");
+    if ((uint64_t) w->prompt + w->decode > s->max_position_embeddings) {
+        g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_VALUE,
+                    "$.workload: expected prompt + decode at most the model's context, "
+                    "$.model.config max_position_embeddings %u (got %u + %u)",
+                    s->max_position_embeddings, w->prompt, w->decode);
+        return FALSE;
+    }
+    if (w->check_layers > 0 && (uint32_t) w->check_layers > s->num_hidden_layers) {
+        return bad(error, cJSON_GetObjectItemCaseSensitive(wl, "functional"),
+                   "$.workload.functional", "off, full or layers=N with N at most the "
+                   "model's %u layers", s->num_hidden_layers);
     }
     return TRUE;
 }
@@ -555,7 +878,9 @@ record_from_json(const cJSON *root, const char *path, GError **error)
     const cJSON *v = ok ? member(root, "$", "hs_record_version", error) : NULL;
     ok = ok && v != NULL;
     if (ok && (!cJSON_IsNumber(v) || v->valuedouble != TRC_RECORD_VERSION)) {
-        g_autofree char *got = hs_json_describe(v);
+        /* a number as written: 1.0000001 is not 1 */
+        g_autofree char *got = cJSON_IsNumber(v) ? number_text(v->valuedouble)
+                                                 : hs_json_describe(v);
         g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_VERSION,
                     "$.hs_record_version: expected %d, the version this hetero-sim "
                     "reads (got %s)", TRC_RECORD_VERSION, got);
@@ -590,6 +915,7 @@ record_from_json(const cJSON *root, const char *path, GError **error)
     } else {
         ok = FALSE;
     }
+    ok = ok && workload_fits(r, root, error);
     const cJSON *procs = ok ? member(root, "$", "processors", error) : NULL;
     if (ok && procs) {
         if (!cJSON_IsArray(procs) || cJSON_GetArraySize(procs) == 0 ||
@@ -606,6 +932,16 @@ record_from_json(const cJSON *root, const char *path, GError **error)
                                     NULL, NULL, error) || trace_error(error);
                 r->proc_names[i] = pk.name;     /* NULL on error: the list ends there */
                 r->proc_kinds[i] = pk.kind;
+                /* tasks name their processor: two of one name would be one */
+                for (uint32_t j = 0; ok && j < i; j++) {
+                    if (strcmp(r->proc_names[j], pk.name) == 0) {
+                        g_autofree char *np = hs_json_path_key(pp, "name");
+                        ok = bad(error, cJSON_GetObjectItemCaseSensitive(
+                                            cJSON_GetArrayItem(procs, (int) i), "name"),
+                                 np, "a name no other processor has ($.processors[%u] has it)",
+                                 j);
+                    }
+                }
             }
         }
     } else {
@@ -640,17 +976,12 @@ record_from_json(const cJSON *root, const char *path, GError **error)
     ok = ok && tasks;
     if (ok) {
         /* the phase graphs the tasks refer to */
-        g_autoptr(GPtrArray) graphs =
-            g_ptr_array_new_with_free_func((GDestroyNotify) mdl_graph_free);
-        g_ptr_array_add(graphs, mdl_graph_new_prefill(r->spec, r->workload.prompt, 0));
-        for (uint32_t s = 0; s < r->workload.decode; s++) {
-            g_ptr_array_add(graphs, mdl_graph_new_decode(r->spec, r->workload.prompt + s,
-                                                         r->workload.batch));
-        }
+        Graphs graphs;
+        graphs_init(&graphs, r->spec, &r->workload);
         uint32_t n = (uint32_t) cJSON_GetArraySize(tasks), id = 0;
         const cJSON *t = NULL;
         cJSON_ArrayForEach(t, tasks) {
-            if (!read_task(r, t, id++, n, graphs, error)) {
+            if (!read_task(r, t, id++, n, &graphs, error)) {
                 ok = FALSE;
                 break;
             }
@@ -660,7 +991,8 @@ record_from_json(const cJSON *root, const char *path, GError **error)
                         "$.tasks: expected at least one task (got an empty array)");
             ok = FALSE;
         }
-        ok = ok && check_coverage(r, graphs, error);
+        ok = ok && check_coverage(r, &graphs, error) && check_prepare_costs(r, tasks, error);
+        graphs_clear(&graphs);
         if (ok && !sim_plan_check(r->plan, r->n_procs, error)) {
             g_prefix_error(error, "$.tasks: ");
             ok = FALSE;
@@ -697,6 +1029,26 @@ SimPlan *
 trc_record_plan_for(const TrcRecording *r, const HwSoc *soc, GError **error)
 {
     g_autofree uint32_t *map = g_new(uint32_t, r->n_procs);
+    /* on the SoC it was recorded on, every processor is one of it, by
+     * name and kind (another SoC's are matched by kind: a what-if) */
+    gboolean same_soc = strcmp(soc->name, r->soc) == 0;
+    for (uint32_t i = 0; same_soc && i < r->n_procs; i++) {
+        const HwDev *d = hw_soc_find_name(soc, r->proc_names[i]);
+        if (d == NULL || d->cls->kind != r->proc_kinds[i]) {
+            g_autoptr(GString) list = g_string_new(NULL);
+            for (guint j = 0; j < soc->devs->len; j++) {
+                const HwDev *o = g_ptr_array_index(soc->devs, j);
+                g_string_append_printf(list, "%s%s (%s)", j ? ", " : "", o->name,
+                                       hw_kind_name[o->cls->kind]);
+            }
+            g_autofree char *pname = hs_escape(r->proc_names[i]);
+            g_set_error(error, HS_TRACE_ERROR, HS_TRACE_ERROR_BAD_PLAN,
+                        "$.processors[%u]: expected a processor of SoC %s, the one recorded on "
+                        "(%s) (got \"%s\" (%s))", i, soc->name, list->str, pname,
+                        hw_kind_name[r->proc_kinds[i]]);
+            return NULL;
+        }
+    }
     for (uint32_t i = 0; i < r->n_procs; i++) {
         const HwDev *d = hw_soc_find_name(soc, r->proc_names[i]);
         if (d == NULL || d->cls->kind != r->proc_kinds[i]) {

@@ -171,6 +171,17 @@ run(int argc, char **argv, GError **error)
         mdl_spec_free(rec->spec);
         rec->spec = changed;
     }
+    /* the recording's own workload was checked against its model when it
+     * was read (trc_record_read); what is checked here is a command-line
+     * option's or --set's change of it */
+    if (!functional && w.check_layers > 0 &&
+        (uint32_t) w.check_layers > rec->spec->num_hidden_layers) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--set model.*: the model as changed has %u layers, fewer than the "
+                    "recording's $.workload.functional layers=%d checks (add --functional "
+                    "off, full or layers=N)", rec->spec->num_hidden_layers, w.check_layers);
+        return FALSE;
+    }
     if (!hs_cli_check_fits(rec->spec, &w, error)) {
         return FALSE;
     }

@@ -111,9 +111,40 @@ simulate(Ctx *c, const char *soc_name, const char *model, const char *policy,
     return TRUE;
 }
 
-/* The metric's value of one run (for ratios: the quantity compared). */
+static double metric_value(HsMetric m, const Measured *x);
+
+/* The metric's value of one run (for ratios: the quantity compared); NAN
+ * with *why set when the run gives it no value (a share of a time that
+ * is 0). */
 static double
-metric_of(HsMetric m, const Measured *x)
+metric_of(HsMetric m, const Measured *x, const char **why)
+{
+    double v = 0;
+    switch (m) {
+    case HS_METRIC_PREFILL_NPU_OVER_CPU:
+        v = x->kernel_ms[SIM_PHASE_PREFILL][HW_KIND_CPU];
+        *why = "the run's CPU busy time in prefill is 0";
+        break;
+    case HS_METRIC_DECODE_CPU_SHARE:
+        v = x->r.decode.time_ms;
+        *why = "the run's decode time is 0";
+        break;
+    case HS_METRIC_PREFILL_PREPARE_SHARE:
+        v = x->r.prefill.time_ms;
+        *why = "the run's prefill time is 0";
+        break;
+    default:
+        v = 1;
+        break;
+    }
+    if (!(v > 0)) {
+        return NAN;
+    }
+    return metric_value(m, x);
+}
+
+static double
+metric_value(HsMetric m, const Measured *x)
 {
     const SimRunReport *r = &x->r;
     switch (m) {
@@ -163,18 +194,30 @@ eval_point(Ctx *c, const HsPoint *pt, int idx, Row *row, GError **error)
                       pt->wl.batch, &a, path, error)) {
             return FALSE;
         }
-        double va = metric_of(pt->metric, &a), v = va;
+        const char *why = NULL;
+        double va = metric_of(pt->metric, &a, &why), v = va;
         sim_run_report_clear(&a.r);
-        if (ratio) {
+        if (ratio && isfinite(va)) {
             g_autofree char *bpath = g_strdup_printf("%s.baseline", path);
             if (!simulate(c, pt->soc, pt->base.model, pt->base.policy, pt->base.sync_driver,
                           pr, pt->wl.decode, pt->base.batch, &b, bpath, error)) {
                 return FALSE;
             }
-            double vb = metric_of(pt->metric, &b);
+            double vb = metric_of(pt->metric, &b, &why);
             sim_run_report_clear(&b.r);
-            v = pt->metric == HS_METRIC_PREFILL_LATENCY_REDUCTION_MEAN ? 1.0 - va / vb
-                                                                        : va / vb;
+            why = "the baseline's value of it is 0";
+            v = !(vb > 0) ? NAN
+                : pt->metric == HS_METRIC_PREFILL_LATENCY_REDUCTION_MEAN ? 1.0 - va / vb
+                                                                          : va / vb;
+        }
+        if (!isfinite(v)) {
+            /* never a NaN in a figure or a mean: the row is refused */
+            g_autofree char *at = pt->wl.n_prompts > 1 ? g_strdup_printf(" at prompt %u", pr)
+                                                       : g_strdup("");
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s.metric: %s is not computable for this point%s (%s)", path,
+                        hs_metric_name[pt->metric], at, why ? why : "not a finite number");
+            return FALSE;
         }
         acc += v;
     }

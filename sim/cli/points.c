@@ -78,6 +78,23 @@ static const HsParam point_params[] = {
     HS_PARAM_END
 };
 
+/* Is @m measured on the decode steps? */
+static gboolean
+metric_is_decode(HsMetric m)
+{
+    switch (m) {
+    case HS_METRIC_DECODE_TPS:
+    case HS_METRIC_DECODE_GBPS:
+    case HS_METRIC_DECODE_W:
+    case HS_METRIC_DECODE_CPU_SHARE:
+    case HS_METRIC_DECODE_SPEEDUP:
+    case HS_METRIC_DECODE_STEP_RATIO:
+        return TRUE;
+    default:
+        return FALSE;
+    }
+}
+
 /* "exactly one of" @a and @b, present or not in @o */
 static gboolean
 one_of(const cJSON *o, const char *path, const char *a, const char *b, GError **error)
@@ -145,6 +162,24 @@ check_point(void *elem, const cJSON *pt, const char *path, GError **error)
         if (p->base.batch == 0) {
             p->base.batch = p->wl.batch;
         }
+    }
+    /* the metric against the workload it is measured on: a decode metric
+     * of no decode step is a division by 0 (a NaN in validate's table) */
+    if (metric_is_decode(p->metric) && p->wl.decode == 0) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s.decode: expected at least 1 decode step for a %s point (got 0)", wpath,
+                    hs_metric_name[p->metric]);
+        return FALSE;
+    }
+    /* a ratio of a run over itself is 1 whatever the simulator does */
+    if (has_base && strcmp(p->base.policy, p->policy) == 0 &&
+        p->base.sync_driver == p->sync_driver && strcmp(p->base.model, p->model) == 0 &&
+        p->base.batch == p->wl.batch) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s.baseline: expected a run other than the point's own (its policy, sync, "
+                    "model and batch are the point's: the %s is 1 by definition)", path,
+                    hs_metric_name[p->metric]);
+        return FALSE;
     }
     if (p->known_miss && p->calibrated) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
