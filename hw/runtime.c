@@ -364,13 +364,17 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
     j->s = *s;
 
     if (s->op.kind == HW_OP_SYNC) {
-        j->cost.compute_ps = hw_sync_cost_ps(rt->soc, s->sync);
+        /* (submitted when the producer's slices ended) */
+        SimTime now = sim_kernel_now(rt->k);
+        /* a host still busy when the producer ended calls the finish on an
+         * idle queue, which returns at once: no sleep, no wake-up */
+        gboolean wakes = !(s->sync == HW_SYNC_DRIVER && rt->host && rt->host_free_ps > now);
+        j->cost.compute_ps = hw_sync_cost_ps(rt->soc, s->sync, s->sync_bytes, wakes);
         SimTime delay = 0;
         if (s->sync == HW_SYNC_DRIVER && rt->host) {
             /* the finish call and the copy block the host thread: other
              * hand-offs and submissions wait for it (fast sync polls from
              * a thread of its own) */
-            SimTime now = sim_kernel_now(rt->k);
             HwSpan span = { MAX(now, rt->host_free_ps), 0, s->opaque };
             span.b_ps = span.a_ps + j->cost.compute_ps;
             g_array_append_val(rt->control, span);

@@ -75,6 +75,7 @@ typedef struct HwSubmit {
                                   * its restart (hw_dev_restart_ps) */
     HwSyncMech sync;             /* HW_OP_SYNC only */
     uint32_t sync_from, sync_to; /* HW_OP_SYNC only */
+    uint64_t sync_bytes;         /* HW_OP_SYNC only: bytes handed over */
     HwOpFn on_start;             /* may be NULL */
     HwOpFn on_done;
     HwResumeFn on_resume;        /* may be NULL */

@@ -24,7 +24,11 @@ static const HsParam hw_sync_driver_params[] = {
     HS_PARAM_F64("finish_us", HwSyncDriverParams, finish_us, 0, 1e6, HS_REQUIRED,
                  "blocking finish call returns after the device is idle"),
     HS_PARAM_F64("copy_us", HwSyncDriverParams, copy_us, 0, 1e6, HS_REQUIRED,
-                 "host<->device copy of the hand-off buffer"),
+                 "host<->device copy of the hand-off buffer: its per-call part"),
+    HS_PARAM_F64("copy_gbps", HwSyncDriverParams, copy_gbps, 0, 100000, 0,
+                 "rate of that copy over the bytes handed over (0: no per-byte part)"),
+    HS_PARAM_F64("maint_gbps", HwSyncDriverParams, maint_gbps, 0, 100000, 0,
+                 "cache clean/invalidate of the bytes handed over (0: IO-coherent, none)"),
     HS_PARAM_END
 };
 

@@ -34,10 +34,17 @@ typedef struct HwMemParams {
 
 /* Conventional sync: blocking finish, then copy the hand-off buffer; the
  * consumer's queue was drained, so its next kernel pays the queue restart
- * (hw_dev_restart_ps on the stack; charged by the runtime, not here). */
+ * (hw_dev_restart_ps on the stack; charged by the runtime, not here).
+ * The copy has a part per call and a part per byte handed over; cache
+ * maintenance of the bytes (clean/invalidate by VA) only where the
+ * accelerators are not IO-coherent with the CPU (maint_gbps > 0). */
 typedef struct HwSyncDriverParams {
     double finish_us;                /* blocking clFinish-style wait returns */
-    double copy_us;                  /* host<->device copy of the hand-off buffer */
+    double copy_us;                  /* host<->device copy: its per-call part */
+    double copy_gbps;                /* ... and its rate over the bytes handed
+                                      * over (0: no per-byte part) */
+    double maint_gbps;               /* cache clean/invalidate of those bytes
+                                      * (0: IO-coherent, none) */
 } HwSyncDriverParams;
 
 /* Fast sync: unified buffers, sleep for the predicted time, poll a flag.

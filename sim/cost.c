@@ -124,7 +124,9 @@ uint64_t
 sim_cost_sync_ps(const SimCostModel *c, SimSyncMech mech, uint32_t from, uint32_t to)
 {
     HwSyncMech m = mech == SIM_SYNC_DRIVER ? HW_SYNC_DRIVER : HW_SYNC_FAST;
-    return hw_sync_handoff_ps(c->soc, c->stack, m, to);
+    /* planners ask before the bytes are known; they plan for the fast
+     * mechanism, whose cost has no per-byte part (sim_builder_sync_cost_ps) */
+    return hw_sync_handoff_ps(c->soc, c->stack, m, to, 0);
 }
 
 gboolean

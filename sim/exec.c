@@ -415,6 +415,11 @@ submit(Exec *ex, uint32_t id)
         s.sync = t->sync == SIM_SYNC_DRIVER ? HW_SYNC_DRIVER : HW_SYNC_FAST;
         s.sync_from = t->sync_from;
         s.sync_to = t->sync_to;
+        /* what it hands over: all its producer's slices wrote of the node
+         * (its deps; a padded NPU slice's output is the padded tensor) */
+        for (uint32_t d = 0; d < t->n_deps; d++) {
+            s.sync_bytes += sim_plan_task(ex->plan, t->deps[d])->work.write_bytes;
+        }
     } else {
         sim_work_to_hw_op(&t->work, t->kind, &s.op);
         s.npu_tokens = t->slice.pad_tokens ? t->slice.pad_tokens

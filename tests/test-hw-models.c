@@ -175,8 +175,8 @@ static void
 test_sync_costs(void)
 {
     g_autoptr(HwSoc) soc = sd8gen3();
-    double drv = sim_time_to_us(hw_sync_cost_ps(soc, HW_SYNC_DRIVER));
-    double fast = sim_time_to_us(hw_sync_cost_ps(soc, HW_SYNC_FAST));
+    double drv = sim_time_to_us(hw_sync_cost_ps(soc, HW_SYNC_DRIVER, 0, TRUE));
+    double fast = sim_time_to_us(hw_sync_cost_ps(soc, HW_SYNC_FAST, 0, TRUE));
     g_assert_cmpfloat(drv, >=, 400);
     g_assert_cmpfloat(drv, <=, 600);
     g_assert_cmpfloat(fast, >=, 1);
@@ -188,9 +188,9 @@ test_sync_costs(void)
     g_assert_cmpfloat(restart, >=, 50);
     g_assert_cmpfloat(restart, <=, 100);
     g_assert_cmpfloat(sim_time_to_us(hw_sync_handoff_ps(soc, ppl_qnn(soc), HW_SYNC_DRIVER,
-                                                        gpu->index)), ==, drv + restart);
+                                                        gpu->index, 0)), ==, drv + restart);
     g_assert_cmpfloat(sim_time_to_us(hw_sync_handoff_ps(soc, ppl_qnn(soc), HW_SYNC_FAST,
-                                                        gpu->index)), ==, fast);
+                                                        gpu->index, 0)), ==, fast);
 }
 
 /* "Linear performance": GPU FLOPS grow ~linearly with tokens while

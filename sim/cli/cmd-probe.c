@@ -391,9 +391,11 @@ probe_sync(const Probe *p, GError **error)
     const uint32_t npu = hw_soc_find_kind(p->soc, HW_KIND_NPU)->index;
     for (int m = 0; m < 2; m++) {
         HwSyncMech mech = m ? HW_SYNC_FAST : HW_SYNC_DRIVER;
-        double one = sim_time_to_us(hw_sync_handoff_ps(p->soc, p->stack, mech, npu));
+        /* a small hand-off (the per-call parts; a driver sync's per-byte
+         * parts come on top: sync.driver.copy_gbps, maint_gbps) */
+        double one = sim_time_to_us(hw_sync_handoff_ps(p->soc, p->stack, mech, npu, 0));
         /* back on the GPU after a blocking sync, its queue restarts */
-        double back = sim_time_to_us(hw_sync_handoff_ps(p->soc, p->stack, mech, gpu));
+        double back = sim_time_to_us(hw_sync_handoff_ps(p->soc, p->stack, mech, gpu, 0));
         hs_curve_row(c, (double[]) { m, one, back, one + back });
     }
     return c;
