@@ -24,6 +24,7 @@ typedef struct HsRunOpts {
     int prompt, decode, batch, chunk;
     double render_fps, frame_ms, frame_mb;   /* a game on the GPU alongside */
     char *llm_priority;          /* low | normal */
+    char *governor;              /* ondemand | performance (DVFS), or NULL */
     char **set;                  /* --set PATH=VALUE, repeatable */
     HsOverrides *ovr;            /* parsed from set (owned) */
 } HsRunOpts;
