@@ -193,10 +193,15 @@ run(HwSoc *soc, const char *policy, uint32_t prompt, uint32_t decode, SimRunRepo
     g_assert_no_error(error);
 }
 
+/* sd8gen3 under @mode; its GPU runs msm's simple_ondemand (an engine
+ * without the OpenCL perf hint) unless @strip_dvfs drops every table. */
 static HwSoc *
 sd8gen3(HwGovernorMode mode, gboolean strip_dvfs)
 {
     g_autoptr(cJSON) root = sd8gen3_json();
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(processor(root, "gpu"), "dvfs"), "governor",
+        cJSON_CreateString("simple_ondemand"));
     cJSON *p = NULL;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(root, "processors")) {
         if (strip_dvfs) {
