@@ -102,11 +102,11 @@ static const Case cases[] = {
       "$.points[0].render: expected a finite number (got \"30\")" },
     { "sweep/point-key-unknown.json",
       "$.points[1].colour: expected a run option (policy, soc, stack, model, sync, prompt, "
-      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or "
+      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority, governor) or "
       "a config key such as npu.sram_kib (got \"colour\")" },
     { "sweep/config-key-empty-part.json",
       "$.axes.npu..sram_kib: expected a run option (policy, soc, stack, model, sync, prompt, "
-      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or "
+      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority, governor) or "
       "a config key such as npu.sram_kib (got \"npu..sram_kib\")" },
     { "sweep/key-raw-bytes.json",
       "$: unknown key \"grid\\xff\\x1b[2J\" (known keys: description, base, axes, points)" },

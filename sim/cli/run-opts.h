@@ -40,6 +40,16 @@ gboolean hs_run_opts_parse(const char *command, const char *summary,
                            char ***argv, gboolean *help_shown, GError **error);
 void hs_run_opts_clear(HsRunOpts *o);
 
+/* --governor @governor (may be NULL: nothing) as the SoC key it stands
+ * for: "governor=G" put before the --set overrides in *@set, so a later
+ * --set governor=... still wins.  Usage error unless ondemand or
+ * performance. */
+gboolean hs_cli_governor(const char *governor, char ***set, GError **error);
+#define HS_GOVERNOR_HELP \
+    "DVFS: ondemand (each processor's governor from the SoC config) or performance " \
+    "(every processor at its top operating point); as --set governor=G (default: the " \
+    "SoC config's, ondemand)"
+
 /* The shared options as GOptionEntry rows bound to @o's fields (@o gets
  * its defaults), NULL-terminated.  run-opts-table.c: GLib only, so the
  * sweep spec reader checks a setting by this table.  (transfer full) */
