@@ -20,7 +20,7 @@ static const HsParam hw_opp_params[] = {
     HS_PARAM_F64("power_w", HwOpp, power_w, 0, 100, 0,
                  "measured power while busy at this point (only its ratio to the top "
                  "point's is used: the top point draws active_w); or volt_mv"),
-    HS_PARAM_NAME("source", HwOpp, source, "where this point comes from"),
+    HS_PARAM_NAME_OPT("source", HwOpp, source, "where this point comes from (or a source on each number)"),
     HS_PARAM_END
 };
 

@@ -125,10 +125,22 @@ point(cJSON *dvfs, int i)
     return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(dvfs, "points"), i);
 }
 
+/* @obj's number @key, bare or {"value": v, "source": ...}, set to @v */
+static void
+set_num(cJSON *obj, const char *key, double v)
+{
+    cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsObject(it)) {
+        it = cJSON_GetObjectItemCaseSensitive(it, "value");
+    }
+    g_assert_true(cJSON_IsNumber(it));
+    cJSON_SetNumberValue(it, v);
+}
+
 static void
 unsorted(cJSON *d)
 {
-    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(point(d, 3), "freq_mhz"), 300);
+    set_num(point(d, 3), "freq_mhz", 300);
 }
 
 static void
@@ -140,7 +152,7 @@ empty(cJSON *d)
 static void
 negative(cJSON *d)
 {
-    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(point(d, 2), "volt_mv"), -5);
+    set_num(point(d, 2), "volt_mv", -5);
 }
 
 static void
@@ -152,7 +164,7 @@ both(cJSON *d)
 static void
 falling_volts(cJSON *d)
 {
-    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(point(d, 5), "volt_mv"), 100);
+    set_num(point(d, 5), "volt_mv", 100);
 }
 
 static void
