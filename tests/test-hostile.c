@@ -91,7 +91,7 @@ static const Case cases[] = {
     { "sweep/axis-name-newline.json",
       "$.axes.k\\x07ey\\nhetero-sim: forged: expected a run option (policy, soc, stack, model, "
       "sync, prompt, decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, "
-      "llm-priority) or a config key such as npu.sram_kib (got \"k\\x07ey\\nhetero-sim: "
+      "llm-priority, governor) or a config key such as npu.sram_kib (got \"k\\x07ey\\nhetero-sim: "
       "forged\")" },
     /* settings typed by run's option table (run-opts-table.c) and checked
      * where they are read, with the JSON path, not when the point runs */
