@@ -5,8 +5,6 @@
 #include "hw/sync.h"
 #include "sim/util/error.h"
 
-#include <math.h>
-
 typedef struct Job {
     HwRuntime *rt;
     HwSubmit s;
@@ -206,7 +204,7 @@ hw_runtime_busy_now_ps(const HwRuntime *rt, uint32_t dev)
 static SimTime
 stretch(SimTime compute_ps, double slow)
 {
-    return slow == 1.0 ? compute_ps : (SimTime) llround((double) compute_ps * slow);
+    return slow == 1.0 ? compute_ps : sim_time_from_ps((double) compute_ps * slow);
 }
 
 static void compute_done(SimKernel *k, void *opaque);
@@ -223,7 +221,7 @@ hw_runtime_set_clock(HwRuntime *rt, uint32_t dev, double slow)
         SimTime now = sim_kernel_now(rt->k);
         double left = (double) (j->compute_end_ps - now) * slow / q->slow;
         sim_kernel_cancel(rt->k, j->compute_ev);
-        SimTime d = (SimTime) llround(left);
+        SimTime d = sim_time_from_ps(left);
         j->compute_end_ps = now + d;
         j->compute_ev = sim_kernel_schedule(rt->k, d, SIM_PRIO_DONE, compute_done, j);
     }
@@ -388,7 +386,7 @@ maybe_preempt(HwRuntime *rt, uint32_t dev, const Job *arrived)
              * clock is in force then */
             double slow = q->slow;
             r->cost.compute_ps = slow == 1.0 ? r->compute_end_ps - now
-                                 : (SimTime) llround((double) (r->compute_end_ps - now) / slow);
+                                 : sim_time_from_ps((double) (r->compute_end_ps - now) / slow);
         }
         r->cost.dram_bytes = 0;
         if (r->flow) {
