@@ -651,7 +651,7 @@ test_sweep_spec_errors(void)
         { "{\"base\": {\"promt\": 16}}",
           "$.base.promt: expected a run option (did you mean prompt? policy, soc, stack, model, "
           "sync, prompt, decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, "
-          "llm-priority) or a config key such as npu.sram_kib (got \"promt\")" },
+          "llm-priority, governor) or a config key such as npu.sram_kib (got \"promt\")" },
         { "{\"axes\": {\"prompt\": []}}",
           "$.axes.prompt: expected a non-empty array of values (got an empty array)" },
         { "{\"axes\": {\"prompt\": [16, [1]]}}",
