@@ -77,6 +77,7 @@ typedef struct Queue {
     SimTime busy_ps;
     SimTime started_ps;
     gboolean switching;          /* the next job pays a context save */
+    double slow;                 /* compute stretch at the clock now: f_top / f */
 } Queue;
 
 struct HwRuntime {
@@ -119,6 +120,9 @@ hw_runtime_new(const HwSoc *soc, const HwStack *stack, SimKernel *k)
     rt->k = k;
     rt->n = soc->devs->len;
     rt->queues = g_new0(Queue, rt->n);
+    for (uint32_t i = 0; i < rt->n; i++) {
+        rt->queues[i].slow = 1.0;            /* runs start warm, at the top point */
+    }
     g_autofree double *caps = g_new(double, rt->n);
     for (uint32_t i = 0; i < rt->n; i++) {
         caps[i] = hw_dev_dram_cap_gbps(g_ptr_array_index(soc->devs, i), stack);
@@ -185,6 +189,43 @@ SimTime
 hw_runtime_busy_ps(const HwRuntime *rt, uint32_t dev)
 {
     return rt->queues[dev].busy_ps;
+}
+
+SimTime
+hw_runtime_busy_now_ps(const HwRuntime *rt, uint32_t dev)
+{
+    const Queue *q = &rt->queues[dev];
+    const Job *j = q->running;
+    /* a job still in its launch has not started executing */
+    return q->busy_ps + (j && j->start_ev == 0 ? sim_kernel_now(rt->k) - q->started_ps : 0);
+}
+
+/* @compute_ps of work at the top clock as time at @slow (exact at 1). */
+static SimTime
+stretch(SimTime compute_ps, double slow)
+{
+    return slow == 1.0 ? compute_ps : sim_time_from_ps((double) compute_ps * slow);
+}
+
+static void compute_done(SimKernel *k, void *opaque);
+
+void
+hw_runtime_set_clock(HwRuntime *rt, uint32_t dev, double slow)
+{
+    g_assert(dev < rt->n && slow >= 1.0);
+    Queue *q = &rt->queues[dev];
+    Job *j = q->running;
+    if (j && j->start_ev == 0 && !j->compute_done && j->compute_ev && slow != q->slow) {
+        /* the kernel's remaining cycles go at the new clock (its bytes
+         * keep the demand they started with) */
+        SimTime now = sim_kernel_now(rt->k);
+        double left = (double) (j->compute_end_ps - now) * slow / q->slow;
+        sim_kernel_cancel(rt->k, j->compute_ev);
+        SimTime d = sim_time_from_ps(left);
+        j->compute_end_ps = now + d;
+        j->compute_ev = sim_kernel_schedule(rt->k, d, SIM_PRIO_DONE, compute_done, j);
+    }
+    q->slow = slow;
 }
 
 uint64_t
@@ -262,7 +303,11 @@ job_start(SimKernel *k, void *opaque)
     j->stopped = FALSE;
     /* what is left of it: all of it, unless it was preempted */
     uint64_t bytes = j->cost.dram_bytes;
-    uint64_t compute = j->cost.compute_ps;
+    /* compute follows the processor's clock (DVFS); a hand-off's host
+     * costs are measured figures and do not */
+    uint64_t compute = j->s.op.kind == HW_OP_SYNC
+                       ? j->cost.compute_ps
+                       : stretch(j->cost.compute_ps, rt->queues[j->s.dev].slow);
     j->bytes_done = bytes == 0;
     j->compute_done = FALSE;
     if (bytes > 0) {
@@ -337,7 +382,11 @@ maybe_preempt(HwRuntime *rt, uint32_t dev, const Job *arrived)
         if (!r->compute_done) {
             sim_kernel_cancel(rt->k, r->compute_ev);
             r->compute_ev = 0;
-            r->cost.compute_ps = r->compute_end_ps - now;
+            /* back in cycles at the top clock: it resumes at whatever
+             * clock is in force then */
+            double slow = q->slow;
+            r->cost.compute_ps = slow == 1.0 ? r->compute_end_ps - now
+                                 : sim_time_from_ps((double) (r->compute_end_ps - now) / slow);
         }
         r->cost.dram_bytes = 0;
         if (r->flow) {

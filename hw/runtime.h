@@ -104,6 +104,17 @@ HwMem *hw_runtime_mem(HwRuntime *rt);
 
 /* Time processor @dev spent running ops so far, in ps. */
 SimTime hw_runtime_busy_ps(const HwRuntime *rt, uint32_t dev);
+/* The same up to now, the running op's time so far included (what a
+ * DVFS governor samples). */
+SimTime hw_runtime_busy_now_ps(const HwRuntime *rt, uint32_t dev);
+
+/*
+ * Processor @dev's clock changed (DVFS): compute now takes @slow (f_top /
+ * f, >= 1) times what it takes at the top point; a running kernel's
+ * remaining compute is rescaled, its DRAM traffic is not.  Runs start with
+ * every processor at 1.
+ */
+void hw_runtime_set_clock(HwRuntime *rt, uint32_t dev, double slow);
 
 /* One interval of host CPU work (kernel submission). */
 typedef struct HwSpan {

@@ -41,11 +41,21 @@ static const HsParam hw_sync_fast_params[] = {
 typedef struct SocTop {
     char *name;
     char *description;
+    HwGovernorMode governor;
+    double baseline_w;
 } SocTop;
 
 static const HsParam hw_soc_top_params[] = {
     HS_PARAM_STR("name", SocTop, name, NULL, NULL, "short name of the SoC"),
     HS_PARAM_STR("description", SocTop, description, "", NULL, "one line"),
+    HS_PARAM_ENUM("governor", SocTop, governor, HwGovernorMode, hw_governor_mode_name,
+                  HW_GOVERNOR_COUNT, HW_GOVERNOR_ONDEMAND,
+                  "DVFS: ondemand (each processor's own governor, from its dvfs block) or "
+                  "performance (every processor at its top operating point); --governor"),
+    HS_PARAM_F64("baseline_w", SocTop, baseline_w, 0, 100, 0,
+                 "device power the SoC model leaves out (screen, radios, idle platform), "
+                 "added over the whole run to compare with whole-phone measurements; "
+                 "0: off"),
     HS_PARAM_END
 };
 
@@ -61,7 +71,7 @@ static const HsParam hw_sync_top_params[] = {
 };
 
 static const char *const top_sections[] = { "memory", "processors", "sync", NULL };
-static const char *const dev_base_keys[] = { "name", "model", NULL };
+static const char *const dev_base_keys[] = { "name", "model", "dvfs", NULL };
 static const char *const sync_sections[] = { "driver", "fast", NULL };
 
 void
@@ -76,6 +86,10 @@ hw_soc_free(HwSoc *soc)
     if (soc->devs) {
         g_ptr_array_unref(soc->devs);
     }
+    for (uint32_t i = 0; i < soc->n_dvfs; i++) {
+        hw_dvfs_clear(&soc->dvfs[i]);
+    }
+    g_free(soc->dvfs);
     if (soc->sources) {
         g_hash_table_unref(soc->sources);
     }
@@ -129,8 +143,35 @@ is_name(const char *s)
     return TRUE;
 }
 
+/* The processor's "dvfs" block, if any, into @d (after its active_w and
+ * idle_w are known: the top point draws active_w). */
+static gboolean
+load_dvfs(HwSoc *soc, const HwDev *dev, const cJSON *obj, const char *path, HwDvfs *d,
+          GError **error)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, "dvfs");
+    if (item == NULL) {
+        return TRUE;
+    }
+    g_autofree char *sub = hs_json_path_key(path, "dvfs");
+    if (!cJSON_IsObject(item)) {
+        g_autofree char *got = hs_json_describe(item);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: expected an object with governor, window_ms and points (got %s)",
+                    sub, got);
+        return FALSE;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(item, "points") == NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "%s: missing required key \"points\"", sub);
+        return FALSE;
+    }
+    return hs_param_apply(item, sub, hw_dvfs_params, d, NULL, soc->sources, error) &&
+           hw_dvfs_realize(d, dev->active_w, dev->idle_w, sub, error);
+}
+
 static HwDev *
-load_dev(HwSoc *soc, const cJSON *obj, const char *path, GError **error)
+load_dev(HwSoc *soc, const cJSON *obj, const char *path, HwDvfs *dvfs, GError **error)
 {
     if (!cJSON_IsObject(obj)) {
         g_autofree char *got = hs_json_describe(obj);
@@ -175,6 +216,9 @@ load_dev(HwSoc *soc, const cJSON *obj, const char *path, GError **error)
         g_prefix_error(error, "%s.", path);
         return NULL;
     }
+    if (!load_dvfs(soc, dev, obj, path, dvfs, error)) {
+        return NULL;
+    }
     return g_steal_pointer(&dev);
 }
 
@@ -192,9 +236,11 @@ hw_soc_from_json(const cJSON *root, const char *what, GError **error)
     g_mutex_init(&soc->stacks_lock);
 
     gboolean ok = hs_param_apply(root, "$", hw_soc_top_params, &top, top_sections,
-                                 NULL, error);
+                                 soc->sources, error);
     soc->name = g_steal_pointer(&top.name);
     soc->description = g_steal_pointer(&top.description);
+    soc->governor = top.governor;
+    soc->baseline_w = top.baseline_w;
     if (!ok) {
         goto fail;
     }
@@ -246,11 +292,13 @@ hw_soc_from_json(const cJSON *root, const char *what, GError **error)
                     cJSON_IsArray(procs) ? "an empty array" : got);
         goto fail;
     }
+    soc->n_dvfs = (uint32_t) cJSON_GetArraySize(procs);
+    soc->dvfs = g_new0(HwDvfs, soc->n_dvfs);
     int i = 0;
     const cJSON *it = NULL;
     cJSON_ArrayForEach(it, procs) {
         g_autofree char *path = hs_json_path_index("$.processors", i);
-        HwDev *dev = load_dev(soc, it, path, error);
+        HwDev *dev = load_dev(soc, it, path, &soc->dvfs[i], error);
         if (dev == NULL) {
             goto fail;
         }
@@ -356,6 +404,14 @@ hw_soc_dump_text(const HwSoc *soc, GString *out)
     if (soc->path) {
         g_string_append_printf(out, "  from %s\n", soc->path);
     }
+    g_string_append_printf(out, "  governor %s%s\n", hw_governor_mode_name[soc->governor],
+                           soc->governor == HW_GOVERNOR_PERFORMANCE
+                           ? " (every processor at its top operating point)"
+                           : " (each processor's own, from its dvfs block)");
+    if (soc->baseline_w > 0) {
+        g_string_append_printf(out, "  device baseline %g W (screen, idle platform)\n",
+                               soc->baseline_w);
+    }
     g_string_append(out, "\nmemory (shared DRAM)\n");
     hs_param_dump_text(hw_mem_params, &soc->mem, out, 2, soc->sources, "$.memory");
     for (guint i = 0; i < soc->devs->len; i++) {
@@ -364,6 +420,16 @@ hw_soc_dump_text(const HwSoc *soc, GString *out)
         g_string_append_printf(out, "\nprocessor %s (%s, model %s)\n", d->name,
                                hw_kind_name[d->cls->kind], d->cls->model);
         hs_param_dump_text(d->cls->params, d, out, 2, soc->sources, path);
+        if (soc->dvfs[i].n_points) {
+            g_autofree char *sub = hs_json_path_key(path, "dvfs");
+            g_string_append(out, "  dvfs (operating points; power while busy at each)\n");
+            hs_param_dump_text(hw_dvfs_params, &soc->dvfs[i], out, 4, soc->sources, sub);
+            for (uint32_t k = 0; k < soc->dvfs[i].n_points; k++) {
+                g_string_append_printf(out, "    %8.1f MHz  %.3f W busy%s\n",
+                                       soc->dvfs[i].points[k].freq_mhz, soc->dvfs[i].busy_w[k],
+                                       k == hw_dvfs_top(&soc->dvfs[i]) ? " (active_w)" : "");
+            }
+        }
     }
     g_string_append(out, "\nsync driver (blocking finish, copy; the consumer queue restarts)\n");
     hs_param_dump_text(hw_sync_driver_params, &soc->sync_driver, out, 2,
@@ -379,6 +445,8 @@ hw_soc_to_json(const HwSoc *soc)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "name", soc->name);
     cJSON_AddStringToObject(root, "description", soc->description);
+    cJSON_AddStringToObject(root, "governor", hw_governor_mode_name[soc->governor]);
+    cJSON_AddNumberToObject(root, "baseline_w", soc->baseline_w);
     cJSON *mem = cJSON_AddObjectToObject(root, "memory");
     hs_param_dump_json(hw_mem_params, &soc->mem, mem);
     cJSON *procs = cJSON_AddArrayToObject(root, "processors");
@@ -389,6 +457,9 @@ hw_soc_to_json(const HwSoc *soc)
         cJSON_AddStringToObject(p, "model", d->cls->model);
         cJSON_AddStringToObject(p, "kind", hw_kind_name[d->cls->kind]);
         hs_param_dump_json(d->cls->params, d, p);
+        if (soc->dvfs[i].n_points) {
+            hs_param_dump_json(hw_dvfs_params, &soc->dvfs[i], cJSON_AddObjectToObject(p, "dvfs"));
+        }
         cJSON_AddItemToArray(procs, p);
     }
     cJSON *sync = cJSON_AddObjectToObject(root, "sync");
@@ -405,6 +476,7 @@ void
 hw_soc_describe(GString *out)
 {
     g_string_append(out, "Top level: name (string, required), description (string), "
+                         "governor (ondemand or performance), baseline_w (W), "
                          "memory, processors, sync\n"
                          "Any number may be written as {\"value\": N, \"source\": \"where it comes from\"}.\n\n");
     g_string_append(out, "$.memory\n");
@@ -415,6 +487,8 @@ hw_soc_describe(GString *out)
                                (*c)->model, hw_kind_name[(*c)->kind], (*c)->desc);
         hs_param_describe((*c)->params, out);
     }
+    g_string_append(out, "\n$.processors[].dvfs (any processor; absent: always at active_w)\n");
+    hs_param_describe(hw_dvfs_params, out);
     g_string_append(out, "\n$.sync\n");
     hs_param_describe(hw_sync_top_params, out);
     g_string_append(out, "\n$.sync.driver\n");

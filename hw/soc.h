@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "hw/dev.h"
+#include "hw/dvfs.h"
 #include "sim/util/json.h"
 
 /* The one DRAM every processor shares. */
@@ -63,6 +64,13 @@ struct HwSoc {
     HwSyncDriverParams sync_driver;
     HwSyncFastParams sync_fast;
     GPtrArray *devs;                 /* of HwDev*, owned, in config order */
+    HwDvfs *dvfs;                    /* one per processor, by index (a processor
+                                      * without a "dvfs" block: no points, always
+                                      * at active_w) */
+    uint32_t n_dvfs;                 /* entries of dvfs allocated */
+    HwGovernorMode governor;         /* the run's: ondemand or performance */
+    double baseline_w;               /* device power outside the SoC model (screen,
+                                      * idle platform), 0: off */
     uint32_t control_cpu;            /* runs sync threads and kernel submission */
     GHashTable *sources;             /* JSON path -> source note, owned */
     char *stacks_dir;                /* where stack names are looked up */

@@ -17,6 +17,18 @@
 
 typedef struct Exec Exec;
 
+/* One processor's DVFS governor (hw/dvfs.h), sampled every window. */
+typedef struct Gov {
+    Exec *ex;
+    uint32_t proc;
+    SimTime window_ps;
+    SimTime busy0;               /* the runtime's busy count at the last sample */
+} Gov;
+
+typedef struct HostSpan {
+    SimTime a, b;
+} HostSpan;
+
 /* The run state of one task. */
 typedef struct Task {
     uint32_t remaining;          /* unfinished deps */
@@ -85,6 +97,10 @@ struct Exec {
     GArray *frames;              /* of SimFrame */
     GArray *preemptions;         /* of SimPreemption */
     uint32_t vsyncs;
+    Gov *govs;                   /* per processor; window_ps 0: no governor */
+    uint32_t *point;             /* per processor: its operating point now */
+    uint32_t gov_host;           /* the host CPU if its governor samples, else UINT32_MAX */
+    GArray *gov_spans;           /* of HostSpan: host work not yet wholly sampled */
 };
 
 void
@@ -190,6 +206,10 @@ read_spans(Exec *ex)
         const HwSpan *c = &g_array_index(spans, HwSpan, i);
         sim_measure_span(ex->measure, host, c->a_ps, c->b_ps);
         ex->spans_b = MAX(ex->spans_b, c->b_ps);
+        if (host == ex->gov_host) {
+            HostSpan hs = { c->a_ps, c->b_ps };
+            g_array_append_val(ex->gov_spans, hs);
+        }
         if (ex->obs && ex->obs->span) {
             /* every span is a task's (frames are not submitted by the host) */
             const TaskRun *r = c->opaque;
@@ -300,6 +320,7 @@ task_resume(void *opaque, SimTime off_ps)
                         sim_plan_task(r->ex->plan, r->id)->proc };
     r->task->off_ps += p.back_ps - p.off_ps;
     g_array_append_val(r->ex->preemptions, p);
+    sim_measure_preempted(r->ex->measure, p.proc, p.off_ps, p.back_ps);
     if (r->ex->obs && r->ex->obs->preempted) {
         r->ex->obs->preempted(r->ex->obs_opaque, &p);
     }
@@ -504,6 +525,82 @@ vsync(SimKernel *k, void *opaque)
     sim_kernel_schedule(k, sim_time_from_us(1e6 / ex->render.fps), SIM_PRIO_NORMAL, vsync, ex);
 }
 
+/* ---- DVFS governors ---------------------------------------------------- */
+
+/* The host's work inside [t0, t1), forgetting what ends by t1. */
+static SimTime
+host_busy(Exec *ex, SimTime t0, SimTime t1)
+{
+    SimTime busy = 0;
+    guint gone = 0;
+    for (guint i = 0; i < ex->gov_spans->len; i++) {
+        const HostSpan *h = &g_array_index(ex->gov_spans, HostSpan, i);
+        SimTime lo = MAX(h->a, t0), hi = MIN(h->b, t1);
+        busy += hi > lo ? hi - lo : 0;
+        gone += h->b <= t1 && gone == i;
+    }
+    g_array_remove_range(ex->gov_spans, 0, gone);
+    return busy;
+}
+
+/* A window ended: the processor's governor picks its next operating
+ * point from how busy it was; the runtime's clock and the measurement's
+ * energy per point follow.  Driven by simulated time only. */
+static void
+gov_tick(SimKernel *k, void *opaque)
+{
+    Gov *g = opaque;
+    Exec *ex = g->ex;
+    if (llm_done(ex) || ex->error) {
+        return;
+    }
+    uint32_t p = g->proc;
+    const HwDvfs *d = &ex->soc->dvfs[p];
+    SimTime now = sim_kernel_now(k);
+    SimTime busy_now = hw_runtime_busy_now_ps(ex->rt, p);
+    SimTime busy = busy_now - g->busy0;
+    g->busy0 = busy_now;
+    if (p == ex->gov_host) {
+        read_spans(ex);
+        busy += host_busy(ex, now - g->window_ps, now);
+    }
+    double u = MIN(1.0, (double) busy / (double) g->window_ps);
+    uint32_t next = hw_dvfs_next(d, ex->point[p], u);
+    if (next != ex->point[p]) {
+        ex->point[p] = next;
+        hw_runtime_set_clock(ex->rt, p, hw_dvfs_slowdown(d, next));
+        sim_measure_clock(ex->measure, p, now, next);
+    }
+    sim_kernel_schedule(k, g->window_ps, SIM_PRIO_LAST, gov_tick, g);
+}
+
+/* Every processor starts at its top point; those whose governor samples
+ * (unless the SoC's governor is performance) get their first window. */
+static void
+gov_start(Exec *ex)
+{
+    const HwSoc *soc = ex->soc;
+    ex->govs = g_new0(Gov, MAX(1, ex->n_procs));
+    ex->point = g_new0(uint32_t, MAX(1, ex->n_procs));
+    ex->gov_host = UINT32_MAX;
+    ex->gov_spans = g_array_new(FALSE, FALSE, sizeof(HostSpan));
+    for (uint32_t p = 0; p < ex->n_procs && p < soc->n_dvfs; p++) {
+        const HwDvfs *d = &soc->dvfs[p];
+        ex->point[p] = hw_dvfs_top(d);
+        sim_measure_clock(ex->measure, p, 0, ex->point[p]);
+        if (d->n_points < 2 || d->governor == HW_GOV_PERFORMANCE ||
+            soc->governor == HW_GOVERNOR_PERFORMANCE) {
+            continue;
+        }
+        Gov *g = &ex->govs[p];
+        *g = (Gov) { ex, p, sim_time_from_us(d->window_ms * 1000.0), 0 };
+        if (p == soc->control_cpu) {
+            ex->gov_host = p;
+        }
+        sim_kernel_schedule(ex->k, g->window_ps, SIM_PRIO_LAST, gov_tick, g);
+    }
+}
+
 static uint64_t
 exec_pending(void *opaque)
 {
@@ -663,6 +760,7 @@ sim_exec_run_full(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
     }
     hw_mem_set_observer(hw_runtime_mem(rt), on_bw, &ex);
     sim_kernel_register(k, "executor", exec_pending, exec_dump, &ex);
+    gov_start(&ex);
 
     gboolean ok = TRUE;
     if (src) {
@@ -747,6 +845,9 @@ sim_exec_run_full(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
     if (ex.preemptions) {
         g_array_unref(ex.preemptions);
     }
+    g_free(ex.govs);
+    g_free(ex.point);
+    g_array_unref(ex.gov_spans);
     return ok;
 }
 

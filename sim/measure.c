@@ -23,6 +23,12 @@ typedef struct OpTime {
     double *elems;               /* per processor */
 } OpTime;
 
+/* An operating point in force from @from on. */
+typedef struct Clock {
+    SimTime from;
+    uint32_t point;
+} Clock;
+
 typedef struct Prepare {
     uint32_t id;
     SimPhase phase;
@@ -41,6 +47,10 @@ struct SimMeasure {
     gboolean any_decode;
     GArray **open;               /* per processor: disjoint Spans, by start */
     SimTime *busy[3];            /* prefill, decode, all */
+    GArray **clocks;             /* per processor: Clocks by time, from the one
+                                  * in force at the earliest unfolded interval */
+    GArray **negs;               /* per processor: preempted Spans, not folded */
+    SimTime *pt[2];              /* prefill, decode: busy per point */
     GHashTable *ops;             /* label -> OpTime: prefill kernels */
     SimTime op_total;
     GArray *prepares;            /* of Prepare */
@@ -60,6 +70,8 @@ sim_measured_clear(SimMeasured *m)
     g_clear_pointer(&m->busy_prefill_ps, g_free);
     g_clear_pointer(&m->busy_decode_ps, g_free);
     g_clear_pointer(&m->busy_all_ps, g_free);
+    g_clear_pointer(&m->point_prefill_ps, g_free);
+    g_clear_pointer(&m->point_decode_ps, g_free);
     g_clear_pointer(&m->hot_split, g_free);
 }
 
@@ -79,6 +91,17 @@ sim_measure_new(uint32_t n_procs)
     for (int i = 0; i < 3; i++) {
         m->busy[i] = g_new0(SimTime, MAX(1, n_procs));
     }
+    m->clocks = g_new0(GArray *, MAX(1, n_procs));
+    m->negs = g_new0(GArray *, MAX(1, n_procs));
+    for (uint32_t p = 0; p < n_procs; p++) {
+        m->clocks[p] = g_array_new(FALSE, FALSE, sizeof(Clock));
+        Clock c = { 0, 0 };
+        g_array_append_val(m->clocks[p], c);
+        m->negs[p] = g_array_new(FALSE, FALSE, sizeof(Span));
+    }
+    for (int i = 0; i < 2; i++) {
+        m->pt[i] = g_new0(SimTime, (size_t) MAX(1, n_procs) * HW_DVFS_MAX_POINTS);
+    }
     m->ops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, op_time_free);
     m->prepares = g_array_new(FALSE, FALSE, sizeof(Prepare));
     return m;
@@ -96,6 +119,14 @@ sim_measure_free(SimMeasure *m)
     for (int i = 0; i < 3; i++) {
         g_free(m->busy[i]);
     }
+    for (uint32_t p = 0; p < m->n_procs; p++) {
+        g_array_unref(m->clocks[p]);
+        g_array_unref(m->negs[p]);
+    }
+    g_free(m->clocks);
+    g_free(m->negs);
+    g_free(m->pt[0]);
+    g_free(m->pt[1]);
     g_free(m->open);
     g_free(m->rate);
     g_hash_table_unref(m->ops);
@@ -212,6 +243,33 @@ overlap(SimTime a, SimTime b, SimTime t0, SimTime t1)
     return hi > lo ? hi - lo : 0;
 }
 
+/* [a, b) of processor @p into (or, @neg, out of) its busy time per
+ * operating point in each phase: cut where its point changed.  The pieces
+ * partition [a, b), so per phase they add up to the interval's own share,
+ * in integers. */
+static void
+add_points(SimMeasure *m, uint32_t p, SimTime a, SimTime b, gboolean neg)
+{
+    const GArray *c = m->clocks[p];
+    for (guint i = 0; i < c->len; i++) {
+        const Clock *e = &g_array_index(c, Clock, i);
+        if (e->from >= b) {
+            break;
+        }
+        SimTime lo = MAX(a, e->from);
+        SimTime hi = i + 1 < c->len ? MIN(b, g_array_index(c, Clock, i + 1).from) : b;
+        if (hi <= lo) {
+            continue;
+        }
+        size_t at = (size_t) p * HW_DVFS_MAX_POINTS + e->point;
+        SimTime o0 = overlap(lo, hi, 0, m->pe), o1 = overlap(lo, hi, m->pe, m->de);
+        /* (unsigned: a preemption folded before its kernel wraps and
+         * comes back exactly) */
+        m->pt[0][at] += neg ? -o0 : o0;
+        m->pt[1][at] += neg ? -o1 : o1;
+    }
+}
+
 void
 sim_measure_fold(SimMeasure *m, SimTime mark_ps)
 {
@@ -226,9 +284,62 @@ sim_measure_fold(SimMeasure *m, SimTime mark_ps)
             m->busy[0][p] += overlap(s->a, s->b, 0, m->pe);
             m->busy[1][p] += overlap(s->a, s->b, m->pe, m->de);
             m->busy[2][p] += overlap(s->a, s->b, 0, m->end);
+            add_points(m, p, s->a, s->b, FALSE);
             n++;
         }
         g_array_remove_range(open, 0, n);
+        /* what is left starts no earlier than the floor: the points in
+         * force before it are no longer needed */
+        SimTime floor = mark_ps;
+        if (open->len) {
+            floor = MIN(floor, g_array_index(open, Span, 0).a);
+        }
+        GArray *negs = m->negs[p];
+        for (guint i = 0; i < negs->len;) {
+            const Span *s = &g_array_index(negs, Span, i);
+            if (s->b <= mark_ps) {
+                add_points(m, p, s->a, s->b, TRUE);
+                g_array_remove_index(negs, i);
+            } else {
+                floor = MIN(floor, s->a);
+                i++;
+            }
+        }
+        GArray *c = m->clocks[p];
+        guint keep = 0;
+        while (keep + 1 < c->len && g_array_index(c, Clock, keep + 1).from <= floor) {
+            keep++;
+        }
+        if (keep > 0) {
+            g_array_remove_range(c, 0, keep);
+        }
+    }
+}
+
+void
+sim_measure_clock(SimMeasure *m, uint32_t proc, SimTime when_ps, uint32_t point)
+{
+    if (proc >= m->n_procs) {
+        return;
+    }
+    g_assert(point < HW_DVFS_MAX_POINTS);
+    GArray *c = m->clocks[proc];
+    Clock *last = &g_array_index(c, Clock, c->len - 1);
+    g_assert(when_ps >= last->from);
+    if (last->from == when_ps) {
+        last->point = point;
+    } else if (last->point != point) {
+        Clock e = { when_ps, point };
+        g_array_append_val(c, e);
+    }
+}
+
+void
+sim_measure_preempted(SimMeasure *m, uint32_t proc, SimTime off_ps, SimTime back_ps)
+{
+    if (proc < m->n_procs && back_ps > off_ps) {
+        Span s = { off_ps, back_ps };
+        g_array_append_val(m->negs[proc], s);
     }
 }
 
@@ -358,6 +469,9 @@ sim_measure_finish(SimMeasure *m, SimMeasured *out)
     out->busy_prefill_ps = g_memdup2(m->busy[0], sizeof(SimTime) * MAX(1, m->n_procs));
     out->busy_decode_ps = g_memdup2(m->busy[1], sizeof(SimTime) * MAX(1, m->n_procs));
     out->busy_all_ps = g_memdup2(m->busy[2], sizeof(SimTime) * MAX(1, m->n_procs));
+    size_t npt = sizeof(SimTime) * MAX(1, m->n_procs) * HW_DVFS_MAX_POINTS;
+    out->point_prefill_ps = g_memdup2(m->pt[0], npt);
+    out->point_decode_ps = g_memdup2(m->pt[1], npt);
     g_array_sort(m->prepares, prepare_cmp);      /* summed in id order */
     for (guint i = 0; i < m->prepares->len; i++) {
         const Prepare *p = &g_array_index(m->prepares, Prepare, i);

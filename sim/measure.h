@@ -12,6 +12,7 @@
 
 #include <glib.h>
 
+#include "hw/dvfs.h"
 #include "sim/kernel/clock.h"
 #include "sim/plan.h"
 
@@ -24,6 +25,10 @@ typedef struct SimMeasured {
      * inside [0, prefill_end), [prefill_end, decode_end), [0, end)
      * (preemptions not yet taken off) (transfer full) */
     SimTime *busy_prefill_ps, *busy_decode_ps, *busy_all_ps;
+    /* the prefill's and the decode's busy time split by the processor's
+     * operating point (DVFS), preemptions taken off:
+     * [proc * HW_DVFS_MAX_POINTS + point] (transfer full) */
+    SimTime *point_prefill_ps, *point_decode_ps;
     double dram_prefill_gbps, dram_decode_gbps;  /* averages over each phase */
     double peak_gbps;                          /* largest total of the rates */
     double prepare_prefill_ms, prepare_decode_ms;
@@ -44,6 +49,12 @@ void sim_measure_bw(SimMeasure *m, SimTime when_ps, uint32_t initiator, double g
 /* Task @id ended; @off_ps of [start, end) it spent preempted. */
 void sim_measure_task(SimMeasure *m, uint32_t id, const SimTask *t, SimTime start_ps,
                       SimTime end_ps, SimTime off_ps);
+/* Processor @proc runs at operating point @point from @when_ps on (in
+ * time order per processor; every processor starts at point 0 until told). */
+void sim_measure_clock(SimMeasure *m, uint32_t proc, SimTime when_ps, uint32_t point);
+/* A kernel of @proc was off it (preempted) during [@off_ps, @back_ps),
+ * told when it is back (energy per point leaves that time out). */
+void sim_measure_preempted(SimMeasure *m, uint32_t proc, SimTime off_ps, SimTime back_ps);
 /* The host's control work on processor @proc. */
 void sim_measure_span(SimMeasure *m, uint32_t proc, SimTime a_ps, SimTime b_ps);
 /* Every prefill task has ended (the prefill's end is known). */

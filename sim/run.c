@@ -163,14 +163,20 @@ busy_in(const SimExecResult *r, const SimTime *busy, uint32_t proc, SimTime t0, 
 
 static void
 phase_energy(const HwSoc *soc, const SimExecResult *r, const SimTime *busy_ps,
-             SimTime t0, SimTime t1, SimPhaseStats *ps)
+             const SimTime *point_ps, SimTime t0, SimTime t1, SimPhaseStats *ps)
 {
     double secs = sim_time_to_s(t1 - t0);
     g_autofree double *busy = g_new0(double, soc->devs->len);
+    /* busy time per operating point (DVFS): each at its own power */
+    g_autofree double *at = g_new0(double, (size_t) soc->devs->len * HW_DVFS_MAX_POINTS);
     for (uint32_t p = 0; p < r->n_procs && p < soc->devs->len; p++) {
         busy[p] = sim_time_to_s(busy_in(r, busy_ps, p, t0, t1));
+        for (uint32_t k = 0; k < HW_DVFS_MAX_POINTS; k++) {
+            size_t i = (size_t) p * HW_DVFS_MAX_POINTS + k;
+            at[i] = sim_time_to_s(point_ps[i]);
+        }
     }
-    double j = hw_energy_j(soc, secs, busy, ps->dram_gbps * 1e9 * secs);
+    double j = hw_energy_j(soc, secs, busy, at, ps->dram_gbps * 1e9 * secs);
     ps->energy_j = j;
     ps->avg_w = secs > 0 ? j / secs : 0;
 }
@@ -217,14 +223,16 @@ sim_run_measure(const HwSoc *soc, const SimExecResult *r, const SimWorkload *w,
     rep->prefill.dram_gbps = m->dram_prefill_gbps;
     rep->prefill.prepare_ms = m->prepare_prefill_ms;
     rep->decode.prepare_ms = m->prepare_decode_ms;
-    phase_energy(soc, r, m->busy_prefill_ps, 0, prefill_end, &rep->prefill);
+    phase_energy(soc, r, m->busy_prefill_ps, m->point_prefill_ps, 0, prefill_end,
+                 &rep->prefill);
     rep->ttft_ms = rep->prefill.time_ms;
     if (w->decode > 0 && decode_end > prefill_end) {
         SimTime d = decode_end - prefill_end;
         rep->decode.time_ms = sim_time_to_ms(d);
         rep->decode.tokens_per_s = (double) w->decode * w->batch / sim_time_to_s(d);
         rep->decode.dram_gbps = m->dram_decode_gbps;
-        phase_energy(soc, r, m->busy_decode_ps, prefill_end, decode_end, &rep->decode);
+        phase_energy(soc, r, m->busy_decode_ps, m->point_decode_ps, prefill_end, decode_end,
+                     &rep->decode);
         rep->tpot_ms = rep->decode.time_ms / w->decode;
     }
     rep->peak_gbps = m->peak_gbps;

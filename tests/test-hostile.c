@@ -139,7 +139,7 @@ static const Case cases[] = {
     { "sweep/axis-name-newline.json",
       "$.axes.k\\x07ey\\nhetero-sim: forged: expected a run option (policy, soc, stack, model, "
       "sync, prompt, decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, "
-      "llm-priority) or a config key such as npu.sram_kib (got \"k\\x07ey\\nhetero-sim: "
+      "llm-priority, governor) or a config key such as npu.sram_kib (got \"k\\x07ey\\nhetero-sim: "
       "forged\")" },
     /* settings typed by run's option table (run-opts-table.c) and checked
      * where they are read, with the JSON path, not when the point runs */
@@ -150,11 +150,11 @@ static const Case cases[] = {
       "$.points[0].render: expected a finite number (got \"30\")" },
     { "sweep/point-key-unknown.json",
       "$.points[1].colour: expected a run option (policy, soc, stack, model, sync, prompt, "
-      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or "
+      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority, governor) or "
       "a config key such as npu.sram_kib (got \"colour\")" },
     { "sweep/config-key-empty-part.json",
       "$.axes.npu..sram_kib: expected a run option (policy, soc, stack, model, sync, prompt, "
-      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or "
+      "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority, governor) or "
       "a config key such as npu.sram_kib (got \"npu..sram_kib\")" },
     { "sweep/key-raw-bytes.json",
       "$: unknown key \"grid\\xff\\x1b[2J\" (known keys: description, base, axes, points)" },

@@ -11,6 +11,7 @@
 #include "models/spec.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/config.h"
+#include "sim/cli/run-opts.h"
 #include "sim/cli/curve.h"
 #include "sim/run.h"
 #include "sim/util/error.h"
@@ -467,6 +468,7 @@ run(int argc, char **argv, GError **error)
     g_autofree char *what = NULL, *soc_name = NULL, *model = NULL, *format_name = NULL;
     g_autofree char *out_dir = NULL, *dtype = NULL, *stack_name = NULL;
     g_auto(GStrv) set = NULL;
+    g_autofree char *governor = NULL;
     int m = 0, k = 0, n = 0;
     GOptionEntry entries[] = {
         { "what", 'w', 0, G_OPTION_ARG_STRING, &what,
@@ -485,6 +487,7 @@ run(int argc, char **argv, GError **error)
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text, csv or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Write each curve as DIR/NAME.csv plus an SVG plot", "DIR" },
+        { "governor", 0, 0, G_OPTION_ARG_STRING, &governor, HS_GOVERNOR_HELP, "GOV" },
         HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -527,6 +530,9 @@ run(int argc, char **argv, GError **error)
     if (out_dir && g_mkdir_with_parents(out_dir, 0755) != 0) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot create directory",
                     out_dir);
+        return FALSE;
+    }
+    if (!hs_cli_governor(governor, &set, error)) {
         return FALSE;
     }
     g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);

@@ -76,6 +76,7 @@ run(int argc, char **argv, GError **error)
     g_autofree char *format_name = NULL, *functional = NULL, *stack = NULL;
     g_autofree char *plugin = NULL, *model = NULL;
     g_auto(GStrv) set = NULL;
+    g_autofree char *governor = NULL;
     GOptionEntry entries[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name,
           "Re-time on this SoC (default: the one recorded)", "SOC" },
@@ -99,6 +100,7 @@ run(int argc, char **argv, GError **error)
           "Write a Perfetto / Chrome trace JSON", "FILE" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
           "Output: text, json or csv (default text)", "FMT" },
+        { "governor", 0, 0, G_OPTION_ARG_STRING, &governor, HS_GOVERNOR_HELP, "GOV" },
         HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -110,6 +112,9 @@ run(int argc, char **argv, GError **error)
         return TRUE;
     }
     HsFormat format;
+    if (!hs_cli_governor(governor, &set, error)) {
+        return FALSE;
+    }
     g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
     if (ovr == NULL || !hs_cli_format(format_name, HS_FORMATS_ALL, &format, error)) {
         return FALSE;

@@ -47,6 +47,7 @@ hs_run_opts_entries(HsRunOpts *o)
         { "llm-priority", 0, 0, G_OPTION_ARG_STRING, &o->llm_priority,
           "GPU queue priority of the LLM's kernels next to rendering: low or normal "
           "(default normal)", "P" },
+        { "governor", 0, 0, G_OPTION_ARG_STRING, &o->governor, HS_GOVERNOR_HELP, "GOV" },
         { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &o->plugin,
           "Load a policy from a shared module (see README)", "FILE.so" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &o->format,

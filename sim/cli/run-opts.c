@@ -28,11 +28,38 @@ hs_run_opts_parse(const char *command, const char *summary, const GOptionEntry *
         memcpy(all, extra, sizeof(GOptionEntry) * ne);
     }
     memcpy(all + ne, common, sizeof(GOptionEntry) * nc);
-    if (!hs_cli_parse(command, NULL, summary, all, argc, argv, help_shown, error) ||
-        (o->ovr = hs_overrides_new((const char *const *) o->set, error)) == NULL) {
+    if (!hs_cli_parse(command, NULL, summary, all, argc, argv, help_shown, error)) {
+        return FALSE;
+    }
+    if (!hs_cli_governor(o->governor, &o->set, error)) {
+        return FALSE;
+    }
+    if ((o->ovr = hs_overrides_new((const char *const *) o->set, error)) == NULL) {
         return FALSE;
     }
     return *help_shown || hs_cli_no_extra_args(*argc, *argv, 0, error);
+}
+
+gboolean
+hs_cli_governor(const char *governor, char ***set, GError **error)
+{
+    if (governor == NULL) {
+        return TRUE;
+    }
+    if (!g_strv_contains(hw_governor_mode_name, governor)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--governor: expected ondemand or performance (got \"%s\")", governor);
+        return FALSE;
+    }
+    g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+    g_autofree char *kv = g_strdup_printf("governor=%s", governor);
+    g_strv_builder_add(b, kv);
+    if (*set) {
+        g_strv_builder_addv(b, (const char **) *set);
+    }
+    g_strfreev(*set);
+    *set = g_strv_builder_end(b);
+    return TRUE;
 }
 
 void
@@ -42,6 +69,7 @@ hs_run_opts_clear(HsRunOpts *o)
     g_free(o->stack);
     g_free(o->model);
     g_free(o->sync);
+    g_free(o->governor);
     g_free(o->format);
     g_free(o->trace);
     g_free(o->plugin);

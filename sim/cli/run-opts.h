@@ -24,6 +24,7 @@ typedef struct HsRunOpts {
     int prompt, decode, batch, chunk;
     double render_fps, frame_ms, frame_mb;   /* a game on the GPU alongside */
     char *llm_priority;          /* low | normal */
+    char *governor;              /* ondemand | performance (DVFS), or NULL */
     char **set;                  /* --set PATH=VALUE, repeatable */
     HsOverrides *ovr;            /* parsed from set (owned) */
 } HsRunOpts;
@@ -38,6 +39,16 @@ gboolean hs_run_opts_parse(const char *command, const char *summary,
                            const GOptionEntry *extra, HsRunOpts *o, int *argc,
                            char ***argv, gboolean *help_shown, GError **error);
 void hs_run_opts_clear(HsRunOpts *o);
+
+/* --governor @governor (may be NULL: nothing) as the SoC key it stands
+ * for: "governor=G" put before the --set overrides in *@set, so a later
+ * --set governor=... still wins.  Usage error unless ondemand or
+ * performance. */
+gboolean hs_cli_governor(const char *governor, char ***set, GError **error);
+#define HS_GOVERNOR_HELP \
+    "DVFS: ondemand (each processor's governor from the SoC config) or performance " \
+    "(every processor at its top operating point); as --set governor=G (default: the " \
+    "SoC config's, ondemand)"
 
 /* The shared options as GOptionEntry rows bound to @o's fields (@o gets
  * its defaults), NULL-terminated.  run-opts-table.c: GLib only, so the

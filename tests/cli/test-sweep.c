@@ -645,13 +645,13 @@ test_sweep_spec_errors(void)
     } cases[] = {
         { "{\"axes\": {\"colour\": [1]}}",
           "$.axes.colour: expected a run option (policy, soc, stack, model, sync, prompt, decode, "
-          "batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority) or a "
+          "batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority, governor) or a "
           "config key such as npu.sram_kib (got \"colour\")" },
         /* a typo of a run option gets the option it is a few edits from */
         { "{\"base\": {\"promt\": 16}}",
           "$.base.promt: expected a run option (did you mean prompt? policy, soc, stack, model, "
           "sync, prompt, decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, "
-          "llm-priority) or a config key such as npu.sram_kib (got \"promt\")" },
+          "llm-priority, governor) or a config key such as npu.sram_kib (got \"promt\")" },
         { "{\"axes\": {\"prompt\": []}}",
           "$.axes.prompt: expected a non-empty array of values (got an empty array)" },
         { "{\"axes\": {\"prompt\": [16, [1]]}}",

@@ -1,0 +1,328 @@
+/*
+ * test-hw-dvfs.c - operating points and governors (hw/dvfs.h) and what
+ * they do to a run: the governors' choices, the power per point, bad
+ * tables refused with their JSON path, and on sd8gen3 + Llama-3-8B a
+ * processor paced by another clocking down (less energy) while a fully
+ * busy one stays at its top point (same timing), and `performance`
+ * reproducing the energy of a SoC without operating points to the bit.
+ */
+#include "hw/energy.h"
+#include "sim/run.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+
+#include <string.h>
+
+static char *
+data_dir(const char *sub)
+{
+    const char *root = g_getenv("HS_SOURCE_ROOT");
+    return g_build_filename(root ? root : HS_SOURCE_ROOT, sub, NULL);
+}
+
+/* sd8gen3.json parsed, to edit before building. (transfer full) */
+static cJSON *
+sd8gen3_json(void)
+{
+    g_autofree char *dir = data_dir("configs");
+    g_autofree char *path = g_build_filename(dir, "sd8gen3.json", NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    cJSON *root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    return root;
+}
+
+static cJSON *
+processor(cJSON *root, const char *name)
+{
+    cJSON *p = NULL;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(root, "processors")) {
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(p, "name")->valuestring, name) == 0) {
+            return p;
+        }
+    }
+    g_assert_not_reached();
+}
+
+static HwSoc *
+build(const cJSON *root, GError **error)
+{
+    HwSoc *soc = hw_soc_from_json(root, "sd8gen3.json", error);
+    if (soc) {
+        g_autofree char *dir = data_dir("configs");
+        soc->stacks_dir = g_build_filename(dir, "stacks", NULL);
+    }
+    return soc;
+}
+
+/* A table of @n points at the given frequencies and voltages. */
+static HwDvfs
+table(HwGovKind gov, const double *mhz, const double *mv, uint32_t n)
+{
+    HwDvfs d = { .governor = gov, .window_ms = 20, .up_pct = 90, .down_pct = 5,
+                 .margin = 1.25, .n_points = n, .points = g_new0(HwOpp, n) };
+    for (uint32_t k = 0; k < n; k++) {
+        d.points[k] = (HwOpp) { .freq_mhz = mhz[k], .volt_mv = mv[k] };
+    }
+    return d;
+}
+
+static void
+test_governors(void)
+{
+    const double mhz[] = { 200, 400, 600, 800, 1000 }, mv[] = { 500, 600, 700, 800, 900 };
+    HwDvfs d = table(HW_GOV_SCHEDUTIL, mhz, mv, 5);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(hw_dvfs_realize(&d, 5.0, 1.0, "$.x", &error));
+    /* a fully busy processor at the top stays there */
+    g_assert_cmpuint(hw_dvfs_next(&d, 4, 1.0), ==, 4);
+    /* schedutil: util 0.3 at the top -> 1.25 x 0.3 x 1000 = 375 -> 400 */
+    g_assert_cmpuint(hw_dvfs_next(&d, 4, 0.3), ==, 1);
+    /* frequency-invariant: fully busy at 400 MHz is util 0.4 -> 500 -> 600 */
+    g_assert_cmpuint(hw_dvfs_next(&d, 1, 1.0), ==, 2);
+    g_assert_cmpuint(hw_dvfs_next(&d, 4, 0.0), ==, 0);
+    /* simple_ondemand (90/5): above 90 % the top, 85-90 % stays, else
+     * f_cur x u / 0.875 rounded up to a point */
+    d.governor = HW_GOV_SIMPLE_ONDEMAND;
+    g_assert_cmpuint(hw_dvfs_next(&d, 0, 0.95), ==, 4);
+    g_assert_cmpuint(hw_dvfs_next(&d, 2, 0.88), ==, 2);
+    g_assert_cmpuint(hw_dvfs_next(&d, 4, 0.5), ==, 2);       /* 571 -> 600 */
+    g_assert_cmpuint(hw_dvfs_next(&d, 4, 0.05), ==, 0);
+    d.governor = HW_GOV_PERFORMANCE;
+    g_assert_cmpuint(hw_dvfs_next(&d, 0, 0.0), ==, 4);
+    /* power: idle + (active - idle) f V^2 / (f_top V_top^2); the top is
+     * active_w exactly; compute stretches by f_top / f */
+    g_assert_cmpfloat(d.busy_w[4], ==, 5.0);
+    g_assert_cmpfloat_with_epsilon(d.busy_w[0], 1.0 + 4.0 * (200 * 0.25) / (1000 * 0.81),
+                                   1e-12);
+    g_assert_cmpfloat(hw_dvfs_slowdown(&d, 4), ==, 1.0);
+    g_assert_cmpfloat(hw_dvfs_slowdown(&d, 0), ==, 5.0);
+    hw_dvfs_clear(&d);
+}
+
+/* Bad tables: one line naming the JSON path and what was expected. */
+static void
+expect_error(void (*edit)(cJSON *gpu_dvfs), const char *path, const char *what)
+{
+    g_autoptr(cJSON) root = sd8gen3_json();
+    edit(cJSON_GetObjectItemCaseSensitive(processor(root, "gpu"), "dvfs"));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = build(root, &error);
+    g_assert_null(soc);
+    g_assert_nonnull(error);
+    if (g_test_verbose()) {
+        g_printerr("%s\n", error->message);
+    }
+    g_assert_null(strchr(error->message, '\n'));
+    g_assert_nonnull(strstr(error->message, path));
+    g_assert_nonnull(strstr(error->message, what));
+}
+
+static cJSON *
+point(cJSON *dvfs, int i)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(dvfs, "points"), i);
+}
+
+/* @obj's number @key, bare or {"value": v, "source": ...}, set to @v */
+static void
+set_num(cJSON *obj, const char *key, double v)
+{
+    cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsObject(it)) {
+        it = cJSON_GetObjectItemCaseSensitive(it, "value");
+    }
+    g_assert_true(cJSON_IsNumber(it));
+    cJSON_SetNumberValue(it, v);
+}
+
+static void
+unsorted(cJSON *d)
+{
+    set_num(point(d, 3), "freq_mhz", 300);
+}
+
+static void
+empty(cJSON *d)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(d, "points", cJSON_CreateArray());
+}
+
+static void
+negative(cJSON *d)
+{
+    set_num(point(d, 2), "volt_mv", -5);
+}
+
+static void
+both(cJSON *d)
+{
+    cJSON_AddNumberToObject(point(d, 1), "power_w", 1.0);
+}
+
+static void
+falling_volts(cJSON *d)
+{
+    set_num(point(d, 5), "volt_mv", 100);
+}
+
+static void
+bad_governor(cJSON *d)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(d, "governor", cJSON_CreateString("turbo"));
+}
+
+static void
+test_bad_tables(void)
+{
+    expect_error(unsorted, "$.processors[1].dvfs.points[3].freq_mhz",
+                 "expected more than points[2]'s 366 MHz");
+    expect_error(empty, "$.processors[1].dvfs.points", "expected");
+    expect_error(negative, "$.processors[1].dvfs.points[2].volt_mv", "expected");
+    expect_error(both, "$.processors[1].dvfs.points[1]", "volt_mv or power_w");
+    expect_error(falling_volts, "$.processors[1].dvfs.points[5].volt_mv", "at least");
+    expect_error(bad_governor, "$.processors[1].dvfs.governor", "schedutil");
+}
+
+/* ---- runs ---------------------------------------------------------------- */
+
+static void
+run(HwSoc *soc, const char *policy, uint32_t prompt, uint32_t decode, SimRunReport *r)
+{
+    g_autofree char *dir = data_dir("models");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MdlSpec) spec = mdl_spec_load("llama-3-8b", dir, &error);
+    g_assert_no_error(error);
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = prompt;
+    w.decode = decode;
+    w.check_layers = -1;
+    memset(r, 0, sizeof(*r));
+    g_assert_true(sim_run(soc, spec, sim_policy_find(policy), &w, NULL, r, NULL, NULL,
+                          &error));
+    g_assert_no_error(error);
+}
+
+/* sd8gen3 under @mode; its GPU runs msm's simple_ondemand (an engine
+ * without the OpenCL perf hint) unless @strip_dvfs drops every table. */
+static HwSoc *
+sd8gen3(HwGovernorMode mode, gboolean strip_dvfs)
+{
+    g_autoptr(cJSON) root = sd8gen3_json();
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(processor(root, "gpu"), "dvfs"), "governor",
+        cJSON_CreateString("simple_ondemand"));
+    cJSON *p = NULL;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(root, "processors")) {
+        if (strip_dvfs) {
+            cJSON_DeleteItemFromObjectCaseSensitive(p, "dvfs");
+        }
+    }
+    cJSON_AddStringToObject(root, "governor", hw_governor_mode_name[mode]);
+    g_autoptr(GError) error = NULL;
+    HwSoc *soc = build(root, &error);
+    g_assert_no_error(error);
+    return soc;
+}
+
+/* hetero-layer prefill: the GPU, busy a few % between the NPU's matmuls,
+ * clocks down under ondemand and the prefill draws less. */
+static void
+test_paced_gpu_saves(void)
+{
+    g_autoptr(HwSoc) perf = sd8gen3(HW_GOVERNOR_PERFORMANCE, FALSE);
+    g_autoptr(HwSoc) ond = sd8gen3(HW_GOVERNOR_ONDEMAND, FALSE);
+    SimRunReport a, b;
+    run(perf, "hetero-layer", 256, 0, &a);
+    run(ond, "hetero-layer", 256, 0, &b);
+    uint32_t gpu = hw_soc_find_kind(perf, HW_KIND_GPU)->index;
+    if (g_test_verbose()) {
+        g_printerr("performance %.4f J %.2f ms gpu %.2f ms; ondemand %.4f J %.2f ms gpu %.2f ms\n",
+                   a.prefill.energy_j, a.prefill.time_ms, a.busy_ms[gpu],
+                   b.prefill.energy_j, b.prefill.time_ms, b.busy_ms[gpu]);
+    }
+    g_assert_cmpfloat(a.util[gpu], <, 0.1);
+    /* at a lower clock its kernels take longer, at less power */
+    g_assert_cmpfloat(b.busy_ms[gpu], >, 1.2 * a.busy_ms[gpu]);
+    g_assert_cmpfloat(b.prefill.energy_j, <, 0.97 * a.prefill.energy_j);
+    sim_run_report_clear(&a);
+    sim_run_report_clear(&b);
+}
+
+/* gpu-only prefill keeps the GPU busy: it stays at its top point and the
+ * timing is the same whatever the governor. */
+static void
+test_busy_stays_on_top(void)
+{
+    g_autoptr(HwSoc) perf = sd8gen3(HW_GOVERNOR_PERFORMANCE, FALSE);
+    g_autoptr(HwSoc) ond = sd8gen3(HW_GOVERNOR_ONDEMAND, FALSE);
+    SimRunReport a, b;
+    run(perf, "gpu-only", 256, 0, &a);
+    run(ond, "gpu-only", 256, 0, &b);
+    uint32_t gpu = hw_soc_find_kind(perf, HW_KIND_GPU)->index;
+    g_assert_cmpfloat(a.util[gpu], >, 0.95);
+    g_assert_cmpfloat(b.prefill.time_ms, ==, a.prefill.time_ms);
+    g_assert_cmpfloat(b.busy_ms[gpu], ==, a.busy_ms[gpu]);
+    sim_run_report_clear(&a);
+    sim_run_report_clear(&b);
+}
+
+/* --governor performance: time and energy to the bit those of the same
+ * SoC without operating points, i.e. sum(busy x active_w + idle x idle_w)
+ * + DRAM energy as before DVFS; checked against that formula too. */
+static void
+test_performance_is_exact(void)
+{
+    g_autoptr(HwSoc) perf = sd8gen3(HW_GOVERNOR_PERFORMANCE, FALSE);
+    g_autoptr(HwSoc) none = sd8gen3(HW_GOVERNOR_ONDEMAND, TRUE);
+    SimRunReport a, b;
+    run(perf, "hetero-tensor", 256, 4, &a);
+    run(none, "hetero-tensor", 256, 4, &b);
+    g_assert_cmpfloat(a.prefill.time_ms, ==, b.prefill.time_ms);
+    g_assert_cmpfloat(a.decode.time_ms, ==, b.decode.time_ms);
+    g_assert_cmpfloat(a.prefill.energy_j, ==, b.prefill.energy_j);
+    g_assert_cmpfloat(a.decode.energy_j, ==, b.decode.energy_j);
+    sim_run_report_clear(&a);
+    sim_run_report_clear(&b);
+    /* prefill only: the run's busy times are the prefill's */
+    run(perf, "hetero-tensor", 256, 0, &a);
+    double secs = a.prefill.time_ms / 1e3, j = perf->mem.idle_w * secs;
+    for (guint p = 0; p < perf->devs->len; p++) {
+        const HwDev *d = g_ptr_array_index(perf->devs, p);
+        double busy = a.busy_ms[p] / 1e3;
+        j += d->active_w * busy + d->idle_w * (secs - busy);
+    }
+    j += a.prefill.dram_gbps * 1e9 * secs * perf->mem.energy_pj_per_byte * 1e-12;
+    g_assert_cmpfloat_with_epsilon(a.prefill.energy_j, j, 1e-9 * j);
+    sim_run_report_clear(&a);
+}
+
+/* The device baseline adds its power over the run, nothing else. */
+static void
+test_baseline(void)
+{
+    g_autoptr(HwSoc) soc = sd8gen3(HW_GOVERNOR_PERFORMANCE, FALSE);
+    SimRunReport a, b;
+    run(soc, "hetero-layer", 64, 0, &a);
+    soc->baseline_w = 1.5;
+    run(soc, "hetero-layer", 64, 0, &b);
+    g_assert_cmpfloat(b.prefill.time_ms, ==, a.prefill.time_ms);
+    g_assert_cmpfloat_with_epsilon(b.prefill.avg_w - a.prefill.avg_w, 1.5, 1e-9);
+    sim_run_report_clear(&a);
+    sim_run_report_clear(&b);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/hw/dvfs/governors", test_governors);
+    g_test_add_func("/hw/dvfs/bad-tables", test_bad_tables);
+    g_test_add_func("/hw/dvfs/paced-gpu-saves", test_paced_gpu_saves);
+    g_test_add_func("/hw/dvfs/busy-stays-on-top", test_busy_stays_on_top);
+    g_test_add_func("/hw/dvfs/performance-is-exact", test_performance_is_exact);
+    g_test_add_func("/hw/dvfs/baseline", test_baseline);
+    return g_test_run();
+}
