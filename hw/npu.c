@@ -42,6 +42,12 @@
  *    one sub-matmul per group, whose partial products the vector unit
  *    adds up (hw_npu_group_partial_ps).
  *
+ * Datapath rates: FP16 MACs (FP16, and W4A16 / Q8_0 once dequantised),
+ * INT8 MACs (W8A8), and INT8 activations against INT4 weights (W4A8) at
+ * int4_macs_per_pe_cycle: the INT8 rate where the array unpacks the
+ * weights to INT8 (the shipped configs' assumption), more for an array
+ * with native INT4 MACs (--set npu.int4_macs_per_pe_cycle=4 asks "what if").
+ *
  * Non-matmul ops run on the vector unit.  Static graphs: the runtime
  * refuses shapes that were not prepared; preparing costs the stack's fixed
  * part per graph plus a part per MiB of activations (HeteroLLM §3.2 online
@@ -65,12 +71,15 @@ static const HsParam hw_npu_params[] = {
     HS_PARAM_U32("arrays", HwNpu, arrays, 1, 1024, 1,
                  "matrix units working in parallel"),
     HS_PARAM_F64("freq_mhz", HwNpu, freq_mhz, 1, 10000, HS_REQUIRED, "NPU clock"),
-    HS_PARAM_F64("fp16_macs_per_pe_cycle", HwNpu, fp16_macs_per_pe_cycle, 0, 64, 1,
-                 "FP16 MACs per PE per cycle"),
-    HS_PARAM_F64("int8_macs_per_pe_cycle", HwNpu, int8_macs_per_pe_cycle, 0, 64, 2,
-                 "INT8 MACs per PE per cycle"),
-    HS_PARAM_F64("int4_macs_per_pe_cycle", HwNpu, int4_macs_per_pe_cycle, 0, 64, 2,
-                 "MACs per PE per cycle with INT4 weights"),
+    /* rates: 0 would make a matmul never end, so the ranges exclude it */
+    HS_PARAM_F64_POS("fp16_macs_per_pe_cycle", HwNpu, fp16_macs_per_pe_cycle, 64, 1,
+                     "FP16 MACs per PE per cycle"),
+    HS_PARAM_F64_POS("int8_macs_per_pe_cycle", HwNpu, int8_macs_per_pe_cycle, 64, 2,
+                     "INT8 MACs per PE per cycle"),
+    HS_PARAM_F64_POS("int4_macs_per_pe_cycle", HwNpu, int4_macs_per_pe_cycle, 64, 2,
+                     "MACs per PE per cycle of the INT8 datapath when the weights are INT4 "
+                     "(W4A8): the INT8 rate where the array unpacks them to INT8, more where "
+                     "it has native INT4 MACs (W4A16 dequantises to FP16: the FP16 rate)"),
     HS_PARAM_U32("fill_drain_cycles", HwNpu, fill_drain_cycles, 0, 100000, 62,
                  "pipeline fill + drain per weight tile (SCALE-Sim: rows + cols - 2), "
                  "after the tile_rows cycles that shift the tile in"),
@@ -177,8 +186,12 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     const uint64_t n_tiles = (op->n + npu->tile_cols - 1) / npu->tile_cols;
     const uint64_t tiles = k_tiles * n_tiles;
     const uint64_t rounds = (tiles + npu->arrays - 1) / npu->arrays;
-    const double macs = op->compute == HW_DTYPE_INT8 ? npu->int8_macs_per_pe_cycle
-                                                     : npu->fp16_macs_per_pe_cycle;
+    /* INT4 weights on the INT8 datapath (W4A8) at the array's INT4 rate */
+    const gboolean int4 = op->compute == HW_DTYPE_INT8 &&
+                          (op->a_dtype == HW_DTYPE_INT4 || op->b_dtype == HW_DTYPE_INT4);
+    const double macs = int4 ? npu->int4_macs_per_pe_cycle
+                        : op->compute == HW_DTYPE_INT8 ? npu->int8_macs_per_pe_cycle
+                        : npu->fp16_macs_per_pe_cycle;
     /* each fold (SCALE-Sim's word for one stationary tile in one array):
      * the tile shifts into the array one row per cycle (tile_rows cycles),
      * the m rows stream through it (faster datapaths take several per
@@ -221,7 +234,9 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     /* both parts at most the horizon: the sum cannot wrap */
     c->compute_ps = hw_cost_ps(c, busy_ps,
                                busy_ps == array_ps
-                               ? op->compute == HW_DTYPE_INT8
+                               ? int4 ? "array time (freq_mhz, int4_macs_per_pe_cycle, the "
+                                        "stack's npu.matmul_efficiency)"
+                               : op->compute == HW_DTYPE_INT8
                                  ? "array time (freq_mhz, int8_macs_per_pe_cycle, the "
                                    "stack's npu.matmul_efficiency)"
                                  : "array time (freq_mhz, fp16_macs_per_pe_cycle, the "
@@ -261,7 +276,9 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                            G_GUINT64_FORMAT " rows of the left operand streamed (%s datapath), "
                            "%u fill/drain cycles -> %" G_GUINT64_FORMAT " array cycles "
                            "(SCALE-Sim's weight-stationary count)\n", npu->tile_rows, op->m,
-                           op->compute == HW_DTYPE_INT8 ? "INT8" : "FP16",
+                           op->compute != HW_DTYPE_INT8 ? "FP16"
+                           : op->a_dtype == HW_DTYPE_INT4 || op->b_dtype == HW_DTYPE_INT4
+                           ? "INT8 with INT4 weights: int4_macs_per_pe_cycle" : "INT8",
                            npu->fill_drain_cycles, array_cycles);
     if (sn->matmul_efficiency != 1.0) {
         g_string_append_printf(out, "    the stack's graphs reach %g of the arrays' count\n",

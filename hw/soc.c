@@ -70,6 +70,19 @@ static const HsParam hw_sync_top_params[] = {
     HS_PARAM_END
 };
 
+static const HsParamSection hw_soc_param_sections[] = {
+    { "memory", hw_mem_params },
+    { "sync.driver", hw_sync_driver_params },
+    { "sync.fast", hw_sync_fast_params },
+    { NULL, NULL },
+};
+
+const HsParamSection *
+hw_soc_sections(void)
+{
+    return hw_soc_param_sections;
+}
+
 static const char *const top_sections[] = { "memory", "processors", "sync", NULL };
 static const char *const dev_base_keys[] = { "name", "model", "dvfs", NULL };
 static const char *const sync_sections[] = { "driver", "fast", NULL };

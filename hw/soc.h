@@ -121,4 +121,8 @@ cJSON *hw_soc_to_json(const HwSoc *soc);                /* (transfer full) */
 /* `soc describe`: every section's and model's accepted keys. */
 void hw_soc_describe(GString *out);
 
+/* The sections of a SoC config besides its processors (whose tables are
+ * their classes' params): memory, sync.driver, sync.fast.  (transfer none) */
+const HsParamSection *hw_soc_sections(void);
+
 #endif /* HW_SOC_H */

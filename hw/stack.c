@@ -108,6 +108,21 @@ static const Section sections[] = {
     { "npu", "NPU runtime and graphs", offsetof(HwStack, npu), npu_params, npu_dequant },
 };
 
+static const HsParamSection param_sections[] = {
+    { "cpu", cpu_params }, { "cpu.dequant", cpu_dequant },
+    { "gpu", gpu_params }, { "gpu.dequant", gpu_dequant },
+    { "npu", npu_params }, { "npu.dequant", npu_dequant },
+    { NULL, NULL },
+};
+/* every section and its dequant table, then the end */
+G_STATIC_ASSERT(G_N_ELEMENTS(param_sections) == 2 * G_N_ELEMENTS(sections) + 1);
+
+const HsParamSection *
+hw_stack_sections(void)
+{
+    return param_sections;
+}
+
 static const char *const top_keys[] = { "cpu", "gpu", "npu", NULL };
 static const char *const section_keys[] = { "dequant", NULL };
 

@@ -29,6 +29,7 @@
 #include <cjson/cJSON.h>
 
 #include "sim/util/json.h"
+#include "sim/util/param.h"
 
 #include "hw/op.h"
 
@@ -99,5 +100,9 @@ GStrv hw_stack_list(const char *stacks_dir, GError **error);
 void hw_stack_dump_text(const HwStack *stack, GString *out);
 cJSON *hw_stack_to_json(const HwStack *stack);    /* (transfer full) */
 void hw_stack_describe(GString *out);
+
+/* Every section of a stack profile with its table: cpu, cpu.dequant, gpu,
+ * gpu.dequant, npu, npu.dequant.  (transfer none) */
+const HsParamSection *hw_stack_sections(void);
 
 #endif /* HW_STACK_H */

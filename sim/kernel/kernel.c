@@ -274,7 +274,7 @@ within_horizon(SimKernel *k, SimTime when_ps)
         return when_ps;
     }
     GError *e = g_error_new(HS_SIM_ERROR, HS_SIM_ERROR_HORIZON,
-                            "at t=%.6f s an event was scheduled %.3g s later, beyond the "
+                            "at t=%.9g s an event was scheduled %.3g s later, beyond the "
                             "%g s horizon of simulated time", sim_time_to_s(k->now_ps),
                             sim_time_to_s(when_ps - k->now_ps), SIM_TIME_HORIZON_S);
     sim_kernel_fail(k, e);

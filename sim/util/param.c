@@ -800,3 +800,10 @@ hs_param_describe(const HsParam *table, GString *text)
         }
     }
 }
+
+gboolean
+hs_param_is_number(const HsParam *p)
+{
+    return p->type == HS_PARAM_T_U32 || p->type == HS_PARAM_T_I32 ||
+           p->type == HS_PARAM_T_U64 || p->type == HS_PARAM_T_F64;
+}

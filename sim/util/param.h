@@ -187,6 +187,18 @@ typedef struct HsParam {
       .choices = (names), .min = 0, .max = (cnt) - 1, .def = (d), .desc = (text) }
 #define HS_PARAM_END { .name = NULL, .type = HS_PARAM_T_END }
 
+/* One object of a config document and the table that reads it, for code
+ * that walks every key of a document (tests that set each key to the ends
+ * of its range): @path as --set names it below the document ("memory",
+ * "sync.driver", "npu.dequant").  Lists end with { NULL, NULL }. */
+typedef struct HsParamSection {
+    const char *path;
+    const HsParam *params;
+} HsParamSection;
+
+/* Is @p a number (an integer or F64: it has a [min, max] range)? */
+gboolean hs_param_is_number(const HsParam *p);
+
 /*
  * Apply @table to the JSON object @obj (found at JSON path @path) and fill
  * @out.  Keys in @extra_keys (NULL-terminated, may be NULL) belong to the
