@@ -118,7 +118,7 @@ static const Case cases[] = {
       "$.axes: expected at most 4096 combinations (got 1.84467440737096e+19)" },
     /* found by fuzz-points: a key with a raw byte echoed unescaped */
     { "points/key-raw-bytes.json",
-      "$: unknown key \"poi\\xeets\" (known keys: description, paper, notes, points)" },
+      "$: unknown key \"poi\\xeets\" (known keys: description, paper, notes, points, stacks)" },
 };
 
 static LoadFn

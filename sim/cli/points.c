@@ -45,12 +45,12 @@ static const HsParam baseline_params[] = {
     HS_PARAM_ENUM("sync", HsPointBaseline, sync_driver, gboolean, sync_names, 2, HS_REQUIRED,
                   "the baseline's sync"),
     HS_PARAM_NAME_OPT("model", HsPointBaseline, model, "the baseline's model (the point's)"),
-    HS_PARAM_NAME_OPT("stack", HsPointBaseline, stack,
-                      "the software stack the baseline was measured on (the file's "
-                      "\"stacks\" entry for its policy, else the policy's)"),
     /* 0 (out of range) when absent: the point's batch */
     HS_PARAM_U32("batch", HsPointBaseline, batch, 1, HS_POINT_MAX_BATCH, 0,
                  "the baseline's batch (the point's)"),
+    HS_PARAM_NAME_OPT("stack", HsPointBaseline, stack,
+                      "the software stack the baseline was measured on (the file's "
+                      "\"stacks\" entry for its policy, else the policy's)"),
     HS_PARAM_END
 };
 
@@ -62,9 +62,6 @@ static const HsParam point_params[] = {
     HS_PARAM_ENUM("metric", HsPoint, metric, HsMetric, hs_metric_name, HS_METRIC_COUNT,
                   HS_REQUIRED, "what is compared"),
     HS_PARAM_NAME("policy", HsPoint, policy, "scheduling policy"),
-    HS_PARAM_NAME_OPT("stack", HsPoint, stack,
-                      "the software stack of the run (the file's \"stacks\" entry for "
-                      "its policy, else the policy's)"),
     HS_PARAM_ENUM("sync", HsPoint, sync_driver, gboolean, sync_names, 2, HS_REQUIRED,
                   "NPU sync mode"),
     HS_PARAM_OBJ("baseline", HsPoint, base, HsPointBaseline, baseline_params, FALSE,
@@ -81,6 +78,9 @@ static const HsParam point_params[] = {
     HS_PARAM_NAME_OPT("known_miss", HsPoint, known_miss, "why the model misses it"),
     HS_PARAM_NAME_OPT("calibrated", HsPoint, calibrated, "the parameter fitted to it"),
     HS_PARAM_STR("note", HsPoint, note, "", NULL, "free text"),
+    HS_PARAM_NAME_OPT("stack", HsPoint, stack,
+                      "the software stack of the run (the file's \"stacks\" entry for "
+                      "its policy, else the policy's)"),
     HS_PARAM_END
 };
 
@@ -175,12 +175,12 @@ stack_entry(const char *policy, const cJSON *v, const char *path, GError **error
 
 static const HsParam root_params[] = {
     HS_PARAM_NAME_OPT("description", HsPoints, description, "what the file holds"),
-    HS_PARAM_MAP("stacks", HsPoints, stacks, stack_entry, "an object of policy -> stack",
-                 "the stack this paper measured each baseline policy on"),
     HS_PARAM_NAME_OPT("paper", HsPoints, name, "the paper (the file's stem)"),
     HS_PARAM_STR_ARRAY("notes", HsPoints, notes, 0, "free text"),
     HS_PARAM_OBJ_ARRAY("points", HsPoints, points, n, HsPoint, point_params, check_point, 1,
                        HS_POINTS_MAX, "the published numbers"),
+    HS_PARAM_MAP("stacks", HsPoints, stacks, stack_entry, "an object of policy -> stack",
+                 "the stack this paper measured each baseline policy on"),
     HS_PARAM_END
 };
 
