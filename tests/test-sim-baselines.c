@@ -211,16 +211,22 @@ test_gpu_arch(void)
                                         "gpu section has per-architecture efficiencies");
 }
 
-/* MLC-LLM as the 2024 papers ran it: the stack's two numbers are fitted to
- * Transformer-Lite §5's MLC row (Gemma-2B, 25 / 11 tokens/s at 128); the
- * same stack then puts mllm-NPU well over ten times faster at 1024 (the
- * paper: 32.5-43.6x; mllm-npu's own 1024 speed is a known miss). */
+/* MLC-LLM as the 2024 papers ran it: the stack's matmul efficiency is
+ * fitted to Transformer-Lite §5's MLC prefill (Gemma-2B, 25 tokens/s at
+ * 128); its decode of Llama-2-7B lands within 30 % of the 10 tokens/s TVM
+ * published for MLC on 8 Gen 3 before its Adreno GEMV schedule (a
+ * prediction, 7.5); the same stack puts mllm-NPU well over ten times
+ * faster at 1024 (the paper: 32.5-43.6x; mllm-npu's own 1024 speed is a
+ * known miss). */
 static void
 test_mlc(void)
 {
-    SimRunReport r = run("sd8gen3", "gemma-2b", "gpu-only", "mlc-gpu", 128, 16);
+    SimRunReport r = run("sd8gen3", "gemma-2b", "gpu-only", "mlc-gpu", 128, 0);
     g_assert_cmpfloat(fabs(r.prefill.tokens_per_s / 25 - 1), <, 0.15);
-    g_assert_cmpfloat(fabs(r.decode.tokens_per_s / 11 - 1), <, 0.15);
+    sim_run_report_clear(&r);
+    r = run("sd8gen3", "llama-2-7b", "gpu-only", "mlc-gpu", 128, 8);
+    g_test_message("mlc-gpu llama-2-7b decode: %.2f tokens/s", r.decode.tokens_per_s);
+    g_assert_cmpfloat(fabs(r.decode.tokens_per_s / 10 - 1), <, 0.3);
     sim_run_report_clear(&r);
     double npu = prefill_tps("sd8gen3", "qwen1.5-1.8b", "mllm-npu", NULL, 1024);
     double mlc = prefill_tps("sd8gen3", "qwen1.5-1.8b", "gpu-only", "mlc-gpu", 1024);
