@@ -406,6 +406,13 @@ print_json(const Row *rows, guint n, GPtrArray *files)
         cJSON_AddStringToObject(o, "file", r->file);
         cJSON_AddStringToObject(o, "paper", r->pt->paper);
         cJSON_AddStringToObject(o, "metric", hs_metric_name[r->pt->metric]);
+        /* the stacks a points file names (else each policy's own) */
+        if (r->pt->stack) {
+            cJSON_AddStringToObject(o, "stack", r->pt->stack);
+        }
+        if (r->pt->base.stack) {
+            cJSON_AddStringToObject(o, "baseline_stack", r->pt->base.stack);
+        }
         cJSON_AddNumberToObject(o, "published", r->pt->published);
         if (r->pt->range) {
             cJSON *rg = cJSON_AddArrayToObject(o, "published_range");
