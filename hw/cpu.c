@@ -75,7 +75,9 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
          * where it matters (16 heads x 1024 x 1024 x 4 B = 64 MiB; at
          * 128 tokens, where 1 MiB could stay in cache, its bytes are
          * negligible beside the kernel's flops), so all four go to DRAM. */
-        score_bytes = (uint64_t) (4.0 * heads * full * (sc->fp32_float ? 4.0 : 2.0) + 0.5);
+        double sb = 4.0 * heads * full * (sc->fp32_float ? 4.0 : 2.0);
+        /* bounded (a hostile shape must not wrap the byte count) */
+        score_bytes = sb < 1e18 ? (uint64_t) (sb + 0.5) : (uint64_t) 1e18;
     }
     c->compute_ps = hw_cost_ps(c, flops / flops_per_ps,
                                int8 ? "compute time (cores, freq_mhz, int8_ops_per_cycle, "
