@@ -9,7 +9,8 @@
  * but each operator call pays the library's fixed call cost (waking the
  * worker threads, the barrier at its end): a cost that does not shrink
  * with the model.  A stack whose attention masks the future in the softmax
- * instead of skipping it computes the whole query x key block.
+ * instead of skipping it computes the whole query x key block, and writes
+ * it to memory and reads it back (ggml's KQ tensor, llama.cpp 2024).
  */
 #include "hw/cpu.h"
 #include "hw/stack.h"
@@ -57,12 +58,26 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
                           sc->simd_efficiency;
     c->overhead_ps = hw_cost_ps(c, sc->call_us * 1e6, "operator call (the stack's cpu.call_us)");
     double flops = (double) op->flops;
+    uint64_t score_bytes = 0;
     if (sc->attention_full_scores && op->kind == HW_OP_ATTENTION && op->m > 1 &&
         op->n >= op->m) {
         /* m queries, the last seeing n keys: a causal kernel computes
          * (2n - m + 1) m / 2 scores, one that masks in the softmax m x n */
         double causal = (2.0 * (double) op->n - (double) op->m + 1.0) * (double) op->m / 2.0;
-        flops *= (double) op->m * (double) op->n / causal;
+        double full = (double) op->m * (double) op->n;
+        /* the op's flops are heads x causal x (4 head_dim + 5) */
+        double heads = flops / (causal * (4.0 * (double) op->k + 5.0));
+        flops *= full / causal;
+        /* and it materialises them: ggml's KQ = mul_mat(K, Q) is a
+         * [keys, tokens, heads] tensor (FP32 in a stack whose float
+         * kernels are), written, read and rewritten by the masked softmax,
+         * read by KQV: four passes.  A layer's matrix outgrows any cache
+         * where it matters (16 heads x 1024 x 1024 x 4 B = 64 MiB; at
+         * 128 tokens, where 1 MiB could stay in cache, its bytes are
+         * negligible beside the kernel's flops), so all four go to DRAM. */
+        double sb = 4.0 * heads * full * (sc->fp32_float ? 4.0 : 2.0);
+        /* bounded (a hostile shape must not wrap the byte count) */
+        score_bytes = sb < 1e18 ? (uint64_t) (sb + 0.5) : (uint64_t) 1e18;
     }
     c->compute_ps = hw_cost_ps(c, flops / flops_per_ps,
                                int8 ? "compute time (cores, freq_mhz, int8_ops_per_cycle, "
@@ -78,7 +93,7 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
                                     "dequantisation time (the stack's cpu.dequant rate of "
                                     "this weight format)");
     }
-    c->dram_bytes = op->read_bytes + op->write_bytes;
+    c->dram_bytes = op->read_bytes + op->write_bytes + score_bytes;
 }
 
 static double

@@ -25,6 +25,9 @@ static const HsParam hw_gpu_params[] = {
     HW_DEV_COMMON_PARAMS(HwGpu),
     HS_PARAM_F64("peak_fp16_tflops", HwGpu, peak_fp16_tflops, 0.001, 1000,
                  HS_REQUIRED, "theoretical FP16 throughput"),
+    HS_PARAM_ENUM("arch", HwGpu, arch, int, hw_gpu_arch_name, HW_GPU_ARCH_COUNT, 0,
+                  "architecture (a stack's efficiency is per architecture; "
+                  "unspecified: its default)"),
     HS_PARAM_F64("preempt_us", HwGpu, preempt_us, 0, 1000000, 0,
                  "a higher-priority submission preempts the running kernel, paying this "
                  "to save its context and again to restore it (0: no preemption)"),
@@ -37,14 +40,14 @@ hw_gpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     const HwGpu *gpu = (const HwGpu *) dev;
     const HwStackGpu *sg = &stack->gpu;
     /* TFLOPS == flops per ps */
-    double rate = gpu->peak_fp16_tflops * sg->matmul_efficiency;
+    double rate = gpu->peak_fp16_tflops * hw_stack_gpu_efficiency(stack, gpu->arch);
     c->overhead_ps = hw_cost_ps(c, floor(sg->launch_busy_us * 1e6),
                                 "kernel launch (the stack's gpu.launch_busy_us)");
     c->compute_ps = op->kind == HW_OP_RENDER
                     ? op->busy_ps
                     : hw_cost_ps(c, (double) op->flops / rate,
                                  "compute time (peak_fp16_tflops, the stack's "
-                                 "gpu.matmul_efficiency)");
+                                 "gpu.matmul_efficiency for the GPU's arch)");
     double dq = op->kind == HW_OP_MATMUL ? sg->dequant.gbps[op->wfmt] : 0;
     if (dq > 0) {
         /* both parts at most the horizon: the sum cannot wrap */
@@ -63,7 +66,7 @@ hw_gpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
     char f[32];
     hw_flops_text((double) op->flops, f);
     g_string_append_printf(out, "    compute: %s at the stack's %g x %g TFLOPS peak",
-                           f, stack->gpu.matmul_efficiency,
+                           f, hw_stack_gpu_efficiency(stack, gpu->arch),
                            gpu->peak_fp16_tflops);
     double dq = op->kind == HW_OP_MATMUL ? stack->gpu.dequant.gbps[op->wfmt] : 0;
     if (dq > 0) {

@@ -11,6 +11,7 @@
 typedef struct HwGpu {
     HwDev parent;
     double peak_fp16_tflops;         /* datasheet peak (bounds a stack's rate) */
+    int arch;                        /* HwGpuArch: whose efficiency a stack applies */
     double preempt_us;               /* save or restore a preempted kernel;
                                       * 0: kernels run to completion */
 } HwGpu;

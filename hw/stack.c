@@ -53,6 +53,26 @@ static const HsParam gpu_params[] = {
 };
 static const HsParam gpu_dequant[] = { DEQUANT_PARAMS(HwStackGpu) };
 
+const char *const hw_gpu_arch_name[] = { "unspecified", "adreno7xx", "mali-valhall5" };
+G_STATIC_ASSERT(G_N_ELEMENTS(hw_gpu_arch_name) == HW_GPU_ARCH_COUNT);
+
+#define ARCH_EFF(arch, key)                                                   \
+    HS_PARAM_F64(key, HwStackGpu, arch_matmul_efficiency[HW_GPU_ARCH_##arch], 0, 1, 0, \
+                 "matmul_efficiency on a GPU of this architecture (the SoC's gpu "   \
+                 "arch); 0: matmul_efficiency")
+static const HsParam gpu_arch_params[] = {
+    ARCH_EFF(ADRENO7XX, "adreno7xx"), ARCH_EFF(MALI_VALHALL5, "mali-valhall5"),
+    HS_PARAM_END
+};
+
+double
+hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch)
+{
+    g_assert((int) arch >= 0 && arch < HW_GPU_ARCH_COUNT);
+    double e = stack->gpu.arch_matmul_efficiency[arch];
+    return e > 0 ? e : stack->gpu.matmul_efficiency;
+}
+
 static const HsParam npu_params[] = {
     HS_PARAM_F64("matmul_efficiency", HwStackNpu, matmul_efficiency, 0.001, 1, 1,
                  "share of the matrix units' own rate its matmul graphs reach (1: the "
@@ -124,7 +144,7 @@ hw_stack_sections(void)
 }
 
 static const char *const top_keys[] = { "cpu", "gpu", "npu", NULL };
-static const char *const section_keys[] = { "dequant", NULL };
+static const char *const section_keys[] = { "dequant", "arch_matmul_efficiency", NULL };
 
 void
 hw_stack_free(HwStack *stack)
@@ -153,6 +173,21 @@ apply_section(const cJSON *root, const Section *sec, HwStack *st, GError **error
         return FALSE;
     }
     if (!hs_param_apply(obj, path, sec->params, out, section_keys, st->sources, error)) {
+        return FALSE;
+    }
+    /* per-architecture efficiencies: the GPU section only */
+    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(obj, "arch_matmul_efficiency");
+    g_autofree char *arch_path = hs_json_path_key(path, "arch_matmul_efficiency");
+    if (sec->params == gpu_params) {
+        if (arch == NULL) {
+            hs_param_set_defaults(gpu_arch_params, out);
+        } else if (!hs_param_apply(arch, arch_path, gpu_arch_params, out, NULL,
+                                   st->sources, error)) {
+            return FALSE;
+        }
+    } else if (arch != NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: only the gpu section has per-architecture efficiencies", arch_path);
         return FALSE;
     }
     const cJSON *dq = cJSON_GetObjectItemCaseSensitive(obj, "dequant");
@@ -227,6 +262,11 @@ hw_stack_dump_text(const HwStack *st, GString *out)
         g_autofree char *dq_path = hs_json_path_key(path, "dequant");
         g_string_append_printf(out, "\n%s (%s)\n", sec->key, sec->title);
         hs_param_dump_text(sec->params, in, out, 2, st->sources, path);
+        if (sec->params == gpu_params) {
+            g_autofree char *ap = hs_json_path_key(path, "arch_matmul_efficiency");
+            g_string_append(out, "  arch_matmul_efficiency\n");
+            hs_param_dump_text(gpu_arch_params, in, out, 4, st->sources, ap);
+        }
         g_string_append(out, "  dequant\n");
         hs_param_dump_text(sec->dequant, in, out, 4, st->sources, dq_path);
     }
@@ -243,6 +283,10 @@ hw_stack_to_json(const HwStack *st)
         const void *in = (const char *) st + sec->offset;
         cJSON *o = cJSON_AddObjectToObject(root, sec->key);
         hs_param_dump_json(sec->params, in, o);
+        if (sec->params == gpu_params) {
+            hs_param_dump_json(gpu_arch_params, in,
+                               cJSON_AddObjectToObject(o, "arch_matmul_efficiency"));
+        }
         hs_param_dump_json(sec->dequant, in, cJSON_AddObjectToObject(o, "dequant"));
     }
     return root;
@@ -261,6 +305,11 @@ hw_stack_describe(GString *out)
     for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
         g_string_append_printf(out, "\n$.%s (%s)\n", sections[i].key, sections[i].title);
         hs_param_describe(sections[i].params, out);
+        if (sections[i].params == gpu_params) {
+            g_string_append(out, "\n$.gpu.arch_matmul_efficiency (optional; per GPU "
+                                 "architecture, the SoC's gpu arch)\n");
+            hs_param_describe(gpu_arch_params, out);
+        }
         g_string_append_printf(out, "\n$.%s.dequant (optional; matmul weights of each "
                                     "format, on this processor)\n", sections[i].key);
         hs_param_describe(sections[i].dequant, out);

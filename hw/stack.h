@@ -51,8 +51,24 @@ typedef struct HwStackCpu {
     HwStackDequant dequant;
 } HwStackCpu;
 
+/* A GPU's architecture (the SoC's gpu "arch"): one kernel library reaches
+ * different shares of different architectures' peaks (Transformer-Lite
+ * §3.2: the same OpenCL kernels run slightly slower on the Mali-G720 than
+ * on the Adreno 750, whose spec peak is lower), so a stack may give its
+ * matmul efficiency per architecture. */
+typedef enum {
+    HW_GPU_ARCH_UNSPECIFIED,     /* the stack's matmul_efficiency */
+    HW_GPU_ARCH_ADRENO7XX,       /* Qualcomm Adreno 7xx (8 Gen 2 / 8 Gen 3) */
+    HW_GPU_ARCH_MALI_VALHALL5,   /* Arm Mali 5th-gen (Immortalis/Mali-G720) */
+    HW_GPU_ARCH_COUNT
+} HwGpuArch;
+
+extern const char *const hw_gpu_arch_name[];   /* HW_GPU_ARCH_COUNT entries */
+
 typedef struct HwStackGpu {
     double matmul_efficiency;    /* FP16 plateau of its large matmuls / the GPU's peak */
+    double arch_matmul_efficiency[HW_GPU_ARCH_COUNT]; /* the same on one
+                                  * architecture; 0: matmul_efficiency */
     double dram_scale;           /* its kernels' bandwidth / the SoC's cap */
     double launch_busy_us;       /* kernel submission into a queue that runs */
     double launch_idle_us;       /* extra when the queue had run empty */
@@ -95,6 +111,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwStack, hw_stack_free)
 
 /* Names of the stacks shipped in @stacks_dir, sorted.  (transfer full) */
 GStrv hw_stack_list(const char *stacks_dir, GError **error);
+
+/* The stack's GPU matmul efficiency on a GPU of architecture @arch: its
+ * entry for @arch, else its matmul_efficiency. */
+double hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch);
 
 /* `stack show` (text with units and sources, or JSON) and `stack describe`. */
 void hw_stack_dump_text(const HwStack *stack, GString *out);

@@ -174,7 +174,7 @@ static const Case cases[] = {
       "model and batch are the point's: the prefill_speedup is 1 by definition)" },
     /* found by fuzz-points: a key with a raw byte echoed unescaped */
     { "points/key-raw-bytes.json",
-      "$: unknown key \"poi\\xeets\" (known keys: description, paper, notes, points)" },
+      "$: unknown key \"poi\\xeets\" (known keys: description, paper, notes, points, stacks)" },
 };
 
 static LoadFn

@@ -190,7 +190,7 @@ static const Mutation mutations[] = {
       "$.memory.ceiling_gbps: expected at most peak_gbps (20) (got 25)" },
     { "stack-key-in-soc", "processors/1", "achieved_fp16_tflops", "0.25",
       "$.processors[1]: unknown key \"achieved_fp16_tflops\" (known keys: dram_cap_gbps, "
-      "active_w, idle_w, peak_fp16_tflops, preempt_us, name, model, dvfs)" },
+      "active_w, idle_w, peak_fp16_tflops, arch, preempt_us, name, model, dvfs)" },
     { "stationary-above-tcm", "processors/2", "stationary_kib", "512",
       "$.processors[2].stationary_kib: expected at most sram_kib (256) (got 512)" },
     { "control-cpu-not-a-cpu", "sync", "control_cpu", "\"gpu\"",

@@ -58,7 +58,7 @@ test_bad(void)
         { "[]", "p.json: $: expected an object (got an array)" },
         { "{\"points\":[]}", "p.json: $.points: expected an array of 1 to 10000 objects (got an array)" },
         { "{\"points\":[1]}", "p.json: $.points[0]: expected an object (got 1)" },
-        { "{\"points\":{},\"x\":1}", "p.json: $: unknown key \"x\" (known keys: description, paper, notes, points)" },
+        { "{\"points\":{},\"x\":1}", "p.json: $: unknown key \"x\" (known keys: description, paper, notes, points, stacks)" },
         { "{\"notes\":[1],\"points\":[{}]}", "p.json: $.notes[0]: expected a string (got 1)" },
         { "{\"points\":[{\"id\":\"\"}]}", "p.json: $.points[0].id: expected a non-empty string (got \"\")" },
         { "{\"points\":[{\"id\":\"a\",\"id\":\"b\"}]}", "p.json: $.points[0]: duplicate key \"id\"" },

@@ -50,7 +50,7 @@ typedef struct Measured {
 
 static gboolean
 simulate(Ctx *c, const char *soc_name, const char *model, const char *policy,
-         gboolean driver, uint32_t prompt, uint32_t decode, uint32_t batch,
+         const char *stack, gboolean driver, uint32_t prompt, uint32_t decode, uint32_t batch,
          Measured *m, const char *path, GError **error)
 {
     HwSoc *soc = g_hash_table_lookup(c->socs, soc_name);
@@ -88,6 +88,7 @@ simulate(Ctx *c, const char *soc_name, const char *model, const char *policy,
     w.decode = decode;
     w.batch = batch;
     w.check_layers = -1;
+    w.stack = stack;             /* NULL: the policy's */
     w.sync = driver ? SIM_SYNC_DRIVER : SIM_SYNC_FAST;
     SimExecResult x = { 0 };
     g_autoptr(SimPlan) plan = NULL;
@@ -190,7 +191,7 @@ eval_point(Ctx *c, const HsPoint *pt, int idx, Row *row, GError **error)
     for (guint i = 0; i < pt->wl.n_prompts; i++) {
         uint32_t pr = pt->wl.prompts[i];
         Measured a, b;
-        if (!simulate(c, pt->soc, pt->model, pt->policy, pt->sync_driver, pr, pt->wl.decode,
+        if (!simulate(c, pt->soc, pt->model, pt->policy, pt->stack, pt->sync_driver, pr, pt->wl.decode,
                       pt->wl.batch, &a, path, error)) {
             return FALSE;
         }
@@ -199,7 +200,8 @@ eval_point(Ctx *c, const HsPoint *pt, int idx, Row *row, GError **error)
         sim_run_report_clear(&a.r);
         if (ratio && isfinite(va)) {
             g_autofree char *bpath = g_strdup_printf("%s.baseline", path);
-            if (!simulate(c, pt->soc, pt->base.model, pt->base.policy, pt->base.sync_driver,
+            if (!simulate(c, pt->soc, pt->base.model, pt->base.policy, pt->base.stack,
+                          pt->base.sync_driver,
                           pr, pt->wl.decode, pt->base.batch, &b, bpath, error)) {
                 return FALSE;
             }
@@ -447,6 +449,13 @@ print_json(const Row *rows, guint n, GPtrArray *files)
         cJSON_AddStringToObject(o, "file", r->file);
         cJSON_AddStringToObject(o, "paper", r->pt->paper);
         cJSON_AddStringToObject(o, "metric", hs_metric_name[r->pt->metric]);
+        /* the stacks a points file names (else each policy's own) */
+        if (r->pt->stack) {
+            cJSON_AddStringToObject(o, "stack", r->pt->stack);
+        }
+        if (r->pt->base.stack) {
+            cJSON_AddStringToObject(o, "baseline_stack", r->pt->base.stack);
+        }
         cJSON_AddNumberToObject(o, "published", r->pt->published);
         if (r->pt->range) {
             cJSON *rg = cJSON_AddArrayToObject(o, "published_range");

@@ -48,6 +48,9 @@ static const HsParam baseline_params[] = {
     /* 0 (out of range) when absent: the point's batch */
     HS_PARAM_U32("batch", HsPointBaseline, batch, 1, HS_POINT_MAX_BATCH, 0,
                  "the baseline's batch (the point's)"),
+    HS_PARAM_NAME_OPT("stack", HsPointBaseline, stack,
+                      "the software stack the baseline was measured on (the file's "
+                      "\"stacks\" entry for its policy, else the policy's)"),
     HS_PARAM_END
 };
 
@@ -75,6 +78,9 @@ static const HsParam point_params[] = {
     HS_PARAM_NAME_OPT("known_miss", HsPoint, known_miss, "why the model misses it"),
     HS_PARAM_NAME_OPT("calibrated", HsPoint, calibrated, "the parameter fitted to it"),
     HS_PARAM_STR("note", HsPoint, note, "", NULL, "free text"),
+    HS_PARAM_NAME_OPT("stack", HsPoint, stack,
+                      "the software stack of the run (the file's \"stacks\" entry for "
+                      "its policy, else the policy's)"),
     HS_PARAM_END
 };
 
@@ -189,12 +195,27 @@ check_point(void *elem, const cJSON *pt, const char *path, GError **error)
     return TRUE;
 }
 
+/* $.stacks.POLICY: a stack's name */
+static gboolean
+stack_entry(const char *policy, const cJSON *v, const char *path, GError **error)
+{
+    if (!cJSON_IsString(v) || v->valuestring[0] == '\0') {
+        g_autofree char *got = hs_json_describe(v);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: expected the name of a stack (got %s)", path, got);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static const HsParam root_params[] = {
     HS_PARAM_NAME_OPT("description", HsPoints, description, "what the file holds"),
     HS_PARAM_NAME_OPT("paper", HsPoints, name, "the paper (the file's stem)"),
     HS_PARAM_STR_ARRAY("notes", HsPoints, notes, 0, "free text"),
     HS_PARAM_OBJ_ARRAY("points", HsPoints, points, n, HsPoint, point_params, check_point, 1,
                        HS_POINTS_MAX, "the published numbers"),
+    HS_PARAM_MAP("stacks", HsPoints, stacks, stack_entry, "an object of policy -> stack",
+                 "the stack this paper measured each baseline policy on"),
     HS_PARAM_END
 };
 
@@ -218,6 +239,19 @@ points_from_json(const cJSON *root, const char *stem, GError **error)
     }
     if (out->name == NULL) {
         out->name = g_strdup(stem);
+    }
+    /* a side without its own stack takes the file's for its policy */
+    for (guint i = 0; out->stacks && i < out->n; i++) {
+        HsPoint *p = &out->points[i];
+        const cJSON *s;
+        if (p->stack == NULL &&
+            (s = cJSON_GetObjectItemCaseSensitive(out->stacks, p->policy))) {
+            p->stack = g_strdup(s->valuestring);
+        }
+        if (p->base.policy && p->base.stack == NULL &&
+            (s = cJSON_GetObjectItemCaseSensitive(out->stacks, p->base.policy))) {
+            p->base.stack = g_strdup(s->valuestring);
+        }
     }
     g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint i = 0; i < out->n; i++) {

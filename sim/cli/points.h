@@ -9,12 +9,19 @@
  * miss (with the reason) or that a parameter was fitted to it
  * ("calibrated", naming the parameter).  Everything is checked here, with
  * one-line errors naming the JSON path; nothing is simulated.
+ *
+ * A baseline is a software stack as much as a policy: the paper's
+ * "llama.cpp" or "MNN-CPU" is the cpu-only policy on that engine's stack.
+ * "stacks" at the top maps a policy to the stack the paper measured it on
+ * (for every point of the file, either side of a ratio); a point's or a
+ * baseline's own "stack" overrides it; neither: the policy's stack.
  */
 #ifndef HS_POINTS_H
 #define HS_POINTS_H
 
 #include <glib.h>
 #include <stdint.h>
+#include <cjson/cJSON.h>
 
 typedef enum {
     HS_METRIC_PREFILL_TPS,               /* prefill tokens/s */
@@ -62,12 +69,18 @@ typedef struct HsPointWorkload {
  * point's */
 typedef struct HsPointBaseline {
     char *policy, *model;
+    char *stack;                 /* software stack it was measured on (NULL:
+                                  * the file's "stacks" entry for its policy,
+                                  * else the policy's own) */
     gboolean sync_driver;        /* sync "driver" (else "fast") */
     uint32_t batch;
 } HsPointBaseline;
 
 typedef struct HsPoint {
     char *id, *paper, *soc, *model, *policy;
+    char *stack;                 /* software stack of the run (NULL: the
+                                  * file's "stacks" entry for its policy, else
+                                  * the policy's own) */
     gboolean sync_driver;        /* sync "driver" (else "fast") */
     HsMetric metric;
     double published;            /* the value, or a range's midpoint (a
@@ -88,6 +101,9 @@ typedef struct HsPoints {
     char *name;                  /* the paper, from $.paper or the file stem */
     char *description;
     char **notes;                /* $.notes (NULL: none) */
+    cJSON *stacks;               /* $.stacks: policy -> the stack this paper's
+                                  * runs of it were measured on (NULL: none);
+                                  * already applied to the points */
     HsPoint *points;
     guint n;
 } HsPoints;

@@ -1074,7 +1074,7 @@ test_bad_points(void)
         { "batch-zero.json", "$.points[0].workload.batch: expected an integer in [1, 256] (got 0)" },
         { "range-reversed.json", "$.points[0].published_range[1]: expected a bound at least the lower one, 2 (got 1)" },
         { "range-open-both.json", "$.points[0].published_range: expected at least one finite bound (got [null, null])" },
-        { "unknown-key.json", "$.points[0]: unknown key \"tolerance\" (known keys: id, paper, soc, model, metric, policy, sync, baseline, workload, published, published_range, tolerance_pct, known_miss, calibrated, note)" },
+        { "unknown-key.json", "$.points[0]: unknown key \"tolerance\" (known keys: id, paper, soc, model, metric, policy, sync, baseline, workload, published, published_range, tolerance_pct, known_miss, calibrated, note, stack)" },
         /* the range and notes on the param table's array kinds */
         { "range-three.json", "$.points[0].published_range: expected [lo, hi] with each in [1e-09, 1000000000] or null for an open end (got an array)" },
         { "range-string.json", "$.points[0].published_range[1]: expected a number in [1e-09, 1000000000] or null (got \"2\")" },

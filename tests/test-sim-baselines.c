@@ -1,0 +1,246 @@
+/*
+ * test-sim-baselines.c - baselines are software stacks: a paper's
+ * "llama.cpp" or "MNN-CPU" is the cpu-only policy on that engine's stack,
+ * named by the paper's points file; llama.cpp's 2024 attention (every
+ * query-key score, FP32, the score tensor materialised) makes its share of
+ * a prefill grow with the prompt; a GPU kernel library's efficiency belongs
+ * to a GPU architecture (Transformer-Lite §3.2: the same kernels slightly
+ * slower on the Mali-G720 than on the Adreno 750, whose spec peak is lower).
+ */
+#include "hw/stack.h"
+#include "sim/cli/points.h"
+#include "sim/run.h"
+#include "sim/util/error.h"
+
+#include <math.h>
+#include <string.h>
+
+static char *
+data_dir(const char *sub)
+{
+    const char *root = g_getenv("HS_SOURCE_ROOT");
+    return g_build_filename(root ? root : HS_SOURCE_ROOT, sub, NULL);
+}
+
+/* One timing-only run of @policy on @stack (NULL: the policy's). */
+static SimRunReport
+run(const char *soc_name, const char *model, const char *policy, const char *stack,
+    uint32_t prompt, uint32_t decode)
+{
+    g_autofree char *configs = data_dir("configs");
+    g_autofree char *models = data_dir("models");
+    g_autoptr(GError) error = NULL;
+    HwSoc *soc = hw_soc_load(soc_name, configs, &error);
+    g_assert_no_error(error);
+    g_autoptr(MdlSpec) spec = mdl_spec_load(model, models, &error);
+    g_assert_no_error(error);
+    const SimPolicy *p = sim_policy_find(policy);
+    g_assert_nonnull(p);
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = prompt;
+    w.decode = decode;
+    w.batch = 1;
+    w.check_layers = -1;
+    w.stack = stack;
+    SimRunReport r;
+    g_assert_true(sim_run(soc, spec, p, &w, NULL, &r, NULL, NULL, &error));
+    g_assert_no_error(error);
+    g_assert_cmpstr(r.stack, ==, stack ? stack : p->stack);
+    hw_soc_free(soc);
+    return r;
+}
+
+static double
+prefill_tps(const char *soc, const char *model, const char *policy, const char *stack,
+            uint32_t prompt)
+{
+    SimRunReport r = run(soc, model, policy, stack, prompt, 0);
+    double v = r.prefill.tokens_per_s;
+    sim_run_report_clear(&r);
+    return v;
+}
+
+static const HsPoint *
+point(const HsPoints *ps, const char *id)
+{
+    for (guint i = 0; i < ps->n; i++) {
+        if (strcmp(ps->points[i].id, id) == 0) {
+            return &ps->points[i];
+        }
+    }
+    g_assert_not_reached();
+}
+
+/* Each paper's points run its baselines on the stack it measured them on:
+ * mllm-NPU's llama.cpp (the §5.5 ablation's reference) and MNN-CPU (§5.2's
+ * 7.3x) are two stacks of one policy; HeteroLLM's llama.cpp a third. */
+static void
+test_points_stacks(void)
+{
+    g_autofree char *mllm_path = data_dir("configs/points/mllm-npu.json");
+    g_autofree char *hllm_path = data_dir("configs/points/heterollm.json");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HsPoints) mllm = hs_points_load(mllm_path, &error);
+    g_assert_no_error(error);
+    g_autoptr(HsPoints) hllm = hs_points_load(hllm_path, &error);
+    g_assert_no_error(error);
+    static const char *const naive[] = {
+        "naive-vs-cpu-qwen1.5-1.8b", "naive-vs-cpu-gemma-2b", "naive-vs-cpu-llama-2-7b",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(naive); i++) {
+        const HsPoint *p = point(mllm, naive[i]);
+        g_assert_cmpstr(p->policy, ==, "cpu-only");
+        g_assert_cmpstr(p->stack, ==, "llama-cpp-mllm");
+        g_assert_null(p->base.stack);                  /* the policy's own (mllm) */
+    }
+    const HsPoint *vs_cpu = point(mllm, "vs-cpu-1024");
+    g_assert_cmpstr(vs_cpu->base.policy, ==, "cpu-only");
+    g_assert_cmpstr(vs_cpu->base.stack, ==, "mnn-cpu");
+    g_assert_null(vs_cpu->stack);
+    g_assert_nonnull(cJSON_GetObjectItemCaseSensitive(hllm->stacks, "cpu-only"));
+    g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(hllm->stacks, "cpu-only")->valuestring,
+                    ==, "llama-cpp-heterollm");
+
+    /* from memory: the file's entry serves either side; a side's own wins */
+    const char *text =
+        "{\"stacks\":{\"cpu-only\":\"a\",\"gpu-only\":\"g\"},\"points\":["
+        "{\"id\":\"x\",\"paper\":\"P\",\"soc\":\"s\",\"model\":\"m\","
+        "\"metric\":\"prefill_speedup\",\"policy\":\"hetero-layer\",\"sync\":\"fast\","
+        "\"baseline\":{\"policy\":\"cpu-only\",\"sync\":\"fast\"},"
+        "\"workload\":{\"prompt\":1,\"decode\":0,\"batch\":1},\"published\":1,"
+        "\"tolerance_pct\":0},"
+        "{\"id\":\"y\",\"paper\":\"P\",\"soc\":\"s\",\"model\":\"m\","
+        "\"metric\":\"prefill_speedup\",\"policy\":\"cpu-only\",\"stack\":\"b\","
+        "\"sync\":\"fast\",\"baseline\":{\"policy\":\"gpu-only\",\"stack\":\"c\","
+        "\"sync\":\"fast\"},\"workload\":{\"prompt\":1,\"decode\":0,\"batch\":1},"
+        "\"published\":1,\"tolerance_pct\":0}]}";
+    g_autoptr(HsPoints) ps = hs_points_parse(text, strlen(text), "p.json", &error);
+    g_assert_no_error(error);
+    g_assert_null(ps->points[0].stack);
+    g_assert_cmpstr(ps->points[0].base.stack, ==, "a");
+    g_assert_cmpstr(ps->points[1].stack, ==, "b");
+    g_assert_cmpstr(ps->points[1].base.stack, ==, "c");
+
+    const char *bad = "{\"stacks\":{\"cpu-only\":3},\"points\":["
+                      "{\"id\":\"x\",\"paper\":\"P\",\"soc\":\"s\",\"model\":\"m\","
+                      "\"metric\":\"prefill_tokens_per_s\",\"policy\":\"p\",\"sync\":\"fast\","
+                      "\"workload\":{\"prompt\":1,\"decode\":0,\"batch\":1},"
+                      "\"published\":1,\"tolerance_pct\":0}]}";
+    g_autoptr(HsPoints) q = hs_points_parse(bad, strlen(bad), "p.json", &error);
+    g_assert_null(q);
+    g_assert_cmpstr(error->message, ==,
+                    "p.json: $.stacks.cpu-only: expected the name of a stack (got 3)");
+}
+
+/* llama.cpp's prefill attention (2024) scores every query against every
+ * key in FP32: on Qwen1.5-1.8B its tokens/s fall with the prompt, by about
+ * a quarter from 128 to 2048 (attention grows as n^2, the linears as n);
+ * a stack with causal FP16 attention (MNN's) loses under 10 %.  The score
+ * tensor's four passes show up as DRAM traffic. */
+static void
+test_cpu_attention(void)
+{
+    static const uint32_t prompts[] = { 128, 512, 1024, 2048 };
+    double ll[G_N_ELEMENTS(prompts)], mnn[G_N_ELEMENTS(prompts)];
+    for (guint i = 0; i < G_N_ELEMENTS(prompts); i++) {
+        ll[i] = prefill_tps("sd8gen3", "qwen1.5-1.8b", "cpu-only", "llama-cpp-mllm",
+                            prompts[i]);
+        mnn[i] = prefill_tps("sd8gen3", "qwen1.5-1.8b", "cpu-only", "mnn-cpu", prompts[i]);
+        g_test_message("prompt %u: llama-cpp-mllm %.2f, mnn-cpu %.2f tokens/s", prompts[i],
+                       ll[i], mnn[i]);
+        if (i > 0) {
+            g_assert_cmpfloat(ll[i], <, ll[i - 1]);
+            g_assert_cmpfloat(ll[i] / ll[i - 1], <, mnn[i] / mnn[i - 1]);
+        }
+    }
+    double drop = ll[3] / ll[0];
+    g_assert_cmpfloat(drop, >, 0.65);
+    g_assert_cmpfloat(drop, <, 0.85);
+    g_assert_cmpfloat(mnn[3] / mnn[0], >, 0.9);
+    /* the same linears: at 128 tokens attention is a few % either way */
+    g_assert_cmpfloat(fabs(ll[0] / mnn[0] - 1), <, 0.05);
+
+    SimRunReport a = run("sd8gen3", "qwen1.5-1.8b", "cpu-only", "llama-cpp-mllm", 1024, 0);
+    SimRunReport b = run("sd8gen3", "qwen1.5-1.8b", "cpu-only", "mnn-cpu", 1024, 0);
+    /* 24 layers x 16 heads x 1024 x 1024 FP32 scores, four passes: 6 GiB */
+    /* GB/s x ms = 1e6 bytes */
+    double extra = 1e6 * (a.prefill.dram_gbps * a.prefill.time_ms -
+                          b.prefill.dram_gbps * b.prefill.time_ms);
+    g_assert_cmpfloat(extra, >, 0.9 * 24.0 * 16 * 1024 * 1024 * 4 * 4);
+    g_assert_cmpfloat(extra, <, 1.1 * 24.0 * 16 * 1024 * 1024 * 4 * 4);
+    sim_run_report_clear(&a);
+    sim_run_report_clear(&b);
+}
+
+/* Transformer-Lite's kernels on the Dimensity 9300's Mali-G720 (4.0
+ * TFLOPS by HeteroLLM Table 1) run Gemma-2B's prefill slightly slower than
+ * on the 8 Gen 3's Adreno 750 (2.8 by the same table), as §3.2 observed;
+ * a stack without a Mali entry keeps its one share on both. */
+static void
+test_gpu_arch(void)
+{
+    double adreno = prefill_tps("sd8gen3", "gemma-2b", "transformer-lite", NULL, 128);
+    double mali = prefill_tps("dimensity9300", "gemma-2b", "transformer-lite", NULL, 128);
+    g_test_message("gemma-2b prefill 128: sd8gen3 %.1f, dimensity9300 %.1f tokens/s",
+                   adreno, mali);
+    g_assert_cmpfloat(mali / adreno, >=, 0.85);
+    g_assert_cmpfloat(mali / adreno, <, 1.0);
+
+    g_autofree char *stacks = data_dir("configs/stacks");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwStack) tl = hw_stack_load("transformer-lite", stacks, &error);
+    g_assert_no_error(error);
+    g_autoptr(HwStack) ppl = hw_stack_load("heterollm", stacks, &error);
+    g_assert_no_error(error);
+    g_assert_cmpfloat(hw_stack_gpu_efficiency(tl, HW_GPU_ARCH_ADRENO7XX), ==,
+                      tl->gpu.matmul_efficiency);
+    g_assert_cmpfloat(hw_stack_gpu_efficiency(tl, HW_GPU_ARCH_MALI_VALHALL5), <,
+                      0.7 * tl->gpu.matmul_efficiency);
+    for (int a = 0; a < HW_GPU_ARCH_COUNT; a++) {
+        g_assert_cmpfloat(hw_stack_gpu_efficiency(ppl, (HwGpuArch) a), ==,
+                          ppl->gpu.matmul_efficiency);
+    }
+    /* the per-architecture block belongs to the GPU section */
+    g_autoptr(cJSON) j = hw_stack_to_json(tl);
+    cJSON *npu = cJSON_GetObjectItemCaseSensitive(j, "npu");
+    cJSON_AddItemToObject(npu, "arch_matmul_efficiency", cJSON_CreateObject());
+    g_autoptr(HwStack) bad = hw_stack_from_json(j, "s.json", &error);
+    g_assert_null(bad);
+    g_assert_cmpstr(error->message, ==, "s.json: $.npu.arch_matmul_efficiency: only the "
+                                        "gpu section has per-architecture efficiencies");
+}
+
+/* MLC-LLM as the 2024 papers ran it: the stack's matmul efficiency is
+ * fitted to Transformer-Lite §5's MLC prefill (Gemma-2B, 25 tokens/s at
+ * 128); its decode of Llama-2-7B lands within 30 % of the 10 tokens/s TVM
+ * published for MLC on 8 Gen 3 before its Adreno GEMV schedule (a
+ * prediction, 7.5); the same stack puts mllm-NPU well over ten times
+ * faster at 1024 (the paper: 32.5-43.6x; mllm-npu's own 1024 speed is a
+ * known miss). */
+static void
+test_mlc(void)
+{
+    SimRunReport r = run("sd8gen3", "gemma-2b", "gpu-only", "mlc-gpu", 128, 0);
+    g_assert_cmpfloat(fabs(r.prefill.tokens_per_s / 25 - 1), <, 0.15);
+    sim_run_report_clear(&r);
+    r = run("sd8gen3", "llama-2-7b", "gpu-only", "mlc-gpu", 128, 8);
+    g_test_message("mlc-gpu llama-2-7b decode: %.2f tokens/s", r.decode.tokens_per_s);
+    g_assert_cmpfloat(fabs(r.decode.tokens_per_s / 10 - 1), <, 0.3);
+    sim_run_report_clear(&r);
+    double npu = prefill_tps("sd8gen3", "qwen1.5-1.8b", "mllm-npu", NULL, 1024);
+    double mlc = prefill_tps("sd8gen3", "qwen1.5-1.8b", "gpu-only", "mlc-gpu", 1024);
+    g_test_message("mllm-npu over mlc-gpu at 1024: %.1fx", npu / mlc);
+    g_assert_cmpfloat(npu / mlc, >, 10);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/sim/baselines/points-stacks", test_points_stacks);
+    g_test_add_func("/sim/baselines/cpu-attention", test_cpu_attention);
+    g_test_add_func("/sim/baselines/gpu-arch", test_gpu_arch);
+    g_test_add_func("/sim/baselines/mlc", test_mlc);
+    return g_test_run();
+}
