@@ -16,9 +16,11 @@ hw_sync_cost_ps(const HwSoc *soc, HwSyncMech mech, uint64_t bytes, gboolean wake
 {
     if (mech == HW_SYNC_DRIVER) {
         const HwSyncDriverParams *p = &soc->sync_driver;
+        /* no bytes, no per-byte part (0 x the infinite time of a rate at
+         * the bottom of its range would be NaN) */
         double per_byte_us = us_per_byte(p->copy_gbps) + us_per_byte(p->maint_gbps);
-        return sim_time_from_us((wakes ? p->finish_us : 0) + p->copy_us +
-                                (double) bytes * per_byte_us);
+        double bytes_us = bytes ? (double) bytes * per_byte_us : 0;
+        return sim_time_from_us((wakes ? p->finish_us : 0) + p->copy_us + bytes_us);
     }
     return sim_time_from_us(soc->sync_fast.poll_us);
 }

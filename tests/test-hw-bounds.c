@@ -266,7 +266,8 @@ check_estimates(const HwSoc *soc, const HwStack *stack, const char *what)
             }
         }
         for (int m = 0; m < 2; m++) {
-            SimTime t = hw_sync_handoff_ps(soc, stack, m ? HW_SYNC_FAST : HW_SYNC_DRIVER, d);
+            SimTime t = hw_sync_handoff_ps(soc, stack, m ? HW_SYNC_FAST : HW_SYNC_DRIVER, d,
+                                           0);
             g_assert_cmpuint(t, <, SIM_TIME_HORIZON_PS);
         }
     }
