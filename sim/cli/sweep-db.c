@@ -31,6 +31,18 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A database is input: its schema may hold views and triggers written by
+ * anyone, so none of them may call a function with side effects
+ * (trusted_schema off), and the defensive flag refuses writes that
+ * corrupt it on purpose; cell_size_check finds torn cells on read. */
+static void
+harden(sqlite3 *db)
+{
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    sqlite3_exec(db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
+}
+
 /* Columns after the metrics, in table order. */
 static const char *const tail_cols[] = { "config_hash", "version", "wall_s", "threads",
                                          "result", "point_hash", "runs", "claimed_by",
@@ -302,6 +314,7 @@ hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
         return NULL;
     }
     sqlite3_busy_timeout(db, 10000);
+    harden(db);
     if (!hs_sweep_db_check(db, TRUE, error)) {
         sqlite3_close(db);
         return NULL;
@@ -353,6 +366,7 @@ hs_sweep_db_open_read(const char *path, GError **error)
         return NULL;
     }
     sqlite3_busy_timeout(db, 10000);
+    harden(db);
     if (!hs_sweep_db_check(db, FALSE, error)) {
         sqlite3_close(db);
         return NULL;
