@@ -2,13 +2,18 @@
  * cmd-sweep.c - `hetero-sim sweep SPEC`: a design-space grid into SQLite.
  *
  *   sweep SPEC [--db DB] [--jobs N]   run the points DB does not have yet
+ *                                     (or has stale: their configuration or
+ *                                     hetero-sim's version changed since)
  *   sweep SPEC --list                 one command line per point to run
  *   sweep SPEC --point N              run point N, print its record
  *   sweep SPEC --merge FILE...        store records printed by --point
  *   sweep --show DB [--where SQL]     print the rows
  *
  * See sweep.h for the spec and README ("Design-space sweeps") for the
- * database schema.
+ * database schema.  Each point is claimed in the database before it runs
+ * (sweep-db.c), so sweeps started together on one database share the
+ * points; a claim whose process died is taken over, one of another host
+ * only with --reclaim.
  */
 #include "sim/cli/sweep.h"
 #include "sim/cli/cli.h"
@@ -432,7 +437,10 @@ run(int argc, char **argv, GError **error)
     if (!hs_cli_parse("sweep", "SPEC | --show DB",
                       "Run a design-space grid (a JSON spec of settings and axes, see README) "
                       "into an SQLite database, one row per point.  Points already in the "
-                      "database are skipped, so an interrupted sweep resumes.  Under "
+                      "database are skipped, so an interrupted sweep resumes; a row whose "
+                      "configuration (a file it names) or hetero-sim version changed since "
+                      "is stale and runs again.  Sweeps sharing a database split the "
+                      "points.  Under "
                       "'mpirun -n N' the points spread over the ranks.",
                       entries, &argc, &argv, &help, error)) {
         return FALSE;

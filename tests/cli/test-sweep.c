@@ -1121,7 +1121,8 @@ test_sweep_merge_checked(void)
     } cases[] = {
         { "no-result", "$.result: expected the run's result object with status ok (got none)" },
         { "other-result", "$.result.config.hash: expected the point's, " },
-        { "other-policy", "$.result.policy: expected the point's, \"gpu-only\" (got \"npu-only\")" },
+        { "other-policy",
+          "$.result.policy: expected the point's, \"gpu-only\" (got \"npu-only\")" },
         { "bad-metric", "$.result.prefill.time_ms: expected a number (got \"fast\")" },
         { "no-metric", "$.result.prefill.time_ms: expected a number (got none)" },
         { "status", "$.status: expected \"ok\" or \"error\" (got \"done\")" },
