@@ -173,12 +173,19 @@ hs_load_sweep_db(const uint8_t *data, size_t size, const char *what, GError **er
         }
         sqlite3_close(db);
     }
-    /* resuming it: opened to write, upgraded, a setting column added */
+    /* resuming it: opened to write, upgraded, a setting column added, a
+     * point claimed (its row read and written) and released */
     if (ok) {
         g_autoptr(GPtrArray) names = g_ptr_array_new();
         g_ptr_array_add(names, "npu.sram_kib");
         db = hs_sweep_db_open(path, names, &err);
         ok = db != NULL;
+        const HsSweepPolicy pol = { "fuzz.example:1:1", FALSE, FALSE };
+        const char *key = "{\"npu.sram_kib\":64}";
+        HsSweepState found;
+        gboolean claimed = FALSE;
+        ok = ok && hs_sweep_db_claim(db, key, 0, "0", &pol, &found, &claimed, &err) &&
+             (!claimed || hs_sweep_db_release(db, key, pol.me, &err));
         sqlite3_close(db);
     }
     db_files_remove();
