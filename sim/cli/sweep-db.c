@@ -227,7 +227,15 @@ hs_sweep_db_check(sqlite3 *db, gboolean create, GError **error)
     if (rc != SQLITE_ROW) {
         g_autofree char *msg = hs_escape(sqlite3_errmsg(db));
         int code = sqlite3_errcode(db) & 0xff;
+        gboolean hot = sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK;
         sqlite3_finalize(st);
+        if (hot) {
+            /* a writer died mid-transaction (kill -9 while a sweep made the
+             * file): only a connection that may write rolls it back */
+            return refuse(db, error, "left mid-transaction by a writer that was stopped (a hot "
+                          "journal, %s-journal): run the sweep on it again to roll it back",
+                          db_name(db));
+        }
         return refuse(db, error, "%s (%s)",
                       code == SQLITE_NOTADB ? "not an SQLite database"
                       : code == SQLITE_CORRUPT ? "corrupt database, refused"
