@@ -25,6 +25,10 @@ gboolean hs_load_stack(const uint8_t *data, size_t size, const char *what, GErro
 /* A sweep spec (`sweep SPEC`), every point's `run` arguments built. */
 gboolean hs_load_sweep(const uint8_t *data, size_t size, const char *what, GError **error);
 
+/* A sweep database (`sweep --show DB`, `plot DB`, resuming a sweep on
+ * it): checked, shown, its rows read, opened to write. */
+gboolean hs_load_sweep_db(const uint8_t *data, size_t size, const char *what, GError **error);
+
 /* A recording (`replay FILE`), read and checked. */
 gboolean hs_load_record(const uint8_t *data, size_t size, const char *what, GError **error);
 

@@ -43,7 +43,8 @@ run(gboolean quick, HsFormat format, GError **error)
             ok = FALSE;
             break;
         }
-        HsSweepRun r = { spec, db, g_array_new(FALSE, FALSE, sizeof(int)), jobs, FALSE };
+        HsSweepRun r = { .spec = spec, .db = db, .todo = g_array_new(FALSE, FALSE, sizeof(int)),
+                         .jobs = jobs };
         for (int i = 0; i < (int) spec->points->len; i++) {
             g_array_append_val(r.todo, i);
         }

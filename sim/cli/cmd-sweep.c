@@ -2,20 +2,29 @@
  * cmd-sweep.c - `hetero-sim sweep SPEC`: a design-space grid into SQLite.
  *
  *   sweep SPEC [--db DB] [--jobs N]   run the points DB does not have yet
+ *                                     (or has stale: their configuration or
+ *                                     hetero-sim's version changed since)
  *   sweep SPEC --list                 one command line per point to run
  *   sweep SPEC --point N              run point N, print its record
  *   sweep SPEC --merge FILE...        store records printed by --point
  *   sweep --show DB [--where SQL]     print the rows
  *
  * See sweep.h for the spec and README ("Design-space sweeps") for the
- * database schema.
+ * database schema.  Each point is claimed in the database before it runs
+ * (sweep-db.c), so sweeps started together on one database share the
+ * points; a claim whose process died is taken over, one of another host
+ * only with --reclaim.
  */
 #include "sim/cli/sweep.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/report-fields.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
+#include "sim/util/version-info.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +36,50 @@ typedef struct Opts {
     char *db, *show, *where, *format, *columns;
     char **set;
     int jobs, point;
-    gboolean list, merge, retry, all, quiet;
+    gboolean list, merge, retry, reclaim, all, quiet;
 } Opts;
+
+/* What resuming @spec on @db finds: each point's hash now
+ * (hs_sweep_point_hash, NULL where it does not resolve), and the points
+ * to try to claim, in order.  (transfer full) */
+static GArray *
+plan(const HsSweepSpec *spec, sqlite3 *db, const HsSweepPolicy *pol, char ***hashes,
+     guint *done, GError **error)
+{
+    g_autoptr(GHashTable) rows = hs_sweep_db_rows(db, error);
+    if (rows == NULL) {
+        return NULL;
+    }
+    *hashes = g_new0(char *, spec->points->len + 1);
+    *done = 0;
+    GArray *todo = g_array_new(FALSE, FALSE, sizeof(int));
+    for (guint i = 0; i < spec->points->len; i++) {
+        const HsSweepPoint *p = spec->points->pdata[i];
+        (*hashes)[i] = hs_sweep_point_hash(p, NULL, NULL);
+        HsSweepState s = hs_sweep_row_state(g_hash_table_lookup(rows, p->key), (*hashes)[i],
+                                            pol);
+        if (s == HS_SWEEP_DONE) {
+            ++*done;
+        } else {
+            /* a live claim is tried again when its turn comes: its sweep
+             * may have died or finished by then */
+            int idx = (int) i;
+            g_array_append_val(todo, idx);
+        }
+    }
+    return todo;
+}
+
+/* hs_sweep_point_hash of every point (NULL where it does not resolve),
+ * NULL-terminated... with NULL holes, so freed by length. */
+static void
+hashes_free(char **h, guint n)
+{
+    for (guint i = 0; h && i < n; i++) {
+        g_free(h[i]);
+    }
+    g_free(h);
+}
 
 /* The executable's own path, so --list lines run without PATH. */
 static char *
@@ -41,12 +92,16 @@ self_path(void)
 static gboolean
 do_list(const HsSweepSpec *spec, const Opts *o, GError **error)
 {
-    g_autoptr(GHashTable) done = NULL;
+    g_autoptr(GArray) todo = NULL;
+    char **hashes = NULL;
     if (g_file_test(o->db, G_FILE_TEST_EXISTS)) {
         g_autoptr(sqlite3) db = hs_sweep_db_open_read(o->db, error);
-        if (db == NULL || (done = hs_sweep_db_done(db, o->retry, error)) == NULL) {
+        HsSweepPolicy pol = { NULL, o->retry, o->reclaim };
+        guint done = 0;
+        if (db == NULL || (todo = plan(spec, db, &pol, &hashes, &done, error)) == NULL) {
             return FALSE;
         }
+        hashes_free(hashes, spec->points->len);
     }
     g_autofree char *exe = self_path();
     g_autofree char *sp = g_shell_quote(spec->path);
@@ -55,13 +110,128 @@ do_list(const HsSweepSpec *spec, const Opts *o, GError **error)
         g_autofree char *q = g_shell_quote(*a);
         g_string_append_printf(sets, " --set %s", q);
     }
-    for (guint i = 0; i < spec->points->len; i++) {
-        const HsSweepPoint *p = spec->points->pdata[i];
-        if (done == NULL || !g_hash_table_contains(done, p->key)) {
-            printf("%s sweep %s%s --point %u\n", exe, sp, sets->str, i);
-        }
+    for (guint i = 0; i < (todo ? todo->len : spec->points->len); i++) {
+        printf("%s sweep %s%s --point %d\n", exe, sp, sets->str,
+               todo ? g_array_index(todo, int, i) : (int) i);
     }
     return TRUE;
+}
+
+static void
+hashes3_free(char **h)
+{
+    hashes_free(h, 3);
+}
+
+/* Is @v of JSON type for SQL column type @sql? */
+static gboolean
+json_fits(const cJSON *v, const char *sql)
+{
+    if (strcmp(sql, "TEXT") == 0) {
+        return cJSON_IsString(v);
+    }
+    if (strcmp(sql, "INTEGER") == 0) {
+        return cJSON_IsBool(v) || (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble));
+    }
+    return cJSON_IsNumber(v);
+}
+
+static const cJSON *
+member_at(const cJSON *root, const char *path)
+{
+    g_auto(GStrv) parts = g_strsplit(path, ".", -1);
+    const cJSON *j = root;
+    for (char **p = parts; *p && j; p++) {
+        j = cJSON_GetObjectItemCaseSensitive(j, *p);
+    }
+    return j;
+}
+
+/* What is wrong with @rec as the record of point @p (hash now @hash,
+ * config hash @config, policy @policy; NULL if it does not resolve), or
+ * NULL.  (transfer full) */
+static char *
+record_fault(const cJSON *rec, const HsSweepPoint *p, const char *hash, const char *config,
+             const char *policy)
+{
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(rec, "status");
+    const cJSON *err = cJSON_GetObjectItemCaseSensitive(rec, "error");
+    const cJSON *result = cJSON_GetObjectItemCaseSensitive(rec, "result");
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(rec, "version");
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(rec, "point_hash");
+    gboolean ok = cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0;
+    if (!ok && !(cJSON_IsString(status) && strcmp(status->valuestring, "error") == 0)) {
+        g_autofree char *got = hs_json_describe(status);
+        return g_strdup_printf("$.status: expected \"ok\" or \"error\" (got %s)", got);
+    }
+    if (ok && !cJSON_IsObject(result)) {
+        return g_strdup("$.result: expected the run's result object with status ok (got none)");
+    }
+    if (ok && err) {
+        return g_strdup("$.error: expected none with status ok (the record says both)");
+    }
+    if (!ok && result) {
+        return g_strdup("$.result: expected none with status error (the record says both)");
+    }
+    if (!ok && !(cJSON_IsString(err) && err->valuestring[0])) {
+        return g_strdup("$.error: expected the error's message with status error");
+    }
+    if (!cJSON_IsString(version) || strcmp(version->valuestring, hs_version()) != 0) {
+        g_autofree char *got = version ? hs_json_describe(version) : g_strdup("none");
+        return g_strdup_printf("$.version: expected this hetero-sim's, %s (got %s): a result "
+                               "of another version is stale, run the point again",
+                               hs_version(), got);
+    }
+    for (const char *n = "wall_s"; n; n = strcmp(n, "wall_s") == 0 ? "threads" : NULL) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, n);
+        if (v && !cJSON_IsNumber(v)) {
+            g_autofree char *got = hs_json_describe(v);
+            return g_strdup_printf("$.%s: expected a number (got %s)", n, got);
+        }
+    }
+    if (ph || hash) {
+        if (!cJSON_IsString(ph) || g_strcmp0(ph->valuestring, hash) != 0) {
+            g_autofree char *got = ph ? hs_json_describe(ph) : g_strdup("none");
+            return g_strdup_printf("$.point_hash: expected the hash of the point's "
+                                   "configuration now, %s (got %s): a file it names changed "
+                                   "since it ran, or it is another point's", hash ? hash
+                                   : "none (its settings do not resolve)", got);
+        }
+    }
+    if (!ok) {
+        return NULL;
+    }
+    /* the result: of this point, with the report's members and types */
+    const cJSON *ch = member_at(result, "config.hash");
+    if (!cJSON_IsString(ch) || g_strcmp0(ch->valuestring, config) != 0) {
+        g_autofree char *got = ch ? hs_json_describe(ch) : g_strdup("none");
+        return g_strdup_printf("$.result.config.hash: expected the point's, %s (got %s)",
+                               config ? config : "none", got);
+    }
+    const cJSON *pol = cJSON_GetObjectItemCaseSensitive(result, "policy");
+    if (!cJSON_IsString(pol) || g_strcmp0(pol->valuestring, policy) != 0) {
+        g_autofree char *got = pol ? hs_json_describe(pol) : g_strdup("none");
+        return g_strdup_printf("$.result.policy: expected the point's, \"%s\" (got %s)",
+                               policy, got);
+    }
+    for (const HsReportField *m = hs_report_fields; m->name; m++) {
+        if (!hs_report_field_is_column(m)) {
+            continue;
+        }
+        const cJSON *v = member_at(result, m->json_path);
+        gboolean required = m->when != HS_WHEN_HOT && m->when != HS_WHEN_CHECKED &&
+                            m->when != HS_WHEN_RENDER;
+        if ((v == NULL && required) || (v && !json_fits(v, hs_report_field_sql_type(m)))) {
+            g_autofree char *got = v ? hs_json_describe(v) : g_strdup("none");
+            const char *sql = hs_report_field_sql_type(m);
+            return g_strdup_printf("$.result.%s: expected %s (got %s)", m->json_path,
+                                   strcmp(sql, "TEXT") == 0 ? "a string"
+                                   : strcmp(sql, "INTEGER") == 0 ? "an integer or boolean"
+                                   : "a number", got);
+        }
+    }
+    (void) p;
+    return NULL;
 }
 
 static gboolean
@@ -72,11 +242,11 @@ do_merge(const HsSweepSpec *spec, const Opts *o, int argc, char **argv, GError *
         const HsSweepPoint *p = spec->points->pdata[i];
         g_hash_table_insert(index, p->key, GUINT_TO_POINTER(i + 1));
     }
-    g_autoptr(sqlite3) db = hs_sweep_db_open(o->db, spec->names, error);
-    if (db == NULL) {
-        return FALSE;
-    }
-    guint stored = 0;
+    /* every record checked before any is stored: a bad file stores nothing */
+    g_autoptr(GPtrArray) recs = g_ptr_array_new_with_free_func((GDestroyNotify) cJSON_Delete);
+    g_autoptr(GArray) idxs = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GHashTable) hashes = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                                         (GDestroyNotify) hashes3_free);
     for (int f = 2; f < argc; f++) {
         g_autofree char *text = NULL;
         if (!g_file_get_contents(argv[f], &text, NULL, NULL)) {
@@ -88,7 +258,7 @@ do_merge(const HsSweepSpec *spec, const Opts *o, int argc, char **argv, GError *
             if (g_strstrip(lines[l])[0] == '\0') {
                 continue;
             }
-            g_autoptr(cJSON) rec = cJSON_Parse(lines[l]);
+            cJSON *rec = cJSON_Parse(lines[l]);
             const cJSON *key = cJSON_GetObjectItemCaseSensitive(rec, "key");
             guint idx = cJSON_IsString(key)
                         ? GPOINTER_TO_UINT(g_hash_table_lookup(index, key->valuestring)) : 0;
@@ -96,17 +266,45 @@ do_merge(const HsSweepSpec *spec, const Opts *o, int argc, char **argv, GError *
                 g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
                             "%s:%d: expected a record of a point of %s, as 'sweep --point' "
                             "prints it (got %s)", argv[f], l + 1, spec->path,
-                            rec ? "another point's" : "no JSON");
+                            !cJSON_IsObject(rec) ? "no JSON object"
+                            : cJSON_IsString(key) ? "another point's" : "no key");
+                cJSON_Delete(rec);
                 return FALSE;
             }
-            if (!hs_sweep_db_insert(db, rec, (int) idx - 1, error)) {
-                g_prefix_error(error, "%s:%d: ", argv[f], l + 1);
+            const HsSweepPoint *p = spec->points->pdata[idx - 1];
+            char **h = g_hash_table_lookup(hashes, GUINT_TO_POINTER(idx));
+            if (h == NULL) {
+                /* [point hash, config hash, policy] of the point now */
+                h = g_new0(char *, 4);
+                h[0] = hs_sweep_point_hash(p, &h[1], NULL);
+                const cJSON *pol = cJSON_GetObjectItemCaseSensitive(p->settings, "policy");
+                h[2] = g_strdup(cJSON_IsString(pol) ? pol->valuestring : "hetero-tensor");
+                g_hash_table_insert(hashes, GUINT_TO_POINTER(idx), h);
+            }
+            g_autofree char *why = record_fault(rec, p, h[0], h[1], h[2]);
+            if (why) {
+                g_autofree char *k = hs_escape(key->valuestring);
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                            "%s:%d: record of point %u %s: %s", argv[f], l + 1, idx - 1, k,
+                            why);
+                cJSON_Delete(rec);
                 return FALSE;
             }
-            stored++;
+            g_ptr_array_add(recs, rec);
+            int i = (int) idx - 1;
+            g_array_append_val(idxs, i);
         }
     }
-    printf("%s: merged %u records\n", o->db, stored);
+    g_autoptr(sqlite3) db = hs_sweep_db_open(o->db, spec->names, error);
+    if (db == NULL) {
+        return FALSE;
+    }
+    for (guint r = 0; r < recs->len; r++) {
+        if (!hs_sweep_db_insert(db, recs->pdata[r], g_array_index(idxs, int, r), error)) {
+            return FALSE;
+        }
+    }
+    printf("%s: merged %u records\n", o->db, recs->len);
     return TRUE;
 }
 
@@ -130,31 +328,27 @@ do_run(const HsSweepSpec *spec, const Opts *o, GError **error)
         return TRUE;
     }
     g_autoptr(sqlite3) db = hs_sweep_db_open(o->db, spec->names, error);
-    g_autoptr(GHashTable) done = db ? hs_sweep_db_done(db, o->retry, error) : NULL;
-    if (done == NULL) {
+    HsSweepRun r = { .spec = spec, .db = db,
+                     .jobs = o->jobs > 0 ? o->jobs : (int) g_get_num_processors(),
+                     .progress = !o->quiet && isatty(fileno(stderr)) };
+    g_autofree char *me = hs_sweep_claimant();
+    r.pol = (HsSweepPolicy) { me, o->retry, o->reclaim };
+    guint already = 0;
+    r.todo = db ? plan(spec, db, &r.pol, &r.hashes, &already, error) : NULL;
+    if (r.todo == NULL) {
         if (mpi) {
             /* the other ranks wait for work: tell them there is none */
-            HsSweepRun none = { spec, NULL, g_array_new(FALSE, FALSE, sizeof(int)), 0, FALSE };
+            HsSweepRun none = { .spec = spec, .todo = g_array_new(FALSE, FALSE, sizeof(int)) };
             hs_sweep_mpi_coordinate(&none, size, NULL);
             g_array_unref(none.todo);
             hs_sweep_mpi_finish();
         }
         return FALSE;
     }
-    HsSweepRun r = { spec, db, g_array_new(FALSE, FALSE, sizeof(int)),
-                     o->jobs > 0 ? o->jobs : (int) g_get_num_processors(),
-                     !o->quiet && isatty(fileno(stderr)) };
-    for (guint i = 0; i < spec->points->len; i++) {
-        const HsSweepPoint *p = spec->points->pdata[i];
-        if (!g_hash_table_contains(done, p->key)) {
-            int idx = (int) i;
-            g_array_append_val(r.todo, idx);
-        }
-    }
-    guint todo = r.todo->len;
     gboolean ok = mpi ? hs_sweep_mpi_coordinate(&r, size, error)
                       : hs_sweep_run_local(&r, error);
     g_array_unref(r.todo);
+    hashes_free(r.hashes, spec->points->len);
     if (mpi) {
         hs_sweep_mpi_finish();
     }
@@ -163,14 +357,40 @@ do_run(const HsSweepSpec *spec, const Opts *o, GError **error)
     }
     sqlite3_stmt *st = NULL;
     int failed = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM points WHERE status != 'ok'", -1, &st,
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM points WHERE status = 'error'", -1, &st,
                            NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
         failed = sqlite3_column_int(st, 0);
     }
     sqlite3_finalize(st);
     g_autofree char *where = mpi ? g_strdup_printf(" on %d MPI ranks", size - 1) : g_strdup("");
-    printf("%s: %u points, %u run now%s, %u already there; %d failed in all\n", o->db,
-           spec->points->len, todo, where, spec->points->len - todo, failed);
+    g_autoptr(GString) line = g_string_new(NULL);
+    g_string_printf(line, "%s: %u points, %u run now%s, %u already there", o->db,
+                    spec->points->len, r.run_now, where, already + r.done_meanwhile);
+    if (r.claimed_by_others) {
+        g_string_append_printf(line, ", %u left to another sweep running them",
+                               r.claimed_by_others);
+    }
+    if (r.claimed_elsewhere) {
+        g_string_append_printf(line, ", %u claimed by a sweep on another host (--reclaim "
+                               "runs them)", r.claimed_elsewhere);
+    }
+    /* why points that were there ran again */
+    g_autoptr(GString) why = g_string_new(NULL);
+    if (r.stale_config) {
+        g_string_append_printf(why, "%u stale (config changed)", r.stale_config);
+    }
+    if (r.stale_version) {
+        g_string_append_printf(why, "%s%u stale (made by another version)",
+                               why->len ? ", " : "", r.stale_version);
+    }
+    if (r.reclaimed) {
+        g_string_append_printf(why, "%s%u claimed by a sweep that died", why->len ? ", " : "",
+                               r.reclaimed);
+    }
+    if (why->len) {
+        g_string_append_printf(line, "; %s: re-run", why->str);
+    }
+    printf("%s; %d failed in all\n", line->str, failed);
     return TRUE;
 }
 
@@ -189,6 +409,9 @@ run(int argc, char **argv, GError **error)
           "Points run at once (default: the number of cores)", "N" },
         { "retry-errors", 0, 0, G_OPTION_ARG_NONE, &o.retry,
           "Run again the points stored with an error", NULL },
+        { "reclaim", 0, 0, G_OPTION_ARG_NONE, &o.reclaim,
+          "Run the points claimed by a sweep on another host too (it is known to be gone)",
+          NULL },
         { "list", 0, 0, G_OPTION_ARG_NONE, &o.list,
           "Print one command line per point not yet in DB (for GNU parallel, job arrays)",
           NULL },
@@ -214,7 +437,10 @@ run(int argc, char **argv, GError **error)
     if (!hs_cli_parse("sweep", "SPEC | --show DB",
                       "Run a design-space grid (a JSON spec of settings and axes, see README) "
                       "into an SQLite database, one row per point.  Points already in the "
-                      "database are skipped, so an interrupted sweep resumes.  Under "
+                      "database are skipped, so an interrupted sweep resumes; a row whose "
+                      "configuration (a file it names) or hetero-sim version changed since "
+                      "is stale and runs again.  Sweeps sharing a database split the "
+                      "points.  Under "
                       "'mpirun -n N' the points spread over the ranks.",
                       entries, &argc, &argv, &help, error)) {
         return FALSE;
@@ -242,7 +468,7 @@ run(int argc, char **argv, GError **error)
             return FALSE;
         }
         g_autoptr(sqlite3) sdb = hs_sweep_db_open_read(show, error);
-        return sdb && hs_sweep_db_show(sdb, where, columns, (int) f, o.all, error);
+        return sdb && hs_sweep_db_show(sdb, where, columns, (int) f, o.all, stdout, error);
     }
     if (format || where || columns || o.all || (set && o.merge)) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,

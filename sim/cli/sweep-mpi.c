@@ -104,7 +104,7 @@ hs_sweep_mpi_work(const HsSweepSpec *spec)
 gboolean
 hs_sweep_mpi_coordinate(HsSweepRun *r, int size, GError **error)
 {
-    guint total = r->todo->len, next = 0, done = 0;
+    guint total = r->todo->len, done = 0;
     int active = size - 1;
     double t0 = (double) g_get_monotonic_time() * 1e-6;
     gboolean ok = TRUE;
@@ -125,16 +125,26 @@ hs_sweep_mpi_coordinate(HsSweepRun *r, int size, GError **error)
                 g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_PARSE,
                             "sweep: rank %d sent a record that is not JSON", st.MPI_SOURCE);
                 ok = FALSE;
+            } else if (point < 0 || (guint) point >= r->spec->points->len) {
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_PARSE,
+                            "sweep: rank %d sent a record of point %d, not one it was given",
+                            st.MPI_SOURCE, point);
+                ok = FALSE;
             } else {
-                ok = hs_sweep_db_insert(r->db, rec, point, error);
+                ok = hs_sweep_run_store(r, rec, point, error);
             }
             done++;
             if (r->progress) {
                 hs_sweep_progress(done, total, t0, FALSE);
             }
         }
-        if (ok && next < total) {
-            int point = g_array_index(r->todo, int, next++);
+        /* rank 0 claims each point before handing it out, so two mpiruns
+         * (or a local sweep) on one database share the points */
+        int point = ok && r->db ? hs_sweep_run_next(r, error) : -1;
+        if (point == -2) {
+            ok = FALSE;
+        }
+        if (point >= 0) {
             MPI_Send(&point, 1, MPI_INT, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD);
         } else {
             int none = -1;

@@ -9,6 +9,8 @@
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "sim/util/mem.h"
+#include "sim/util/version-info.h"
+#include "hw/stack.h"
 
 #include <errno.h>
 #include <omp.h>
@@ -18,38 +20,96 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* `run --format json` with @args, as cmd-run.c prints it.  (transfer full) */
-static cJSON *
-run_json(GStrv args, GError **error)
-{
+/* A point resolved as `run` resolves its options. */
+typedef struct Resolved {
     HsRunOpts o;
-    g_autofree char *policy_name = NULL;
+    char *policy_name;
+    HsFormat format;
+    HwSoc *soc;
+    MdlSpec *spec;
+    SimWorkload w;
+    const SimPolicy *policy;
+} Resolved;
+
+static void
+resolved_clear(Resolved *r)
+{
+    g_free(r->policy_name);
+    g_clear_pointer(&r->soc, hw_soc_free);
+    g_clear_pointer(&r->spec, mdl_spec_free);
+    hs_run_opts_clear(&r->o);
+}
+
+/* @args resolved into @r (clear it in every case). */
+static gboolean
+resolve(GStrv args, Resolved *r, GError **error)
+{
     gboolean help = FALSE;
     GOptionEntry extra[] = {
-        { "policy", 'P', 0, G_OPTION_ARG_STRING, &policy_name, "policy", "POLICY" },
+        { "policy", 'P', 0, G_OPTION_ARG_STRING, &r->policy_name, "policy", "POLICY" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     int argc = (int) g_strv_length(args);
     g_autofree char **view = g_memdup2(args, sizeof(char *) * (argc + 1));
     char **argv = view;
-    gboolean ok = hs_run_opts_parse("run", "", extra, &o, &argc, &argv, &help, error);
-    HsFormat format;
-    g_autoptr(HwSoc) soc = NULL;
-    g_autoptr(MdlSpec) spec = NULL;
-    SimWorkload w;
-    const SimPolicy *policy = NULL;
-    SimRunReport r = { 0 };
-    cJSON *j = NULL;
-    ok = ok && hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error) &&
-         (policy = hs_run_opts_policy(&o, policy_name ? policy_name : "hetero-tensor",
-                                      error)) != NULL &&
-         sim_run(soc, spec, policy, &w, NULL, &r, NULL, NULL, error);
-    if (ok) {
-        j = hs_report_json(soc, &r);
-        cJSON_AddItemToObject(j, "config", hs_config_json(o.ovr, soc, spec, &w));
+    return hs_run_opts_parse("run", "", extra, &r->o, &argc, &argv, &help, error) &&
+           hs_run_opts_resolve(&r->o, HS_FORMATS_ALL, &r->format, &r->soc, &r->spec, &r->w,
+                               error) &&
+           (r->policy = hs_run_opts_policy(&r->o, r->policy_name ? r->policy_name
+                                                                 : "hetero-tensor",
+                                           error)) != NULL;
+}
+
+/* See hs_sweep_point_hash: the stack is the one sim_run picks (run.c:
+ * --stack, else the policy's own, else the default). */
+static char *
+resolved_hash(const Resolved *r, char **config_hash, GError **error)
+{
+    const char *name = r->w.stack ? r->w.stack
+                       : r->policy->stack ? r->policy->stack : SIM_DEFAULT_STACK;
+    const HwStack *stack = hw_soc_stack(r->soc, name, error);
+    if (stack == NULL) {
+        return NULL;
     }
-    sim_run_report_clear(&r);
-    hs_run_opts_clear(&o);
+    g_autofree char *config = hs_config_hash(r->soc, r->spec, &r->w);
+    g_autoptr(cJSON) o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "config", config);
+    cJSON_AddStringToObject(o, "policy", r->policy->name);
+    cJSON_AddItemToObject(o, "stack", hw_stack_to_json(stack));
+    g_autofree char *text = hs_json_print(o, FALSE);
+    if (config_hash) {
+        *config_hash = g_steal_pointer(&config);
+    }
+    return g_compute_checksum_for_string(G_CHECKSUM_SHA256, text, -1);
+}
+
+char *
+hs_sweep_point_hash(const HsSweepPoint *p, char **config_hash, GError **error)
+{
+    g_auto(GStrv) args = hs_sweep_point_argv(p);
+    Resolved r = { 0 };
+    char *hash = resolve(args, &r, error) ? resolved_hash(&r, config_hash, error) : NULL;
+    resolved_clear(&r);
+    return hash;
+}
+
+/* `run --format json` with @args, as cmd-run.c prints it, and *hash
+ * (hs_sweep_point_hash, NULL if the settings do not resolve).
+ * (transfer full) */
+static cJSON *
+run_json(GStrv args, char **hash, GError **error)
+{
+    Resolved r = { 0 };
+    SimRunReport rep = { 0 };
+    cJSON *j = NULL;
+    gboolean ok = resolve(args, &r, error) && (*hash = resolved_hash(&r, NULL, error)) != NULL &&
+                  sim_run(r.soc, r.spec, r.policy, &r.w, NULL, &rep, NULL, NULL, error);
+    if (ok) {
+        j = hs_report_json(r.soc, &rep);
+        cJSON_AddItemToObject(j, "config", hs_config_json(r.o.ovr, r.soc, r.spec, &r.w));
+    }
+    sim_run_report_clear(&rep);
+    resolved_clear(&r);
     return j;
 }
 
@@ -59,7 +119,8 @@ hs_sweep_point_run(const HsSweepPoint *p)
     g_auto(GStrv) args = hs_sweep_point_argv(p);
     g_autoptr(GError) error = NULL;
     gint64 t0 = g_get_monotonic_time();
-    cJSON *result = run_json(args, &error);
+    g_autofree char *hash = NULL;
+    cJSON *result = run_json(args, &hash, &error);
     double wall_s = (double) (g_get_monotonic_time() - t0) * 1e-6;
 
     cJSON *rec = cJSON_CreateObject();
@@ -77,7 +138,10 @@ hs_sweep_point_run(const HsSweepPoint *p)
     /* the engine's OpenMP threads: a worker's share of the cores (see
      * hs_sweep_threads_per_point), with wall_s a fact of the host */
     cJSON_AddNumberToObject(rec, "threads", omp_get_max_threads());
-    cJSON_AddStringToObject(rec, "version", HS_VERSION);
+    if (hash) {
+        cJSON_AddStringToObject(rec, "point_hash", hash);
+    }
+    cJSON_AddStringToObject(rec, "version", hs_version());
     if (result) {
         cJSON_AddItemToObject(rec, "result", result);
     }
@@ -161,6 +225,6 @@ hs_sweep_child_finish(const HsSweepPoint *p, int pid, const GString *out)
     cJSON_AddStringToObject(rec, "key", p->key);
     cJSON_AddStringToObject(rec, "status", "error");
     cJSON_AddStringToObject(rec, "error", why);
-    cJSON_AddStringToObject(rec, "version", HS_VERSION);
+    cJSON_AddStringToObject(rec, "version", hs_version());
     return rec;
 }

@@ -1,6 +1,9 @@
 /*
  * sweep-run.c - a sweep's points on this machine's cores: one forked
- * process per point, at most --jobs at once.  See sweep.h.
+ * process per point, at most --jobs at once, each claimed in the
+ * database before it starts (so two sweeps on one database, or MPI
+ * ranks, share the points instead of each running them all).  See
+ * sweep.h.
  */
 #include "sim/cli/sweep.h"
 #include "sim/util/error.h"
@@ -38,6 +41,71 @@ hs_sweep_progress(guint done, guint total, double t0_s, gboolean last)
     fflush(stderr);
 }
 
+int
+hs_sweep_run_next(HsSweepRun *r, GError **error)
+{
+    if (r->pol.me == NULL) {
+        g_autofree char *me = hs_sweep_claimant();
+        r->pol.me = g_intern_string(me);
+    }
+    int got = -1;
+    while (got == -1 && r->next < r->todo->len) {
+        int point = g_array_index(r->todo, int, r->next++);
+        const HsSweepPoint *p = r->spec->points->pdata[point];
+        HsSweepState found;
+        gboolean claimed = FALSE;
+        if (!hs_sweep_db_claim(r->db, p->key, point, r->hashes ? r->hashes[point] : NULL,
+                               &r->pol, &found, &claimed, error)) {
+            got = -2;
+            break;
+        }
+        switch (found) {
+        case HS_SWEEP_DONE:
+            r->done_meanwhile++;        /* another sweep stored it since we looked */
+            break;
+        case HS_SWEEP_CLAIMED:
+            r->claimed_by_others++;
+            break;
+        case HS_SWEEP_CLAIMED_ELSEWHERE:
+            r->claimed_elsewhere++;
+            break;
+        case HS_SWEEP_STALE_CONFIG:
+            r->stale_config++;
+            break;
+        case HS_SWEEP_STALE_VERSION:
+            r->stale_version++;
+            break;
+        case HS_SWEEP_CLAIMED_DEAD:
+            r->reclaimed++;
+            break;
+        default:
+            break;
+        }
+        if (claimed) {
+            r->run_now++;
+            got = point;
+        }
+    }
+    return got;
+}
+
+gboolean
+hs_sweep_run_store(HsSweepRun *r, cJSON *rec, int point, GError **error)
+{
+    const HsSweepPoint *p = r->spec->points->pdata[point];
+    if (rec == NULL) {
+        /* interrupted: not a result, so nothing of it is kept */
+        r->run_now--;
+        return hs_sweep_db_release(r->db, p->key, r->pol.me, error);
+    }
+    const char *hash = r->hashes ? r->hashes[point] : NULL;
+    if (hash && !cJSON_HasObjectItem(rec, "point_hash")) {
+        /* a point whose process died says nothing of its configuration */
+        cJSON_AddStringToObject(rec, "point_hash", hash);
+    }
+    return hs_sweep_db_insert(r->db, rec, point, error);
+}
+
 typedef struct Slot {
     int pid, fd, point;
     GString *out;
@@ -46,7 +114,7 @@ typedef struct Slot {
 gboolean
 hs_sweep_run_local(HsSweepRun *r, GError **error)
 {
-    guint total = r->todo->len, next = 0, done = 0, running = 0;
+    guint total = r->todo->len, next = r->next, done = 0, running = 0;
     int jobs = MAX(1, MIN(r->jobs, (int) MAX(total, 1)));
     int threads = hs_sweep_threads_per_point(jobs);
     g_autofree Slot *slot = g_new0(Slot, jobs);
@@ -54,17 +122,28 @@ hs_sweep_run_local(HsSweepRun *r, GError **error)
     double t0 = (double) g_get_monotonic_time() * 1e-6;
     gboolean ok = TRUE;
 
+    gboolean more = TRUE;
     for (int k = 0; k < jobs; k++) {
         slot[k].fd = -1;
     }
-    while (ok && (next < total || running > 0)) {
-        for (int k = 0; k < jobs && next < total; k++) {
+    while (ok && ((more && next < total) || running > 0)) {
+        for (int k = 0; k < jobs && more && next < total; k++) {
             if (slot[k].fd >= 0) {
                 continue;
             }
-            int point = g_array_index(r->todo, int, next++);
+            int point = hs_sweep_run_next(r, error);
+            next = r->next;
+            if (point == -2) {
+                ok = FALSE;
+                break;
+            }
+            if (point < 0) {
+                more = FALSE;           /* the rest is done or claimed */
+                break;
+            }
             if (!hs_sweep_child_start(r->spec->points->pdata[point], threads, (unsigned) jobs,
                                       &slot[k].pid, &slot[k].fd, error)) {
+                hs_sweep_run_store(r, NULL, point, NULL);
                 ok = FALSE;
                 break;
             }
@@ -74,6 +153,9 @@ hs_sweep_run_local(HsSweepRun *r, GError **error)
         }
         if (!ok) {
             break;
+        }
+        if (running == 0) {
+            continue;                   /* nothing left to claim or wait for */
         }
         for (int k = 0; k < jobs; k++) {
             pfd[k] = (struct pollfd) { .fd = slot[k].fd, .events = POLLIN };
@@ -108,10 +190,8 @@ hs_sweep_run_local(HsSweepRun *r, GError **error)
             g_autoptr(cJSON) rec = hs_sweep_child_finish(p, slot[k].pid, slot[k].out);
             g_string_free(slot[k].out, TRUE);
             slot[k].out = NULL;
-            if (rec) {
-                ok = hs_sweep_db_insert(r->db, rec, slot[k].point, error);
-                done++;
-            }
+            ok = hs_sweep_run_store(r, rec, slot[k].point, error);
+            done += rec != NULL;
             if (r->progress) {
                 hs_sweep_progress(done, total, t0, FALSE);
             }
@@ -124,6 +204,7 @@ hs_sweep_run_local(HsSweepRun *r, GError **error)
             cJSON_Delete(hs_sweep_child_finish(r->spec->points->pdata[slot[k].point],
                                                slot[k].pid, slot[k].out));
             g_string_free(slot[k].out, TRUE);
+            hs_sweep_run_store(r, NULL, slot[k].point, NULL);
         }
     }
     if (r->progress) {

@@ -15,7 +15,11 @@
  * varies slowest), then base + each explicit point.  A point is exactly
  * `hetero-sim run --format json` with its settings as options; its key is
  * the canonical JSON of its settings (names sorted), which is what a
- * database row is found by when a sweep resumes.
+ * database row is found by when a sweep resumes.  A row is kept only while
+ * its point_hash (the point's configuration resolved: SoC and model as
+ * loaded after --set, workload, policy, software stack) and version
+ * (hetero-sim's, from git) are the ones the point has now: an edited SoC
+ * file, or another build, makes the row stale and the point runs again.
  *
  * sweep-spec.c: the spec and its points.  sweep-db.c: the database.
  * sweep-run.c: running points (forked workers, MPI ranks).
@@ -26,6 +30,7 @@
 #include <glib.h>
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
+#include <stdio.h>
 
 typedef struct HsSweepPoint {
     cJSON *settings;             /* object, names sorted (owned) */
@@ -66,10 +71,22 @@ GStrv hs_sweep_point_argv(const HsSweepPoint *p);
 char *hs_sweep_column(const char *setting);
 
 /*
+ * The hash a point's row is kept by: lower-case hex SHA-256 of the compact
+ * JSON {"config": <the run's config.hash>, "policy": P, "stack": <the
+ * software stack the policy runs on, as loaded>} of its settings resolved
+ * now (the files they name read again); *@config_hash (may be NULL) the
+ * run's config.hash.  NULL, with @error, when they do not resolve (the
+ * point fails before it runs).  (transfer full)
+ */
+char *hs_sweep_point_hash(const HsSweepPoint *p, char **config_hash, GError **error);
+
+/*
  * Run one point here and now: its record, the object a worker hands back
  *   {"key": K, "status": "ok"|"error", "error": E, "wall_s": W,
- *    "version": V, "result": <run --format json, minus sim.wall_s>}
- * (transfer full).  Never fails: an error is recorded in it.
+ *    "point_hash": H, "version": V,
+ *    "result": <run --format json, minus sim.wall_s>}
+ * (transfer full).  Never fails: an error is recorded in it.  point_hash
+ * is absent when the settings do not resolve.
  */
 cJSON *hs_sweep_point_run(const HsSweepPoint *p);
 
@@ -88,15 +105,77 @@ cJSON *hs_sweep_child_finish(const HsSweepPoint *p, int pid, const GString *out)
 
 /* --- database (sweep-db.c) --- */
 
+/* PRAGMA application_id of a sweep database ("HSSW") and user_version,
+ * its schema: 2 added point_hash, runs, claimed_by, claimed_at (a
+ * database of schema 0 or 1 gets them when a sweep opens it). */
+#define HS_SWEEP_APP_ID 0x48535357
+#define HS_SWEEP_SCHEMA 2
+
 /* Open or create @path (WAL journal), with a column per name in @names
- * (may be NULL).  Errors: HS_CONFIG_ERROR "@path: ...". */
+ * (may be NULL); checked first (hs_sweep_db_check).  Errors:
+ * HS_CONFIG_ERROR "@path: ...". */
 sqlite3 *hs_sweep_db_open(const char *path, GPtrArray *names, GError **error);
-/* Open an existing database to read (show, plot): never creates or
- * changes a file.  Errors: HS_CONFIG_ERROR "@path: ...". */
+/* Open an existing database to read (show, plot, list): never creates or
+ * changes a file; checked.  Errors: HS_CONFIG_ERROR "@path: ...". */
 sqlite3 *hs_sweep_db_open_read(const char *path, GError **error);
-/* Keys already in the database (ok or error; errors too unless @retry). */
-GHashTable *hs_sweep_db_done(sqlite3 *db, gboolean retry_errors, GError **error);
-/* Store a record (one transaction); @point is its index in the spec or -1. */
+/* Is @db a sweep database to trust: PRAGMA quick_check passes, its
+ * application_id and schema version are a sweep's, its tables have the
+ * columns a sweep reads, every row's key is a JSON object and its status
+ * ok, error or claimed.  @create: an empty database is accepted (to be
+ * made one).  One-line errors "FILE: corrupt database, refused (...)". */
+gboolean hs_sweep_db_check(sqlite3 *db, gboolean create, GError **error);
+
+/* What a resumed sweep needs of a row. */
+typedef struct HsSweepRow {
+    char *status;                /* ok, error, claimed */
+    char *point_hash, *version;  /* NULL if not recorded */
+    char *claimed_by;            /* host:pid:start of the claim's process */
+} HsSweepRow;
+/* Every row by key (HsSweepRow *).  (transfer full) */
+GHashTable *hs_sweep_db_rows(sqlite3 *db, GError **error);
+
+/* The process a claim names: "host:pid:start" (start: ticks since boot,
+ * /proc/PID/stat, so a recycled pid is not mistaken for it). */
+char *hs_sweep_claimant(void);
+typedef enum {
+    HS_SWEEP_CLAIM_LIVE,         /* a running process of this host */
+    HS_SWEEP_CLAIM_DEAD,         /* this host's, no longer running */
+    HS_SWEEP_CLAIM_ELSEWHERE,    /* another host's: cannot tell */
+} HsSweepClaim;
+HsSweepClaim hs_sweep_claim_state(const char *claimed_by);
+
+typedef struct HsSweepPolicy {
+    const char *me;              /* hs_sweep_claimant() */
+    gboolean retry_errors;       /* --retry-errors */
+    gboolean reclaim;            /* --reclaim: another host's claims are dead */
+} HsSweepPolicy;
+
+/* A point's row against what the point is now. */
+typedef enum {
+    HS_SWEEP_NEW,                /* no row: run */
+    HS_SWEEP_DONE,               /* fresh ok (or error, without --retry-errors) */
+    HS_SWEEP_RETRY,              /* fresh error, --retry-errors: run */
+    HS_SWEEP_STALE_CONFIG,       /* point_hash differs: run */
+    HS_SWEEP_STALE_VERSION,      /* made by another version: run */
+    HS_SWEEP_CLAIMED,            /* a live sweep runs it: leave it */
+    HS_SWEEP_CLAIMED_DEAD,       /* its sweep died: run */
+    HS_SWEEP_CLAIMED_ELSEWHERE,  /* another host's claim: leave it (--reclaim: run) */
+} HsSweepState;
+/* @row may be NULL; @hash_now: hs_sweep_point_hash(), may be NULL. */
+HsSweepState hs_sweep_row_state(const HsSweepRow *row, const char *hash_now,
+                                const HsSweepPolicy *pol);
+gboolean hs_sweep_state_runs(HsSweepState s);
+
+/* Claim point @key in one BEGIN IMMEDIATE transaction: its row read again
+ * (*found), and if it is to run (hs_sweep_state_runs), stored as
+ * status 'claimed' by pol->me (*claimed TRUE). */
+gboolean hs_sweep_db_claim(sqlite3 *db, const char *key, int point, const char *hash_now,
+                           const HsSweepPolicy *pol, HsSweepState *found, gboolean *claimed,
+                           GError **error);
+/* Drop @me's claim of @key (a point interrupted: the next sweep runs it). */
+gboolean hs_sweep_db_release(sqlite3 *db, const char *key, const char *me, GError **error);
+/* Store a record (one transaction), runs + 1; @point is its index in the
+ * spec or -1. */
 gboolean hs_sweep_db_insert(sqlite3 *db, const cJSON *record, int point, GError **error);
 
 /* The metric columns are the report's measurement fields
@@ -109,7 +188,7 @@ gboolean hs_sweep_db_insert(sqlite3 *db, const cJSON *record, int point, GError 
  * for point, settings, status, headline metrics, error; @all adds the
  * rest). */
 gboolean hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format,
-                          gboolean all, GError **error);
+                          gboolean all, FILE *out, GError **error);
 
 /* A setting column's human label, with its unit ("npu.sram_kib (KiB)"). */
 char *hs_sweep_label(const char *column);
@@ -119,13 +198,29 @@ char *hs_sweep_label(const char *column);
 typedef struct HsSweepRun {
     const HsSweepSpec *spec;
     sqlite3 *db;
-    GArray *todo;                /* of int: point indices to run */
+    GArray *todo;                /* of int: point indices to run, if claimed */
     int jobs;
     gboolean progress;
+    /* (zero: no hashes, claims as hs_sweep_claimant(), no retries) */
+    char **hashes;               /* per point: hs_sweep_point_hash(), or NULL */
+    HsSweepPolicy pol;
+    guint next;                  /* first of todo not yet tried */
+    /* what the claims found, for the summary */
+    guint run_now, done_meanwhile, claimed_by_others, claimed_elsewhere, stale_config,
+        stale_version, reclaimed;
 } HsSweepRun;
 
-/* Run r->todo on r->jobs forked workers, storing each record as it
- * arrives; a progress line on stderr if r->progress. */
+/* The next point of r->todo this process claims (hs_sweep_db_claim), or
+ * -1 when none is left; -2 on a database error. */
+int hs_sweep_run_next(HsSweepRun *r, GError **error);
+/* Store @rec of point @point (runs + 1), its point_hash filled in from
+ * r->hashes if the worker could not say; NULL @rec (interrupted): the
+ * claim released. */
+gboolean hs_sweep_run_store(HsSweepRun *r, cJSON *rec, int point, GError **error);
+
+/* Run r->todo on r->jobs forked workers, each point claimed first,
+ * storing each record as it arrives; a progress line on stderr if
+ * r->progress. */
 gboolean hs_sweep_run_local(HsSweepRun *r, GError **error);
 
 /* OpenMP threads for each of @workers concurrent points on this host. */

@@ -457,7 +457,8 @@ test_plot(void)
     assert_one_error_line(nf, "none.db: cannot open (no such file)");
     g_autoptr(Run) ns = hs_in(dir, "sweep", "--show", spec, NULL);
     g_assert_cmpint(ns->status, ==, 1);
-    g_assert_true(g_str_has_suffix(ns->err, "spec.json: not a sweep database (no points table)\n"));
+    g_assert_true(g_str_has_suffix(ns->err, "spec.json: not an SQLite database (file is not a "
+                                            "database)\n"));
     g_autoptr(Run) n = hs_in(dir, "plot", "a.db", "--x", "policy", NULL);
     assert_one_error_line(n, "--x: expected a numeric setting (policy holds text); plot names "
                              "as --series");
@@ -705,7 +706,7 @@ test_sweep_resume(void)
     g_autofree char *dcut = g_build_filename(dir, "cut.db", NULL);
 
     /* kill at growing delays until the kill lands mid-way */
-    int stored = 0;
+    int stored = 0, claimed = 0;
     for (int delay_ms = 150; delay_ms < 20000 && (stored == 0 || stored == 48);
          delay_ms *= 2) {
         g_unlink(dcut);
@@ -723,22 +724,35 @@ test_sweep_resume(void)
         if (!g_file_test(dcut, G_FILE_TEST_EXISTS)) {
             continue;
         }
-        g_autoptr(Run) c = hs("sweep", "--show", dcut, "--format", "csv", NULL);
+        g_autoptr(Run) c = hs("sweep", "--show", dcut, "--format", "csv", "--where",
+                              "status != 'claimed'", NULL);
         if (c->status != 0) {
-            /* killed before the schema was committed: an empty file */
-            g_assert_true(g_str_has_suffix(c->err, "not a sweep database (no points table)\n"));
+            /* killed before the schema was committed: an empty file, or
+             * one whose first transaction a resume rolls back */
+            g_test_message("%s", c->err);
+            g_assert_true(g_str_has_suffix(c->err, "not a sweep database (no points table)\n") ||
+                          g_str_has_suffix(c->err, "-journal): run the sweep on it again to "
+                                                   "roll it back\n"));
             stored = 0;
             continue;
         }
         stored = count_lines(c->out) - 1;               /* readable after kill -9 */
-        g_test_message("killed after %d ms: %d points stored", delay_ms, stored);
+        /* the point it was running stays claimed by the dead process */
+        g_autoptr(Run) cl = hs("sweep", "--show", dcut, "--format", "csv", "--where",
+                               "status = 'claimed'", NULL);
+        claimed = count_lines(cl->out) - 1;
+        g_assert_cmpint(claimed, <=, 1);
+        g_test_message("killed after %d ms: %d points stored, %d claimed", delay_ms, stored,
+                       claimed);
     }
     g_assert_cmpint(stored, >, 0);
     g_assert_cmpint(stored, <, 48);
     g_autoptr(Run) resume = hs_in(dir, "sweep", spec, "--db", "cut.db", "--jobs", "2", NULL);
     g_assert_cmpint(resume->status, ==, 0);
-    g_autofree char *want = g_strdup_printf("cut.db: 48 points, %d run now, %d already there; "
-                                            "0 failed in all\n", 48 - stored, stored);
+    g_autofree char *want = g_strdup_printf("cut.db: 48 points, %d run now, %d already there%s; "
+                                            "0 failed in all\n", 48 - stored, stored,
+                                            claimed ? "; 1 claimed by a sweep that died: re-run"
+                                                    : "");
     g_assert_cmpstr(resume->out, ==, want);
     g_autofree char *rf = rows_of(dfull), *rc = rows_of(dcut);
     g_assert_cmpstr(rf, ==, rc);
@@ -816,6 +830,359 @@ test_sweep_mpi(void)
     rm_rf(dir);
 }
 
+
+/* @sql on the database @path (the test's own connection). */
+static void
+db_exec(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    g_assert_cmpint(sqlite3_open(path, &db), ==, SQLITE_OK);
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        g_test_message("%s: %s", sql, msg);
+    }
+    g_assert_cmpint(rc, ==, SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* SELECT of one integer from @path. */
+static long long
+db_int(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    g_assert_cmpint(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_prepare_v2(db, sql, -1, &st, NULL), ==, SQLITE_OK);
+    g_assert_cmpint(sqlite3_step(st), ==, SQLITE_ROW);
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static char *
+file_sha(const char *path)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(path, &text, &len, NULL));
+    return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) text, len);
+}
+
+/* Every command that opens @db (show, plot, resume, list, merge) refuses
+ * it in one line naming it, exit 1, and leaves the file as it was. */
+static void
+assert_refused(const char *dir, const char *spec, const char *db, const char *why)
+{
+    g_autofree char *path = g_build_filename(dir, db, NULL);
+    g_autofree char *before = file_sha(path);
+    g_autofree char *want = g_strdup_printf("hetero-sim: %s: %s", path, why);
+    g_autofree char *recs = g_build_filename(dir, "empty.jsonl", NULL);
+    g_assert_true(g_file_set_contents(recs, "", -1, NULL));
+    g_autoptr(Run) a = hs_in(dir, "sweep", "--show", db, NULL);
+    g_autoptr(Run) b = hs_in(dir, "sweep", spec, "--db", db, NULL);
+    g_autoptr(Run) c = hs_in(dir, "plot", db, "--x", "prompt", NULL);
+    g_autoptr(Run) d = hs_in(dir, "sweep", spec, "--db", db, "--list", NULL);
+    g_autoptr(Run) e = hs_in(dir, "sweep", spec, "--db", db, "--merge", recs, NULL);
+    const Run *runs[] = { a, b, c, d, e };
+    for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
+        g_test_message("%s: command %zu: %s", db, i, runs[i]->err);
+        g_assert_cmpint(runs[i]->status, ==, 1);
+        g_assert_cmpstr(runs[i]->out, ==, "");
+        g_assert_true(g_str_has_prefix(runs[i]->err, want));
+        g_assert_cmpint(count_lines(runs[i]->err), ==, 1);
+    }
+    g_autofree char *after = file_sha(path);
+    g_assert_cmpstr(before, ==, after);
+}
+
+/* A damaged, foreign or newer database is refused, never shown as empty
+ * settings nor resumed as "already there". */
+static void
+test_sweep_corrupt(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_assert_cmpint(db_int(da, "PRAGMA application_id"), ==, 0x48535357);
+    g_assert_cmpint(db_int(da, "PRAGMA user_version"), ==, 2);
+    g_assert_cmpint(db_int(da, "PRAGMA page_count"), >, 4);
+
+    /* pages 3 to 5 zeroed, as a disk or a copy may do */
+    g_autofree char *cmd = g_strdup_printf("cd '%s' && cp a.db zero.db && dd if=/dev/zero "
+                                           "of=zero.db bs=4096 seek=2 count=3 conv=notrunc "
+                                           "2>/dev/null", dir);
+    g_assert_cmpint(system(cmd), ==, 0);
+    assert_refused(dir, spec, "zero.db", "corrupt database, refused (quick_check: ");
+    /* the whole file zeroed past its header page */
+    g_free(cmd);
+    cmd = g_strdup_printf("cd '%s' && cp a.db zero2.db && dd if=/dev/zero of=zero2.db bs=4096 "
+                          "seek=1 count=100 conv=notrunc 2>/dev/null", dir);
+    g_assert_cmpint(system(cmd), ==, 0);
+    assert_refused(dir, spec, "zero2.db", "corrupt database, refused");
+
+    /* not SQLite at all: a JSON file, random bytes */
+    g_autofree char *txt = g_build_filename(dir, "text.db", NULL);
+    g_assert_true(g_file_set_contents(txt, "{\"not\": \"a database\"}\n", -1, NULL));
+    assert_refused(dir, spec, "text.db", "not an SQLite database (file is not a database)");
+    g_autofree char *rnd = g_build_filename(dir, "random.db", NULL);
+    g_autofree char *bytes = g_malloc(8192);
+    for (int i = 0; i < 8192; i++) {
+        bytes[i] = (char) (g_test_rand_int() & 0xff);
+    }
+    g_assert_true(g_file_set_contents(rnd, bytes, 8192, NULL));
+    assert_refused(dir, spec, "random.db", "not an SQLite database");
+
+    /* another program's database: not written into */
+    g_autofree char *other = g_build_filename(dir, "other.db", NULL);
+    db_exec(other, "CREATE TABLE notes (x)");
+    assert_refused(dir, spec, "other.db", "not a sweep database (no points table)");
+    g_autofree char *app = g_build_filename(dir, "app.db", NULL);
+    db_exec(app, "PRAGMA application_id = 1234; CREATE TABLE points (key, status)");
+    assert_refused(dir, spec, "app.db", "not a sweep database (application_id 0x000004d2, a "
+                                        "sweep's is 0x48535357)");
+    /* a newer schema, a row this build cannot read */
+    g_autofree char *cmd2 = g_strdup_printf("cd '%s' && cp a.db newer.db && cp a.db row.db",
+                                            dir);
+    g_assert_cmpint(system(cmd2), ==, 0);
+    g_autofree char *newer = g_build_filename(dir, "newer.db", NULL);
+    db_exec(newer, "PRAGMA user_version = 3");
+    assert_refused(dir, spec, "newer.db", "made by a newer hetero-sim (schema version 3; this "
+                                          "one knows up to 2)");
+    g_autofree char *row = g_build_filename(dir, "row.db", NULL);
+    db_exec(row, "UPDATE points SET status = 'done' WHERE point = 3");
+    assert_refused(dir, spec, "row.db", "row with key {\"decode\":2,");
+
+    /* a database made before the checks (no application_id, schema 0,
+     * no claim columns) is still read, and upgraded when resumed */
+    g_autofree char *cmd3 = g_strdup_printf("cd '%s' && cp a.db old.db", dir);
+    g_assert_cmpint(system(cmd3), ==, 0);
+    g_autofree char *old = g_build_filename(dir, "old.db", NULL);
+    db_exec(old, "PRAGMA application_id = 0; PRAGMA user_version = 0; "
+                 "ALTER TABLE points DROP COLUMN claimed_by; "
+                 "ALTER TABLE points DROP COLUMN runs");
+    g_autoptr(Run) os = hs_in(dir, "sweep", "--show", "old.db", NULL);
+    g_assert_cmpint(os->status, ==, 0);
+    g_autoptr(Run) orun = hs_in(dir, "sweep", spec, "--db", "old.db", NULL);
+    g_assert_cmpstr(orun->out, ==, "old.db: 13 points, 0 run now, 13 already there; 4 failed "
+                                   "in all\n");
+    g_assert_cmpint(db_int(old, "PRAGMA application_id"), ==, 0x48535357);
+    g_assert_cmpint(db_int(old, "SELECT count(*) FROM pragma_table_info('points') "
+                                "WHERE name IN ('runs', 'claimed_by')"), ==, 2);
+    rm_rf(dir);
+}
+
+/* Two sweeps started at once on one spec and database compute each point
+ * once in all; a dead sweep's claim is taken over, another host's only
+ * with --reclaim. */
+static void
+test_sweep_concurrent(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    GPid pid[2];
+    int out[2];
+    for (int k = 0; k < 2; k++) {
+        const char *argv[] = { g_getenv("HS_BIN"), "sweep", spec, "--db", "c.db", "--jobs", "1",
+                               NULL };
+        g_autoptr(GError) error = NULL;
+        g_assert_true(g_spawn_async_with_pipes(dir, (char **) argv, NULL,
+                                               G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid[k],
+                                               NULL, &out[k], NULL, &error));
+    }
+    int run_now = 0;
+    for (int k = 0; k < 2; k++) {
+        g_autoptr(GIOChannel) ch = g_io_channel_unix_new(out[k]);
+        g_io_channel_set_close_on_unref(ch, TRUE);
+        g_autofree char *text = NULL;
+        g_assert_cmpint(g_io_channel_read_to_end(ch, &text, NULL, NULL), ==, G_IO_STATUS_NORMAL);
+        int status = 0;
+        waitpid(pid[k], &status, 0);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        g_test_message("sweep %d: %s", k, text);
+        int n = -1;
+        g_assert_cmpint(sscanf(text, "c.db: 13 points, %d run now", &n), ==, 1);
+        run_now += n;
+    }
+    g_assert_cmpint(run_now, ==, 13);
+    g_autofree char *dc = g_build_filename(dir, "c.db", NULL);
+    g_assert_cmpint(db_int(dc, "SELECT count(*) FROM points"), ==, 13);
+    g_assert_cmpint(db_int(dc, "SELECT count(*) FROM points WHERE runs = 1 AND "
+                               "status IN ('ok', 'error')"), ==, 13);
+    /* the rows are a lone sweep's */
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_autofree char *ra = rows_of(da), *rc = rows_of(dc);
+    g_assert_cmpstr(ra, ==, rc);
+
+    /* a claim of a process of this host that is gone: run again */
+    g_autofree char *dead = g_strdup_printf("UPDATE points SET status = 'claimed', claimed_by = "
+                                            "'%s:999999999:1', result = NULL WHERE point = 0",
+                                            g_get_host_name());
+    db_exec(dc, dead);
+    g_autoptr(Run) r1 = hs_in(dir, "sweep", spec, "--db", "c.db", NULL);
+    g_assert_cmpstr(r1->out, ==, "c.db: 13 points, 1 run now, 12 already there; 1 claimed by "
+                                 "a sweep that died: re-run; 4 failed in all\n");
+    /* a live claim (this test's own process) is left to it */
+    g_autofree char *me = g_strdup_printf("UPDATE points SET status = 'claimed', claimed_by = "
+                                          "'%s:%d:0' WHERE point = 1", g_get_host_name(),
+                                          (int) getpid());
+    db_exec(dc, me);
+    g_autoptr(Run) r2 = hs_in(dir, "sweep", spec, "--db", "c.db", NULL);
+    g_assert_cmpstr(r2->out, ==, "c.db: 13 points, 0 run now, 12 already there, 1 left to "
+                                 "another sweep running them; 4 failed in all\n");
+    /* another host's: cannot tell, left unless --reclaim */
+    db_exec(dc, "UPDATE points SET claimed_by = 'elsewhere.example:42:7' WHERE point = 1");
+    g_autoptr(Run) r3 = hs_in(dir, "sweep", spec, "--db", "c.db", NULL);
+    g_assert_cmpstr(r3->out, ==, "c.db: 13 points, 0 run now, 12 already there, 1 claimed by a "
+                                 "sweep on another host (--reclaim runs them); 4 failed in all\n");
+    g_autoptr(Run) r4 = hs_in(dir, "sweep", spec, "--db", "c.db", "--reclaim", NULL);
+    g_assert_cmpstr(r4->out, ==, "c.db: 13 points, 1 run now, 12 already there; 1 claimed by "
+                                 "a sweep that died: re-run; 4 failed in all\n");
+    g_assert_cmpint(db_int(dc, "SELECT sum(runs) FROM points"), ==, 15);
+    rm_rf(dir);
+}
+
+/* A result is kept only while its configuration is the point's: a SoC
+ * file edited between two sweeps re-runs exactly its rows. */
+static void
+test_sweep_stale(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    g_autofree char *tiny = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs", "tiny.json",
+                                             NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(tiny, &text, NULL, NULL));
+    g_autofree char *soc = g_build_filename(dir, "npu2x.json", NULL);
+    g_assert_true(g_file_set_contents(soc, text, -1, NULL));
+    g_autofree char *spec = g_build_filename(dir, "spec.json", NULL);
+    g_assert_true(g_file_set_contents(spec,
+        "{\"base\": {\"model\": \"tiny\", \"functional\": \"off\", \"decode\": 2},\n"
+        " \"axes\": {\"soc\": [\"tiny\", \"npu2x.json\"], \"prompt\": [16, 32]}}\n", -1, NULL));
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "s.db", NULL);
+    g_assert_cmpstr(a->out, ==, "s.db: 4 points, 4 run now, 0 already there; 0 failed in all\n");
+    g_autofree char *ds = g_build_filename(dir, "s.db", NULL);
+    g_autofree char *hash_before = NULL;
+    {
+        g_autoptr(Run) h = hs("sweep", "--show", ds, "--where", "soc = 'npu2x.json' AND "
+                              "prompt = 16", "--columns", "config_hash", "--format", "csv", NULL);
+        hash_before = g_strdup(strchr(h->out, '\n') + 1);
+    }
+
+    /* the NPU's stationary TCM 64 -> 128 KiB in the file the spec names */
+    const char *from = "\"stationary_kib\": {\"value\": 64,";
+    g_assert_nonnull(strstr(text, from));
+    g_auto(GStrv) parts = g_strsplit(text, from, 2);
+    g_autofree char *edited = g_strjoin("\"stationary_kib\": {\"value\": 128,", parts[0],
+                                        parts[1], NULL);
+    g_assert_true(g_file_set_contents(soc, edited, -1, NULL));
+    g_autoptr(Run) b = hs_in(dir, "sweep", spec, "--db", "s.db", NULL);
+    g_assert_cmpint(b->status, ==, 0);
+    g_assert_cmpstr(b->out, ==, "s.db: 4 points, 2 run now, 2 already there; 2 stale (config "
+                                "changed): re-run; 0 failed in all\n");
+    /* exactly the edited SoC's rows ran again, with the new configuration */
+    g_assert_cmpint(db_int(ds, "SELECT count(*) FROM points WHERE runs = 2 AND "
+                               "soc = 'npu2x.json'"), ==, 2);
+    g_assert_cmpint(db_int(ds, "SELECT count(*) FROM points WHERE runs = 1 AND soc = 'tiny'"),
+                    ==, 2);
+    g_autoptr(Run) h = hs("sweep", "--show", ds, "--where", "soc = 'npu2x.json' AND "
+                          "prompt = 16", "--columns", "config_hash", "--format", "csv", NULL);
+    g_assert_cmpstr(strchr(h->out, '\n') + 1, !=, hash_before);
+    g_autoptr(Run) c = hs_in(dir, "sweep", spec, "--db", "s.db", NULL);
+    g_assert_cmpstr(c->out, ==, "s.db: 4 points, 0 run now, 4 already there; 0 failed in all\n");
+    /* the file back as it was: those rows are stale again, and listed */
+    g_assert_true(g_file_set_contents(soc, text, -1, NULL));
+    g_autoptr(Run) l = hs_in(dir, "sweep", spec, "--db", "s.db", "--list", NULL);
+    g_assert_cmpint(count_lines(l->out), ==, 2);
+    /* rows made by another build of hetero-sim are stale too */
+    db_exec(ds, "UPDATE points SET version = '0.0.1+gdeadbeef' WHERE soc = 'tiny'");
+    g_autoptr(Run) v = hs_in(dir, "sweep", spec, "--db", "s.db", NULL);
+    g_assert_cmpstr(v->out, ==, "s.db: 4 points, 4 run now, 0 already there; 2 stale (config "
+                                "changed), 2 stale (made by another version): re-run; 0 failed "
+                                "in all\n");
+    rm_rf(dir);
+}
+
+/* --merge checks each record against its point and the report's schema:
+ * a bad one is refused with file, line, point and what is wrong, and
+ * nothing of the file is stored. */
+static void
+test_sweep_merge_checked(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    /* points 0 and 1: gpu-only, SRAM 64, prompts 16 and 32 */
+    g_autoptr(Run) p0 = hs_in(dir, "sweep", spec, "--point", "0", NULL);
+    g_autoptr(Run) p1 = hs_in(dir, "sweep", spec, "--point", "1", NULL);
+    g_autoptr(Run) p4 = hs_in(dir, "sweep", spec, "--point", "4", NULL);   /* SRAM 0: error */
+    g_autoptr(cJSON) r0 = parse(p0->out), r1 = parse(p1->out), r4 = parse(p4->out);
+    g_assert_cmpstr(at(r4, "status")->valuestring, ==, "error");
+    static const struct {
+        const char *what, *msg;
+    } cases[] = {
+        { "no-result", "$.result: expected the run's result object with status ok (got none)" },
+        { "other-result", "$.result.config.hash: expected the point's, " },
+        { "other-policy",
+          "$.result.policy: expected the point's, \"gpu-only\" (got \"npu-only\")" },
+        { "bad-metric", "$.result.prefill.time_ms: expected a number (got \"fast\")" },
+        { "no-metric", "$.result.prefill.time_ms: expected a number (got none)" },
+        { "status", "$.status: expected \"ok\" or \"error\" (got \"done\")" },
+        { "version", "$.version: expected this hetero-sim's, " },
+        { "hash", "$.point_hash: expected the hash of the point's configuration now, " },
+        { "error-with-result", "$.result: expected none with status error (the record says both)" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(cJSON) rec = cJSON_Duplicate(r0, TRUE);
+        const char *w = cases[i].what;
+        cJSON *result = cJSON_GetObjectItemCaseSensitive(rec, "result");
+        if (strcmp(w, "no-result") == 0) {
+            cJSON_DeleteItemFromObject(rec, "result");
+        } else if (strcmp(w, "other-result") == 0) {
+            cJSON_ReplaceItemInObject(rec, "result",
+                                      cJSON_Duplicate(at(r1, "result"), TRUE));
+        } else if (strcmp(w, "other-policy") == 0) {
+            cJSON_ReplaceItemInObject(result, "policy", cJSON_CreateString("npu-only"));
+        } else if (strcmp(w, "bad-metric") == 0) {
+            cJSON_ReplaceItemInObject(cJSON_GetObjectItem(result, "prefill"), "time_ms",
+                                      cJSON_CreateString("fast"));
+        } else if (strcmp(w, "no-metric") == 0) {
+            cJSON_DeleteItemFromObject(cJSON_GetObjectItem(result, "prefill"), "time_ms");
+        } else if (strcmp(w, "status") == 0) {
+            cJSON_ReplaceItemInObject(rec, "status", cJSON_CreateString("done"));
+        } else if (strcmp(w, "version") == 0) {
+            cJSON_ReplaceItemInObject(rec, "version", cJSON_CreateString("0.0.1+gdeadbeef"));
+        } else if (strcmp(w, "hash") == 0) {
+            cJSON_ReplaceItemInObject(rec, "point_hash",
+                                      cJSON_Duplicate(at(r1, "point_hash"), TRUE));
+        } else {
+            cJSON_Delete(rec);
+            rec = cJSON_Duplicate(r4, TRUE);
+            cJSON_AddItemToObject(rec, "result", cJSON_Duplicate(at(r0, "result"), TRUE));
+        }
+        g_autofree char *line = cJSON_PrintUnformatted(rec);
+        g_autofree char *good = cJSON_PrintUnformatted(r1);
+        /* a good record first: not stored either */
+        g_autofree char *text = g_strdup_printf("%s\n%s\n", good, line);
+        g_autofree char *recs = g_build_filename(dir, "records.jsonl", NULL);
+        g_assert_true(g_file_set_contents(recs, text, -1, NULL));
+        g_autoptr(Run) m = hs_in(dir, "sweep", spec, "--db", "m.db", "--merge", recs, NULL);
+        g_test_message("%s: %s", w, m->err);
+        g_assert_cmpint(m->status, ==, 1);
+        int point = strcmp(w, "error-with-result") == 0 ? 4 : 0;
+        const cJSON *key = at(rec, "key");
+        g_autofree char *want = g_strdup_printf("hetero-sim: %s:2: record of point %d %s: %s",
+                                                recs, point, key->valuestring, cases[i].msg);
+        g_assert_true(g_str_has_prefix(m->err, want));
+        g_assert_cmpint(count_lines(m->err), ==, 1);
+        g_autofree char *dm = g_build_filename(dir, "m.db", NULL);
+        g_assert_false(g_file_test(dm, G_FILE_TEST_EXISTS));
+    }
+    rm_rf(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -831,5 +1198,9 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/plot", test_plot);
     g_test_add_func("/sweep/report-fields", test_report_fields);
     g_test_add_func("/sweep/kill-resume", test_sweep_resume);
+    g_test_add_func("/sweep/corrupt", test_sweep_corrupt);
+    g_test_add_func("/sweep/concurrent", test_sweep_concurrent);
+    g_test_add_func("/sweep/stale", test_sweep_stale);
+    g_test_add_func("/sweep/merge-checked", test_sweep_merge_checked);
     return g_test_run();
 }
