@@ -10,6 +10,7 @@
 #include "sim/cli/cli.h"
 #include "sim/util/nearest.h"
 #include "sim/util/error.h"
+#include "sim/util/version-info.h"
 #include "sim/util/escape.h"
 
 #include <stdint.h>
@@ -190,7 +191,7 @@ main(int argc, char **argv)
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-        printf("hetero-sim %s\n", HS_VERSION);
+        printf("hetero-sim %s\n", hs_version());
         return 0;
     }
     if (argc < 2) {
