@@ -284,9 +284,12 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
      * depth-blocked schedule loads every tile once per block of rows. */
     const uint64_t rounds = (sc.tiles + npu->arrays - 1) / npu->arrays;
     /* in doubles: a slow datapath or a huge shape must not wrap a count */
+    /* (no 0 x inf: a vanishing rate must give an infinite time, not NaN) */
     double full_blocks = (double) (sc.row_blocks - 1);
-    double stream = full_blocks * ceil((double) sc.rows_per_block / macs) +
-                    ceil(((double) op->m - full_blocks * (double) sc.rows_per_block) / macs);
+    double stream = ceil(((double) op->m - full_blocks * (double) sc.rows_per_block) / macs);
+    if (sc.row_blocks > 1) {
+        stream += full_blocks * ceil((double) sc.rows_per_block / macs);
+    }
     double compute_cycles = (double) rounds *
                             ((double) sc.row_blocks *
                              ((double) npu->tile_rows + (double) npu->fill_drain_cycles) + stream);
@@ -326,9 +329,11 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
                                  : "array time (freq_mhz, fp16_macs_per_pe_cycle, the "
                                    "stack's npu.matmul_efficiency)"
                                : busy_ps == hvx_ps
-                               ? "vector-unit time (relayout_gbps, deep_rows, the stack's npu.dequant "
-                                 "rate of this weight format)"
-                               : "DMA time (dma_gbps, deep_rows)") +
+                               ? sc.deep ? "vector-unit time (relayout_gbps, deep_rows, the "
+                                           "stack's npu.dequant rate of this weight format)"
+                                 : "vector-unit time (relayout_gbps, the stack's npu.dequant "
+                                   "rate of this weight format)"
+                               : sc.deep ? "DMA time (dma_gbps, deep_rows)" : "DMA time (dma_gbps)") +
                     hw_cost_ps(c, hw_npu_group_partial_ps(sn, op),
                                "per-group partial sums (the stack's npu.group_partial_gbps)");
 }
