@@ -17,8 +17,9 @@
  * so a matmul takes the longest of the three, the HVX's share being the
  * re-layout plus any dequantisation of the streamed operand.  From this:
  *
- *  - stage performance: k and n are padded to whole tiles, so latency is
- *    flat inside a tile and steps at tile boundaries;
+ *  - stage performance: every dimension the tiles cut is padded to whole
+ *    tiles (the array's count, the re-layout and the DMA's bytes alike),
+ *    so latency is flat inside a tile and steps at tile boundaries;
  *  - order sensitivity: with a big weight on the right and few rows
  *    streamed ([K,4096] x [4096,14336], small K) the HVX re-lays 57344
  *    tiles that each serve only K rows, and the array waits for it; with
@@ -26,18 +27,21 @@
  *    the small operand are re-laid once and serve 14336 rows, and the DMA
  *    of the weight sets the time (HeteroLLM §3.2 measures ~6x; the rates
  *    give ~3x at K = 32: hetero-sim probe --what npu-order);
- *  - shape sensitivity: the stationary operand must fit the part of the
- *    TCM a matmul gets for it (stationary_kib); a bigger one is cut along
- *    its columns into passes, and the streamed operand is read again for
- *    every pass.  Streamed INT4/INT8 weights feeding the FP16 datapath
- *    (W4A16, Q8_0: the matrix unit has no mixed mode) are dequantised by the
- *    vector unit on every pass (the stack's dequant rate).  Per FLOP that costs
- *    ~ reduction depth / stationary capacity, independent of the token
- *    count: FFN-down (W [4096,14336] . X^T [14336,S], K = 14336) falls to
- *    GPU-level speed while QKV/O/gate/up (K = 4096) stay several times
- *    faster (HeteroLLM §3.2);
- *  - DMA: the stationary operand is read once, the streamed one once per
- *    pass, outputs are written once;
+ *  - passes (hw_npu_schedule): the stationary operand is held over its
+ *    whole depth in whole column tiles, as many as stationary_kib holds,
+ *    and an FP16/INT8 streamed operand comes in again for every such pass.
+ *    A quantised one feeding the FP16 datapath (W4A16, Q8_0: the matrix
+ *    unit has no mixed mode) is dequantised by the vector unit for one
+ *    32-column fold at a time (SCALE-Sim's weight-stationary loop, column
+ *    folds outermost), at the stack's dequant rate, so per FLOP it costs
+ *    the same whatever the model's widths: ~3x the GPU for QKV, O and
+ *    gate/up on every shipped model (hetero-sim probe --what npu-shape);
+ *  - shape sensitivity: a quantised streamed weight with more columns than
+ *    rows (k > m: FFN-down after HeteroLLM's transposition) whose X^T
+ *    needs several passes runs depth-blocked (deep_rows): X^T is fetched
+ *    and re-laid once per block of weight rows, which leaves FFN-down at
+ *    the GPU's speed (HeteroLLM §3.2: 0.5-1.5x), again whatever the widths;
+ *  - DMA: what comes in, as many times as it comes in, plus the output;
  *  - per-group matmuls on a runtime that has none (QNN, mllm-NPU §2.3):
  *    one sub-matmul per group, whose partial products the vector unit
  *    adds up (hw_npu_group_partial_ps).
@@ -89,6 +93,10 @@ static const HsParam hw_npu_params[] = {
     HS_PARAM_F64("stationary_kib", HwNpu, stationary_kib, 1, 1048576, HS_REQUIRED,
                  "TCM a matmul's stationary operand may occupy (the rest: "
                  "stream buffers, outputs)"),
+    HS_PARAM_U32("deep_rows", HwNpu, deep_rows, 0, 1048576, 0,
+                 "depth-blocked schedule for a quantised streamed weight with more columns "
+                 "than rows whose stationary operand needs several passes: weight rows whose "
+                 "partial outputs are kept while the depth is walked (0: no such schedule)"),
     HS_PARAM_F64("dma_gbps", HwNpu, dma_gbps, 0.001, 10000, HS_REQUIRED,
                  "DDR -> TCM DMA bandwidth for large regular blocks"),
     HS_PARAM_F64("relayout_gbps", HwNpu, relayout_gbps, 0.001, 10000, HS_REQUIRED,
@@ -137,17 +145,95 @@ hw_npu_group_partial_ps(const HwStackNpu *sn, const HwOp *op)
     return bytes * 1000.0 / sn->group_partial_gbps;
 }
 
-/* The vector unit's re-layout of the stationary operand: every stationary
- * tile once, at relayout_gbps of tile bytes (FP16 tiles 2 bytes an
- * element, INT8 tiles 1). */
-static double
-hw_npu_relayout_ps(const HwNpu *npu, const HwOp *op)
+/* A quantised streamed operand (W4A16, Q8_0...) feeding the FP16 datapath,
+ * which the vector unit dequantises: the matrix unit has no mixed mode. */
+static gboolean
+hw_npu_dequantises(const HwStackNpu *sn, const HwOp *op)
 {
-    uint64_t tiles = ((op->k + npu->tile_rows - 1) / npu->tile_rows) *
-                     ((op->n + npu->tile_cols - 1) / npu->tile_cols);
+    return (op->a_dtype == HW_DTYPE_INT4 || op->a_dtype == HW_DTYPE_INT8) &&
+           op->compute == HW_DTYPE_FP16 && sn->dequant.gbps[op->wfmt] > 0;
+}
+
+/* The vector unit's re-layout of @tiles stationary tiles into the
+ * matrix unit's order, at relayout_gbps of tile bytes (FP16 tiles 2 bytes
+ * an element, INT8 tiles 1). */
+static double
+hw_npu_relayout_ps(const HwNpu *npu, const HwOp *op, double tiles)
+{
     double tile_bytes = (double) (npu->tile_rows * npu->tile_cols) *
                         (op->compute == HW_DTYPE_INT8 ? 1.0 : 2.0);
-    return (double) tiles * tile_bytes * 1000.0 / npu->relayout_gbps;
+    return tiles * tile_bytes * 1000.0 / npu->relayout_gbps;
+}
+
+/*
+ * How the runtime walks a matmul [m, k] x [k, n] through the TCM, in
+ * whole tiles (HeteroLLM §3.2: every dimension is padded to the tile, so
+ * the operands the DMA moves are the padded ones).
+ *
+ * Full depth (the usual schedule): the stationary operand is held in
+ * blocks of whole column tiles over its whole (padded) depth, as many as
+ * stationary_kib holds; every block is a pass, and an FP16/INT8 streamed
+ * operand comes in again for every pass; a quantised one that the vector
+ * unit dequantises comes in (and is dequantised) again for every column
+ * fold.
+ *
+ * Depth-blocked (deep_rows > 0): a streamed operand with more columns than
+ * rows (k > m: HeteroLLM §3.2's FFN-down class after its transposition)
+ * whose stationary operand needs more than one pass is run the other way
+ * round: the runtime keeps the partial outputs of deep_rows streamed rows
+ * while it walks the depth, so the streamed operand comes in once, but the
+ * stationary operand comes in again, and is re-laid again by the vector
+ * unit, for every block of deep_rows rows.  The public HMX kernels of
+ * NPU-TTS switch schedule on the same shape test (a weight deeper than it
+ * has output rows: "e.g. prefill FFN Down").  Its cost per FLOP depends on
+ * deep_rows alone, not on the model's widths.
+ */
+typedef struct NpuSched {
+    uint64_t tiles;              /* stationary tiles, k_tiles x n_tiles */
+    uint64_t passes;             /* full depth: column blocks of the stationary operand */
+    uint64_t cols_per_pass;      /* full depth: stationary columns per pass (whole tiles) */
+    gboolean deep;               /* the depth-blocked schedule */
+    uint64_t row_blocks;         /* blocks of streamed rows (1 unless deep) */
+    uint64_t rows_per_block;     /* streamed rows per block */
+    double a_bytes, b_bytes;     /* streamed, stationary operand (padded) */
+    double out_bytes;            /* the output, its columns padded to whole tiles */
+    uint64_t a_reads, b_reads;   /* times each comes in through the DMA */
+} NpuSched;
+
+static void
+hw_npu_schedule(const HwNpu *npu, const HwOp *op, gboolean dequant, NpuSched *sc)
+{
+    const uint64_t k_tiles = (op->k + npu->tile_rows - 1) / npu->tile_rows;
+    const uint64_t n_tiles = (op->n + npu->tile_cols - 1) / npu->tile_cols;
+    const double k_pad = (double) (k_tiles * npu->tile_rows);
+    const double n_pad = (double) (n_tiles * npu->tile_cols);
+    *sc = (NpuSched) { .tiles = k_tiles * n_tiles, .row_blocks = 1, .rows_per_block = op->m,
+                       .a_reads = 1, .b_reads = 1 };
+    sc->a_bytes = (double) op->m * k_pad * dtype_bytes(op->a_dtype);
+    sc->b_bytes = k_pad * n_pad * dtype_bytes(op->b_dtype);
+    sc->out_bytes = op->n > 0 ? (double) op->write_bytes * n_pad / (double) op->n
+                              : (double) op->write_bytes;
+    double col_tile_bytes = k_pad * (double) npu->tile_cols * dtype_bytes(op->b_dtype);
+    uint64_t tiles_per_pass = hw_count(floor(npu->stationary_kib * 1024.0 / col_tile_bytes));
+    uint64_t per_pass = MAX(1, tiles_per_pass);
+    sc->passes = (n_tiles + per_pass - 1) / per_pass;
+    sc->cols_per_pass = MIN(n_tiles, per_pass) * npu->tile_cols;
+    sc->deep = dequant && npu->deep_rows > 0 && op->k > op->m && sc->passes > 1;
+    if (sc->deep) {
+        sc->rows_per_block = MIN(op->m, npu->deep_rows);
+        sc->row_blocks = (op->m + npu->deep_rows - 1) / npu->deep_rows;
+        sc->b_reads = sc->row_blocks;
+    } else if (dequant) {
+        /* a quantised streamed operand is turned into FP16 for one column
+         * fold at a time: every fold streams it whole (SCALE-Sim's
+         * weight-stationary loop, column folds outermost; HMX works
+         * through one 32-column stationary tile over the whole depth at a
+         * time), and its FP16 copy, 4x (INT4) or 2x (INT8) its size, is not
+         * kept for the next fold */
+        sc->a_reads = n_tiles;
+    } else {
+        sc->a_reads = sc->passes;
+    }
 }
 
 static void
@@ -182,10 +268,8 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
         c->dram_bytes = op->read_bytes + op->write_bytes;
         return;
     }
-    const uint64_t k_tiles = (op->k + npu->tile_rows - 1) / npu->tile_rows;
-    const uint64_t n_tiles = (op->n + npu->tile_cols - 1) / npu->tile_cols;
-    const uint64_t tiles = k_tiles * n_tiles;
-    const uint64_t rounds = (tiles + npu->arrays - 1) / npu->arrays;
+    NpuSched sc;
+    hw_npu_schedule(npu, op, hw_npu_dequantises(sn, op), &sc);
     /* INT4 weights on the INT8 datapath (W4A8) at the array's INT4 rate */
     const gboolean int4 = op->compute == HW_DTYPE_INT8 &&
                           (op->a_dtype == HW_DTYPE_INT4 || op->b_dtype == HW_DTYPE_INT4);
@@ -194,38 +278,41 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
                         : npu->fp16_macs_per_pe_cycle;
     /* each fold (SCALE-Sim's word for one stationary tile in one array):
      * the tile shifts into the array one row per cycle (tile_rows cycles),
-     * the m rows stream through it (faster datapaths take several per
+     * the streamed rows pass through it (faster datapaths take several per
      * cycle), then the pipeline fills and drains (R + C - 2): SCALE-Sim
-     * v2's weight-stationary count, folds x (M + 2R + C - 2) - 1 */
+     * v2's weight-stationary count, folds x (M + 2R + C - 2) - 1.  The
+     * depth-blocked schedule loads every tile once per block of rows. */
+    const uint64_t rounds = (sc.tiles + npu->arrays - 1) / npu->arrays;
     /* in doubles: a slow datapath or a huge shape must not wrap a count */
-    double stream = ceil((double) op->m / macs);
+    /* (no 0 x inf: a vanishing rate must give an infinite time, not NaN) */
+    double full_blocks = (double) (sc.row_blocks - 1);
+    double stream = ceil(((double) op->m - full_blocks * (double) sc.rows_per_block) / macs);
+    if (sc.row_blocks > 1) {
+        stream += full_blocks * ceil((double) sc.rows_per_block / macs);
+    }
     double compute_cycles = (double) rounds *
-                            ((double) npu->tile_rows + stream + (double) npu->fill_drain_cycles);
+                            ((double) sc.row_blocks *
+                             ((double) npu->tile_rows + (double) npu->fill_drain_cycles) + stream);
     c->compute_cycles = hw_count(compute_cycles);
     /* what the runtime's graphs get out of the arrays (1: all of it) */
     double array_cycles = sn->matmul_efficiency == 1.0
                           ? compute_cycles
                           : floor(compute_cycles / sn->matmul_efficiency + 0.5);
-    c->weight_loads = tiles;
+    c->weight_loads = hw_count((double) sc.tiles * (double) sc.row_blocks);
+    c->passes = sc.deep ? sc.row_blocks : sc.a_reads;
     double array_ps = array_cycles * period_ps;
-    /* beyond the array: HVX re-lays every stationary tile into HMX's tile
-     * order (NPU-TTS §3), alongside the array (double-buffered) */
-    double hvx_ps = hw_npu_relayout_ps(npu, op);
-    /* the stationary operand, cut along its columns into blocks that fit */
-    double col_bytes = (double) op->k * dtype_bytes(op->b_dtype);
-    uint64_t cols_per_pass = hw_count(MAX(1.0, floor(npu->stationary_kib * 1024.0 / col_bytes)));
-    c->passes = MAX(1, (op->n + cols_per_pass - 1) / cols_per_pass);
-    double b_bytes = (double) (op->k * op->n) * dtype_bytes(op->b_dtype);
-    double a_bytes = (double) (op->m * op->k) * dtype_bytes(op->a_dtype);
-    c->dram_bytes = hw_cost_bytes(c, floor(b_bytes + a_bytes * (double) c->passes) +
-                                     (double) op->write_bytes);
+    /* beyond the array: HVX re-lays every stationary tile it brings in
+     * into HMX's tile order (NPU-TTS §3), alongside the array
+     * (double-buffered) */
+    double hvx_ps = hw_npu_relayout_ps(npu, op, (double) sc.tiles * (double) sc.row_blocks);
+    c->dram_bytes = hw_cost_bytes(c, floor(sc.b_bytes * (double) sc.b_reads +
+                                           sc.a_bytes * (double) sc.a_reads + sc.out_bytes));
     double dq = sn->dequant.gbps[op->wfmt];
-    if ((op->a_dtype == HW_DTYPE_INT4 || op->a_dtype == HW_DTYPE_INT8) &&
-        op->compute == HW_DTYPE_FP16 && dq > 0) {
-        /* W4A16, Q8_0...: every pass the vector unit also reads the
-         * streamed quantised weight and dequantises it to FP16 for the
-         * array, at the rate the stack's HVX code reaches for that format */
-        hvx_ps += a_bytes * (double) c->passes * 1000.0 / dq;
+    if (hw_npu_dequantises(sn, op)) {
+        /* W4A16, Q8_0...: every time the streamed quantised weight comes in,
+         * the vector unit reads it and dequantises it to FP16 for the array,
+         * at the rate the stack's HVX code reaches for that format */
+        hvx_ps += sc.a_bytes * (double) sc.a_reads * 1000.0 / dq;
     }
     /* the DMA engine is the third unit: how fast bytes arrive */
     double dma_ps = (double) c->dram_bytes * 1000.0 / npu->dma_gbps;
@@ -242,9 +329,11 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
                                  : "array time (freq_mhz, fp16_macs_per_pe_cycle, the "
                                    "stack's npu.matmul_efficiency)"
                                : busy_ps == hvx_ps
-                               ? "vector-unit time (relayout_gbps, the stack's npu.dequant "
-                                 "rate of this weight format)"
-                               : "DMA time (dma_gbps)") +
+                               ? sc.deep ? "vector-unit time (relayout_gbps, deep_rows, the "
+                                           "stack's npu.dequant rate of this weight format)"
+                                 : "vector-unit time (relayout_gbps, the stack's npu.dequant "
+                                   "rate of this weight format)"
+                               : sc.deep ? "DMA time (dma_gbps, deep_rows)" : "DMA time (dma_gbps)") +
                     hw_cost_ps(c, hw_npu_group_partial_ps(sn, op),
                                "per-group partial sums (the stack's npu.group_partial_gbps)");
 }
@@ -263,23 +352,36 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                                (double) c->compute_ps / 1e6);
         return;
     }
+    NpuSched sc;
+    hw_npu_schedule(npu, op, hw_npu_dequantises(sn, op), &sc);
     uint64_t kt = (op->k + npu->tile_rows - 1) / npu->tile_rows;
     uint64_t nt = (op->n + npu->tile_cols - 1) / npu->tile_cols;
-    uint64_t rounds = (c->weight_loads + npu->arrays - 1) / npu->arrays;
+    uint64_t rounds = (sc.tiles + npu->arrays - 1) / npu->arrays;
     uint64_t array_cycles = rounds ? c->compute_cycles : 0;
     g_string_append_printf(out, "    tiles: the right operand [%" G_GUINT64_FORMAT " x %"
                            G_GUINT64_FORMAT "] is cut into %" G_GUINT64_FORMAT " x %"
-                           G_GUINT64_FORMAT " = %" G_GUINT64_FORMAT " tiles of %u x %u, %u at a "
-                           "time (arrays) -> %" G_GUINT64_FORMAT " rounds\n", op->k, op->n, kt, nt,
-                           c->weight_loads, npu->tile_rows, npu->tile_cols, npu->arrays, rounds);
-    g_string_append_printf(out, "    each round: %u cycles to shift the tile in, the %"
+                           G_GUINT64_FORMAT " = %" G_GUINT64_FORMAT " tiles of %u x %u (padded), "
+                           "%u at a time (arrays) -> %" G_GUINT64_FORMAT " rounds\n", op->k, op->n,
+                           kt, nt, sc.tiles, npu->tile_rows, npu->tile_cols, npu->arrays, rounds);
+    if (sc.deep) {
+        g_string_append_printf(out, "    depth-blocked: the left operand has more columns than "
+                               "rows (%" G_GUINT64_FORMAT " > %" G_GUINT64_FORMAT ") and the right "
+                               "one needs %" G_GUINT64_FORMAT " passes; its partial outputs are "
+                               "kept for %" G_GUINT64_FORMAT " rows at a time while the depth is "
+                               "walked: the right operand comes in and is re-laid %"
+                               G_GUINT64_FORMAT " times, the left one once\n", op->k, op->m,
+                               sc.passes, sc.rows_per_block, sc.row_blocks);
+    }
+    g_string_append_printf(out, "    each round: %u cycles to shift the tile in, %"
                            G_GUINT64_FORMAT " rows of the left operand streamed (%s datapath), "
-                           "%u fill/drain cycles -> %" G_GUINT64_FORMAT " array cycles "
-                           "(SCALE-Sim's weight-stationary count)\n", npu->tile_rows, op->m,
+                           "%u fill/drain cycles%s -> %" G_GUINT64_FORMAT " array cycles "
+                           "(SCALE-Sim's weight-stationary count)\n", npu->tile_rows,
+                           sc.rows_per_block,
                            op->compute != HW_DTYPE_INT8 ? "FP16"
                            : op->a_dtype == HW_DTYPE_INT4 || op->b_dtype == HW_DTYPE_INT4
                            ? "INT8 with INT4 weights: int4_macs_per_pe_cycle" : "INT8",
-                           npu->fill_drain_cycles, array_cycles);
+                           npu->fill_drain_cycles, sc.deep ? ", once per row block" : "",
+                           array_cycles);
     if (sn->matmul_efficiency != 1.0) {
         g_string_append_printf(out, "    the stack's graphs reach %g of the arrays' count\n",
                                sn->matmul_efficiency);
@@ -289,32 +391,36 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                        : floor((double) array_cycles / sn->matmul_efficiency + 0.5))
                       / npu->freq_mhz;
     g_string_append_printf(out, "    array: %.2f us at %g MHz\n", array_us, npu->freq_mhz);
-    double relayout_ps = hw_npu_relayout_ps(npu, op);
+    double relayout_ps = hw_npu_relayout_ps(npu, op, (double) sc.tiles * (double) sc.row_blocks);
     g_string_append_printf(out, "    re-layout: the vector unit rebuilds the %" G_GUINT64_FORMAT
-                           " stationary tiles in the matrix unit's tile order at %g GB/s = "
+                           " stationary tiles%s in the matrix unit's tile order at %g GB/s = "
                            "%.2f us, alongside the array\n", c->weight_loads,
-                           npu->relayout_gbps, relayout_ps / 1e6);
-    double col = (double) op->k * dtype_bytes(op->b_dtype);
-    g_string_append_printf(out, "    passes: %" G_GUINT64_FORMAT " (the stationary operand gets "
-                           "%g KiB of TCM: %.0f of its %" G_GUINT64_FORMAT " columns of %.1f KiB "
-                           "at a time; the streamed one is read again every pass)\n", c->passes,
-                           npu->stationary_kib,
-                           MIN((double) op->n, MAX(1.0, floor(npu->stationary_kib * 1024.0 / col))),
-                           op->n, col / 1024);
-    double a_bytes = (double) (op->m * op->k) * dtype_bytes(op->a_dtype);
-    double dq = sn->dequant.gbps[op->wfmt];
-    if ((op->a_dtype == HW_DTYPE_INT4 || op->a_dtype == HW_DTYPE_INT8) &&
-        op->compute == HW_DTYPE_FP16 && dq > 0) {
-        g_string_append_printf(out, "    dequantisation: the vector unit turns %.2f MiB of "
-                               "quantised weights (all passes) into FP16 at %g GB/s = %.2f us, "
-                               "after its re-layout\n",
-                               a_bytes * (double) c->passes / (1024.0 * 1024.0), dq,
-                               a_bytes * (double) c->passes / dq / 1e3);
+                           sc.deep ? " (each once per row block)" : "", npu->relayout_gbps,
+                           relayout_ps / 1e6);
+    if (!sc.deep && sc.a_reads != sc.passes) {
+        g_string_append_printf(out, "    passes: %" G_GUINT64_FORMAT " (the quantised left operand "
+                               "is streamed and dequantised again for every column fold of the "
+                               "right one, %u columns: its FP16 copy is not kept)\n", sc.a_reads,
+                               npu->tile_cols);
+    } else if (!sc.deep) {
+        g_string_append_printf(out, "    passes: %" G_GUINT64_FORMAT " (the stationary operand "
+                               "gets %g KiB of TCM: %" G_GUINT64_FORMAT " of its %"
+                               G_GUINT64_FORMAT " columns at a time, whole tiles over the full "
+                               "depth; the streamed one comes in again every pass)\n",
+                               sc.passes, npu->stationary_kib, sc.cols_per_pass, op->n);
     }
-    g_string_append_printf(out, "    DMA: %.2f MiB (stationary once, streamed once per pass, "
-                           "output) at %g GB/s = %.2f us\n",
-                           (double) c->dram_bytes / (1024.0 * 1024.0), npu->dma_gbps,
-                           (double) c->dram_bytes / npu->dma_gbps / 1e3);
+    double dq = sn->dequant.gbps[op->wfmt];
+    double dq_bytes = sc.a_bytes * (double) sc.a_reads;
+    if (hw_npu_dequantises(sn, op)) {
+        g_string_append_printf(out, "    dequantisation: the vector unit turns %.2f MiB of "
+                               "quantised weights (every time they come in) into FP16 at %g "
+                               "GB/s = %.2f us, after its re-layout\n",
+                               dq_bytes / (1024.0 * 1024.0), dq, dq_bytes / dq / 1e3);
+    }
+    g_string_append_printf(out, "    DMA: %.2f MiB (stationary %" G_GUINT64_FORMAT "x, streamed %"
+                           G_GUINT64_FORMAT "x, output) at %g GB/s = %.2f us\n",
+                           (double) c->dram_bytes / (1024.0 * 1024.0), sc.b_reads, sc.a_reads,
+                           npu->dma_gbps, (double) c->dram_bytes / npu->dma_gbps / 1e3);
     double partial_ps = hw_npu_group_partial_ps(sn, op);
     if (partial_ps > 0) {
         g_string_append_printf(out, "    per-group emulation: %.0f sub-matmuls (one per group of 32 "

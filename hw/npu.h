@@ -21,6 +21,7 @@ typedef struct HwNpu {
     uint32_t fill_drain_cycles;      /* pipeline fill + drain per weight tile */
     double sram_kib;                 /* on-chip TCM, software managed */
     double stationary_kib;           /* TCM for a matmul's stationary operand */
+    uint32_t deep_rows;              /* depth-blocked schedule: streamed rows per block (0: none) */
     double dma_gbps;                 /* DDR -> TCM DMA for large regular blocks */
     double relayout_gbps;            /* HVX: row-major -> HMX tile order, tile bytes */
     double vector_gflops;            /* vector unit (HVX) for non-matmul ops */

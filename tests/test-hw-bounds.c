@@ -747,8 +747,10 @@ test_huge_gemm(void)
     HwCost c;
     hw_dev_estimate(npu, st, &big, &c);
     g_assert_true(hw_cost_check(npu, &c, &error));
-    /* the DMA of 2e15 bytes at 60 GB/s: 3.33e4 s */
-    g_assert_cmpfloat_with_epsilon(sim_time_to_s(c.compute_ps), 33333.4, 1.0);
+    /* the DMA at 60 GB/s: the 2e12-byte streamed operand once per pass,
+     * a pass being one 32-column tile of X^T (32 passes), X^T and the
+     * output once: 6.4e13 bytes, 1066.7 s */
+    g_assert_cmpfloat_with_epsilon(sim_time_to_s(c.compute_ps), 1066.7, 1.0);
     HwOp bigger = gemm(2000000, 2000000, 2000000, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16,
                        HW_WFMT_FP16);
     hw_dev_estimate(npu, st, &bigger, &c);
@@ -778,13 +780,13 @@ test_probe_cli(void)
     g_assert_nonnull(j);
     g_autofree char *text = cJSON_PrintUnformatted(j);
     g_assert_nonnull(strstr(text, "compute_us"));
-    /* the one row: compute_us 3.33e10 */
-    g_assert_nonnull(strstr(text, "33333400000"));
+    /* the one row: compute_us 1.07e9 (32 passes, test_huge_gemm) */
+    g_assert_nonnull(strstr(text, "1066734933"));
     struct { const char *m, *want; } bad[] = {
         { "2000000000", "probe npu-gemm: a [2000000000 x 2000000000] x [2000000000 x "
                               "2000000000] matmul is 1.6e+28 FLOPs, beyond the 2^64 an op counts" },
         { "2000000", "$.processors[2] (npu): its DMA time (dma_gbps) with dma_gbps = 60, "
-                           "comes to 2.67e+08 s, beyond the 1e+06 s horizon of simulated time" },
+                           "comes to 8.33e+06 s, beyond the 1e+06 s horizon of simulated time" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
         const char *argv[] = { bin, "probe", "--what", "npu-gemm", "--m", bad[i].m, "--k",

@@ -162,7 +162,7 @@ static const Mutation mutations[] = {
       "$.processors[2]: unknown key \"sram_kb\" (known keys: dram_cap_gbps, active_w, "
       "idle_w, tile_rows, tile_cols, arrays, freq_mhz, fp16_macs_per_pe_cycle, "
       "int8_macs_per_pe_cycle, int4_macs_per_pe_cycle, fill_drain_cycles, sram_kib, "
-      "stationary_kib, dma_gbps, relayout_gbps, vector_gflops, name, model, dvfs)" },
+      "stationary_kib, deep_rows, dma_gbps, relayout_gbps, vector_gflops, name, model, dvfs)" },
     { "unknown-top-key", "", "memroy", "{}",
       "$: unknown key \"memroy\" (known keys: name, description, governor, baseline_w, memory, processors, sync)" },
     { "missing-section", "", "memory", NULL,

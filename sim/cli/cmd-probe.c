@@ -101,18 +101,21 @@ probe_gpu_gemm(const Probe *p, GError **error)
 static HsCurve *
 probe_npu_stage(const Probe *p, GError **error)
 {
+    /* HeteroLLM's prefill orientation: a W4A16 weight streamed against the
+     * stationary X^T of n tokens.  Every dimension is padded to the tile,
+     * and every 32-column tile of X^T is a column fold that streams (and
+     * dequantises) the whole weight once more: flat inside a tile, a step
+     * at 32k + 1 */
     HsCurve *c = hs_curve_new("npu-stage",
-                              "NPU compute time vs n ([1024,1024]x[1024,n] FP16; us)",
+                              "NPU compute time vs tokens n (W [4096,4096] W4A16 . X^T [4096,n]; us)",
                               (const char *const[]) { "n", "compute_us", "time_us", NULL });
-    /* the plot shows the stages of the compute; the latency adds the DRAM
-     * traffic, which grows smoothly with n and hides the first steps */
     c->plot_col = 1;
-    c->x_title = "n (columns of the right operand)";
+    c->x_title = "n (tokens: columns of the stationary X^T)";
     c->x_scale = HS_AXIS_LINEAR;     /* the steps are at tile multiples of n */
     c->y_title = "NPU compute time (µs)";
     GError *err = NULL;
     for (uint64_t n = 1; n <= 256 && !err; n++) {
-        HwOp op = gemm(1024, 1024, n, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
+        HwOp op = gemm(4096, 4096, n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwCost cost;
         uint64_t t = alone_ps(p, HW_KIND_NPU, &op, &cost, &err);
         hs_curve_row(c, (double[]) { (double) n, cost.compute_ps / 1e6, t / 1e6 });

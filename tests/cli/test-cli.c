@@ -638,7 +638,9 @@ test_explain(void)
     static const char *const want[] = {
         "L0.ffn_down[tokens 0:64], prefill, on npu", "L0.ffn_down[tokens 64:96], prefill, on gpu",
         "tiles: the right operand [176 x 64] is cut into 22 x 8 = 176 tiles of 8 x 8",
-        "14 fill/drain cycles", "re-layout: the vector unit rebuilds the 176 stationary tiles", "passes: 1 ", "dequantisation: the vector unit",
+        "14 fill/drain cycles", "re-layout: the vector unit rebuilds the 176 stationary tiles",
+        "passes: 8 (the quantised left operand is streamed and dequantised again for every column fold",
+        "dequantisation: the vector unit",
         "waited for: task ", "DRAM: npu drew ", "why: ", "-> compute-bound",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
@@ -661,10 +663,14 @@ test_explain(void)
     }
     g_assert_cmpint(lines, ==, 135);
 
-    /* Llama-3-8B's FFN-down: 22 passes over the weights at 360 KiB */
+    /* Llama-3-8B's FFN-down (its NPU rows): depth-blocked, X^T re-laid
+     * once per 96 weight rows */
     g_autoptr(Run) l = hs("explain", "--task", "L0.ffn_down", "--decode", "1", NULL);
     g_assert_cmpint(l->status, ==, 0);
-    g_assert_nonnull(strstr(l->out, "passes: 22 (the stationary operand gets 360 KiB"));
+    g_assert_nonnull(strstr(l->out, "depth-blocked: the left operand has more columns than rows "
+                                    "(14336 > 2304)"));
+    g_assert_nonnull(strstr(l->out, "kept for 96 rows at a time while the depth is walked: the "
+                                    "right operand comes in and is re-laid 24 times"));
 
     g_autoptr(Run) e = hs("explain", "--soc", "tiny", "--model", "tiny", NULL);
     g_assert_cmpint(e->status, ==, 2);
