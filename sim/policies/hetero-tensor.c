@@ -30,8 +30,10 @@
  * performance leaves the NPU about as fast as the GPU, and FFN-down, whose
  * shape gives the NPU only 0.5-1.5x the GPU's speed (§3.2).  Both are the
  * matmuls on which the NPU is at most prefill_cut_max_npu_speedup (1.5,
- * the top of §3.2's FFN-down range) times as fast as the GPU, which is the
- * test applied, so that every other prefill matmul stays whole on the NPU
+ * the top of §3.2's FFN-down range) times as fast as the GPU, and those of
+ * a sequence no longer than the shortest prepared shape (32: one tile of
+ * the NPU's columns, where its time stays flat whatever the tokens,
+ * §3.2's stage performance); every other prefill matmul stays whole on the NPU
  * and the GPU keeps "only a small portion" of prefill (§5.5: free for a
  * game's rendering).  Sequence and hybrid cuts still serve prompts that
  * are not a prepared shape.  Operators other than matmuls run on
@@ -154,7 +156,7 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
          * faster than the GPU (the GPU-only candidate is parts[0] of the
          * first one considered: best is it or the NPU) */
         uint64_t t_gpu_all = sim_builder_cost_ps(b, node, gpu, full, MDL_PREC_W4A16);
-        gboolean cut = decode || S_npu != S
+        gboolean cut = decode || S_npu != S || S <= info->opts->min_npu_shape
                        || (double) t_gpu_all <= PREFILL_CUT_MAX_NPU_SPEEDUP * (double) t_npu_all;
         for (uint32_t r = align; cut && r < N; r += align) {
             SimSlice sn = s, sg = full;
@@ -216,6 +218,9 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
                               t_gpu_all / 1e6, t_npu_all / 1e6, speedup,
                               S_npu != S ? "a prompt that is not a prepared shape: sequence, "
                                            "hybrid and padded cuts considered"
+                              : S <= info->opts->min_npu_shape
+                                  ? "a short sequence (the shortest prepared shape): rows may be "
+                                    "cut (HeteroLLM §4.1.1)"
                               : speedup <= PREFILL_CUT_MAX_NPU_SPEEDUP
                                   ? "the NPU at most 1.5x the GPU: rows may be cut "
                                     "(HeteroLLM §4.1.1)"
