@@ -164,7 +164,7 @@ static void flows_done(SimKernel *k, void *opaque);
  * earliest (ties: the first started), re-armed with a fresh sequence at
  * each recomputation — the order one event per flow, all moved here in
  * start order, would run in, at the cost of one heap push instead of one
- * per flow (issue #17).
+ * per flow.
  */
 static void
 reschedule(HwMem *m)

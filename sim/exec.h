@@ -112,7 +112,7 @@ gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stac
                       SimExecResult *out, GError **error);
 
 /*
- * A plan handed over phase by phase (issue #17: long decodes): @next
+ * A plan handed over phase by phase (long decodes): @next
  * appends the next phase's tasks to the plan (ids go on from the last
  * phase's; a task may depend on any earlier one, and every task of a
  * later phase must wait, directly or not, on a task of the phase before)
@@ -135,7 +135,7 @@ gboolean sim_exec_run_stream(SimPlan *plan, const SimPlanSource *src, const HwSo
                              SimExecResult *out, GError **error);
 
 /*
- * What a trace writer sees as the run goes (issue #17: traces written as
+ * What a trace writer sees as the run goes (traces written as
  * the run goes, not from a whole plan's times).  Every hook may be NULL.
  * Tasks start and end in time order; @t is valid during the call only.
  */

@@ -1,5 +1,5 @@
 /*
- * measure.h - a run's figures reduced as it goes (issue #17): the
+ * measure.h - a run's figures reduced as it goes: the
  * executor hands every finished task, every bandwidth change and every
  * host control span over once, and only what the figures still need is
  * kept — per processor the busy intervals that a task still running could

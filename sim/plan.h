@@ -99,7 +99,7 @@ typedef struct SimPlan {
                                * forgets its finished tasks (0 otherwise) */
     /* storage of the tasks' names (interned: a decode step's names are
      * the last step's) and deps (blocks, freed once their tasks are
-     * forgotten), so adding a task allocates nothing (issue #17) */
+     * forgotten), so adding a task allocates nothing */
     GStringChunk *names;
     GPtrArray *dep_blocks;
 } SimPlan;

@@ -17,7 +17,7 @@
  * positions of earlier phases, nothing else.  So a run's (and its matched
  * reference's) buffers of a phase are compared and freed as soon as the
  * phase's last task ends, and the check's memory stays flat in decode
- * steps beyond the KV caches (issue #17).  Each phase's compared output
+ * steps beyond the KV caches.  Each phase's compared output
  * (its last computed node) of the references is kept as a small copy.
  */
 typedef struct State {
@@ -481,7 +481,7 @@ node_floats(const MdlGraph *g, uint32_t i)
  * (d = 0), every power of two and the last.  Every decode step of the FP
  * reference reads all of its 16-bit weights (436 MB for Llama-3-8B's
  * first layer: 17 ms a step at this machine's 26 GB/s, 70 s over 4096
- * steps), more than a check of that decode may take (issue #17: 60 s);
+ * steps), more than a check of that decode may take (60 s);
  * these steps sample every context length at a cost logarithmic in the
  * steps.  The steps between still compute what later steps read (their
  * K/V: kv_nodes), so a compared step's FP output is exact.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """arch-reference.py - every architecture the engine computes, against an
-independent reference (issue #18).
+independent reference.
 
 For each family a tiny random model is written as a Hugging Face model
 directory (config.json with the family's own keys, model.safetensors with

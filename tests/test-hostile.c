@@ -1,6 +1,6 @@
 /*
  * test-hostile.c - every input in tests/data/hostile/ (fuzz finds and the
- * crashes of issue 15, by format) through the same loader the fuzz target
+ * crashes found by fuzzing, by format) through the same loader the fuzz target
  * uses (fuzz/loaders.c, the CLI's own functions), each refused with its one
  * exact line.  A new fuzz find: copy the file into the folder of its
  * format and add its message here.
@@ -23,10 +23,10 @@ typedef struct Case {
 } Case;
 
 static const Case cases[] = {
-    /* issue 15: a header that is a JSON array (was strcmp(NULL)) */
+    /* a header that is a JSON array (was strcmp(NULL)) */
     { "safetensors/header-array.safetensors",
       "safetensors header: expected an object (got an array)" },
-    /* issue 15: NaN / Inf weights (were quantised to garbage) */
+    /* NaN / Inf weights (were quantised to garbage) */
     { "safetensors/nan-weight.safetensors",
       "tensor w: expected finite values (got nan at element 2)" },
     { "safetensors/inf-f16-weight.safetensors",

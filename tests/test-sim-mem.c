@@ -1,7 +1,6 @@
 /*
  * test-sim-mem.c - the memory guard (sim/util/mem.h): a request is turned
- * down before it allocates, and concurrent runs (a sweep's workers, issue
- * #20) each get their share of the machine, not all of it.
+ * down before it allocates, and concurrent runs (a sweep's workers) each get their share of the machine, not all of it.
  */
 #include "sim/util/error.h"
 #include "sim/util/mem.h"

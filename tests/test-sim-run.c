@@ -1080,7 +1080,7 @@ test_long_prompt(void)
     case_clear(&tensor);
 }
 
-/* Issue 15: `run --decode 4096` with values checked wrote past a heap
+/* `run --decode 4096` with values checked wrote past a heap
  * buffer: the checker's (graph index, node) key was `phase << 20 | node` in
  * 32 bits, so decode step 4095 (graph 4096) collided with prefill.  A full
  * decode-4096 run takes minutes; the key is checked directly: every graph

@@ -1,6 +1,6 @@
 /*
  * test-sim-weights.c - the values check on a model directory's own
- * weights (issue #18): a tiny Hugging Face directory (config.json +
+ * weights: a tiny Hugging Face directory (config.json +
  * model.safetensors, written here from a synthetic FP32 model of another
  * seed) is what the check computes, and a plan whose syncs wait on nothing
  * is caught on it.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # byteid.sh - the byte-identity harness of a change of cost, not of the
-# model (issue #17): runs several requests (prompts 32/256/1024, decode
+# model: runs several requests (prompts 32/256/1024, decode
 # 0/8/64, both sync mechanisms, batch 4, a game on the GPU, replays of
 # recordings, several policies, values checked and not) and writes each
 # one's `--format json` (sim.wall_s dropped: wall time), trace and

@@ -22,7 +22,7 @@
  * Times are whole nanoseconds (µs with 3 decimals), each end-point rounded
  * once from picoseconds, so slices that do not overlap in picoseconds do
  * not once Perfetto reads them.  Events are written one per line in the
- * order the run produced them (issue #17: nothing is held for a long
+ * order the run produced them (nothing is held for a long
  * decode but the last steps' task times), not sorted: the trace format
  * does not ask it and Perfetto sorts on import.  The file is a temporary
  * one renamed into place by trc_trace_close (sim/util/outfile.h).

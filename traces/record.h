@@ -53,7 +53,7 @@ void trc_recording_free(TrcRecording *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TrcRecording, trc_recording_free)
 
 /*
- * A recording written as the run goes (issue #17): the head at open, each
+ * A recording written as the run goes: the head at open, each
  * phase's tasks as they are planned (trc_record_add, a SimWorkload's
  * planned hook with the writer as opaque), the NPU shapes prepared
  * offline at close, which renames the file into place.  Abort (a failed

@@ -1,7 +1,7 @@
 /*
  * workload-json.h - a workload (SimWorkload) as the "workload" member of
- * a recording, written and read through one field table (issue #20 item
- * 5, "one schema" for the workload as report-fields.c is for the report).
+ * a recording, written and read through one field table (one schema for the workload,
+ * as report-fields.c is for the report).
  *
  * traces/record.c writes and reads the member through it; `run --set`,
  * the recording and replay thus agree on every key's range (decode up to

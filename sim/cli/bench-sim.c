@@ -1,5 +1,5 @@
 /*
- * bench-sim.c - the cost of simulating real requests (issue #17): Llama-3-8B
+ * bench-sim.c - the cost of simulating real requests: Llama-3-8B
  * on sd8gen3 under hetero-tensor, timing only (--functional off) for long
  * decodes at batch 1 and 32, and the default values check (layers=1) on a
  * long decode and a wide batch.  Each request runs this same executable as
@@ -30,7 +30,7 @@ typedef struct Req {
     double target_mb;            /* <= 0: none */
 } Req;
 
-/* Targets from issue #17 (measured on the project's 2-core machine). */
+/* Targets (measured on the project's 2-core machine). */
 static const Req full[] = {
     { "prompt 1024 + decode 1024", "1024", "1024", "1", "off", 0.5, 0 },
     { "decode 8192", "1024", "8192", "1", "off", 0, 0 },
@@ -56,7 +56,7 @@ child(const char *self, const Req *q, Row *row, GError **error)
         self, "run", "--model", "llama-3-8b", "--soc", "sd8gen3", "--policy",
         "hetero-tensor", "--prompt", q->prompt, "--decode", q->decode, "--batch", q->batch,
         "--functional", q->functional, "--format", "json",
-        /* issue #17's long decodes go past Llama-3-8B's 8192-token context
+        /* the long decodes go past Llama-3-8B's 8192-token context
          * (run refuses a request longer than the model's context) */
         "--set", "model.max_position_embeddings=32768", NULL,
     };

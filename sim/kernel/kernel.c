@@ -100,7 +100,7 @@ before(const HeapEntry *a, const HeapEntry *b)
 /* The sifts take the entry moving into the hole at @pos as separate
  * fields, and are inlined: a 24-byte entry passed by value was written to
  * the stack in 8- and 4-byte pieces and read back in 16, a store-to-load
- * forwarding stall that took ~5 % of a timing-only run (perf, issue #17). */
+ * forwarding stall that took ~5 % of a timing-only run (perf). */
 static inline __attribute__((always_inline)) void
 sift_up(SimKernel *k, uint32_t pos, HeapEntry e)
 {

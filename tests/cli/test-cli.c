@@ -393,7 +393,7 @@ cmp_str_ptr(gconstpointer a, gconstpointer b)
 /* compare --trace: one process per policy, holding the slices its own
  * run --trace has; read as Perfetto does (tools/trace-check.py), every
  * track nests and every flow binds to its slice. */
-/* Issue #15: a checked decode past step 4096 wrote past a heap buffer
+/* a checked decode past step 4096 wrote past a heap buffer
  * (the checker's tables were keyed by a 32-bit `phase << 20 | node`, so
  * step 4096 collided with the prefill).  The checker now keeps its state
  * per phase; this runs the decode that crashed, on a one-layer tiny model
@@ -881,8 +881,8 @@ test_record_replay(void)
     g_rmdir(dir);
 }
 
-/* Without a values check, a run with --trace and --record is streamed
- * (issue #17): both files are written as it goes, complete; the recording
+/* Without a values check, a run with --trace and --record is streamed:
+ * both files are written as it goes, complete; the recording
  * replays to the same JSON; --trace-steps keeps the steps asked for (and
  * the prefill unless --trace-no-prefill), each marked on the request's
  * track. */
