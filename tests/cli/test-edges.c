@@ -429,6 +429,32 @@ test_probe_svgs(void)
     g_rmdir(dir);
 }
 
+/* validate --out's plot: a group per paper, named. */
+static void
+test_validate_groups(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-edges-XXXXXX", NULL);
+    g_autoptr(Run) r = hs_in(dir, "validate", "-o", "out", NULL);
+    g_assert_cmpint(r->status, <=, 1);              /* 1: a miss, still written */
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    g_autofree char *svg = read_file(out, "validate.svg");
+    static const char *const papers[] = { "heterollm", "mllm-npu", "npu-tts",
+                                          "transformer-lite" };
+    for (size_t i = 0; i < G_N_ELEMENTS(papers); i++) {
+        g_autofree char *want = g_strdup_printf("font-weight=\"bold\">%s</text>", papers[i]);
+        g_assert_nonnull(strstr(svg, want));
+    }
+    guint rules = 0;
+    for (const char *p = svg; (p = strstr(p, "stroke-dasharray=\"4 3\"")); p++) {
+        rules++;
+    }
+    g_assert_cmpuint(rules, ==, G_N_ELEMENTS(papers) - 1);
+    g_autofree char *csv = g_build_filename(out, "validate.csv", NULL);
+    g_unlink(csv);
+    g_rmdir(out);
+    g_rmdir(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -444,5 +470,6 @@ main(int argc, char **argv)
     g_test_add_func("/edges/trace", test_trace);
     g_test_add_func("/edges/plot-options", test_plot_options);
     g_test_add_func("/edges/probe-svgs", test_probe_svgs);
+    g_test_add_func("/edges/validate-groups", test_validate_groups);
     return g_test_run();
 }
