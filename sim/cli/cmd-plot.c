@@ -141,10 +141,12 @@ run(int argc, char **argv, GError **error)
     if (yc == NULL || (series && sc == NULL)) {
         return FALSE;
     }
+    /* --where with dotted setting names, as sweep --show takes it */
+    g_autofree char *where_sql = where ? hs_sweep_db_where(db, where) : NULL;
     /* rows without the x setting (an explicit point that left it out) are
      * not on the plot */
     g_autofree char *filter = g_strdup_printf("status = 'ok' AND \"%s\" IS NOT NULL%s%s%s", xc,
-                                              where ? " AND (" : "", where ? where : "",
+                                              where ? " AND (" : "", where ? where_sql : "",
                                               where ? ")" : "");
     g_autofree char *sql = g_strdup_printf("SELECT \"%s\", %s%s%s\"%s\" FROM points WHERE %s "
                                            "ORDER BY 2, 1", xc, sc ? "\"" : "",

@@ -257,14 +257,15 @@ run(int argc, char **argv, GError **error)
         /* what this replay is, said in every format: the recorded plan
          * re-timed (on the recorded SoC, or another) or a plan made anew */
         const char *how = plan_is_new ? "re-planned" : "re-timed";
-        if (format == HS_FORMAT_TEXT) {
-            if (plan_is_new) {
-                printf("replay: re-planned by %s on %s (recorded: %s on %s)\n", policy,
-                       soc->name, rec->policy, rec->soc);
-            } else {
-                printf("replay: re-timed, the plan %s made on %s run on %s\n", rec->policy,
-                       rec->soc, soc->name);
-            }
+        g_autofree char *said = plan_is_new
+            ? g_strdup_printf("replay: re-planned by %s on %s (recorded: %s on %s)\n", policy,
+                              soc->name, rec->policy, rec->soc)
+            : g_strdup_printf("replay: re-timed, the plan %s made on %s run on %s\n",
+                              rec->policy, rec->soc, soc->name);
+        /* first, unless a failure goes first (its reason tops the text) */
+        g_autofree char *failing = hs_run_failure(&r, unsynced);
+        if (format == HS_FORMAT_TEXT && !failing) {
+            fputs(said, stdout);
         }
         if (format == HS_FORMAT_CSV) {
             /* the report's columns and a last one, plan */
@@ -280,6 +281,9 @@ run(int argc, char **argv, GError **error)
             }
         } else {
             ok = hs_run_print_checked(soc, &r, format, unsynced, extra, error);
+            if (format == HS_FORMAT_TEXT && failing) {
+                fputs(said, stdout);
+            }
         }
     }
     sim_run_report_clear(&r);

@@ -903,6 +903,13 @@ where_columns(const char *where, GPtrArray *cols)
     return g_string_free(out, FALSE);
 }
 
+char *
+hs_sweep_db_where(sqlite3 *db, const char *where)
+{
+    g_autoptr(GPtrArray) cols = table_columns(db);
+    return where_columns(where, cols);
+}
+
 gboolean
 hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format,
                  gboolean all, FILE *out, GError **error)

@@ -358,14 +358,15 @@ read_file(const char *dir, const char *name)
     return text;
 }
 
-/* plot's title, labels and log axis; a log axis of a value <= 0 refused. */
+/* plot's title, labels and log axis, --where with a dotted setting; a log
+ * axis of a value <= 0 refused. */
 static void
 test_plot_options(void)
 {
     g_autofree char *dir = NULL;
     g_autofree char *db = tiny_sweep(&dir);
     g_autoptr(Run) r = hs_in(dir, "plot", "a.db", "--x", "prompt", "--series", "policy",
-                             "--where", "npu_sram_kib = 64", "--title", "Tiny & small",
+                             "--where", "npu.sram_kib = 64", "--title", "Tiny & small",
                              "--xlabel", "prompt (tokens)", "--ylabel", "prefill (tokens/s)",
                              "--log-y", "-o", "p.svg", NULL);
     assert_ok(r);
