@@ -262,11 +262,7 @@ run(int argc, char **argv, GError **error)
                               soc->name, rec->policy, rec->soc)
             : g_strdup_printf("replay: re-timed, the plan %s made on %s run on %s\n",
                               rec->policy, rec->soc, soc->name);
-        /* first, unless a failure goes first (its reason tops the text) */
-        g_autofree char *failing = hs_run_failure(&r, unsynced);
-        if (format == HS_FORMAT_TEXT && !failing) {
-            fputs(said, stdout);
-        }
+
         if (format == HS_FORMAT_CSV) {
             /* the report's columns and a last one, plan */
             cJSON_Delete(extra);
@@ -281,7 +277,8 @@ run(int argc, char **argv, GError **error)
             }
         } else {
             ok = hs_run_print_checked(soc, &r, format, unsynced, extra, error);
-            if (format == HS_FORMAT_TEXT && failing) {
+            /* last: the report's head line (or a failure's reason) first */
+            if (format == HS_FORMAT_TEXT) {
                 fputs(said, stdout);
             }
         }
