@@ -43,7 +43,15 @@ typedef struct Run {
     uint32_t last_step;
     SimTime prefill_a, prefill_b;
     gboolean prefill_seen;
+    char *sync_name;             /* "sync on cpu-mid": hand-offs run on the control CPU */
+    GArray *steps;               /* of Step, the kept decode steps in order */
 } Run;
+
+/* A decode step's span: its first task's start to its last task's end. */
+typedef struct Step {
+    uint32_t step, first_task;
+    SimTime a_ps, b_ps;
+} Step;
 
 struct TrcTrace {
     HsOutFile *out;              /* NULL: writing to a memory stream */
@@ -144,7 +152,7 @@ vpid_name(const Run *r, uint32_t vpid)
 {
     uint32_t k = vpid - r->pid0;
     return k <= r->n_procs ? (k ? r->proc_names[k - 1] : "?")
-           : k == r->n_procs + 1 ? "sync" : k == r->n_procs + 2 ? "dram" : "request";
+           : k == r->n_procs + 1 ? r->sync_name : k == r->n_procs + 2 ? "dram" : "request";
 }
 
 /* Name the track (@vpid, @tid) of the current run: a thread of its
@@ -203,6 +211,8 @@ run_free(Run *r)
         return;
     }
     g_strfreev(r->proc_names);
+    g_free(r->sync_name);
+    g_array_unref(r->steps);
     for (uint32_t p = 0; p < r->n_procs + 1; p++) {
         g_array_unref(r->lanes[p]);
     }
@@ -229,6 +239,11 @@ trc_trace_begin_run(TrcTrace *tr, const char *label, const char *const *proc_nam
         r->proc_names[p] = g_strdup(proc_names[p]);
     }
     r->control_proc = control_proc;
+    /* the hand-offs' track says where they run: the host's control CPU
+     * polls or waits on the fence (DESIGN.md: the control plane) */
+    r->sync_name = control_proc < n_procs
+                   ? g_strdup_printf("sync on %s", proc_names[control_proc]) : g_strdup("sync");
+    r->steps = g_array_new(FALSE, FALSE, sizeof(Step));
     r->frame_proc = frame_proc;
     r->lanes = g_new(GArray *, n_procs + 1);
     for (uint32_t p = 0; p < n_procs + 1; p++) {
@@ -256,7 +271,7 @@ trc_trace_begin_run(TrcTrace *tr, const char *label, const char *const *proc_nam
         fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
                         "\"args\":{\"sort_index\":%u}}", r->pid0 + p + 1, r->pid0 + p + 1);
     }
-    meta_name(tr, "process_name", r->pid0 + n_procs + 1, -1, "sync");
+    meta_name(tr, "process_name", r->pid0 + n_procs + 1, -1, r->sync_name);
     meta_name(tr, "process_name", r->pid0 + n_procs + 2, -1, "dram");
     meta_name(tr, "process_name", r->pid0 + n_procs + 3, -1, "request");
     fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
@@ -346,6 +361,8 @@ on_task_start(void *opaque, uint32_t id, const SimTask *t, SimTime start_ps)
         flush_bw(tr);
         r->in_window = kept(tr, t);
         if (t->phase == SIM_PHASE_DECODE && r->in_window) {
+            Step st = { t->step, id, start_ps, start_ps };
+            g_array_append_val(r->steps, st);
             char ts[32];
             uint32_t req = r->pid0 + r->n_procs + 3;
             fprintf(ev(tr), "{\"name\":\"decode step %u\",\"cat\":\"marker\",\"ph\":\"i\","
@@ -425,6 +442,18 @@ on_task_end(void *opaque, const SimPlan *plan, uint32_t id, const SimTask *t,
     Run *r = tr->run;
     if (t->phase == SIM_PHASE_PREFILL) {
         r->prefill_b = MAX(r->prefill_b, end_ps);
+    }
+    /* a step's span grows to its last task's end (steps end in order, the
+     * one a task belongs to is near the back) */
+    for (guint i = r->steps->len; t->phase == SIM_PHASE_DECODE && i-- > 0;) {
+        Step *st = &g_array_index(r->steps, Step, i);
+        if (st->step == t->step) {
+            st->b_ps = MAX(st->b_ps, end_ps);
+            break;
+        }
+        if (st->step < t->step) {
+            break;
+        }
     }
     /* forget the times of tasks no task still to end can name */
     if (plan->base > r->ended0 + 4096) {
@@ -565,6 +594,25 @@ trc_trace_end_run(TrcTrace *tr)
                         "\"tid\":%" PRIu64 ",\"ts\":%s,\"dur\":%s}", out_pid(r, req),
                 out_tid(r, req, 0), us_ns(ts, ns(r->prefill_a)),
                 us_ns(dur, ns(r->prefill_b) - ns(r->prefill_a)));
+    }
+    /* each decode step a slice on the "decode steps" track, so its
+     * duration reads off the timeline; one that overlaps the next step
+     * (a pipelined plan) is cut at the next one's start, as slices on
+     * one track must nest or be disjoint */
+    uint32_t req = r->pid0 + r->n_procs + 3;
+    for (guint i = 0; i < r->steps->len; i++) {
+        const Step *st = &g_array_index(r->steps, Step, i);
+        SimTime b = st->b_ps;
+        if (i + 1 < r->steps->len) {
+            b = MIN(b, g_array_index(r->steps, Step, i + 1).a_ps);
+        }
+        char ts[32], dur[32], full[32];
+        fprintf(ev(tr), "{\"name\":\"decode step %u\",\"cat\":\"step\",\"ph\":\"X\","
+                        "\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s,\"dur\":%s,"
+                        "\"args\":{\"step\":%u,\"first_task\":%u,\"span_us\":%s}}",
+                st->step, out_pid(r, req), out_tid(r, req, 1), us_ns(ts, ns(st->a_ps)),
+                us_ns(dur, ns(b) - ns(st->a_ps)), st->step, st->first_task,
+                us_ns(full, ns(st->b_ps) - ns(st->a_ps)));
     }
     run_free(r);
     tr->run = NULL;

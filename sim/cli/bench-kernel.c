@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include "sim/util/json.h"
 
+/* the kernel's throughput target, as the bench's one-line summary states it */
+#define KERNEL_TARGET_EPS 10e6
+
 typedef struct Hold {
     SimKernel *k;
     uint64_t rng;            /* xorshift64 state: cheap, so we time the kernel */
@@ -57,6 +60,8 @@ static gboolean
 run(gboolean quick, HsFormat format, GError **error)
 {
     static const uint64_t sizes[] = { 64, 1024, 16384, 262144 };
+    /* the verdict is on the slowest queue length, as the target is a floor */
+    double slowest = 0;
     const uint64_t events = quick ? 200000 : 4000000;
     g_autoptr(cJSON) rows = cJSON_CreateArray();
 
@@ -69,6 +74,7 @@ run(gboolean quick, HsFormat format, GError **error)
         uint64_t ran = 0;
         double dt = hold_run(sizes[i], events + sizes[i], &ran);
         double rate = (double) ran / dt;
+        slowest = i == 0 || rate < slowest ? rate : slowest;
         if (format == HS_FORMAT_TEXT) {
             printf("  %10" G_GUINT64_FORMAT " %14.0f %12.1f\n", sizes[i], rate,
                    1e9 / rate);
@@ -81,10 +87,12 @@ run(gboolean quick, HsFormat format, GError **error)
         }
     }
     if (format == HS_FORMAT_TEXT) {
-        printf("  target: >= 10000000 events/s\n");
+        printf("  target: >= 10000000 events/s at every queue length: %s (slowest %.0f)\n",
+               slowest >= KERNEL_TARGET_EPS ? "met" : "MISSED", slowest);
     } else {
         g_autoptr(cJSON) root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "bench", "kernel");
+        cJSON_AddBoolToObject(root, "target_met", slowest >= KERNEL_TARGET_EPS);
         cJSON_AddItemToObject(root, "rows", g_steal_pointer(&rows));
         char *s = cJSON_PrintUnformatted(root);
         printf("%s\n", s);

@@ -77,8 +77,29 @@ hs_cli_parse(const char *command, const char *params, const char *summary,
     }
     if (help) {
         g_autofree char *text = g_option_context_get_help(ctx, TRUE, NULL);
-        /* GLib names the program after argv[0]; we are "hetero-sim CMD". */
-        fputs(text, stdout);
+        /*
+         * GLib writes "Usage: PRG [OPTION…] PARAMS", which for us read
+         * "hetero-sim [OPTION…] run": the command comes first on our command
+         * line, so the usage line is rewritten "hetero-sim run [OPTION…] PARAMS".
+         */
+        g_autofree char *glib_line = NULL;
+        g_autofree char *ours = NULL;
+        const char *opt = strstr(text, "[OPTION");
+        const char *close = opt ? strchr(opt, ']') : NULL;
+        if (close) {
+            g_autofree char *word = g_strndup(opt, (gsize) (close + 1 - opt));
+            glib_line = g_strdup_printf("%s %s %s", g_get_prgname(), word, title);
+            ours = g_strdup_printf("%s %s %s%s%s", g_get_prgname(), command, word,
+                                   params ? " " : "", params ? params : "");
+        }
+        const char *at = glib_line ? strstr(text, glib_line) : NULL;
+        if (at) {
+            fwrite(text, 1, (size_t) (at - text), stdout);
+            fputs(ours, stdout);
+            fputs(at + strlen(glib_line), stdout);
+        } else {
+            fputs(text, stdout);
+        }
         *help_shown = TRUE;
     }
     return TRUE;

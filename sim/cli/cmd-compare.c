@@ -194,12 +194,20 @@ run(int argc, char **argv, GError **error)
         for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
             g_ptr_array_add(list, (gpointer) *p);
         }
-        if (o.plugin) {
-            const SimPolicy *p = sim_policy_load_plugin(o.plugin, error);
-            if (p == NULL) {
-                hs_run_opts_clear(&o);
-                return FALSE;
-            }
+    }
+    /* the plug-in joins the policies compared, named in -P or not (the
+     * guide: "compare adds it to every policy") */
+    if (o.plugin) {
+        const SimPolicy *p = sim_policy_load_plugin(o.plugin, error);
+        if (p == NULL) {
+            hs_run_opts_clear(&o);
+            return FALSE;
+        }
+        gboolean named = FALSE;
+        for (guint i = 0; i < list->len; i++) {
+            named = named || strcmp(((const SimPolicy *) list->pdata[i])->name, p->name) == 0;
+        }
+        if (!named) {
             g_ptr_array_add(list, (gpointer) p);
         }
     }

@@ -227,6 +227,80 @@ explain_task(const HwSoc *soc, const HwStack *stack, const SimPlan *plan,
     }
 }
 
+/*
+ * Why task @id started when it did, in a few words: its last input ending
+ * then; else what held it after that input was ready: its processor busy
+ * with another task, the host blocked in a driver sync (the control CPU
+ * waits out a driver round trip before it submits more), the host's
+ * submission of it; the dependency list alone named an input that ended
+ * long before.  (transfer full)
+ */
+static char *
+start_reason(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x, uint32_t id)
+{
+    const SimTask *t = sim_plan_task(plan, id);
+    const SimTime start = x->times[id].start_ps;
+    SimTime ready = 0;
+    uint32_t last = UINT32_MAX;
+    for (uint32_t d = 0; d < t->n_deps; d++) {
+        if (last == UINT32_MAX || x->times[t->deps[d]].end_ps >= ready) {
+            ready = x->times[t->deps[d]].end_ps;
+            last = t->deps[d];
+        }
+    }
+    /* within a nanosecond of its input: nothing else held it */
+    if (start <= ready + 1000) {
+        return last == UINT32_MAX ? g_strdup("no inputs")
+               : g_strdup_printf("its input #%u %s ended", last, sim_plan_task(plan, last)->name);
+    }
+    const double waited_ms = ms(start - ready);
+    g_autofree char *input = last == UINT32_MAX ? g_strdup("no inputs")
+                             : g_strdup_printf("input #%u ready at %.4f", last, ms(ready));
+    /* the latest task on the same processor that ended after the input
+     * was ready and by this start: the processor was busy with it */
+    uint32_t busy = UINT32_MAX, drv = UINT32_MAX;
+    SimTime busy_end = 0, drv_end = 0;
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        const SimTask *o = sim_plan_task(plan, i);
+        SimTime e = x->times[i].end_ps;
+        if (i == id || e <= ready || e > start) {
+            continue;
+        }
+        if (o->kind != SIM_TASK_SYNC && t->kind != SIM_TASK_SYNC && o->proc == t->proc &&
+            e >= busy_end) {
+            busy = i;
+            busy_end = e;
+        }
+        if (o->kind == SIM_TASK_SYNC && o->sync == SIM_SYNC_DRIVER && e >= drv_end) {
+            drv = i;
+            drv_end = e;
+        }
+    }
+    if (busy != UINT32_MAX && start <= busy_end + 1000) {
+        return g_strdup_printf("waited %.4f ms: %s busy with #%u %s until %.4f; %s", waited_ms,
+                               dev_of(soc, t->proc)->name, busy,
+                               sim_plan_task(plan, busy)->name, ms(busy_end), input);
+    }
+    if (drv != UINT32_MAX) {
+        const char *host = x->control_proc < soc->devs->len
+                           ? dev_of(soc, x->control_proc)->name : "the host";
+        return g_strdup_printf("waited %.4f ms: the host (%s) blocked in driver sync #%u "
+                               "until %.4f; %s", waited_ms, host, drv, ms(drv_end), input);
+    }
+    for (guint i = 0; x->control && i < x->control->len; i++) {
+        const HwSpan *c = &g_array_index(x->control, HwSpan, i);
+        if (GPOINTER_TO_UINT(c->opaque) == id + 1 && c->b_ps > ready) {
+            const char *host = x->control_proc < soc->devs->len
+                               ? dev_of(soc, x->control_proc)->name : "the host";
+            return g_strdup_printf("waited %.4f ms: the host (%s) submitting it from %.4f "
+                                   "until %.4f; %s", waited_ms, host, ms(c->a_ps), ms(c->b_ps),
+                                   input);
+        }
+    }
+    return g_strdup_printf("waited %.4f ms after its %s (the processor's queue)", waited_ms,
+                           input);
+}
+
 /* Every task start and end, and every change of DRAM rates, in time order. */
 static void
 print_steps(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x)
@@ -261,12 +335,22 @@ print_steps(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x)
         const SimTask *t = sim_plan_task(plan, ev[i].id);
         printf("%10.4f  %-5s %-8s #%u %s", ms(ev[i].t), ev[i].what ? "start" : "end",
                dev_of(soc, t->proc)->name, ev[i].id, t->name);
-        if (ev[i].what && t->n_deps) {
-            printf("  (after");
-            for (uint32_t d = 0; d < t->n_deps && d < 4; d++) {
-                printf(" #%u", t->deps[d]);
+        if (ev[i].what) {
+            g_autofree char *why = start_reason(soc, plan, x, ev[i].id);
+            printf("  (%s)", why);
+        } else if (t->kind != SIM_TASK_SYNC && t->proc < np) {
+            /* a kernel that got less DRAM than it would alone: its share */
+            double *avg = g_newa(double, np);
+            SimTime a = x->times[ev[i].id].start_ps;
+            dram_over(x, np, a, ev[i].t, avg);
+            double total = 0;
+            for (uint32_t p = 0; p < np; p++) {
+                total += avg[p];
             }
-            printf("%s)", t->n_deps > 4 ? " ..." : "");
+            if (ev[i].t > a && total >= 0.9 * soc->mem.ceiling_gbps && avg[t->proc] > 0) {
+                printf("  (DRAM share %.2f of %.2f GB/s in use, ceiling %g)", avg[t->proc],
+                       total, soc->mem.ceiling_gbps);
+            }
         }
         printf("\n");
         if (i + 1 < 2 * n && ev[i + 1].t == ev[i].t) {

@@ -75,7 +75,8 @@ list_models(GError **error)
         g_autofree char *size = params >= 1e8 ? g_strdup_printf("%6.2f B", params / 1e9)
                                               : g_strdup_printf("%6.2f M", params / 1e6);
         g_autofree char *gap = mdl_spec_functional_gap(spec, 256 + 32);
-        printf("%-16s %s params  %-13s %s\n", *n, size,
+        /* two spaces between columns: "values+timing" fills its 13 */
+        printf("%-16s %s params  %-13s  %s\n", *n, size,
                gap ? "timing only" : "values+timing", spec->description);
     }
     return TRUE;

@@ -86,6 +86,8 @@ run(int argc, char **argv, GError **error)
     gboolean help = FALSE;
     g_autofree char *x = NULL, *y = NULL, *series = NULL, *where = NULL, *out = NULL;
     g_autofree char *format_name = NULL;
+    g_autofree char *title_opt = NULL, *xlabel = NULL, *ylabel = NULL;
+    gboolean log_y = FALSE;
     GOptionEntry entries[] = {
         { "x", 'x', 0, G_OPTION_ARG_STRING, &x, "Setting on the x axis (numeric)", "SETTING" },
         { "y", 'y', 0, G_OPTION_ARG_STRING, &y,
@@ -97,6 +99,14 @@ run(int argc, char **argv, GError **error)
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Write the SVG plot to FILE", "FILE" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
           "Without --out: the plotted table as text, csv or json", "FMT" },
+        { "title", 0, 0, G_OPTION_ARG_STRING, &title_opt,
+          "The plot's title (default: \"METRIC against SETTING\" and the --where)", "TEXT" },
+        { "xlabel", 0, 0, G_OPTION_ARG_STRING, &xlabel,
+          "The x axis title (default: the setting, with its unit)", "TEXT" },
+        { "ylabel", 0, 0, G_OPTION_ARG_STRING, &ylabel,
+          "The y axis title (default: the metric, with its unit)", "TEXT" },
+        { "log-y", 0, 0, G_OPTION_ARG_NONE, &log_y,
+          "A log10 y axis (every plotted value must be above 0)", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("plot", "DB",
@@ -131,10 +141,12 @@ run(int argc, char **argv, GError **error)
     if (yc == NULL || (series && sc == NULL)) {
         return FALSE;
     }
+    /* --where with dotted setting names, as sweep --show takes it */
+    g_autofree char *where_sql = where ? hs_sweep_db_where(db, where) : NULL;
     /* rows without the x setting (an explicit point that left it out) are
      * not on the plot */
     g_autofree char *filter = g_strdup_printf("status = 'ok' AND \"%s\" IS NOT NULL%s%s%s", xc,
-                                              where ? " AND (" : "", where ? where : "",
+                                              where ? " AND (" : "", where ? where_sql : "",
                                               where ? ")" : "");
     g_autofree char *sql = g_strdup_printf("SELECT \"%s\", %s%s%s\"%s\" FROM points WHERE %s "
                                            "ORDER BY 2, 1", xc, sc ? "\"" : "",
@@ -198,13 +210,35 @@ run(int argc, char **argv, GError **error)
     g_autofree char *sl = series ? g_strdup_printf("%*s", (int) MAX(name_w, strlen(series)),
                                                    series) : NULL;
     const char *cols[] = { xl, series ? sl : yl, series ? yl : NULL, NULL };
-    g_autofree char *title = g_strdup_printf("%s against %s%s%s", yl, x, where ? ", " : "",
-                                             where ? where : "");
+    g_autofree char *title = title_opt ? g_strdup(title_opt)
+                             : g_strdup_printf("%s against %s%s%s", yl, x, where ? ", " : "",
+                                               where ? where : "");
+    g_autofree char *x_axis = g_strdup(xlabel ? xlabel : xl);
+    g_autofree char *y_axis = g_strdup(ylabel ? ylabel : yl);
+    if (log_y) {
+        for (guint r = 0; r < rows->len / 3; r++) {
+            double v = g_array_index(rows, double, 3 * r + 2);
+            if (!(v > 0)) {
+                g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                            "--log-y: %s is %g at %s = %g: a log axis needs values above 0 "
+                            "(pin them out with --where)", y ? y : "prefill_tokens_per_s", v, x,
+                            g_array_index(rows, double, 3 * r));
+                return FALSE;
+            }
+        }
+    }
     if (out) {
-        /* SVG text: a --where with < or & must not break the XML */
+        /* SVG text: a --where with < or & must not break the XML, nor a
+         * title or label with them */
         char *esc = g_markup_escape_text(title, -1);
         g_free(title);
         title = esc;
+        esc = g_markup_escape_text(x_axis, -1);
+        g_free(x_axis);
+        x_axis = esc;
+        esc = g_markup_escape_text(y_axis, -1);
+        g_free(y_axis);
+        y_axis = esc;
         for (guint i = 0; i < names->len; i++) {
             char *n = g_markup_escape_text(names->pdata[i], -1);
             g_free(names->pdata[i]);
@@ -214,8 +248,9 @@ run(int argc, char **argv, GError **error)
     g_autoptr(HsCurve) c = hs_curve_new("plot", title, cols);
     c->name_col = series ? 1 : -1;
     c->plot_col = series ? 2 : 1;
-    c->x_title = xl;                 /* the labels carry their units already */
-    c->y_title = yl;
+    c->x_title = x_axis;             /* the labels carry their units already */
+    c->y_title = y_axis;
+    c->y_scale = log_y ? HS_AXIS_LOG10 : HS_AXIS_AUTO;
     for (guint r = 0; r < rows->len / 3; r++) {
         double *v = &g_array_index(rows, double, 3 * r);
         if (!series) {

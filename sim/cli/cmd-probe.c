@@ -163,8 +163,10 @@ probe_npu_shape(const Probe *p, GError **error)
                                                  "npu_over_gpu_speed", NULL });
     c->name_col = 1;
     c->names = names;
+    /* two sequence lengths: bars, a group per length (lines joined two
+     * samples across an empty tick) */
+    c->grouped_bars = TRUE;
     c->x_title = "tokens";
-    c->x_scale = HS_AXIS_LOG2;
     c->y_title = "NPU speed / GPU speed (x)";
     c->extra = cJSON_CreateObject();
     cJSON_AddStringToObject(c->extra, "model", s->name);
@@ -391,6 +393,9 @@ probe_sync(const Probe *p, GError **error)
     c->names = names;
     c->x_title = "sync mechanism";
     c->y_title = "round trip GPU -> NPU -> GPU (µs)";
+    /* the fast path is ~100x quicker than the driver's: on a linear axis
+     * its bar was a sliver */
+    c->y_scale = HS_AXIS_LOG10;
     const uint32_t gpu = hw_soc_find_kind(p->soc, HW_KIND_GPU)->index;
     const uint32_t npu = hw_soc_find_kind(p->soc, HW_KIND_NPU)->index;
     for (int m = 0; m < 2; m++) {

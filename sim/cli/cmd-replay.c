@@ -17,6 +17,7 @@
  */
 #include "sim/cli/run-opts.h"
 #include "sim/cli/config.h"
+#include "sim/cli/report-fields.h"
 #include "sim/util/json.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
@@ -253,7 +254,34 @@ run(int argc, char **argv, GError **error)
             cJSON_AddStringToObject(o, "recorded_policy", rec->policy);
             cJSON_AddStringToObject(o, "plan", plan_is_new ? "replanned" : "recorded");
         }
-        ok = hs_run_print_checked(soc, &r, format, unsynced, extra, error);
+        /* what this replay is, said in every format: the recorded plan
+         * re-timed (on the recorded SoC, or another) or a plan made anew */
+        const char *how = plan_is_new ? "re-planned" : "re-timed";
+        g_autofree char *said = plan_is_new
+            ? g_strdup_printf("replay: re-planned by %s on %s (recorded: %s on %s)\n", policy,
+                              soc->name, rec->policy, rec->soc)
+            : g_strdup_printf("replay: re-timed, the plan %s made on %s run on %s\n",
+                              rec->policy, rec->soc, soc->name);
+
+        if (format == HS_FORMAT_CSV) {
+            /* the report's columns and a last one, plan */
+            cJSON_Delete(extra);
+            g_autofree char *why = hs_run_failure(&r, unsynced);
+            g_autofree char *head = hs_report_csv_header();
+            g_autofree char *row = hs_report_csv_row(&r);
+            printf("%.*s,plan\n%.*s,%s\n", (int) strcspn(head, "\n"), head,
+                   (int) strcspn(row, "\n"), row, how);
+            if (why) {
+                g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_MISMATCH, "%s", why);
+                ok = FALSE;
+            }
+        } else {
+            ok = hs_run_print_checked(soc, &r, format, unsynced, extra, error);
+            /* last: the report's head line (or a failure's reason) first */
+            if (format == HS_FORMAT_TEXT) {
+                fputs(said, stdout);
+            }
+        }
     }
     sim_run_report_clear(&r);
     return ok;

@@ -243,7 +243,7 @@ scatter_svg(const Row *rows, guint n)
     /* simulated / published per point: 1 is perfect.  Each point has its
      * own band: its tolerance (15 % absolute, 20 % ratios) or its
      * published range.  The bottom margin holds the ids at 60 degrees. */
-    const double W = 920, H = 480, L = 70, B = 170, T = 40, R = 200;
+    const double W = 920, H = 496, L = 70, B = 170, T = 56, R = 200;
     GString *s = g_string_new(NULL);
     g_string_append_printf(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                               "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
@@ -274,6 +274,30 @@ scatter_svg(const Row *rows, guint n)
         g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                                   "fill=\"#dcefdc\"/>\n", x - slot * 0.4, PY(hi), slot * 0.8,
                                PY(lo) - PY(hi));
+    }
+    /* grouped by paper (the rows come file by file): a rule between two
+     * papers' points, the paper's name above its own */
+    for (guint i = 0, g0 = 0, k = 0; i < n; i++) {
+        gboolean last = i + 1 == n || g_strcmp0(rows[i + 1].file, rows[i].file) != 0;
+        if (!last) {
+            continue;
+        }
+        if (i + 1 < n) {
+            g_string_append_printf(s, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+                                      "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
+                                   L + slot * (i + 1), L + slot * (i + 1), T - 8, H - B);
+        }
+        const char *f = rows[i].file ? rows[i].file : "";
+        const char *base = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+        g_autofree char *paper = g_str_has_suffix(base, ".json")
+                                 ? g_strndup(base, strlen(base) - 5) : g_strdup(base);
+        g_autofree char *esc = g_markup_escape_text(paper, -1);
+        /* every other paper's name a line higher: a paper of few points
+         * has a narrow group */
+        g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" "
+                                  "font-weight=\"bold\">%s</text>\n",
+                               L + slot * (g0 + i + 1) / 2.0, k++ % 2 ? T - 16 : T - 4, esc);
+        g0 = i + 1;
     }
     g_string_append_printf(s, "<path d=\"M%.0f %.0f V%.0f H%.0f\" fill=\"none\" "
                               "stroke=\"black\"/>\n", L, T, H - B, W - R);

@@ -249,19 +249,37 @@ axis_init(Axis *a, HsAxisScale scale, const double *v, guint n, gboolean from_ze
             g_array_append_val(a->ticks, t);
         }
     } else {
+        /* the range ends at the 1-2-5 values next to the data (a maximum
+         * of 120 ends the axis at 200, not at 1000), so the data fill it */
         int e0 = (int) floor(log10(lo) + 1e-9), e1 = (int) ceil(log10(hi) - 1e-9);
         e1 = MAX(e1, e0 + 1);
+        static const double m125[] = { 1, 2, 5 };
         a->lo = pow(10, e0);
+        for (int i = 2; i >= 0; i--) {
+            if (m125[i] * pow(10, e0) <= lo * (1 + 1e-9)) {
+                a->lo = m125[i] * pow(10, e0);
+                break;
+            }
+        }
         a->hi = pow(10, e1);
+        for (int i = 0; i < 3; i++) {
+            if (m125[i] * pow(10, e1 - 1) >= hi * (1 - 1e-9)) {
+                a->hi = m125[i] * pow(10, e1 - 1);
+                break;
+            }
+        }
+        if (a->hi <= a->lo) {
+            a->hi = a->lo * 2;
+        }
         for (int e = e0; e <= e1; e++) {
-            for (int m = 1; m <= 5; m *= (m == 1 ? 2 : 5)) {
-                double t = m * pow(10, e);
-                /* 2 and 5 between decades only when there are few decades */
-                if (t <= a->hi * (1 + 1e-9) && (m == 1 || e1 - e0 <= 2)) {
+            for (int i = 0; i < 3; i++) {
+                double t = m125[i] * pow(10, e);
+                /* 2 and 5 between decades only when there are few decades;
+                 * the two ends always */
+                gboolean end = fabs(t / a->lo - 1) < 1e-9 || fabs(t / a->hi - 1) < 1e-9;
+                if (t >= a->lo * (1 - 1e-9) && t <= a->hi * (1 + 1e-9) &&
+                    (i == 0 || e1 - e0 <= 2 || end)) {
                     g_array_append_val(a->ticks, t);
-                }
-                if (m == 5) {
-                    break;
                 }
             }
         }
@@ -445,21 +463,47 @@ static char *
 curve_svg_bars(const HsCurve *c, guint y)
 {
     gboolean stacked = c->stack_from >= 0 && (guint) c->stack_from < y;
-    const double W = stacked ? 760 : 640, H = 420, L = 80, B = 56, T = 40, R = stacked ? 140 : 20;
+    const gboolean grouped = c->grouped_bars && c->name_col > 0 && !stacked;
+    guint n_series = 1;
+    if (grouped) {
+        curve_series(c, &n_series);
+    }
+    const gboolean legend = stacked || grouped;
+    const double W = legend ? 760 : 640, H = 420, L = 80, B = 56, T = 40, R = legend ? 140 : 20;
     guint n = curve_rows(c);
-    g_autofree double *v = g_new0(double, n + 1);
+    /* on a log scale the axis starts below the smallest bar (a third of
+     * it), so the smallest still shows as a bar */
+    const gboolean log_y = c->y_scale == HS_AXIS_LOG10 && !stacked;
+    g_autofree double *v = g_new0(double, n + 2);
+    double least = INFINITY;
     for (guint r = 0; r < n; r++) {
         v[r] = curve_at(c, r, y);
-        v[n] = fmax(v[n], v[r] * 1.08);      /* room for the value on top */
+        least = fmin(least, v[r]);
+        v[n] = fmax(v[n], v[r] * (log_y ? 1.25 : 1.08));   /* room for the value on top */
     }
+    v[n + 1] = log_y && least > 0 ? least / 3 : v[n];
     Axis ay = { .p0 = H - B, .p1 = T };
-    axis_init(&ay, HS_AXIS_LINEAR, v, n + 1, TRUE);
+    axis_init(&ay, log_y ? HS_AXIS_LOG10 : HS_AXIS_LINEAR, v, n + 2, TRUE);
     GString *s = svg_begin(c, W, H, L);
     g_autofree char *yt = y_title_of(c, y);
     axis_draw(s, &ay, FALSE, L, W - R, yt, H, B, T);
-    double slot = (W - L - R) / MAX(n, 1);
+    /* grouped: a slot per x value, a bar per series in it */
+    guint n_groups = n;
+    g_autofree guint *group = g_new0(guint, MAX(n, 1));
+    for (guint r = 0; grouped && r < n; r++) {
+        group[r] = r == 0 ? 0 : group[r - 1] + (curve_at(c, r, 0) != curve_at(c, r - 1, 0));
+        n_groups = group[r] + 1;
+    }
+    double slot = (W - L - R) / MAX(grouped ? n_groups : n, 1);
     for (guint r = 0; r < n; r++) {
         double x = L + slot * r + slot * 0.18, w = slot * 0.64, base = H - B;
+        const char *fill = "#1f77b4";
+        if (grouped) {
+            guint k = (guint) curve_at(c, r, (guint) c->name_col);
+            w = slot * 0.8 / n_series;
+            x = L + slot * group[r] + slot * 0.1 + w * k;
+            fill = series_color[k % G_N_ELEMENTS(series_color)];
+        }
         if (stacked) {
             for (guint k = (guint) c->stack_from; k < y; k++) {
                 double h = (H - B) - axis_px(&ay, curve_at(c, r, k));
@@ -481,15 +525,28 @@ curve_svg_bars(const HsCurve *c, guint y)
         } else {
             double h = fmax(2, H - B - axis_px(&ay, v[r]));
             g_string_append_printf(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                                      "fill=\"#1f77b4\"/>\n", x, H - B - h, w, h);
+                                      "fill=\"%s\"/>\n", x, H - B - h, w, h, fill);
             base = H - B - h;
         }
         g_autofree char *top = value_label(v[r]);
         g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
                                   "font-weight=\"bold\">%s</text>\n", x + w / 2, base - 5, top);
         char buf[32];
-        g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n",
-                               x + w / 2, H - B + 16, curve_cell(c, r, 0, buf));
+        if (!grouped) {
+            g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s"
+                                      "</text>\n", x + w / 2, H - B + 16, curve_cell(c, r, 0, buf));
+        } else if (r == 0 || group[r] != group[r - 1]) {
+            g_string_append_printf(s, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s"
+                                      "</text>\n", L + slot * (group[r] + 0.5), H - B + 16,
+                                   curve_cell(c, r, 0, buf));
+        }
+    }
+    for (guint k = 0; grouped && k < n_series; k++) {
+        double ly = T + 18.0 * k;
+        g_string_append_printf(s, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" "
+                                  "fill=\"%s\"/><text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
+                               W - R + 12, ly - 6, series_color[k % G_N_ELEMENTS(series_color)],
+                               W - R + 32, ly + 4, c->names[k]);
     }
     if (c->x_title) {
         g_string_append_printf(s, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\" "
@@ -520,7 +577,7 @@ curve_svg_bars(const HsCurve *c, guint y)
 static char *
 curve_svg(const HsCurve *c, guint y)
 {
-    if (c->name_col == 0) {
+    if (c->name_col == 0 || (c->grouped_bars && c->name_col > 0)) {
         return curve_svg_bars(c, y);
     }
     guint n = curve_rows(c), n_series;

@@ -14,7 +14,8 @@
 #include "sim/cli/cli.h"
 
 /* How an SVG axis is scaled.  AUTO: powers of two on a log2 axis and
- * positive data spanning two decades on a log10 one, else linear. */
+ * positive data spanning two decades on a log10 one, else linear.  A bar
+ * chart's y axis is linear unless LOG10 is asked (stacked bars: linear). */
 typedef enum {
     HS_AXIS_AUTO,
     HS_AXIS_LINEAR,
@@ -39,6 +40,10 @@ typedef struct HsCurve {
     const char *x_title, *y_title;
     HsAxisScale x_scale, y_scale;
     int stack_from;              /* -1: plain bars */
+    /* a bar chart of groups: a group of bars per x value (column 0), a
+     * bar per name of name_col in each, coloured by name with a legend
+     * (a few samples of a few series: npu-shape) */
+    gboolean grouped_bars;
 } HsCurve;
 
 /* @cols: NULL-terminated column names. */

@@ -104,8 +104,14 @@ hs_run_hot_op_text(const HwSoc *soc, const SimRunReport *r)
 static void
 text_peak(GString *out, const HsReportField *f, const HwSoc *soc, const SimRunReport *r)
 {
-    g_string_append_printf(out, ", DRAM peak %.1f GB/s of %.0f", hs_report_field_value(f, r),
-                           soc->mem.peak_gbps);
+    /* a small SoC's few GB/s get two decimals ("0.8 GB/s of 1" said little) */
+    if (soc->mem.peak_gbps < 10) {
+        g_string_append_printf(out, ", DRAM peak %.2f GB/s of %.3g", hs_report_field_value(f, r),
+                               soc->mem.peak_gbps);
+    } else {
+        g_string_append_printf(out, ", DRAM peak %.1f GB/s of %.0f", hs_report_field_value(f, r),
+                               soc->mem.peak_gbps);
+    }
 }
 
 static void
@@ -132,12 +138,16 @@ text_render(GString *out, const HsReportField *f, const HwSoc *soc, const SimRun
 {
     (void) f;
     (void) soc;
+    /* frames counted over a window that is no whole number of vsyncs can
+     * read 60.1 against 60: the text caps the rate at the target (JSON and
+     * CSV keep the count over the window) */
+    const double target = r->workload.render.fps;
     g_string_append_printf(out, "  render %.0f FPS target, LLM at %s priority: %.1f FPS during "
-                           "prefill", r->workload.render.fps,
+                           "prefill", target,
                            r->workload.render.llm_priority == HW_PRIO_LOW ? "low" : "normal",
-                           r->render_fps_prefill);
+                           MIN(r->render_fps_prefill, target));
     if (r->workload.decode > 0) {
-        g_string_append_printf(out, ", %.1f during decode", r->render_fps_decode);
+        g_string_append_printf(out, ", %.1f during decode", MIN(r->render_fps_decode, target));
     }
     g_string_append_printf(out, "; %.0f %% of vsyncs on time, worst frame %.1f ms",
                            r->render_on_time_pct, r->render_worst_ms);

@@ -792,8 +792,24 @@ setting_names(sqlite3 *db)
     return h;
 }
 
+/* The shortest of %.15g, %.16g, %.17g that strtod reads back to @v
+ * exactly: %.17g always round-trips but prints 43.095075256999998 for the
+ * 43.095075257 a run stored; %.15g alone would lose bits of some values. */
+static char *
+shortest_double(double v)
+{
+    for (int digits = 15; digits < 17; digits++) {
+        char *t = g_strdup_printf("%.*g", digits, v);
+        if (g_ascii_strtod(t, NULL) == v) {
+            return t;
+        }
+        g_free(t);
+    }
+    return g_strdup_printf("%.17g", v);
+}
+
 /* A cell as text: integers as such, reals to 6 significant digits (text)
- * or 17 (CSV, exact). */
+ * or the shortest text that reads back to the same double (CSV, exact). */
 static char *
 cell(sqlite3_stmt *st, int c, gboolean exact)
 {
@@ -803,7 +819,8 @@ cell(sqlite3_stmt *st, int c, gboolean exact)
     case SQLITE_INTEGER:
         return g_strdup_printf("%lld", (long long) sqlite3_column_int64(st, c));
     case SQLITE_FLOAT:
-        return g_strdup_printf(exact ? "%.17g" : "%.6g", sqlite3_column_double(st, c));
+        return exact ? shortest_double(sqlite3_column_double(st, c))
+                     : g_strdup_printf("%.6g", sqlite3_column_double(st, c));
     default:
         return g_strdup((const char *) sqlite3_column_text(st, c));
     }
@@ -824,6 +841,73 @@ csv_quote(const char *s)
     }
     g_string_append_c(q, '"');
     return g_string_free(g_steal_pointer(&q), FALSE);
+}
+
+/*
+ * --where as the user wrote it, with the dotted setting names --x and
+ * --columns take (npu.sram_kib) put as the quoted identifiers of their
+ * columns ("npu_sram_kib"): SQLite would read a bare npu.sram_kib as
+ * column sram_kib of a table npu.  String literals are left alone; a
+ * quoted identifier naming a setting ("npu.sram_kib") is mapped too.  A
+ * word that names no column is left as written, for SQLite to refuse.
+ */
+static char *
+where_columns(const char *where, GPtrArray *cols)
+{
+    GString *out = g_string_new(NULL);
+    const char *p = where;
+    while (*p) {
+        if (*p == '\'') {                       /* a string literal, '' inside */
+            const char *q = p + 1;
+            while (*q && !(*q == '\'' && q[1] != '\'')) {
+                q += *q == '\'' ? 2 : 1;
+            }
+            q += *q ? 1 : 0;
+            g_string_append_len(out, p, q - p);
+            p = q;
+        } else if (*p == '"' || g_ascii_isalpha(*p) || *p == '_') {
+            const char *q = p;
+            g_autofree char *word = NULL;
+            if (*p == '"') {
+                q = strchr(p + 1, '"');
+                if (!q) {
+                    g_string_append(out, p);
+                    break;
+                }
+                word = g_strndup(p + 1, (gsize) (q - p - 1));
+                q++;
+            } else {
+                while (g_ascii_isalnum(*q) || *q == '_' || *q == '.') {
+                    q++;
+                }
+                word = g_strndup(p, (gsize) (q - p));
+            }
+            g_autofree char *col = hs_sweep_column(word);
+            if (strcmp(col, word) != 0 && has_col(cols, col)) {
+                g_string_append_printf(out, "\"%s\"", col);
+            } else {
+                g_string_append_len(out, p, q - p);
+            }
+            p = q;
+        } else if (g_ascii_isdigit(*p)) {        /* 1.5e3: not a name */
+            const char *q = p;
+            while (g_ascii_isalnum(*q) || *q == '.') {
+                q++;
+            }
+            g_string_append_len(out, p, q - p);
+            p = q;
+        } else {
+            g_string_append_c(out, *p++);
+        }
+    }
+    return g_string_free(out, FALSE);
+}
+
+char *
+hs_sweep_db_where(sqlite3 *db, const char *where)
+{
+    g_autoptr(GPtrArray) cols = table_columns(db);
+    return where_columns(where, cols);
 }
 
 gboolean
@@ -890,7 +974,8 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
     }
     g_string_append(sql, " FROM points");
     if (where && where[0]) {
-        g_string_append_printf(sql, " WHERE (%s)", where);
+        g_autofree char *w = where_columns(where, cols);
+        g_string_append_printf(sql, " WHERE (%s)", w);
     }
     g_string_append(sql, " ORDER BY point, key");
     sqlite3_stmt *st = NULL;

@@ -187,6 +187,11 @@ gboolean hs_sweep_db_insert(sqlite3 *db, const cJSON *record, int point, GError 
  * be NULL): @columns (comma-separated settings or columns, may be NULL
  * for point, settings, status, headline metrics, error; @all adds the
  * rest). */
+/* A --where condition with the dotted setting names of @db's settings
+ * (npu.sram_kib) put as their columns' quoted names ("npu_sram_kib");
+ * string literals and other words as written.  (transfer full) */
+char *hs_sweep_db_where(sqlite3 *db, const char *where);
+
 gboolean hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format,
                           gboolean all, FILE *out, GError **error);
 

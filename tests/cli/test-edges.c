@@ -1,0 +1,477 @@
+/*
+ * test-edges.c - the rough edges a newcomer met, each through the real
+ * binary: the usage line, bench kernel's verdict, sweep --where with a
+ * dotted setting and its CSV numbers, list models' columns, the text
+ * report's FPS and small-SoC DRAM figures, compare with a plug-in and -P,
+ * replay's re-timed / re-planned, explain --steps' reasons, the trace's
+ * step slices and sync track, plot's options and probe's SVGs.
+ */
+#include "sim/util/json.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Run {
+    int status;
+    char *out;
+    char *err;
+} Run;
+
+static void
+run_free(Run *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+    g_free(r);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
+
+/* hetero-sim with NULL-terminated arguments, in @dir (NULL: here). */
+static Run *
+hs_in(const char *dir, const char *first, ...)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) {
+        g_ptr_array_add(argv, (char *) a);
+    }
+    va_end(ap);
+    g_ptr_array_add(argv, NULL);
+    Run *r = g_new0(Run, 1);
+    int wait = 0;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(dir, (char **) argv->pdata, NULL, 0, NULL, NULL, &r->out,
+                               &r->err, &wait, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(wait));        /* never a crash */
+    r->status = WEXITSTATUS(wait);
+    return r;
+}
+
+#define hs(...) hs_in(NULL, __VA_ARGS__)
+
+static void
+assert_ok(const Run *r)
+{
+    if (r->status != 0) {
+        g_printerr("stderr: %s\n", r->err);
+    }
+    g_assert_cmpint(r->status, ==, 0);
+}
+
+/* The usage line names the command first, as it is typed. */
+static void
+test_usage(void)
+{
+    g_autoptr(Run) r = hs("run", "--help", NULL);
+    assert_ok(r);
+    g_assert_nonnull(strstr(r->out, "\n  hetero-sim run [OPTION"));
+    g_assert_null(strstr(r->out, "] run"));
+    g_autoptr(Run) b = hs("bench", "--help", NULL);
+    assert_ok(b);
+    g_assert_nonnull(strstr(b->out, "\n  hetero-sim bench [OPTION"));
+    g_assert_nonnull(strstr(b->out, "] TARGET\n"));
+}
+
+/* bench kernel's target comes with its verdict, as the other benches'. */
+static void
+test_bench_kernel_verdict(void)
+{
+    g_autoptr(Run) r = hs("bench", "kernel", "--quick", NULL);
+    assert_ok(r);
+    const char *t = strstr(r->out, "target: >= 10000000 events/s");
+    g_assert_nonnull(t);
+    g_assert_true(strstr(t, ": met (slowest ") != NULL || strstr(t, ": MISSED (slowest ") != NULL);
+    g_autoptr(Run) j = hs("bench", "kernel", "--quick", "--format", "json", NULL);
+    assert_ok(j);
+    g_autoptr(cJSON) root = cJSON_Parse(j->out);
+    g_assert_true(cJSON_IsBool(cJSON_GetObjectItem(root, "target_met")));
+}
+
+/* The shortest of %.15g .. %.17g that reads back to @v. */
+static char *
+shortest(double v)
+{
+    for (int d = 15; d < 17; d++) {
+        char *t = g_strdup_printf("%.*g", d, v);
+        if (g_ascii_strtod(t, NULL) == v) {
+            return t;
+        }
+        g_free(t);
+    }
+    return g_strdup_printf("%.17g", v);
+}
+
+static char *
+tiny_sweep(char **dir)
+{
+    *dir = g_dir_make_tmp("hs-edges-XXXXXX", NULL);
+    g_autofree char *spec = g_build_filename(*dir, "spec.json", NULL);
+    static const char text[] =
+        "{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", \"functional\": \"off\", "
+        "\"decode\": 2},\n"
+        " \"axes\": {\"policy\": [\"gpu-only\", \"hetero-tensor\"], "
+        "\"npu.sram_kib\": [64, 128], \"prompt\": [16, 32]}}\n";
+    g_assert_true(g_file_set_contents(spec, text, -1, NULL));
+    g_autoptr(Run) r = hs_in(*dir, "sweep", "spec.json", "--db", "a.db", "--jobs", "1", NULL);
+    assert_ok(r);
+    return g_build_filename(*dir, "a.db", NULL);
+}
+
+/* --where takes npu.sram_kib as --x and --columns do (bare or quoted);
+ * CSV numbers are the shortest text that reads back exactly. */
+static void
+test_sweep_where_csv(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *db = tiny_sweep(&dir);
+    g_autoptr(Run) r = hs("sweep", "--show", db, "--where", "npu.sram_kib = 64",
+                          "--columns", "npu.sram_kib,prompt", "--format", "csv", NULL);
+    assert_ok(r);
+    g_assert_cmpstr(r->out, ==, "npu.sram_kib,prompt\n64,16\n64,32\n64,16\n64,32\n");
+    g_autoptr(Run) q = hs("sweep", "--show", db, "--where",
+                          "\"npu.sram_kib\" > 64 AND policy = 'gpu-only'",
+                          "--columns", "npu.sram_kib", "--format", "csv", NULL);
+    assert_ok(q);
+    g_assert_cmpstr(q->out, ==, "npu.sram_kib\n128\n128\n");
+    /* a string literal that looks like a setting is left alone */
+    g_autoptr(Run) s = hs("sweep", "--show", db, "--where", "policy = 'npu.sram_kib'", NULL);
+    assert_ok(s);
+    g_autoptr(Run) bad = hs("sweep", "--show", db, "--where", "npu.nope > 1", NULL);
+    g_assert_cmpint(bad->status, !=, 0);
+    g_assert_nonnull(strstr(bad->err, "--where: no such column: npu.nope"));
+
+    g_autoptr(Run) c = hs("sweep", "--show", db, "--all", "--format", "csv", NULL);
+    assert_ok(c);
+    g_auto(GStrv) lines = g_strsplit(c->out, "\n", -1);
+    guint reals = 0;
+    for (char **l = lines + 1; *l && **l; l++) {
+        g_auto(GStrv) cells = g_strsplit(*l, ",", -1);
+        for (char **cell = cells; *cell; cell++) {
+            char *end = NULL;
+            double v = g_ascii_strtod(*cell, &end);
+            if (**cell == '\0' || *end != '\0' || v == floor(v)) {
+                continue;
+            }
+            g_autofree char *want = shortest(v);
+            g_assert_cmpstr(*cell, ==, want);
+            reals++;
+        }
+    }
+    g_assert_cmpuint(reals, >, 20);
+    g_autofree char *p = g_build_filename(dir, "spec.json", NULL);
+    g_unlink(p);
+    g_unlink(db);
+    g_rmdir(dir);
+}
+
+/* list models: the description column starts at one place on every line. */
+static void
+test_list_models(void)
+{
+    g_autoptr(Run) r = hs("list", "models", NULL);
+    assert_ok(r);
+    g_auto(GStrv) lines = g_strsplit(r->out, "\n", -1);
+    long col = -1;
+    guint n = 0;
+    for (char **l = lines; *l && **l; l++) {
+        const char *k = strstr(*l, "values+timing  ");
+        const char *t = strstr(*l, "timing only    ");
+        g_assert_true(k || t);
+        long at = (long) ((k ? k : t) - *l) + 15;
+        g_assert_cmpint((*l)[at], !=, ' ');
+        g_assert_cmpint((*l)[at - 1], ==, ' ');
+        if (col < 0) {
+            col = at;
+        }
+        g_assert_cmpint(at, ==, col);
+        n++;
+    }
+    g_assert_cmpuint(n, >, 10);
+}
+
+/* The text report: the render rate never above its target; a small
+ * SoC's DRAM peak in two decimals. */
+static void
+test_report_wording(void)
+{
+    g_autoptr(Run) r = hs("run", "--soc", "tiny", "--model", "tiny", "-p", "256", "-d", "16",
+                          "--functional", "off", "--render", "60", NULL);
+    assert_ok(r);
+    const char *f = strstr(r->out, "priority: ");
+    g_assert_nonnull(f);
+    double fps = g_ascii_strtod(f + strlen("priority: "), NULL);
+    g_assert_cmpfloat(fps, >, 0);
+    g_assert_cmpfloat(fps, <=, 60.0);
+    /* JSON keeps the count over the window */
+    g_autoptr(Run) j = hs("run", "--soc", "tiny", "--model", "tiny", "-p", "256", "-d", "16",
+                          "--functional", "off", "--render", "60", "--format", "json", NULL);
+    assert_ok(j);
+    g_autoptr(cJSON) root = cJSON_Parse(j->out);
+    double raw = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "render"), "prefill_fps")
+                     ->valuedouble;
+    g_assert_cmpfloat(fabs(MIN(raw, 60) - fps), <, 0.051);
+
+    g_autoptr(Run) d = hs("run", "--soc", "tiny", "--model", "tiny", "-p", "16", "-d", "2",
+                          "--functional", "off", "--set", "memory.peak_gbps=1", "--set",
+                          "memory.ceiling_gbps=0.8", NULL);
+    assert_ok(d);
+    g_assert_nonnull(strstr(d->out, "DRAM peak 0.80 GB/s of 1\n"));
+}
+
+/* compare runs the plug-in beside the policies -P names, once. */
+static void
+test_compare_plugin(void)
+{
+    g_autoptr(Run) r = hs("compare", "--soc", "tiny", "--model", "tiny", "-p", "16", "-d", "2",
+                          "--functional", "off", "-P", "gpu-only", "--policy-plugin",
+                          g_getenv("HS_PLUGIN"), "--format", "csv", NULL);
+    assert_ok(r);
+    g_assert_nonnull(strstr(r->out, ",gpu-only,"));
+    g_assert_nonnull(strstr(r->out, ",gpu-npu-alternate,"));
+    g_autoptr(Run) twice = hs("compare", "--soc", "tiny", "--model", "tiny", "-p", "16", "-d",
+                              "2", "--functional", "off", "-P", "gpu-npu-alternate,gpu-only",
+                              "--policy-plugin", g_getenv("HS_PLUGIN"), "--format", "csv", NULL);
+    assert_ok(twice);
+    const char *first = strstr(twice->out, ",gpu-npu-alternate,");
+    g_assert_nonnull(first);
+    g_assert_null(strstr(first + 1, ",gpu-npu-alternate,"));
+}
+
+/* replay says what it did, in text and in CSV. */
+static void
+test_replay_plan(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-edges-XXXXXX", NULL);
+    g_autoptr(Run) rec = hs_in(dir, "run", "--soc", "tiny", "--model", "tiny", "-p", "16", "-d",
+                               "2", "--functional", "off", "--record", "r.json", NULL);
+    assert_ok(rec);
+    g_autofree char *path = g_build_filename(dir, "r.json", NULL);
+    g_autoptr(Run) t = hs("replay", path, NULL);
+    assert_ok(t);
+    g_assert_true(g_str_has_prefix(t->out, "tiny on tiny"));
+    g_assert_true(g_str_has_suffix(t->out, "\nreplay: re-timed, the plan hetero-tensor made on "
+                                           "tiny run on tiny\n"));
+    g_autoptr(Run) p = hs("replay", path, "--policy", "gpu-only", NULL);
+    assert_ok(p);
+    g_assert_true(g_str_has_suffix(p->out, "\nreplay: re-planned by gpu-only on tiny (recorded: "
+                                           "hetero-tensor on tiny)\n"));
+    g_autoptr(Run) c = hs("replay", path, "--policy", "gpu-only", "--format", "csv", NULL);
+    assert_ok(c);
+    g_auto(GStrv) lines = g_strsplit(c->out, "\n", -1);
+    g_assert_true(g_str_has_suffix(lines[0], ",plan"));
+    g_assert_true(g_str_has_suffix(lines[1], ",re-planned"));
+    g_assert_cmpuint(g_strv_length(g_strsplit(lines[0], ",", -1)), ==,
+                     g_strv_length(g_strsplit(lines[1], ",", -1)));
+    g_autoptr(Run) c2 = hs("replay", path, "--format", "csv", NULL);
+    assert_ok(c2);
+    g_assert_nonnull(strstr(c2->out, ",re-timed\n"));
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
+/* explain --steps: a start says what held the task, not only its inputs. */
+static void
+test_explain_reasons(void)
+{
+    g_autoptr(Run) r = hs("explain", "--steps", "--model", "tiny", "-p", "16", "-d", "1",
+                          "--functional", "off", "--sync", "driver", "--policy", "hetero-layer",
+                          NULL);
+    assert_ok(r);
+    g_assert_nonnull(strstr(r->out, "blocked in driver sync #"));
+    g_assert_nonnull(strstr(r->out, "the host (cpu-mid) submitting it from "));
+    g_assert_nonnull(strstr(r->out, "(its input #"));
+    g_assert_null(strstr(r->out, "(after #"));
+    g_autoptr(Run) b = hs("explain", "--steps", "--soc", "tiny", "--model", "tiny", "-p", "16",
+                          "-d", "1", "--functional", "off", "--policy", "gpu-only", NULL);
+    assert_ok(b);
+    /* every start line gives one reason */
+    g_auto(GStrv) lines = g_strsplit(b->out, "\n", -1);
+    guint starts = 0;
+    for (char **l = lines; *l; l++) {
+        if (strstr(*l, "  start ")) {
+            starts++;
+            g_assert_true(strstr(*l, "(its input #") || strstr(*l, "(waited ") ||
+                          strstr(*l, "(no inputs)"));
+        }
+    }
+    g_assert_cmpuint(starts, >, 30);
+}
+
+/* The trace: a slice per decode step, the sync track named after the
+ * CPU it runs on, and trace-check passes. */
+static void
+test_trace(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-edges-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "t.json", NULL);
+    g_autoptr(Run) r = hs("run", "--model", "tiny", "-p", "16", "-d", "3", "--functional",
+                          "off", "--policy", "hetero-layer", "-t", path, NULL);
+    assert_ok(r);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_assert_nonnull(root);
+    guint steps = 0;
+    gboolean sync_named = FALSE;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
+        const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "X") == 0 && g_str_has_prefix(name, "decode step ")) {
+            g_assert_cmpfloat(cJSON_GetObjectItem(e, "dur")->valuedouble, >, 0);
+            steps++;
+        }
+        if (strcmp(name, "process_name") == 0 &&
+            strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")->valuestring,
+                   "sync on cpu-mid") == 0) {
+            sync_named = TRUE;
+        }
+    }
+    g_assert_cmpuint(steps, ==, 3);
+    g_assert_true(sync_named);
+    g_autofree char *check = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tools",
+                                              "trace-check.py", NULL);
+    const char *argv[] = { "python3", check, path, NULL };
+    int wait = 0;
+    g_autofree char *out = NULL, *err = NULL;
+    if (g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err,
+                     &wait, NULL)) {
+        g_assert_cmpstr(out, ==, "");
+        g_assert_true(g_spawn_check_wait_status(wait, NULL));
+    }
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
+static char *
+read_file(const char *dir, const char *name)
+{
+    g_autofree char *p = g_build_filename(dir, name, NULL);
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(p, &text, NULL, NULL));
+    g_unlink(p);
+    return text;
+}
+
+/* plot's title, labels and log axis, --where with a dotted setting; a log
+ * axis of a value <= 0 refused. */
+static void
+test_plot_options(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *db = tiny_sweep(&dir);
+    g_autoptr(Run) r = hs_in(dir, "plot", "a.db", "--x", "prompt", "--series", "policy",
+                             "--where", "npu.sram_kib = 64", "--title", "Tiny & small",
+                             "--xlabel", "prompt (tokens)", "--ylabel", "prefill (tokens/s)",
+                             "--log-y", "-o", "p.svg", NULL);
+    assert_ok(r);
+    g_autofree char *svg = read_file(dir, "p.svg");
+    g_assert_nonnull(strstr(svg, ">Tiny &amp; small</text>"));
+    g_assert_nonnull(strstr(svg, ">prompt (tokens)</text>"));
+    g_assert_nonnull(strstr(svg, ">prefill (tokens/s), log scale</text>"));
+    /* prefill ~96k and ~193k tokens/s: the axis 50000 .. 200000, not 10^4 .. 10^6 */
+    g_assert_nonnull(strstr(svg, ">200000</text>"));
+    g_assert_null(strstr(svg, ">1000000</text>"));
+    /* values_match is 0 with --functional off: no log of it */
+    g_autoptr(Run) zero = hs_in(dir, "plot", "a.db", "--x", "prompt", "--series", "policy",
+                                "--y", "values_match", "--where", "npu_sram_kib = 64",
+                                "--log-y", "-o", "z.svg", NULL);
+    g_assert_cmpint(zero->status, ==, 2);
+    g_assert_cmpstr(zero->err, ==, "hetero-sim: --log-y: values_match is 0 at prompt = 16: a "
+                                   "log axis needs values above 0 (pin them out with --where)\n");
+    g_autofree char *p = g_build_filename(dir, "spec.json", NULL);
+    g_unlink(p);
+    g_autofree char *zp = g_build_filename(dir, "z.svg", NULL);
+    g_unlink(zp);
+    g_unlink(db);
+    g_rmdir(dir);
+}
+
+/* probe sync on a log axis (the fast bar a bar, not a sliver); npu-shape
+ * as bars. */
+static void
+test_probe_svgs(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-edges-XXXXXX", NULL);
+    g_autoptr(Run) r = hs_in(dir, "probe", "--what", "sync", "-o", "out", NULL);
+    assert_ok(r);
+    g_autoptr(Run) s = hs_in(dir, "probe", "--what", "npu-shape", "-o", "out", NULL);
+    assert_ok(s);
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    g_autofree char *sync = read_file(out, "sync.svg");
+    g_assert_nonnull(strstr(sync, "log scale</text>"));
+    /* the fast path's bar at least 40 px high (of 324) */
+    const char *fast = strstr(sync, ">fast</text>");
+    g_assert_nonnull(fast);
+    const char *bar = NULL;
+    for (const char *p = sync; (p = strstr(p, "<rect x=")) && p < fast; p++) {
+        bar = p;
+    }
+    g_assert_nonnull(bar);
+    double h = g_ascii_strtod(strstr(bar, "height=\"") + 8, NULL);
+    g_assert_cmpfloat(h, >, 40);
+    g_autofree char *shape = read_file(out, "npu-shape.svg");
+    g_assert_null(strstr(shape, "<polyline"));
+    guint bars = 0;
+    for (const char *p = shape; (p = strstr(p, "<rect x=")); p++) {
+        bars++;
+    }
+    g_assert_cmpuint(bars, >=, 8 + 4);           /* 2 lengths x 4 matmuls, 4 legend keys */
+    g_autofree char *c1 = g_build_filename(out, "sync.csv", NULL);
+    g_autofree char *c2 = g_build_filename(out, "npu-shape.csv", NULL);
+    g_unlink(c1);
+    g_unlink(c2);
+    g_rmdir(out);
+    g_rmdir(dir);
+}
+
+/* validate --out's plot: a group per paper, named. */
+static void
+test_validate_groups(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-edges-XXXXXX", NULL);
+    g_autoptr(Run) r = hs_in(dir, "validate", "-o", "out", NULL);
+    g_assert_cmpint(r->status, <=, 1);              /* 1: a miss, still written */
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    g_autofree char *svg = read_file(out, "validate.svg");
+    static const char *const papers[] = { "heterollm", "mllm-npu", "npu-tts",
+                                          "transformer-lite" };
+    for (size_t i = 0; i < G_N_ELEMENTS(papers); i++) {
+        g_autofree char *want = g_strdup_printf("font-weight=\"bold\">%s</text>", papers[i]);
+        g_assert_nonnull(strstr(svg, want));
+    }
+    guint rules = 0;
+    for (const char *p = svg; (p = strstr(p, "stroke-dasharray=\"4 3\"")); p++) {
+        rules++;
+    }
+    g_assert_cmpuint(rules, ==, G_N_ELEMENTS(papers) - 1);
+    g_autofree char *csv = g_build_filename(out, "validate.csv", NULL);
+    g_unlink(csv);
+    g_rmdir(out);
+    g_rmdir(dir);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/edges/usage", test_usage);
+    g_test_add_func("/edges/bench-kernel-verdict", test_bench_kernel_verdict);
+    g_test_add_func("/edges/sweep-where-csv", test_sweep_where_csv);
+    g_test_add_func("/edges/list-models", test_list_models);
+    g_test_add_func("/edges/report-wording", test_report_wording);
+    g_test_add_func("/edges/compare-plugin", test_compare_plugin);
+    g_test_add_func("/edges/replay-plan", test_replay_plan);
+    g_test_add_func("/edges/explain-reasons", test_explain_reasons);
+    g_test_add_func("/edges/trace", test_trace);
+    g_test_add_func("/edges/plot-options", test_plot_options);
+    g_test_add_func("/edges/probe-svgs", test_probe_svgs);
+    g_test_add_func("/edges/validate-groups", test_validate_groups);
+    return g_test_run();
+}
