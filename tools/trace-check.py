@@ -6,7 +6,7 @@ nests inside the other, and that every flow end-point lies inside a slice
 of its track, strictly inside unless that slice is shorter than 2 ns (so
 it binds to that slice, not to one ending or starting at the same
 instant), and that every flow id has exactly one start and one end (the
-file need not be sorted: Perfetto sorts on import).  Issue #19.  Exit 1 with one line per problem."""
+file need not be sorted: Perfetto sorts on import).  Exit 1 with one line per problem."""
 import bisect
 import json
 import sys

@@ -66,7 +66,7 @@ struct TrcTrace {
 
 /* ---- times ------------------------------------------------------------- */
 
-/* ps -> whole ns, rounded once per end-point (issue #19: ts and dur
+/* ps -> whole ns, rounded once per end-point (ts and dur
  * rounded apart overlapped by 1 ns). */
 static uint64_t
 ns(SimTime ps)
