@@ -32,6 +32,7 @@ extern const HsCommand hs_cmd_stack;
 extern const HsCommand hs_cmd_bench;
 extern const HsCommand hs_cmd_explain;
 extern const HsCommand hs_cmd_sweep;
+extern const HsCommand hs_cmd_calibrate;
 extern const HsCommand hs_cmd_plot;
 
 static const HsCommand *const commands[] = {
@@ -42,6 +43,7 @@ static const HsCommand *const commands[] = {
     &hs_cmd_explain,
     &hs_cmd_validate,
     &hs_cmd_sweep,
+    &hs_cmd_calibrate,
     &hs_cmd_plot,
     &hs_cmd_infer,
     &hs_cmd_list,

@@ -1,0 +1,149 @@
+/*
+ * calibrate.h - `hetero-sim calibrate SPEC`: fit config keys of a SoC or a
+ * software stack to measurements, and say how far to trust them.
+ *
+ * A client of the run API, like `sweep`: a candidate value of the free
+ * keys is a list of `--set KEY=VALUE` overrides (sim/util/override.h), so
+ * the loaders' own param tables check it; each measurement is a point as
+ * `validate` reads them (sim/cli/points.h: its metric names, workloads,
+ * baselines), run timing-only under those overrides.  The fit minimises
+ *   sum_i ((ln sim_i - ln value_i) / sigma_i)^2 + sum_k ((x_k - prior_k) / spread_k)^2
+ * with sigma_i = ln(1 + relative uncertainty), over the keys in the
+ * optimiser's space (ln x for a key whose range is positive), from
+ * several deterministic starts.  It owns no timing model.
+ *
+ * spec.c: the spec (JSON, a points file's rows, a CSV of measurements).
+ * eval.c: one measurement's simulated value under overrides.
+ * fit-bobyqa.c: the fitting method (NLopt's BOBYQA): one file per method.
+ * analyse.c: the objective, the starts, the Jacobian at the optimum, the
+ * intervals, warnings, leave-one-out.  cmd-calibrate.c: the command.
+ */
+#ifndef HS_CALIBRATE_H
+#define HS_CALIBRATE_H
+
+#include "sim/cli/points.h"
+
+#include <glib.h>
+#include <cjson/cJSON.h>
+
+/* most keys and measurements one spec may hold: a fit evaluates every
+ * measurement per objective call (hundreds of calls) */
+#define HS_CAL_MAX_KEYS 16
+#define HS_CAL_MAX_MEAS 1000
+#define HS_CAL_MAX_STARTS 64
+#define HS_CAL_DEFAULT_UNCERTAINTY_PCT 5.0
+
+/* $.keys.PATH: one free key */
+typedef struct HsCalKey {
+    char *path;                  /* as --set takes it: "npu.stationary_kib" */
+    double lo, hi;               /* bounds (inclusive) */
+    gboolean integer;            /* values rounded (a U32 key) */
+    gboolean log;                /* optimised as ln x (lo > 0) */
+    gboolean has_prior;
+    double prior, prior_spread;  /* a Gaussian prior on x */
+    gboolean has_start;
+    double start;                /* the first start (else the prior, else the
+                                  * geometric / arithmetic middle) */
+} HsCalKey;
+
+/* one measurement: a point, its value and uncertainty */
+typedef struct HsCalMeas {
+    const HsPoint *pt;           /* (owned by the spec's points sets) */
+    char *id;
+    char *origin;                /* "spec.json: $.measurements[2]", "x.csv:4",
+                                  * "configs/points/p.json: row r" */
+    double value;
+    gboolean absolute;           /* uncertainty in the metric's units */
+    double uncertainty;          /* absolute, or a fraction (0.05) */
+} HsCalMeas;
+
+typedef struct HsCalSpec {
+    char *path;
+    char *description;
+    char *soc;                   /* base SoC (name or path) */
+    char *stack;                 /* base stack (name or path; NULL: none) */
+    HsCalKey keys[HS_CAL_MAX_KEYS];
+    guint n_keys;
+    HsCalMeas *meas;
+    guint n_meas;
+    guint starts;                /* optimiser starts (default 4) */
+    guint max_evals;             /* objective calls per start (default 60 x keys) */
+    GPtrArray *point_sets;       /* of HsPoints *, owned */
+} HsCalSpec;
+
+/* Read and check a spec.  Errors (HS_CONFIG_ERROR) are one line naming
+ * the file and the JSON path ("s.json: $.keys.npu.x.min: ..."). */
+HsCalSpec *hs_cal_spec_load(const char *path, GError **error);
+/* The same from @len bytes of JSON; @what names it; relative "points" and
+ * "csv" files are read from @dir (NULL: the current directory). */
+HsCalSpec *hs_cal_spec_parse(const char *text, gsize len, const char *what, const char *dir,
+                             GError **error);
+void hs_cal_spec_free(HsCalSpec *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsCalSpec, hs_cal_spec_free)
+
+/* A CSV of measurements (header row; columns documented in spec.c) as
+ * an array of measurement objects, as $.measurements holds them.
+ * (transfer full)  Errors: "x.csv:LINE: ...". */
+cJSON *hs_cal_csv_parse(const char *text, gsize len, const char *what, GError **error);
+
+/* Which document the keys edit: "soc" or "stack" (the first key's; a spec
+ * mixing them is refused by --out). */
+const char *hs_cal_spec_doc(const HsCalSpec *s);
+
+/* --- evaluation (eval.c) --- */
+
+/* The overrides "PATH=VALUE" of key values @x (integers rounded; printed
+ * with %.17g so the value is exact).  (transfer full, NULL-terminated) */
+GStrv hs_cal_overrides(const HsCalSpec *s, const double *x);
+
+/* The simulated value of @m with @set overrides.  FALSE with *error (one
+ * line naming the measurement) when the run fails or gives no value. */
+gboolean hs_cal_eval(const HsCalMeas *m, const char *const *set, double *value,
+                     GError **error);
+
+/* --- the fitting method (fit-*.c) --- */
+
+/* f(u) of the optimiser's coordinates; @grad is never asked for. */
+typedef double (*HsCalObjective)(unsigned n, const double *u, void *opaque);
+
+/* Minimise @f over the box [@lb, @ub] from @u (updated to the best point
+ * found), at most @max_evals calls.  *@f_best: f there.  FALSE with
+ * *error if the library failed outright (not for a stop on a limit). */
+gboolean hs_cal_minimise(unsigned n, HsCalObjective f, void *opaque, const double *lb,
+                         const double *ub, double *u, guint max_evals, double *f_best,
+                         GError **error);
+extern const char *const hs_cal_method_name;
+
+/* --- the fit and what it is worth (analyse.c) --- */
+
+typedef struct HsCalKeyResult {
+    double value;                /* fitted (rounded for an integer key) */
+    double lo95, hi95;           /* 95 % interval (clipped to the bounds) */
+    double sd_u;                 /* standard deviation in the optimiser's space */
+    gboolean at_bound, unconstrained;
+} HsCalKeyResult;
+
+typedef struct HsCalMeasResult {
+    double simulated;            /* at the optimum */
+    double error_pct;            /* (simulated - value) / value */
+    double residual;             /* weighted log residual */
+    double loo_simulated, loo_error_pct;   /* --loo: fitted without it (NaN: not run) */
+} HsCalMeasResult;
+
+typedef struct HsCalResult {
+    HsCalKeyResult keys[HS_CAL_MAX_KEYS];
+    HsCalMeasResult *meas;       /* n_meas */
+    double cost;                 /* the objective at the optimum */
+    double s2;                   /* residual variance used for the intervals */
+    double corr[HS_CAL_MAX_KEYS][HS_CAL_MAX_KEYS];
+    double sv_min_ratio;         /* smallest / largest singular value of J */
+    guint evals;                 /* objective calls, all starts */
+    GPtrArray *warnings;         /* of char *, owned */
+} HsCalResult;
+
+/* Fit @s (and with @loo, refit once per measurement left out). */
+HsCalResult *hs_cal_fit(const HsCalSpec *s, gboolean loo, GError **error);
+void hs_cal_result_free(HsCalResult *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsCalResult, hs_cal_result_free)
+
+#endif /* HS_CALIBRATE_H */

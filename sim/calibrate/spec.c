@@ -1,0 +1,644 @@
+/*
+ * spec.c - a calibration spec: see calibrate.h and
+ * /work/notes/calibrate-readme.md for the format.
+ *
+ *   { "description": "...",
+ *     "soc": "sd8gen3",                 base SoC (name or path)
+ *     "stack": "mllm",                  base stack (keys "stack.*"; default
+ *                                       stack of inline and CSV measurements)
+ *     "keys": { "npu.stationary_kib": { "min": 64, "max": 4096, "integer": true,
+ *                                       "prior": {"value": 360, "spread": 100},
+ *                                       "start": 360 } },
+ *     "measurements": [ { "id": "...", "model": "...", "policy": "...",
+ *                         "sync": "fast", "workload": {"prompt": 256, "decode": 0,
+ *                         "batch": 1}, "metric": "prefill_tokens_per_s",
+ *                         "value": 41.2, "uncertainty_pct": 5 } ],
+ *     "points": "configs/points/heterollm.json", "rows": ["id", ...],
+ *     "csv": "phone.csv",
+ *     "starts": 4, "max_evals": 120 }
+ *
+ * A measurement is a point of a points file (sim/cli/points.h) with
+ * "value" for "published" and an uncertainty for the tolerance: it is
+ * checked by the points reader, so metric names, workloads and baselines
+ * are validate's; its errors are moved to the measurement's own path.
+ */
+#include "sim/calibrate/calibrate.h"
+#include "sim/util/error.h"
+#include "sim/util/json.h"
+#include "sim/util/override.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+static gboolean fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static gboolean
+fail(GError **error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *m = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error_literal(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE, m);
+    return FALSE;
+}
+#define FAIL(...) fail(error, __VA_ARGS__)
+
+void
+hs_cal_spec_free(HsCalSpec *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    g_free(s->path);
+    g_free(s->description);
+    g_free(s->soc);
+    g_free(s->stack);
+    for (guint i = 0; i < s->n_keys; i++) {
+        g_free(s->keys[i].path);
+    }
+    for (guint i = 0; i < s->n_meas; i++) {
+        g_free(s->meas[i].id);
+        g_free(s->meas[i].origin);
+    }
+    g_free(s->meas);
+    if (s->point_sets) {
+        g_ptr_array_free(s->point_sets, TRUE);
+    }
+    g_free(s);
+}
+
+const char *
+hs_cal_spec_doc(const HsCalSpec *s)
+{
+    return s->n_keys ? hs_override_doc(s->keys[0].path) : "soc";
+}
+
+/* a finite number at @path in @o (absent: *@v untouched, FALSE *present) */
+static gboolean
+get_number(const cJSON *o, const char *name, const char *path, double lo, double hi,
+           double *v, gboolean *present, GError **error)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (present) {
+        *present = j != NULL;
+    }
+    if (j == NULL) {
+        return TRUE;
+    }
+    g_autofree char *p = hs_json_path_key(path, name);
+    if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble) || j->valuedouble < lo ||
+        j->valuedouble > hi) {
+        g_autofree char *got = hs_json_describe(j);
+        return FAIL("%s: expected a number in [%g, %g] (got %s)", p, lo, hi, got);
+    }
+    *v = j->valuedouble;
+    return TRUE;
+}
+
+static gboolean
+get_string(const cJSON *o, const char *name, const char *path, char **out, GError **error)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (j == NULL) {
+        return TRUE;
+    }
+    if (!cJSON_IsString(j) || j->valuestring[0] == '\0') {
+        g_autofree char *p = hs_json_path_key(path, name);
+        g_autofree char *got = hs_json_describe(j);
+        return FAIL("%s: expected a non-empty string (got %s)", p, got);
+    }
+    g_free(*out);
+    *out = g_strdup(j->valuestring);
+    return TRUE;
+}
+
+static gboolean
+only_keys(const cJSON *o, const char *path, const char *const *known, GError **error)
+{
+    if (!hs_json_check_unique_keys(o, path, HS_CONFIG_ERROR, error)) {
+        return FALSE;
+    }
+    for (const cJSON *c = o->child; c; c = c->next) {
+        if (!g_strv_contains(known, c->string)) {
+            g_autofree char *p = hs_json_path_key(path, c->string);
+            g_autofree char *list = g_strjoinv(", ", (char **) known);
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
+                        "%s: unknown key (expected one of %s)", p, list);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+parse_key(HsCalKey *k, const cJSON *j, const char *path, GError **error)
+{
+    static const char *const known[] = { "min", "max", "integer", "prior", "start", NULL };
+    if (!hs_override_key_valid(k->path)) {
+        return FAIL("%s: expected a --set path like npu.stationary_kib", path);
+    }
+    const char *doc = hs_override_doc(k->path);
+    if (strcmp(doc, "soc") != 0 && strcmp(doc, "stack") != 0) {
+        return FAIL("%s: expected a key of the SoC or of a stack (\"stack.npu.KEY\"), not of "
+                    "the %s", path, doc);
+    }
+    if (!cJSON_IsObject(j)) {
+        g_autofree char *got = hs_json_describe(j);
+        return FAIL("%s: expected an object {\"min\", \"max\", ...} (got %s)", path, got);
+    }
+    if (!only_keys(j, path, known, error)) {
+        return FALSE;
+    }
+    gboolean has_lo, has_hi;
+    if (!get_number(j, "min", path, -1e15, 1e15, &k->lo, &has_lo, error) ||
+        !get_number(j, "max", path, -1e15, 1e15, &k->hi, &has_hi, error)) {
+        return FALSE;
+    }
+    if (!has_lo || !has_hi) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "%s: missing key \"%s\" (the key's bounds, inside its documented range: "
+                    "hetero-sim soc describe / stack describe)", path, has_lo ? "max" : "min");
+        return FALSE;
+    }
+    if (!(k->hi > k->lo)) {
+        g_autofree char *p = hs_json_path_key(path, "max");
+        return FAIL("%s: expected a number above min %g (got %g)", p, k->lo, k->hi);
+    }
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "integer");
+    if (in) {
+        if (!cJSON_IsBool(in)) {
+            g_autofree char *p = hs_json_path_key(path, "integer");
+            g_autofree char *got = hs_json_describe(in);
+            return FAIL("%s: expected true or false (got %s)", p, got);
+        }
+        k->integer = cJSON_IsTrue(in);
+    }
+    if (k->integer && (k->lo != floor(k->lo) || k->hi != floor(k->hi))) {
+        return FAIL("%s: an integer key's min and max must be integers (got %g, %g)", path,
+                    k->lo, k->hi);
+    }
+    k->log = k->lo > 0;
+    if (!get_number(j, "start", path, k->lo, k->hi, &k->start, &k->has_start, error)) {
+        return FALSE;
+    }
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(j, "prior");
+    if (pr) {
+        static const char *const pknown[] = { "value", "spread", NULL };
+        g_autofree char *pp = hs_json_path_key(path, "prior");
+        gboolean hv, hs;
+        if (!cJSON_IsObject(pr)) {
+            g_autofree char *got = hs_json_describe(pr);
+            return FAIL("%s: expected an object {\"value\", \"spread\"} (got %s)", pp, got);
+        }
+        if (!only_keys(pr, pp, pknown, error) ||
+            !get_number(pr, "value", pp, k->lo, k->hi, &k->prior, &hv, error) ||
+            !get_number(pr, "spread", pp, 1e-300, 1e15, &k->prior_spread, &hs, error)) {
+            return FALSE;
+        }
+        if (!hv || !hs) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                        "%s: missing key \"%s\"", pp, hv ? "spread" : "value");
+            return FALSE;
+        }
+        k->has_prior = TRUE;
+    }
+    return TRUE;
+}
+
+/* "$.points[0]..." of the points reader -> @path (the measurement's own) */
+static void
+move_error(GError *e, const char *what, const char *path)
+{
+    g_autofree char *from = g_strdup_printf("%s: $.points[0]", what);
+    if (g_str_has_prefix(e->message, from)) {
+        char *m = g_strdup_printf("%s%s", path, e->message + strlen(from));
+        g_free(e->message);
+        e->message = m;
+    }
+}
+
+/* One measurement object @j (at @path, "FILE: $.measurements[i]" in
+ * errors: @what and @jpath) into @s. */
+static gboolean
+add_measurement(HsCalSpec *s, const cJSON *j, const char *what, const char *jpath,
+                int index, GError **error)
+{
+    g_autofree char *origin = g_strdup_printf("%s: %s", what, jpath);
+    if (!cJSON_IsObject(j)) {
+        g_autofree char *got = hs_json_describe(j);
+        return FAIL("%s: expected a measurement object (got %s)", origin, got);
+    }
+    if (s->n_meas >= HS_CAL_MAX_MEAS) {
+        return FAIL("%s: expected at most %d measurements", origin, HS_CAL_MAX_MEAS);
+    }
+    g_autoptr(cJSON) pt = cJSON_Duplicate(j, TRUE);
+    double value = 0, abs_u = 0, rel_pct = HS_CAL_DEFAULT_UNCERTAINTY_PCT;
+    gboolean has_v, has_abs, has_rel;
+    if (!get_number(j, "value", origin, 1e-9, 1e9, &value, &has_v, error) ||
+        !get_number(j, "uncertainty", origin, 1e-300, 1e9, &abs_u, &has_abs, error) ||
+        !get_number(j, "uncertainty_pct", origin, 0.01, 1000, &rel_pct, &has_rel, error)) {
+        return FALSE;
+    }
+    if (!has_v) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "%s: missing key \"value\" (the measured number)", origin);
+        return FALSE;
+    }
+    if (has_abs && has_rel) {
+        return FAIL("%s: expected at most one of \"uncertainty\" and \"uncertainty_pct\" "
+                    "(got both)", origin);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(pt, "value");
+    cJSON_DeleteItemFromObjectCaseSensitive(pt, "uncertainty");
+    cJSON_DeleteItemFromObjectCaseSensitive(pt, "uncertainty_pct");
+    if (!cJSON_HasObjectItem(pt, "id")) {
+        g_autofree char *id = g_strdup_printf("m%d", index);
+        cJSON_AddStringToObject(pt, "id", id);
+    }
+    if (!cJSON_HasObjectItem(pt, "paper")) {
+        cJSON_AddStringToObject(pt, "paper", "measured");
+    }
+    if (!cJSON_HasObjectItem(pt, "soc")) {
+        cJSON_AddStringToObject(pt, "soc", s->soc);
+    }
+    if (!cJSON_HasObjectItem(pt, "sync")) {
+        cJSON_AddStringToObject(pt, "sync", "fast");
+    }
+    if (s->stack && !cJSON_HasObjectItem(pt, "stack")) {
+        cJSON_AddStringToObject(pt, "stack", s->stack);
+    }
+    cJSON *wl = cJSON_GetObjectItemCaseSensitive(pt, "workload");
+    if (cJSON_IsObject(wl)) {
+        if (!cJSON_HasObjectItem(wl, "decode")) {
+            cJSON_AddNumberToObject(wl, "decode", 0);
+        }
+        if (!cJSON_HasObjectItem(wl, "batch")) {
+            cJSON_AddNumberToObject(wl, "batch", 1);
+        }
+    }
+    cJSON_AddNumberToObject(pt, "published", value);
+    cJSON_AddNumberToObject(pt, "tolerance_pct", has_abs ? fmin(1000, 100 * abs_u / value)
+                                                         : rel_pct);
+    g_autoptr(cJSON) root = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(root, "points");
+    cJSON_AddItemToArray(arr, g_steal_pointer(&pt));
+    g_autofree char *text = hs_json_print(root, FALSE);
+    HsPoints *ps = hs_points_parse(text, strlen(text), what, error);
+    if (ps == NULL) {
+        move_error(*error, what, origin);
+        return FALSE;
+    }
+    g_ptr_array_add(s->point_sets, ps);
+    HsCalMeas *m = &s->meas[s->n_meas++];
+    m->pt = &ps->points[0];
+    m->id = g_strdup(m->pt->id);
+    m->origin = g_steal_pointer(&origin);
+    m->value = value;
+    m->absolute = has_abs;
+    m->uncertainty = has_abs ? abs_u : rel_pct / 100.0;
+    return TRUE;
+}
+
+static char *
+resolve(const char *dir, const char *file)
+{
+    return g_path_is_absolute(file) || dir == NULL ? g_strdup(file)
+                                                   : g_build_filename(dir, file, NULL);
+}
+
+/* $.points (+ $.rows): a points file's rows as measurements, each with
+ * its tolerance as the uncertainty */
+static gboolean
+add_points(HsCalSpec *s, const cJSON *root, const char *what, const char *dir, GError **error)
+{
+    const cJSON *pj = cJSON_GetObjectItemCaseSensitive(root, "points");
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(root, "rows");
+    if (pj == NULL) {
+        if (rows) {
+            return FAIL("%s: $.rows: only with \"points\" (a points file's row ids)", what);
+        }
+        return TRUE;
+    }
+    if (!cJSON_IsString(pj) || pj->valuestring[0] == '\0') {
+        g_autofree char *got = hs_json_describe(pj);
+        return FAIL("%s: $.points: expected a points file's path (got %s)", what, got);
+    }
+    if (rows && (!cJSON_IsArray(rows) || cJSON_GetArraySize(rows) == 0)) {
+        g_autofree char *got = hs_json_describe(rows);
+        return FAIL("%s: $.rows: expected a non-empty array of row ids (got %s)", what, got);
+    }
+    g_autofree char *file = resolve(dir, pj->valuestring);
+    HsPoints *ps = hs_points_load(file, error);
+    if (ps == NULL) {
+        g_prefix_error(error, "%s: $.points: ", what);
+        return FALSE;
+    }
+    g_ptr_array_add(s->point_sets, ps);
+    int n_rows = rows ? cJSON_GetArraySize(rows) : (int) ps->n;
+    for (int r = 0; r < n_rows; r++) {
+        const HsPoint *p = NULL;
+        if (rows) {
+            const cJSON *id = cJSON_GetArrayItem(rows, r);
+            if (!cJSON_IsString(id)) {
+                g_autofree char *got = hs_json_describe(id);
+                return FAIL("%s: $.rows[%d]: expected a row id (got %s)", what, r, got);
+            }
+            for (guint i = 0; i < ps->n && p == NULL; i++) {
+                if (strcmp(ps->points[i].id, id->valuestring) == 0) {
+                    p = &ps->points[i];
+                }
+            }
+            if (p == NULL) {
+                return FAIL("%s: $.rows[%d]: no row \"%s\" in %s", what, r, id->valuestring,
+                            file);
+            }
+        } else {
+            p = &ps->points[r];
+        }
+        if (p->range) {
+            return FAIL("%s: $.rows[%d]: row \"%s\" is a published range, not a value", what, r,
+                        p->id);
+        }
+        if (s->n_meas >= HS_CAL_MAX_MEAS) {
+            return FAIL("%s: $.points: expected at most %d measurements", what,
+                        HS_CAL_MAX_MEAS);
+        }
+        HsCalMeas *m = &s->meas[s->n_meas++];
+        m->pt = p;
+        m->id = g_strdup(p->id);
+        m->origin = g_strdup_printf("%s: row %s", file, p->id);
+        m->value = p->published;
+        /* the row's tolerance as one standard deviation (a tolerance of
+         * 0 would make the weight infinite) */
+        m->uncertainty = fmax(p->tolerance_pct, 0.01) / 100.0;
+    }
+    return TRUE;
+}
+
+static HsCalSpec *
+spec_from_json(const cJSON *root, const char *what, const char *dir, GError **error)
+{
+    static const char *const known[] = { "description", "soc", "stack", "keys",
+                                         "measurements", "points", "rows", "csv", "starts",
+                                         "max_evals", NULL };
+    if (!cJSON_IsObject(root)) {
+        g_autofree char *got = hs_json_describe(root);
+        FAIL("%s: $: expected an object (got %s)", what, got);
+        return NULL;
+    }
+    if (!only_keys(root, "$", known, error)) {
+        g_prefix_error(error, "%s: ", what);
+        return NULL;
+    }
+    g_autoptr(HsCalSpec) s = g_new0(HsCalSpec, 1);
+    s->path = g_strdup(what);
+    s->point_sets = g_ptr_array_new_with_free_func((GDestroyNotify) hs_points_free);
+    s->meas = g_new0(HsCalMeas, HS_CAL_MAX_MEAS);
+    s->starts = 4;
+    if (!get_string(root, "description", "$", &s->description, error) ||
+        !get_string(root, "soc", "$", &s->soc, error) ||
+        !get_string(root, "stack", "$", &s->stack, error)) {
+        g_prefix_error(error, "%s: ", what);
+        return NULL;
+    }
+    if (s->soc == NULL) {
+        s->soc = g_strdup("sd8gen3");
+    }
+    double starts = 4, max_evals = 0;
+    if (!get_number(root, "starts", "$", 1, HS_CAL_MAX_STARTS, &starts, NULL, error) ||
+        !get_number(root, "max_evals", "$", 1, 100000, &max_evals, NULL, error)) {
+        g_prefix_error(error, "%s: ", what);
+        return NULL;
+    }
+    s->starts = (guint) starts;
+    const cJSON *keys = cJSON_GetObjectItemCaseSensitive(root, "keys");
+    if (!cJSON_IsObject(keys) || keys->child == NULL) {
+        g_autofree char *got = keys ? hs_json_describe(keys) : g_strdup("nothing");
+        FAIL("%s: $.keys: expected an object of 1 to %d keys to fit (got %s)", what,
+             HS_CAL_MAX_KEYS, got);
+        return NULL;
+    }
+    if (!hs_json_check_unique_keys(keys, "$.keys", HS_CONFIG_ERROR, error)) {
+        g_prefix_error(error, "%s: ", what);
+        return NULL;
+    }
+    for (const cJSON *k = keys->child; k; k = k->next) {
+        g_autofree char *kp = hs_json_path_key("$.keys", k->string);
+        if (s->n_keys >= HS_CAL_MAX_KEYS) {
+            FAIL("%s: %s: expected at most %d keys", what, kp, HS_CAL_MAX_KEYS);
+            return NULL;
+        }
+        HsCalKey *ck = &s->keys[s->n_keys++];
+        ck->path = g_strdup(k->string);
+        if (!parse_key(ck, k, kp, error)) {
+            g_prefix_error(error, "%s: ", what);
+            return NULL;
+        }
+        if (strcmp(hs_override_doc(ck->path), hs_cal_spec_doc(s)) != 0) {
+            FAIL("%s: %s: expected keys of one document (the SoC's or the stack's; the first "
+                 "key is the %s's)", what, kp, hs_cal_spec_doc(s));
+            return NULL;
+        }
+    }
+    if (strcmp(hs_cal_spec_doc(s), "stack") == 0 && s->stack == NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "%s: $: missing key \"stack\" (the stack whose stack.* keys are fitted)",
+                    what);
+        return NULL;
+    }
+    s->max_evals = max_evals > 0 ? (guint) max_evals : 60 * s->n_keys;
+
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(root, "measurements");
+    if (ms && !cJSON_IsArray(ms)) {
+        g_autofree char *got = hs_json_describe(ms);
+        FAIL("%s: $.measurements: expected an array (got %s)", what, got);
+        return NULL;
+    }
+    int i = 0;
+    for (const cJSON *m = ms ? ms->child : NULL; m; m = m->next, i++) {
+        g_autofree char *mp = hs_json_path_index("$.measurements", i);
+        if (!add_measurement(s, m, what, mp, i, error)) {
+            return NULL;
+        }
+    }
+    if (!add_points(s, root, what, dir, error)) {
+        return NULL;
+    }
+    const cJSON *csv = cJSON_GetObjectItemCaseSensitive(root, "csv");
+    if (csv) {
+        if (!cJSON_IsString(csv) || csv->valuestring[0] == '\0') {
+            g_autofree char *got = hs_json_describe(csv);
+            FAIL("%s: $.csv: expected a CSV file's path (got %s)", what, got);
+            return NULL;
+        }
+        g_autofree char *file = resolve(dir, csv->valuestring);
+        g_autofree char *text = NULL;
+        gsize len = 0;
+        if (!g_file_get_contents(file, &text, &len, error)) {
+            g_prefix_error(error, "%s: $.csv: ", what);
+            return NULL;
+        }
+        g_autoptr(cJSON) rows = hs_cal_csv_parse(text, len, file, error);
+        if (rows == NULL) {
+            return NULL;
+        }
+        int r = 0;
+        for (const cJSON *m = rows->child; m; m = m->next, r++) {
+            const cJSON *line = cJSON_GetObjectItemCaseSensitive(m, "line");
+            g_autofree char *lp = g_strdup_printf("line %d", line->valueint);
+            cJSON_DeleteItemFromObjectCaseSensitive((cJSON *) m, "line");
+            if (!add_measurement(s, m, file, lp, i + r, error)) {
+                return NULL;
+            }
+        }
+    }
+    if (s->n_meas == 0) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "%s: $: expected measurements (\"measurements\", \"points\" or \"csv\"; "
+                    "got none)", what);
+        return NULL;
+    }
+    g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint m = 0; m < s->n_meas; m++) {
+        if (!g_hash_table_add(ids, s->meas[m].id)) {
+            FAIL("%s: duplicate measurement id \"%s\"", s->meas[m].origin, s->meas[m].id);
+            return NULL;
+        }
+    }
+    return g_steal_pointer(&s);
+}
+
+HsCalSpec *
+hs_cal_spec_parse(const char *text, gsize len, const char *what, const char *dir,
+                  GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_parse(text, len, what, HS_CONFIG_ERROR, error);
+    return root ? spec_from_json(root, what, dir, error) : NULL;
+}
+
+HsCalSpec *
+hs_cal_spec_load(const char *path, GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    if (root == NULL) {
+        return NULL;
+    }
+    g_autofree char *dir = g_path_get_dirname(path);
+    return spec_from_json(root, path, dir, error);
+}
+
+/*
+ * CSV: a header row naming the columns, then one measurement per row.
+ * Columns (any order; '#' lines and blank lines skipped; no quoting):
+ *   model, metric, value, prompt       required
+ *   id, policy (hetero-tensor), sync (fast), decode (0), batch (1),
+ *   stack, soc, uncertainty_pct, uncertainty   optional (an empty cell:
+ *                                              the default)
+ */
+cJSON *
+hs_cal_csv_parse(const char *text, gsize len, const char *what, GError **error)
+{
+    static const char *const cols[] = { "id", "model", "policy", "sync", "prompt", "decode",
+                                        "batch", "metric", "value", "uncertainty_pct",
+                                        "uncertainty", "stack", "soc", NULL };
+    static const char *const required[] = { "model", "metric", "value", "prompt", NULL };
+    g_autofree char *copy = g_strndup(text, len);
+    if (strlen(copy) != len) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_PARSE,
+                    "%s: expected text (got a NUL byte)", what);
+        return NULL;
+    }
+    g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+    g_auto(GStrv) header = NULL;
+    g_autoptr(cJSON) out = cJSON_CreateArray();
+    int hline = 0;
+    for (int ln = 0; lines[ln]; ln++) {
+        char *l = g_strstrip(lines[ln]);
+        if (l[0] == '\0' || l[0] == '#') {
+            continue;
+        }
+        g_auto(GStrv) cells = g_strsplit(l, ",", -1);
+        for (int c = 0; cells[c]; c++) {
+            g_strstrip(cells[c]);
+        }
+        if (header == NULL) {
+            header = g_steal_pointer(&cells);
+            hline = ln + 1;
+            for (int c = 0; header[c]; c++) {
+                if (!g_strv_contains(cols, header[c])) {
+                    g_autofree char *list = g_strjoinv(", ", (char **) cols);
+                    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_UNKNOWN_KEY,
+                                "%s:%d: unknown column \"%s\" (expected: %s)", what, hline,
+                                header[c], list);
+                    return NULL;
+                }
+                for (int d = 0; d < c; d++) {
+                    if (strcmp(header[c], header[d]) == 0) {
+                        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                                    "%s:%d: duplicate column \"%s\"", what, hline, header[c]);
+                        return NULL;
+                    }
+                }
+            }
+            for (const char *const *r = required; *r; r++) {
+                if (!g_strv_contains((const char *const *) header, *r)) {
+                    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                                "%s:%d: missing column \"%s\" (required: model, metric, value, "
+                                "prompt)", what, hline, *r);
+                    return NULL;
+                }
+            }
+            continue;
+        }
+        if (g_strv_length(cells) != g_strv_length(header)) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s:%d: expected %u cells, as the header has (got %u)", what, ln + 1,
+                        g_strv_length(header), g_strv_length(cells));
+            return NULL;
+        }
+        if (cJSON_GetArraySize(out) >= HS_CAL_MAX_MEAS) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s:%d: expected at most %d measurements", what, ln + 1,
+                        HS_CAL_MAX_MEAS);
+            return NULL;
+        }
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddItemToArray(out, m);
+        cJSON *wl = cJSON_AddObjectToObject(m, "workload");
+        for (int c = 0; header[c]; c++) {
+            const char *h = header[c], *v = cells[c];
+            if (v[0] == '\0') {
+                continue;
+            }
+            gboolean numeric = strcmp(h, "prompt") == 0 || strcmp(h, "decode") == 0 ||
+                               strcmp(h, "batch") == 0 || strcmp(h, "value") == 0 ||
+                               g_str_has_prefix(h, "uncertainty");
+            if (numeric) {
+                char *end = NULL;
+                double d = g_ascii_strtod(v, &end);
+                if (end == v || *end != '\0' || !isfinite(d)) {
+                    g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                                "%s:%d: column %s: expected a number (got \"%s\")", what, ln + 1,
+                                h, v);
+                    return NULL;
+                }
+                cJSON_AddNumberToObject(strcmp(h, "prompt") == 0 || strcmp(h, "decode") == 0 ||
+                                        strcmp(h, "batch") == 0 ? wl : m, h, d);
+            } else {
+                cJSON_AddStringToObject(m, h, v);
+            }
+        }
+        if (!cJSON_HasObjectItem(m, "policy")) {
+            cJSON_AddStringToObject(m, "policy", "hetero-tensor");
+        }
+        cJSON_AddNumberToObject(m, "line", ln + 1);
+    }
+    if (header == NULL) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_PARSE,
+                    "%s: expected a header row naming the columns (got an empty file)", what);
+        return NULL;
+    }
+    return g_steal_pointer(&out);
+}
