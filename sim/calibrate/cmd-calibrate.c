@@ -49,8 +49,9 @@ write_out(const HsCalSpec *s, const HsCalResult *r, const char *out, GError **er
     gboolean stack = strcmp(doc, "stack") == 0;
     g_autofree char *dir = stack ? g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL)
                                  : g_build_filename(hs_cli_data_dir(), "configs", NULL);
+    g_autofree char *file = NULL;
     g_autoptr(cJSON) root = hs_json_load_named(stack ? s->stack : s->soc, dir,
-                                               stack ? "stack" : "SoC", NULL, NULL, NULL, error);
+                                               stack ? "stack" : "SoC", NULL, NULL, &file, error);
     if (root == NULL) {
         return FALSE;
     }
@@ -165,8 +166,10 @@ report_text(const HsCalSpec *s, const HsCalResult *r, gboolean loo, GString *o)
         g_string_append_printf(o, "%-32s %-24s %11.5g %11.5g %+7.1f%% %6.2f", s->meas[i].id,
                                hs_metric_name[s->meas[i].pt->metric], s->meas[i].value,
                                mr->simulated, mr->error_pct, mr->residual);
-        if (loo) {
+        if (loo && isfinite(mr->loo_error_pct)) {
             g_string_append_printf(o, " %+8.1f%%", mr->loo_error_pct);
+        } else if (loo) {
+            g_string_append_printf(o, " %9s", "-");    /* one measurement: none left */
         }
         g_string_append(o, "\n");
         in2 += mr->error_pct * mr->error_pct;

@@ -117,7 +117,7 @@ hs_cal_eval(const HsCalMeas *m, const char *const *set, double *value, GError **
     double acc = 0;
     for (guint i = 0; i < pt->wl.n_prompts; i++) {
         uint32_t pr = pt->wl.prompts[i];
-        Measured a, b;
+        Measured a = { 0 }, b = { 0 };
         gboolean ok = simulate(ovr, pt->soc, pt->model, pt->policy, pt->stack, pt->sync_driver,
                                pr, pt->wl.decode, pt->wl.batch, &a, error);
         double v = ok ? metric_value(pt->metric, &a) : NAN;

@@ -1,0 +1,384 @@
+/*
+ * test-calibrate.c - `hetero-sim calibrate` through the binary:
+ *   recovery: measurements made by the simulator itself at known stack
+ *     keys (exact, and with +-3 % noise) fitted from a perturbed start give
+ *     the keys back inside the reported 95 % intervals;
+ *   a key no measurement depends on is reported unconstrained;
+ *   contradictory measurements give a large residual and a warning, exit 0;
+ *   the result is byte-identical with 1 and 2 OpenMP threads;
+ *   --out writes a stack that `run` accepts and that reproduces the fit;
+ *   a CSV of measurements is read as the same measurements inline;
+ *   bad specs fail in one line naming the file and JSON path;
+ *   every spec in configs/calibration re-derives its shipped key: the
+ *     shipped value lies inside the fit's interval.
+ */
+#include "sim/util/json.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+typedef struct Run {
+    int status;
+    char *out, *err;
+} Run;
+
+static void
+run_free(Run *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+    g_free(r);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
+
+static Run *
+hs_env(const char *omp, const char *first, ...)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) {
+        g_ptr_array_add(argv, (char *) a);
+    }
+    va_end(ap);
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) env = g_get_environ();
+    if (omp) {
+        env = g_environ_setenv(env, "OMP_NUM_THREADS", omp, TRUE);
+    }
+    Run *r = g_new0(Run, 1);
+    int wait = 0;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(g_getenv("HS_SOURCE_ROOT"), (char **) argv->pdata, env, 0, NULL,
+                               NULL, &r->out, &r->err, &wait, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(wait));        /* never a crash */
+    r->status = WEXITSTATUS(wait);
+    return r;
+}
+#define hs(...) hs_env(NULL, __VA_ARGS__)
+
+static char *tmpdir;
+
+static char *
+write_tmp(const char *name, const char *text)
+{
+    char *p = g_build_filename(tmpdir, name, NULL);
+    g_assert_true(g_file_set_contents(p, text, -1, NULL));
+    return p;
+}
+
+/* the simulator's own value of a metric (prefill or decode tokens/s) */
+static double
+simulate(const char *policy, int prompt, int decode, gboolean dec, const char *const *set)
+{
+    g_autofree char *p = g_strdup_printf("%d", prompt), *d = g_strdup_printf("%d", decode);
+    g_autofree char *s0 = g_strdup_printf("--set=%s", set[0]);
+    g_autofree char *s1 = g_strdup_printf("--set=%s", set[1]);
+    g_autofree char *s2 = g_strdup_printf("--set=%s", set[2]);
+    g_autoptr(Run) r = hs("run", "-P", policy, "-m", "llama-3.2-1b", "--stack", "heterollm",
+                          "--prompt", p, "--decode", d, "--functional", "off", "--format",
+                          "json", s0, s1, s2, NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    const cJSON *ph = cJSON_GetObjectItem(j, dec ? "decode" : "prefill");
+    return cJSON_GetObjectItem(ph, "tokens_per_s")->valuedouble;
+}
+
+static const char *const true_set[] = { "stack.gpu.matmul_efficiency=0.3",
+                                        "stack.cpu.simd_efficiency=0.6",
+                                        "stack.gpu.dram_scale=0.8" };
+static const double true_x[] = { 0.3, 0.6, 0.8 };
+
+typedef struct Meas {
+    const char *policy;
+    int prompt, decode;
+    gboolean dec;
+} Meas;
+
+static const Meas meas[] = {
+    { "gpu-only", 128, 0, FALSE }, { "gpu-only", 512, 0, FALSE },
+    { "cpu-only", 64, 0, FALSE }, { "cpu-only", 256, 0, FALSE },
+    { "gpu-only", 64, 8, TRUE }, { "gpu-only", 256, 8, TRUE },
+    { "hetero-tensor", 256, 0, FALSE },
+};
+
+/* a spec of the measurements at @true_set, each scaled by 1 + noise[i] */
+static char *
+recovery_spec(const double *noise, gboolean with_npu)
+{
+    GString *s = g_string_new(
+        "{\"soc\": \"sd8gen3\", \"stack\": \"heterollm\", \"starts\": 2, \"keys\": {"
+        "\"stack.gpu.matmul_efficiency\": {\"min\": 0.05, \"max\": 1, \"start\": 0.5},"
+        "\"stack.cpu.simd_efficiency\": {\"min\": 0.05, \"max\": 1, \"start\": 0.9},"
+        "\"stack.gpu.dram_scale\": {\"min\": 0.1, \"max\": 2, \"start\": 1.3}");
+    if (with_npu) {
+        g_string_append(s, ", \"stack.npu.launch_us\": {\"min\": 1, \"max\": 1000}");
+    }
+    g_string_append(s, "}, \"measurements\": [");
+    for (guint i = 0; i < G_N_ELEMENTS(meas); i++) {
+        if (with_npu && strcmp(meas[i].policy, "hetero-tensor") == 0) {
+            continue;            /* the one run the NPU is in */
+        }
+        double v = simulate(meas[i].policy, meas[i].prompt, meas[i].decode, meas[i].dec,
+                            true_set) * (1 + noise[i]);
+        g_string_append_printf(s, "%s{\"id\": \"m%u\", \"model\": \"llama-3.2-1b\", "
+                                  "\"policy\": \"%s\", \"workload\": {\"prompt\": %d, "
+                                  "\"decode\": %d}, \"metric\": \"%s\", \"value\": %.17g}",
+                               i ? ", " : "", i, meas[i].policy, meas[i].prompt, meas[i].decode,
+                               meas[i].dec ? "decode_tokens_per_s" : "prefill_tokens_per_s", v);
+    }
+    g_string_append(s, "]}");
+    return g_string_free(s, FALSE);
+}
+
+static cJSON *
+calibrate_json(const char *spec, const char *omp, char **text)
+{
+    g_autoptr(Run) r = hs_env(omp, "calibrate", spec, "--format", "json", NULL);
+    if (r->status != 0) {
+        g_printerr("%s", r->err);
+    }
+    g_assert_cmpint(r->status, ==, 0);
+    cJSON *j = cJSON_Parse(r->out);
+    g_assert_nonnull(j);
+    if (text) {
+        *text = g_strdup(r->out);
+    }
+    return j;
+}
+
+static const cJSON *
+key_of(const cJSON *j, const char *key)
+{
+    const cJSON *k;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItem(j, "keys")) {
+        if (strcmp(cJSON_GetObjectItem(k, "key")->valuestring, key) == 0) {
+            return k;
+        }
+    }
+    g_assert_not_reached();
+}
+
+static double
+num(const cJSON *o, const char *name)
+{
+    return cJSON_GetObjectItem(o, name)->valuedouble;
+}
+
+static void
+check_recovery(const double *noise, double max_err)
+{
+    g_autofree char *text = recovery_spec(noise, FALSE);
+    g_autofree char *spec = write_tmp("recovery.json", text);
+    g_autofree char *out1 = NULL, *out2 = NULL;
+    g_autoptr(cJSON) j = calibrate_json(spec, "2", &out2);
+    for (guint k = 0; k < G_N_ELEMENTS(true_x); k++) {
+        g_autofree char *key = g_strndup(true_set[k], strchr(true_set[k], '=') - true_set[k]);
+        const cJSON *o = key_of(j, key);
+        g_test_message("%s: %g in [%g, %g], true %g", key, num(o, "value"), num(o, "lo95"),
+                       num(o, "hi95"), true_x[k]);
+        g_assert_cmpfloat(num(o, "lo95"), <=, true_x[k]);
+        g_assert_cmpfloat(num(o, "hi95"), >=, true_x[k]);
+        g_assert_cmpfloat(fabs(num(o, "value") / true_x[k] - 1), <, max_err);
+        g_assert_false(cJSON_IsTrue(cJSON_GetObjectItem(o, "unconstrained")));
+    }
+    /* the same bytes whatever the thread count */
+    g_autoptr(cJSON) j1 = calibrate_json(spec, "1", &out1);
+    g_assert_cmpstr(out1, ==, out2);
+}
+
+static void
+test_recovery_exact(void)
+{
+    static const double none[G_N_ELEMENTS(meas)] = { 0 };
+    check_recovery(none, 0.01);
+}
+
+static void
+test_recovery_noisy(void)
+{
+    /* +-3 % with a 5 % stated uncertainty */
+    static const double noise[G_N_ELEMENTS(meas)] = { 0.03, -0.02, -0.03, 0.025, 0.02, -0.03,
+                                                      0.01 };
+    check_recovery(noise, 0.15);
+}
+
+static void
+test_unconstrained(void)
+{
+    static const double none[G_N_ELEMENTS(meas)] = { 0 };
+    g_autofree char *text = recovery_spec(none, TRUE);
+    g_autofree char *spec = write_tmp("unconstrained.json", text);
+    g_autoptr(cJSON) j = calibrate_json(spec, NULL, NULL);
+    const cJSON *o = key_of(j, "stack.npu.launch_us");
+    g_assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "unconstrained")));
+    g_assert_false(cJSON_IsTrue(cJSON_GetObjectItem(key_of(j, "stack.cpu.simd_efficiency"),
+                                                    "unconstrained")));
+    g_autofree char *w = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "warnings"));
+    g_assert_nonnull(strstr(w, "stack.npu.launch_us is not constrained"));
+}
+
+static void
+test_contradictory(void)
+{
+    /* the same run measured at 100 and 300 tokens/s: no key reconciles them */
+    g_autofree char *spec = write_tmp("contra.json",
+        "{\"stack\": \"heterollm\", \"keys\": {\"stack.gpu.matmul_efficiency\": "
+        "{\"min\": 0.01, \"max\": 1}}, \"measurements\": ["
+        "{\"id\": \"lo\", \"model\": \"llama-3.2-1b\", \"policy\": \"gpu-only\", "
+        "\"workload\": {\"prompt\": 128}, \"metric\": \"prefill_tokens_per_s\", \"value\": 100},"
+        "{\"id\": \"hi\", \"model\": \"llama-3.2-1b\", \"policy\": \"gpu-only\", "
+        "\"workload\": {\"prompt\": 128}, \"metric\": \"prefill_tokens_per_s\", \"value\": 300}]}");
+    g_autoptr(cJSON) j = calibrate_json(spec, NULL, NULL);
+    const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "measurements_fit"), 0);
+    g_assert_cmpfloat(fabs(num(m, "residual")), >, 3);
+    g_autofree char *w = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "warnings"));
+    g_assert_nonnull(strstr(w, "contradicts the others"));
+}
+
+static void
+test_out_and_csv(void)
+{
+    /* a CSV of two gpu-only measurements: fit, write the stack, run it */
+    g_autofree char *csv = write_tmp("phone.csv",
+        "# my phone, llama.cpp-like numbers\n"
+        "id,model,policy,prompt,decode,metric,value,uncertainty_pct\n"
+        "p128,llama-3.2-1b,gpu-only,128,0,prefill_tokens_per_s,900,5\n"
+        "p512,llama-3.2-1b,gpu-only,512,0,prefill_tokens_per_s,850,\n");
+    g_autofree char *spec = write_tmp("csv.json",
+        "{\"stack\": \"heterollm\", \"csv\": \"phone.csv\", \"keys\": "
+        "{\"stack.gpu.matmul_efficiency\": {\"min\": 0.01, \"max\": 1}}}");
+    g_autofree char *out = g_build_filename(tmpdir, "fitted-stack.json", NULL);
+    g_autoptr(Run) r = hs("calibrate", spec, "--out", out, "--loo", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_assert_nonnull(strstr(r->out, "p512"));
+    g_assert_nonnull(strstr(r->out, "leave-one-out"));
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(out, &text, NULL, NULL));
+    g_assert_nonnull(strstr(text, "calibrated by hetero-sim calibrate"));
+    g_autoptr(Run) show = hs("stack", "show", out, NULL);
+    g_assert_cmpint(show->status, ==, 0);
+    g_autoptr(Run) run = hs("run", "-P", "gpu-only", "-m", "llama-3.2-1b", "--stack", out,
+                            "--prompt", "128", "--functional", "off", NULL);
+    g_assert_cmpint(run->status, ==, 0);
+}
+
+static void
+test_bad_specs(void)
+{
+    static const struct { const char *text, *want; } cases[] = {
+        { "{\"keys\": {}}", "bad.json: $.keys: expected an object of 1 to 16 keys" },
+        { "{\"keys\": {\"npu.active_w\": {\"min\": 2, \"max\": 1}}, \"points\": \"x\"}",
+          "bad.json: $.keys.npu.active_w.max: expected a number above min 2 (got 1)" },
+        { "{\"keys\": {\"npu.active_w\": {\"min\": 0.1}}}",
+          "bad.json: $.keys.npu.active_w: missing key \"max\"" },
+        { "{\"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5, \"mx\": 1}}}",
+          "bad.json: $.keys.npu.active_w.mx: unknown key" },
+        { "{\"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5}}, \"measurements\": "
+          "[{\"model\": \"llama-3.2-1b\", \"policy\": \"gpu-only\", \"workload\": {\"prompt\": 0}, "
+          "\"metric\": \"prefill_tokens_per_s\", \"value\": 3}]}",
+          "bad.json: $.measurements[0].workload.prompt: expected an integer in [1, 32768] (got 0)" },
+        { "{\"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5}}, \"measurements\": "
+          "[{\"model\": \"llama-3.2-1b\", \"policy\": \"gpu-only\", \"workload\": {\"prompt\": 8}, "
+          "\"metric\": \"tokens\", \"value\": 3}]}",
+          "bad.json: $.measurements[0].metric: " },
+        { "{\"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5}}}",
+          "bad.json: $: expected measurements" },
+        { "{\"keys\": {\"npu.nokey\": {\"min\": 0.1, \"max\": 5}}, \"measurements\": "
+          "[{\"model\": \"llama-3.2-1b\", \"policy\": \"gpu-only\", \"workload\": {\"prompt\": 8}, "
+          "\"metric\": \"prefill_tokens_per_s\", \"value\": 3}]}",
+          "--set npu.nokey=" },
+        { "[1", "bad.json: invalid JSON" },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *p = write_tmp("bad.json", cases[i].text);
+        g_autoptr(Run) r = hs("calibrate", p, NULL);
+        g_test_message("case %u: %s", i, r->err);
+        g_assert_cmpint(r->status, !=, 0);
+        g_assert_cmpint(r->status, <, 3);
+        g_assert_nonnull(strstr(r->err, cases[i].want));
+        /* one line */
+        g_assert_true(g_str_has_suffix(r->err, "\n"));
+        g_assert_true(strchr(r->err, '\n') == r->err + strlen(r->err) - 1);
+    }
+}
+
+/* every shipped spec: the shipped value of its key inside its interval */
+static void
+test_shipped(void)
+{
+    g_autofree char *dir = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs",
+                                            "calibration", NULL);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    g_assert_nonnull(d);
+    guint n = 0;
+    for (const char *f; (f = g_dir_read_name(d));) {
+        if (!g_str_has_suffix(f, ".json")) {
+            continue;
+        }
+        g_autofree char *path = g_build_filename("configs", "calibration", f, NULL);
+        g_autoptr(cJSON) j = calibrate_json(path, NULL, NULL);
+        /* the shipped value: the base config's, read by `soc show` / `stack show` */
+        g_autofree char *spec_text = NULL;
+        g_autofree char *full = g_build_filename(dir, f, NULL);
+        g_assert_true(g_file_get_contents(full, &spec_text, NULL, NULL));
+        g_autoptr(cJSON) spec = cJSON_Parse(spec_text);
+        const cJSON *stack = cJSON_GetObjectItem(spec, "stack");
+        const cJSON *k0 = cJSON_GetObjectItem(spec, "keys")->child;
+        const char *key = k0->string;
+        gboolean is_stack = g_str_has_prefix(key, "stack.");
+        g_autoptr(Run) show = is_stack
+            ? hs("stack", "show", stack->valuestring, "--format", "json", NULL)
+            : hs("soc", "show", cJSON_GetObjectItem(spec, "soc")->valuestring, "--format",
+                 "json", NULL);
+        g_assert_cmpint(show->status, ==, 0);
+        g_autoptr(cJSON) cfg = cJSON_Parse(show->out);
+        /* walk the key's path: a processor by name in a SoC */
+        g_auto(GStrv) parts = g_strsplit(is_stack ? key + 6 : key, ".", -1);
+        const cJSON *node = cfg;
+        for (guint p = 0; parts[p]; p++) {
+            const cJSON *next = cJSON_GetObjectItem(node, parts[p]);
+            if (next == NULL && p == 0) {
+                const cJSON *proc;
+                cJSON_ArrayForEach(proc, cJSON_GetObjectItem(cfg, "processors")) {
+                    if (strcmp(cJSON_GetObjectItem(proc, "name")->valuestring, parts[0]) == 0) {
+                        next = proc;
+                    }
+                }
+            }
+            g_assert_nonnull(next);
+            node = next;
+        }
+        double shipped = cJSON_IsObject(node) ? num(node, "value") : node->valuedouble;
+        const cJSON *o = key_of(j, key);
+        g_test_message("%s: %s shipped %g, fit %g in [%g, %g]", f, key, shipped,
+                       num(o, "value"), num(o, "lo95"), num(o, "hi95"));
+        g_assert_cmpfloat(num(o, "lo95"), <=, shipped);
+        g_assert_cmpfloat(num(o, "hi95"), >=, shipped);
+        n++;
+    }
+    g_assert_cmpuint(n, >=, 5);
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    tmpdir = g_dir_make_tmp("hs-test-calibrate-XXXXXX", NULL);
+    g_test_add_func("/calibrate/recovery-exact", test_recovery_exact);
+    g_test_add_func("/calibrate/recovery-noisy", test_recovery_noisy);
+    g_test_add_func("/calibrate/unconstrained", test_unconstrained);
+    g_test_add_func("/calibrate/contradictory", test_contradictory);
+    g_test_add_func("/calibrate/out-and-csv", test_out_and_csv);
+    g_test_add_func("/calibrate/bad-specs", test_bad_specs);
+    g_test_add_func("/calibrate/shipped", test_shipped);
+    int rc = g_test_run();
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmpdir);
+    (void) !system(rm);
+    return rc;
+}
