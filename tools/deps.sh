@@ -6,11 +6,13 @@ set -euo pipefail
 # libsqlite3-dev: sweep results; libopenmpi-dev + openmpi-bin: sweeps over
 # MPI ranks (optional at build time, but CI tests it); python3-numpy: the
 # architectures' independent reference forward passes (tests/arch-reference.py)
+# libnlopt-dev: calibrate's optimiser (BOBYQA, sim/calibrate/fit-bobyqa.c)
 # help2man: the man page (meson install); valgrind: tests/cli/test-outputs
 # runs the binary under memcheck (skipped without)
 PKGS=(gcc pkg-config meson ninja-build python3 python3-numpy
       libglib2.0-dev libcjson-dev libopenblas-dev libgomp1
-      libsqlite3-dev libopenmpi-dev openmpi-bin help2man valgrind)
+      libsqlite3-dev libopenmpi-dev openmpi-bin help2man valgrind
+      libnlopt-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build (if needed) and run one libFuzzer target for SECONDS:
-#   tools/fuzz.sh soc|model|record|safetensors|points|stack|sweep|replay|sweep-db SECONDS [libFuzzer options...]
+#   tools/fuzz.sh soc|model|record|safetensors|points|stack|sweep|replay|sweep-db|calibrate SECONDS [libFuzzer options...]
 # The build is build-fuzz/ (clang, -Dfuzz=true, ASan + UBSan); the growing
 # corpus is build-fuzz/corpus/TARGET, seeded from configs/, models/,
 # tests/data/ and fuzz/seeds/; a crash is saved as build-fuzz/artifacts/
@@ -30,6 +30,7 @@ points)      seeds="configs/points tests/data/bad-points" ;;
 stack)       seeds="configs/stacks" ;;
 sweep)       seeds="configs/sweeps" ;;
 sweep-db)    seeds="" ;;             # fuzz/seeds/sweep-db: small sweep databases
+calibrate)   seeds="configs/calibration" ;;
 *)           seeds="" ;;
 esac
 [ -d "tests/data/hostile/$target" ] && seeds="$seeds tests/data/hostile/$target"

@@ -75,7 +75,8 @@ typedef struct HsCalSpec {
  * the file and the JSON path ("s.json: $.keys.npu.x.min: ..."). */
 HsCalSpec *hs_cal_spec_load(const char *path, GError **error);
 /* The same from @len bytes of JSON; @what names it; relative "points" and
- * "csv" files are read from @dir (NULL: the current directory). */
+ * "csv" files are read from @dir (NULL: no file is read, a spec naming one
+ * is refused: what the fuzzer calls). */
 HsCalSpec *hs_cal_spec_parse(const char *text, gsize len, const char *what, const char *dir,
                              GError **error);
 void hs_cal_spec_free(HsCalSpec *s);

@@ -304,8 +304,7 @@ add_measurement(HsCalSpec *s, const cJSON *j, const char *what, const char *jpat
 static char *
 resolve(const char *dir, const char *file)
 {
-    return g_path_is_absolute(file) || dir == NULL ? g_strdup(file)
-                                                   : g_build_filename(dir, file, NULL);
+    return g_path_is_absolute(file) ? g_strdup(file) : g_build_filename(dir, file, NULL);
 }
 
 /* $.points (+ $.rows): a points file's rows as measurements, each with
@@ -328,6 +327,9 @@ add_points(HsCalSpec *s, const cJSON *root, const char *what, const char *dir, G
     if (rows && (!cJSON_IsArray(rows) || cJSON_GetArraySize(rows) == 0)) {
         g_autofree char *got = hs_json_describe(rows);
         return FAIL("%s: $.rows: expected a non-empty array of row ids (got %s)", what, got);
+    }
+    if (dir == NULL) {
+        return FAIL("%s: $.points: files are not read from a spec in memory", what);
     }
     g_autofree char *file = resolve(dir, pj->valuestring);
     HsPoints *ps = hs_points_load(file, error);
@@ -471,6 +473,10 @@ spec_from_json(const cJSON *root, const char *what, const char *dir, GError **er
         if (!cJSON_IsString(csv) || csv->valuestring[0] == '\0') {
             g_autofree char *got = hs_json_describe(csv);
             FAIL("%s: $.csv: expected a CSV file's path (got %s)", what, got);
+            return NULL;
+        }
+        if (dir == NULL) {
+            FAIL("%s: $.csv: files are not read from a spec in memory", what);
             return NULL;
         }
         g_autofree char *file = resolve(dir, csv->valuestring);

@@ -12,6 +12,7 @@ extern const HsBench hs_bench_cost;
 extern const HsBench hs_bench_engine;
 extern const HsBench hs_bench_default;
 extern const HsBench hs_bench_sweep;
+extern const HsBench hs_bench_calibrate;
 extern const HsBench hs_bench_sim;
 
 static const HsBench *const benches[] = {
@@ -20,6 +21,7 @@ static const HsBench *const benches[] = {
     &hs_bench_engine,
     &hs_bench_default,
     &hs_bench_sweep,
+    &hs_bench_calibrate,
     &hs_bench_sim,
 };
 
