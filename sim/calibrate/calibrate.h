@@ -37,6 +37,9 @@
 typedef struct HsCalKey {
     char *path;                  /* as --set takes it: "npu.stationary_kib" */
     double lo, hi;               /* bounds (inclusive) */
+    gboolean has_bounds;         /* min and max given (else the key's documented
+                                  * range: hs_cal_spec_resolve) */
+    gboolean has_integer;        /* "integer" given */
     gboolean integer;            /* values rounded (a U32 key) */
     gboolean log;                /* optimised as ln x (lo > 0) */
     gboolean has_prior;
@@ -81,6 +84,12 @@ HsCalSpec *hs_cal_spec_parse(const char *text, gsize len, const char *what, cons
                              GError **error);
 void hs_cal_spec_free(HsCalSpec *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsCalSpec, hs_cal_spec_free)
+
+/* Fill what the spec left to the config tables: a key's bounds without
+ * min and max (its documented range, from the SoC's processor classes and
+ * sections or the stack's sections), whether it is an integer; then check
+ * start and prior against the bounds.  Errors name the key's JSON path. */
+gboolean hs_cal_spec_resolve(HsCalSpec *s, GError **error);
 
 /* A CSV of measurements (header row; columns documented in spec.c) as
  * an array of measurement objects, as $.measurements holds them.

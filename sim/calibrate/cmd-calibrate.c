@@ -213,7 +213,7 @@ run(int argc, char **argv, GError **error)
                       "Fit keys of a SoC or software stack to measurements (timing-only runs,\n"
                       "NLopt BOBYQA from several starts), with 95 % intervals from the\n"
                       "Jacobian, warnings for keys the data do not constrain or that trade\n"
-                      "off, and the residual of each measurement.  See docs/calibrate.md.",
+                      "off, and the residual of each measurement (--loo: when left out).",
                       entries, &argc, &argv, &help, error)) {
         return FALSE;
     }
@@ -231,7 +231,7 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     g_autoptr(HsCalSpec) s = hs_cal_spec_load(argv[1], error);
-    if (s == NULL) {
+    if (s == NULL || !hs_cal_spec_resolve(s, error)) {
         return FALSE;
     }
     g_autoptr(HsCalResult) r = hs_cal_fit(s, loo, error);

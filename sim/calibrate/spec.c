@@ -156,13 +156,17 @@ parse_key(HsCalKey *k, const cJSON *j, const char *path, GError **error)
         !get_number(j, "max", path, -1e15, 1e15, &k->hi, &has_hi, error)) {
         return FALSE;
     }
-    if (!has_lo || !has_hi) {
+    if (has_lo != has_hi) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
-                    "%s: missing key \"%s\" (the key's bounds, inside its documented range: "
-                    "hetero-sim soc describe / stack describe)", path, has_lo ? "max" : "min");
+                    "%s: missing key \"%s\" (both bounds, or neither: the key's documented "
+                    "range)", path, has_lo ? "max" : "min");
         return FALSE;
     }
-    if (!(k->hi > k->lo)) {
+    k->has_bounds = has_lo;
+    if (!k->has_bounds) {
+        k->lo = -1e15;           /* until hs_cal_spec_resolve */
+        k->hi = 1e15;
+    } else if (!(k->hi > k->lo)) {
         g_autofree char *p = hs_json_path_key(path, "max");
         return FAIL("%s: expected a number above min %g (got %g)", p, k->lo, k->hi);
     }
@@ -174,8 +178,9 @@ parse_key(HsCalKey *k, const cJSON *j, const char *path, GError **error)
             return FAIL("%s: expected true or false (got %s)", p, got);
         }
         k->integer = cJSON_IsTrue(in);
+        k->has_integer = TRUE;
     }
-    if (k->integer && (k->lo != floor(k->lo) || k->hi != floor(k->hi))) {
+    if (k->integer && k->has_bounds && (k->lo != floor(k->lo) || k->hi != floor(k->hi))) {
         return FAIL("%s: an integer key's min and max must be integers (got %g, %g)", path,
                     k->lo, k->hi);
     }

@@ -4,7 +4,8 @@
  *     keys (exact, and with +-3 % noise) fitted from a perturbed start give
  *     the keys back inside the reported 95 % intervals;
  *   a key no measurement depends on is reported unconstrained;
- *   contradictory measurements give a large residual and a warning, exit 0;
+ *   contradictory measurements give a large residual and a warning, exit 0
+ *     (their key's bounds the stack table's documented range);
  *   the result is byte-identical with 1 and 2 OpenMP threads;
  *   --out writes a stack that `run` accepts and that reproduces the fit;
  *   a CSV of measurements is read as the same measurements inline;
@@ -229,7 +230,7 @@ test_contradictory(void)
     /* the same run measured at 100 and 300 tokens/s: no key reconciles them */
     g_autofree char *spec = write_tmp("contra.json",
         "{\"stack\": \"heterollm\", \"keys\": {\"stack.gpu.matmul_efficiency\": "
-        "{\"min\": 0.01, \"max\": 1}}, \"measurements\": ["
+        "{}}, \"measurements\": ["
         "{\"id\": \"lo\", \"model\": \"llama-3.2-1b\", \"policy\": \"gpu-only\", "
         "\"workload\": {\"prompt\": 128}, \"metric\": \"prefill_tokens_per_s\", \"value\": 100},"
         "{\"id\": \"hi\", \"model\": \"llama-3.2-1b\", \"policy\": \"gpu-only\", "
@@ -239,6 +240,10 @@ test_contradictory(void)
     g_assert_cmpfloat(fabs(num(m, "residual")), >, 3);
     g_autofree char *w = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "warnings"));
     g_assert_nonnull(strstr(w, "contradicts the others"));
+    /* no min or max: the stack table's documented range, (0.001, 1] */
+    const cJSON *k = key_of(j, "stack.gpu.matmul_efficiency");
+    g_assert_cmpfloat(num(k, "min"), ==, 0.001);
+    g_assert_cmpfloat(num(k, "max"), ==, 1);
 }
 
 static void
@@ -277,6 +282,11 @@ test_bad_specs(void)
           "bad.json: $.keys.npu.active_w.max: expected a number above min 2 (got 1)" },
         { "{\"keys\": {\"npu.active_w\": {\"min\": 0.1}}}",
           "bad.json: $.keys.npu.active_w: missing key \"max\"" },
+        { "{\"keys\": {\"npu.active_w\": {\"start\": 200}}, \"measurements\": "
+          "[{\"model\": \"llama-3.2-1b\", \"policy\": \"gpu-only\", \"workload\": {\"prompt\": 8}, "
+          "\"metric\": \"prefill_tokens_per_s\", \"value\": 3}]}",
+          "bad.json: $.keys.npu.active_w.start: expected a number in [0, 100] (got 200)" },
+        { "id,model\n", "bad.csv:1: missing column \"metric\"" },
         { "{\"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5, \"mx\": 1}}}",
           "bad.json: $.keys.npu.active_w.mx: unknown key" },
         { "{\"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5}}, \"measurements\": "
@@ -296,7 +306,11 @@ test_bad_specs(void)
         { "[1", "bad.json: invalid JSON" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-        g_autofree char *p = write_tmp("bad.json", cases[i].text);
+        gboolean csv = g_str_has_prefix(cases[i].text, "id,");
+        g_autofree char *c = csv ? write_tmp("bad.csv", cases[i].text) : NULL;
+        g_autofree char *p = write_tmp("bad.json", csv ? "{\"keys\": {\"npu.active_w\": {}}, "
+                                                         "\"csv\": \"bad.csv\"}"
+                                                       : cases[i].text);
         g_autoptr(Run) r = hs("calibrate", p, NULL);
         g_test_message("case %u: %s", i, r->err);
         g_assert_cmpint(r->status, !=, 0);
