@@ -68,8 +68,14 @@ run(gboolean quick, HsFormat format, GError **error)
         return FALSE;
     }
     double worst = 0;
+    guint wk = 0, inside = 0;
     for (guint k = 0; k < spec->n_keys; k++) {
-        worst = fmax(worst, fabs(r->keys[k].value / truth[k] - 1));
+        double e = fabs(r->keys[k].value / truth[k] - 1);
+        if (e > worst) {
+            worst = e;
+            wk = k;
+        }
+        inside += r->keys[k].lo95 <= truth[k] && truth[k] <= r->keys[k].hi95;
     }
     if (format == HS_FORMAT_JSON) {
         g_autoptr(cJSON) root = cJSON_CreateObject();
@@ -79,13 +85,18 @@ run(gboolean quick, HsFormat format, GError **error)
         cJSON_AddNumberToObject(root, "objective_calls", r->evals);
         cJSON_AddNumberToObject(root, "wall_s", wall);
         cJSON_AddNumberToObject(root, "worst_key_error", worst);
+        cJSON_AddStringToObject(root, "worst_key", keys[wk]);
+        cJSON_AddNumberToObject(root, "keys_inside_interval", inside);
         g_autofree char *text = hs_json_print(root, FALSE);
         printf("%s\n", text);
     } else {
         printf("calibrate, %u keys x %u measurements (sd8gen3, llama-3.2-1b, timing only): "
-               "%.2f s, %u objective calls (%.0f runs/s); worst key %.2f %% from the truth\n",
+               "%.2f s, %u objective calls (%.0f runs/s); worst key %s %.2f %% from the "
+               "truth (%.4g, 95 %% interval %.4g to %.4g%s); %u of %u keys' intervals hold "
+               "the truth\n",
                spec->n_keys, spec->n_meas, wall, r->evals, r->evals * spec->n_meas / wall,
-               100 * worst);
+               keys[wk], 100 * worst, r->keys[wk].value, r->keys[wk].lo95, r->keys[wk].hi95,
+               r->keys[wk].unconstrained ? ", unconstrained" : "", inside, spec->n_keys);
     }
     return TRUE;
 }
