@@ -18,7 +18,8 @@ load(const uint8_t *data, size_t size, GError **error)
         return FALSE;
     }
     for (guint i = 0; i < s->n_meas; i++) {
-        g_assert_nonnull(s->meas[i].pt);
+        g_assert_true(s->meas[i].pt != NULL || s->meas[i].probe.soc != NULL);
+        g_assert_nonnull(s->meas[i].metric);
         g_assert_true(s->meas[i].value > 0);
     }
     return TRUE;

@@ -49,9 +49,33 @@ typedef struct HsCalKey {
                                   * geometric / arithmetic middle) */
 } HsCalKey;
 
-/* one measurement: a point, its value and uncertainty */
+/* a micro-measurement: what `probe` computes from the cost queries */
+typedef enum {
+    HS_CAL_PROBE_GEMM_US,        /* one matmul alone on a processor, us */
+    HS_CAL_PROBE_GEMM_TFLOPS,    /* the same as TFLOPS */
+    HS_CAL_PROBE_SYNC_US,        /* GPU -> NPU -> GPU hand-off round trip, us */
+    HS_CAL_PROBE_COUNT
+} HsCalProbeMetric;
+extern const char *const hs_cal_probe_metric_name[];
+
+typedef enum { HS_CAL_DT_FP16, HS_CAL_DT_INT8, HS_CAL_DT_W4A16, HS_CAL_DT_W8A8,
+               HS_CAL_DT_COUNT } HsCalDtype;
+extern const char *const hs_cal_dtype_name[];
+
+typedef struct HsCalProbe {
+    HsCalProbeMetric metric;
+    char *soc, *stack;           /* stack NULL: the default stack */
+    char *processor;             /* gemm: "cpu", "gpu" or "npu" (a kind) */
+    uint32_t m, k, n;
+    HsCalDtype dtype;
+    gboolean driver;             /* sync: the driver mechanism (else fast) */
+} HsCalProbe;
+
+/* one measurement: a point (or a probe), its value and uncertainty */
 typedef struct HsCalMeas {
-    const HsPoint *pt;           /* (owned by the spec's points sets) */
+    const HsPoint *pt;           /* (owned by the spec's points sets; NULL: a probe) */
+    HsCalProbe probe;            /* when pt is NULL */
+    const char *metric;          /* its metric's name */
     char *id;
     char *origin;                /* "spec.json: $.measurements[2]", "x.csv:4",
                                   * "configs/points/p.json: row r" */

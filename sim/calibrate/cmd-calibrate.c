@@ -121,7 +121,7 @@ report_json(const HsCalSpec *s, const HsCalResult *r, gboolean loo)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(ms, o);
         cJSON_AddStringToObject(o, "id", s->meas[i].id);
-        cJSON_AddStringToObject(o, "metric", hs_metric_name[s->meas[i].pt->metric]);
+        cJSON_AddStringToObject(o, "metric", s->meas[i].metric);
         cJSON_AddNumberToObject(o, "measured", s->meas[i].value);
         cJSON_AddNumberToObject(o, "simulated", mr->simulated);
         cJSON_AddNumberToObject(o, "error_pct", mr->error_pct);
@@ -164,7 +164,7 @@ report_text(const HsCalSpec *s, const HsCalResult *r, gboolean loo, GString *o)
     for (guint i = 0; i < s->n_meas; i++) {
         const HsCalMeasResult *mr = &r->meas[i];
         g_string_append_printf(o, "%-32s %-24s %11.5g %11.5g %+7.1f%% %6.2f", s->meas[i].id,
-                               hs_metric_name[s->meas[i].pt->metric], s->meas[i].value,
+                               s->meas[i].metric, s->meas[i].value,
                                mr->simulated, mr->error_pct, mr->residual);
         if (loo && isfinite(mr->loo_error_pct)) {
             g_string_append_printf(o, " %+8.1f%%", mr->loo_error_pct);

@@ -61,6 +61,9 @@ hs_cal_spec_free(HsCalSpec *s)
     for (guint i = 0; i < s->n_meas; i++) {
         g_free(s->meas[i].id);
         g_free(s->meas[i].origin);
+        g_free(s->meas[i].probe.soc);
+        g_free(s->meas[i].probe.stack);
+        g_free(s->meas[i].probe.processor);
     }
     g_free(s->meas);
     if (s->point_sets) {
@@ -224,6 +227,99 @@ move_error(GError *e, const char *what, const char *path)
     }
 }
 
+const char *const hs_cal_probe_metric_name[] = { "gemm_time_us", "gemm_tflops",
+                                                  "sync_round_trip_us", NULL };
+G_STATIC_ASSERT(G_N_ELEMENTS(hs_cal_probe_metric_name) == HS_CAL_PROBE_COUNT + 1);
+const char *const hs_cal_dtype_name[] = { "fp16", "int8", "w4a16", "w8a8", NULL };
+G_STATIC_ASSERT(G_N_ELEMENTS(hs_cal_dtype_name) == HS_CAL_DT_COUNT + 1);
+
+/* one of @names (NULL-terminated) at @o.@name; absent: *@out untouched */
+static gboolean
+get_choice(const cJSON *o, const char *name, const char *path, const char *const *names,
+           int *out, GError **error)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (j == NULL) {
+        return TRUE;
+    }
+    for (int i = 0; cJSON_IsString(j) && names[i]; i++) {
+        if (strcmp(names[i], j->valuestring) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    }
+    g_autofree char *p = hs_json_path_key(path, name);
+    g_autofree char *list = g_strjoinv(", ", (char **) names);
+    g_autofree char *got = hs_json_describe(j);
+    return FAIL("%s: expected one of %s (got %s)", p, list, got);
+}
+
+/* a micro-measurement: {"probe": "gemm", "processor": "npu", "m", "k", "n",
+ * "dtype", "metric": "gemm_time_us" | "gemm_tflops"} or {"probe": "sync",
+ * "mechanism": "fast" | "driver", "metric": "sync_round_trip_us"} */
+static gboolean
+parse_probe(const HsCalSpec *s, const cJSON *j, const char *path, HsCalProbe *p,
+            GError **error)
+{
+    static const char *const known[] = { "id", "probe", "processor", "m", "k", "n", "dtype",
+                                         "mechanism", "metric", "value", "uncertainty",
+                                         "uncertainty_pct", "soc", "stack", "note", NULL };
+    static const char *const probes[] = { "gemm", "sync", NULL };
+    static const char *const kinds[] = { "cpu", "gpu", "npu", NULL };
+    static const char *const mechs[] = { "fast", "driver", NULL };
+    if (!only_keys(j, path, known, error)) {
+        return FALSE;
+    }
+    int what = -1, metric = -1, kind = -1, dtype = HS_CAL_DT_FP16, mech = 0;
+    if (!get_choice(j, "probe", path, probes, &what, error) ||
+        !get_choice(j, "metric", path, hs_cal_probe_metric_name, &metric, error) ||
+        !get_choice(j, "processor", path, kinds, &kind, error) ||
+        !get_choice(j, "dtype", path, hs_cal_dtype_name, &dtype, error) ||
+        !get_choice(j, "mechanism", path, mechs, &mech, error)) {
+        return FALSE;
+    }
+    if (metric < 0) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                    "%s: missing key \"metric\" (gemm_time_us, gemm_tflops or "
+                    "sync_round_trip_us)", path);
+        return FALSE;
+    }
+    if ((what == 0) != (metric != HS_CAL_PROBE_SYNC_US)) {
+        return FAIL("%s.metric: expected a metric of the %s probe (got %s)", path,
+                    probes[what], hs_cal_probe_metric_name[metric]);
+    }
+    p->metric = (HsCalProbeMetric) metric;
+    p->dtype = (HsCalDtype) dtype;
+    p->driver = mech == 1;
+    if (what == 0) {
+        double d[3] = { 0, 0, 0 };
+        gboolean has[3];
+        static const char *const dims[] = { "m", "k", "n" };
+        for (int i = 0; i < 3; i++) {
+            if (!get_number(j, dims[i], path, 1, 1048576, &d[i], &has[i], error)) {
+                return FALSE;
+            }
+            if (!has[i] || d[i] != floor(d[i])) {
+                g_autofree char *dp = hs_json_path_key(path, dims[i]);
+                return FAIL("%s: expected an integer in [1, 1048576] (the matmul's shape)", dp);
+            }
+        }
+        if (kind < 0) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                        "%s: missing key \"processor\" (cpu, gpu or npu)", path);
+            return FALSE;
+        }
+        p->m = (uint32_t) d[0];
+        p->k = (uint32_t) d[1];
+        p->n = (uint32_t) d[2];
+        p->processor = g_strdup(kinds[kind]);
+    }
+    p->soc = g_strdup(s->soc);
+    p->stack = g_strdup(s->stack);
+    return get_string(j, "soc", path, &p->soc, error) &&
+           get_string(j, "stack", path, &p->stack, error);
+}
+
 /* One measurement object @j (at @path, "FILE: $.measurements[i]" in
  * errors: @what and @jpath) into @s. */
 static gboolean
@@ -254,6 +350,26 @@ add_measurement(HsCalSpec *s, const cJSON *j, const char *what, const char *jpat
     if (has_abs && has_rel) {
         return FAIL("%s: expected at most one of \"uncertainty\" and \"uncertainty_pct\" "
                     "(got both)", origin);
+    }
+    if (cJSON_HasObjectItem(j, "probe")) {
+        HsCalMeas *m = &s->meas[s->n_meas];
+        if (!parse_probe(s, j, origin, &m->probe, error)) {
+            g_free(m->probe.soc);
+            g_free(m->probe.stack);
+            g_free(m->probe.processor);
+            memset(&m->probe, 0, sizeof(m->probe));
+            return FALSE;
+        }
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+        s->n_meas++;
+        m->pt = NULL;
+        m->metric = hs_cal_probe_metric_name[m->probe.metric];
+        m->id = cJSON_IsString(id) ? g_strdup(id->valuestring) : g_strdup_printf("m%d", index);
+        m->origin = g_steal_pointer(&origin);
+        m->value = value;
+        m->absolute = has_abs;
+        m->uncertainty = has_abs ? abs_u : rel_pct / 100.0;
+        return TRUE;
     }
     cJSON_DeleteItemFromObjectCaseSensitive(pt, "value");
     cJSON_DeleteItemFromObjectCaseSensitive(pt, "uncertainty");
@@ -298,6 +414,7 @@ add_measurement(HsCalSpec *s, const cJSON *j, const char *what, const char *jpat
     g_ptr_array_add(s->point_sets, ps);
     HsCalMeas *m = &s->meas[s->n_meas++];
     m->pt = &ps->points[0];
+    m->metric = hs_metric_name[m->pt->metric];
     m->id = g_strdup(m->pt->id);
     m->origin = g_steal_pointer(&origin);
     m->value = value;
@@ -374,6 +491,7 @@ add_points(HsCalSpec *s, const cJSON *root, const char *what, const char *dir, G
         }
         HsCalMeas *m = &s->meas[s->n_meas++];
         m->pt = p;
+        m->metric = hs_metric_name[p->metric];
         m->id = g_strdup(p->id);
         m->origin = g_strdup_printf("%s: row %s", file, p->id);
         m->value = p->published;

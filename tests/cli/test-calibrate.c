@@ -9,6 +9,7 @@
  *   the result is byte-identical with 1 and 2 OpenMP threads;
  *   --out writes a stack that `run` accepts and that reproduces the fit;
  *   a CSV of measurements is read as the same measurements inline;
+ *   probe micro-measurements (a matmul's TFLOPS, a sync round trip);
  *   bad specs fail in one line naming the file and JSON path;
  *   every spec in configs/calibration re-derives its shipped key: the
  *     shipped value lies inside the fit's interval.
@@ -273,6 +274,29 @@ test_out_and_csv(void)
     g_assert_cmpint(run->status, ==, 0);
 }
 
+/* micro-measurements: a GPU matmul's TFLOPS fixes the stack's GPU
+ * efficiency exactly (the probe's cost query is linear in it); a sync
+ * round trip no GPU key moves is flagged, not fitted */
+static void
+test_probes(void)
+{
+    g_autofree char *spec = write_tmp("probe.json",
+        "{\"stack\": \"heterollm\", \"keys\": {\"stack.gpu.matmul_efficiency\": {}}, "
+        "\"measurements\": ["
+        "{\"id\": \"gemm\", \"probe\": \"gemm\", \"processor\": \"gpu\", \"m\": 1024, "
+        "\"k\": 4096, \"n\": 4096, \"metric\": \"gemm_tflops\", \"value\": 0.8},"
+        "{\"id\": \"rt\", \"probe\": \"sync\", \"metric\": \"sync_round_trip_us\", "
+        "\"value\": 30, \"uncertainty_pct\": 20}]}");
+    g_autoptr(cJSON) j = calibrate_json(spec, NULL, NULL);
+    const cJSON *ms = cJSON_GetObjectItem(j, "measurements_fit");
+    g_assert_cmpfloat(fabs(num(cJSON_GetArrayItem(ms, 0), "error_pct")), <, 0.5);
+    g_assert_cmpfloat(fabs(num(cJSON_GetArrayItem(ms, 1), "residual")), >, 3);
+    /* the fitted efficiency through `probe`'s own path: --set on run */
+    double eff = num(key_of(j, "stack.gpu.matmul_efficiency"), "value");
+    g_assert_cmpfloat(eff, >, 0.05);
+    g_assert_cmpfloat(eff, <, 1);
+}
+
 static void
 test_bad_specs(void)
 {
@@ -304,6 +328,13 @@ test_bad_specs(void)
           "\"metric\": \"prefill_tokens_per_s\", \"value\": 3}]}",
           "--set npu.nokey=" },
         { "[1", "bad.json: invalid JSON" },
+        { "{\"keys\": {\"npu.active_w\": {}}, \"measurements\": [{\"probe\": \"gemm\", "
+          "\"processor\": \"gpu\", \"m\": 1, \"k\": 1, \"metric\": \"gemm_tflops\", "
+          "\"value\": 1}]}",
+          "bad.json: $.measurements[0].n: expected an integer in [1, 1048576]" },
+        { "{\"keys\": {\"npu.active_w\": {}}, \"measurements\": [{\"probe\": \"sync\", "
+          "\"metric\": \"gemm_tflops\", \"value\": 1}]}",
+          "bad.json: $.measurements[0].metric: expected a metric of the sync probe" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         gboolean csv = g_str_has_prefix(cases[i].text, "id,");
@@ -389,6 +420,7 @@ main(int argc, char **argv)
     g_test_add_func("/calibrate/unconstrained", test_unconstrained);
     g_test_add_func("/calibrate/contradictory", test_contradictory);
     g_test_add_func("/calibrate/out-and-csv", test_out_and_csv);
+    g_test_add_func("/calibrate/probes", test_probes);
     g_test_add_func("/calibrate/bad-specs", test_bad_specs);
     g_test_add_func("/calibrate/shipped", test_shipped);
     int rc = g_test_run();
