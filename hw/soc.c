@@ -84,7 +84,9 @@ hw_soc_sections(void)
 }
 
 static const char *const top_sections[] = { "memory", "processors", "sync", NULL };
-static const char *const dev_base_keys[] = { "name", "model", "dvfs", NULL };
+/* "kind" is what `soc show --format json` prints beside the model (it
+ * follows from the model): accepted when it agrees, so a shown SoC loads */
+static const char *const dev_base_keys[] = { "name", "model", "kind", "dvfs", NULL };
 static const char *const sync_sections[] = { "driver", "fast", NULL };
 
 void
@@ -217,6 +219,14 @@ load_dev(HwSoc *soc, const cJSON *obj, const char *path, HwDvfs *dvfs, GError **
         g_autofree char *got = hs_json_describe(model);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
                     "%s.model: expected one of %s (got %s)", path, known->str, got);
+        return NULL;
+    }
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+    if (kind && !(cJSON_IsString(kind) && strcmp(kind->valuestring, hw_kind_name[cls->kind]) == 0)) {
+        g_autofree char *got = hs_json_describe(kind);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s.kind: expected \"%s\", the kind of model %s (got %s)", path,
+                    hw_kind_name[cls->kind], cls->model, got);
         return NULL;
     }
     g_autoptr(HwDev) dev = hw_dev_new(cls, name->valuestring);

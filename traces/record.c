@@ -69,6 +69,14 @@ TrcRecordWriter *
 trc_record_open(const char *path, const HwSoc *soc, const MdlSpec *spec, const char *policy,
                 const SimWorkload *w, GError **error)
 {
+    return trc_record_open_with(path, soc, spec, policy, w, NULL, error);
+}
+
+TrcRecordWriter *
+trc_record_open_with(const char *path, const HwSoc *soc, const MdlSpec *spec,
+                     const char *policy, const SimWorkload *w, const cJSON *provenance,
+                     GError **error)
+{
     g_autoptr(cJSON) head = cJSON_CreateObject();
     cJSON_AddNumberToObject(head, "hs_record_version", TRC_RECORD_VERSION);
     cJSON_AddStringToObject(head, "soc", soc->name);
@@ -77,6 +85,11 @@ trc_record_open(const char *path, const HwSoc *soc, const MdlSpec *spec, const c
     cJSON_AddStringToObject(model, "name", spec->name);
     cJSON_AddItemToObject(model, "config", mdl_spec_to_json(spec));
     cJSON_AddItemToObject(head, "workload", trc_workload_to_json(w));
+    if (provenance) {
+        /* who made it and how (the reader ignores it: older recordings
+         * have none) */
+        cJSON_AddItemToObject(head, "provenance", cJSON_Duplicate(provenance, TRUE));
+    }
     cJSON *procs = cJSON_AddArrayToObject(head, "processors");
     for (guint i = 0; i < soc->devs->len; i++) {
         const HwDev *d = g_ptr_array_index(soc->devs, i);

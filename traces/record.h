@@ -62,6 +62,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TrcRecording, trc_recording_free)
 typedef struct TrcRecordWriter TrcRecordWriter;
 TrcRecordWriter *trc_record_open(const char *path, const HwSoc *soc, const MdlSpec *spec,
                                  const char *policy, const SimWorkload *w, GError **error);
+/* trc_record_open with a "provenance" object in the head (version,
+ * command, config hash: the caller's; may be NULL).  Readers ignore it. */
+TrcRecordWriter *trc_record_open_with(const char *path, const HwSoc *soc, const MdlSpec *spec,
+                                      const char *policy, const SimWorkload *w,
+                                      const cJSON *provenance, GError **error);
 gboolean trc_record_add(void *writer, const SimPlan *plan, uint32_t from, GError **error);
 gboolean trc_record_close(TrcRecordWriter *rw, GError **error);
 void trc_record_abort(TrcRecordWriter *rw);

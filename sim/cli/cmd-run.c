@@ -35,7 +35,7 @@ static gboolean
 run(int argc, char **argv, GError **error)
 {
     HsRunOpts o;
-    g_autofree char *policy_name = NULL, *record = NULL, *steps = NULL;
+    g_autofree char *policy_name = NULL, *record = NULL, *steps = NULL, *out = NULL;
     gboolean help = FALSE, no_prefill = FALSE;
     GOptionEntry extra[] = {
         { "policy", 'P', 0, G_OPTION_ARG_STRING, &policy_name,
@@ -49,6 +49,9 @@ run(int argc, char **argv, GError **error)
           "Leave the prefill out of the trace", NULL },
         { "record", 'r', 0, G_OPTION_ARG_FILENAME, &record,
           "Write a recording (workload + plan) that 'hetero-sim replay' re-runs", "FILE" },
+        { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+          "Write a run directory: config.json, report.json, report.csv, trace.json, "
+          "recording.json, summary.txt (all or none; 'replay DIR' re-runs it)", "DIR" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     gboolean ok = hs_run_opts_parse("run",
@@ -69,11 +72,27 @@ run(int argc, char **argv, GError **error)
     g_autoptr(TrcRecordWriter) rec = NULL;
     uint32_t step_a = 0, step_b = UINT32_MAX;
 
+    g_autoptr(HsRunDir) rd = NULL;
     ok = hs_run_opts_resolve(&o, HS_FORMATS_ALL, &format, &soc, &spec, &w, error);
+    if (ok) {
+        hs_run_opts_warn_noop(&o, soc, spec, &w);
+        hs_provenance_config(o.soc, o.model, o.stack, soc, spec, &w);
+    }
+    if (ok && out && (o.trace || record)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "run: --out DIR writes DIR/trace.json and DIR/recording.json itself: "
+                    "drop --trace and --record");
+        ok = FALSE;
+    }
+    if (ok && out) {
+        ok = (rd = hs_run_dir_open(out, error)) != NULL;
+    }
+    const char *trace_path = rd ? hs_run_dir_trace(rd) : o.trace;
+    const char *record_path = rd ? hs_run_dir_recording(rd) : record;
     w.progress = isatty(fileno(stderr)) ? hs_progress_stderr : NULL;
     ok = ok && (policy = hs_run_opts_policy(&o, policy_name, error)) != NULL &&
          (steps == NULL || parse_steps(steps, &step_a, &step_b, error));
-    if (ok && (steps || no_prefill) && !o.trace) {
+    if (ok && (steps || no_prefill) && !trace_path) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                     "run: --trace-steps and --trace-no-prefill need --trace FILE");
         ok = FALSE;
@@ -81,15 +100,17 @@ run(int argc, char **argv, GError **error)
     /* the trace and the recording are written as the run goes: a run with
      * neither values check nor times to give back is streamed (memory flat
      * in decode steps: sim_run) */
-    if (ok && o.trace) {
-        ok = (tr = hs_run_trace_open(o.trace, error)) != NULL;
+    if (ok && trace_path) {
+        ok = (tr = hs_run_trace_open(trace_path, error)) != NULL;
     }
     if (ok && tr) {
         trc_trace_set_steps(tr, step_a, step_b, !no_prefill);
         hs_run_trace_begin(tr, NULL, soc, &w);
     }
-    if (ok && record) {
-        ok = (rec = trc_record_open(record, soc, spec, policy->name, &w, error)) != NULL;
+    if (ok && record_path) {
+        g_autoptr(cJSON) prov = hs_provenance_json();
+        ok = (rec = trc_record_open_with(record_path, soc, spec, policy->name, &w, prov,
+                                         error)) != NULL;
         w.planned = trc_record_add;
         w.planned_opaque = rec;
     }
@@ -103,9 +124,19 @@ run(int argc, char **argv, GError **error)
         ok = trc_record_close(g_steal_pointer(&rec), error);
     }
     if (ok) {
+        /* a SoC or model given as a file is said as one (provenance) */
+        r.soc = hs_provenance_soc();
+        r.model = hs_provenance_model();
+        if (o.stack) {
+            r.stack = hs_provenance_label(o.stack, r.stack);
+        }
         cJSON *json = cJSON_CreateObject();
         cJSON_AddItemToObject(json, "config", hs_config_json(o.ovr, soc, spec, &w));
-        ok = hs_run_print_checked(soc, &r, format, NULL, json, error);
+        if (rd) {
+            g_autoptr(cJSON) c = hs_config_request(o.ovr, soc, spec, &w, policy->name, o.stack);
+            hs_run_dir_set_config(rd, c);
+        }
+        ok = hs_run_output(soc, &r, format, NULL, json, rd, error);
     }
     sim_run_report_clear(&r);
     hs_run_opts_clear(&o);

@@ -57,6 +57,7 @@ run(int argc, char **argv, GError **error)
     }
     if (format == HS_FORMAT_JSON) {
         g_autoptr(cJSON) json = hw_soc_to_json(soc);
+        hs_json_drop_nulls(json);      /* loads back: the loader refuses null */
         g_autofree char *text = hs_json_print(json, TRUE);
         printf("%s\n", text);
     } else {

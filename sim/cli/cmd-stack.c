@@ -4,6 +4,7 @@
  */
 #include "sim/cli/cli.h"
 #include "sim/util/error.h"
+#include "sim/cli/config.h"
 #include "sim/util/json.h"
 #include "hw/stack.h"
 
@@ -47,6 +48,7 @@ run(int argc, char **argv, GError **error)
     }
     if (format == HS_FORMAT_JSON) {
         g_autoptr(cJSON) json = hw_stack_to_json(st);
+        hs_json_drop_nulls(json);      /* loads back: the loader refuses null */
         g_autofree char *text = hs_json_print(json, TRUE);
         printf("%s\n", text);
     } else {

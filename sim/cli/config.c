@@ -5,6 +5,9 @@
 #include "hw/stack.h"
 #include "sim/cli/cli.h"
 #include "sim/util/json.h"
+#include "sim/util/version-info.h"
+
+#include <string.h>
 
 /* --set stack.KEY=VALUE on every stack the run loads (each policy's own):
  * applied, then checked here so an error names the option */
@@ -111,5 +114,171 @@ hs_config_json(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
     cJSON_AddItemToObject(o, "overrides", hs_overrides_to_json(ovr));
     g_autofree char *hash = hs_config_hash(soc, spec, w);
     cJSON_AddStringToObject(o, "hash", hash);
+    return o;
+}
+
+cJSON *
+hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
+                  const SimWorkload *w, const char *policy, const char *stack)
+{
+    cJSON *o = hs_config_resolved(soc, spec, w);
+    cJSON_AddStringToObject(o, "policy", policy);
+    if (stack) {
+        cJSON_AddStringToObject(o, "stack", stack);
+    } else {
+        cJSON_AddNullToObject(o, "stack");
+    }
+    cJSON_AddItemToObject(o, "overrides", hs_overrides_to_json(ovr));
+    g_autofree char *hash = hs_config_hash(soc, spec, w);
+    cJSON_AddStringToObject(o, "hash", hash);
+    return o;
+}
+
+void
+hs_json_drop_nulls(cJSON *j)
+{
+    cJSON *c = j ? j->child : NULL;
+    while (c) {
+        cJSON *next = c->next;
+        if (cJSON_IsNull(c) && cJSON_IsObject(j)) {
+            cJSON_Delete(cJSON_DetachItemViaPointer(j, c));
+        } else {
+            hs_json_drop_nulls(c);
+        }
+        c = next;
+    }
+}
+
+/* ---- provenance ----------------------------------------------------------- */
+
+static struct {
+    char *command;               /* "hetero-sim run --soc x.json" */
+    char *hash;
+    const char *soc, *model, *stack;     /* labels */
+    char *soc_file, *model_file, *stack_file;    /* as given, when files */
+    char *line;
+} prov;
+
+char *
+hs_shell_quote(const char *arg)
+{
+    gboolean plain = arg[0] != '\0';
+    for (const char *c = arg; *c && plain; c++) {
+        plain = g_ascii_isalnum(*c) || strchr("_-./:=,+@%", *c) != NULL;
+    }
+    return plain ? g_strdup(arg) : g_shell_quote(arg);
+}
+
+void
+hs_provenance_command(int argc, char *const *argv)
+{
+    g_autoptr(GString) s = g_string_new("hetero-sim");
+    for (int i = 0; i < argc && argv[i]; i++) {
+        g_autofree char *q = hs_shell_quote(argv[i]);
+        g_string_append_printf(s, " %s", q);
+    }
+    g_free(prov.command);
+    prov.command = g_string_free(g_steal_pointer(&s), FALSE);
+    g_clear_pointer(&prov.line, g_free);
+}
+
+/* a name from configs/ is a bare word; anything else given was a file */
+static gboolean
+is_file_arg(const char *arg)
+{
+    return arg && (strchr(arg, '/') || g_str_has_suffix(arg, ".json") ||
+                   g_file_test(arg, G_FILE_TEST_EXISTS));
+}
+
+const char *
+hs_provenance_label(const char *arg, const char *name)
+{
+    if (!is_file_arg(arg)) {
+        return g_intern_string(name);
+    }
+    g_autofree char *base = g_path_get_basename(arg);
+    g_autofree char *label = g_strdup_printf("%s (from %s)", base, name);
+    return g_intern_string(label);
+}
+
+void
+hs_provenance_config(const char *soc_arg, const char *model_arg, const char *stack_arg,
+                     const HwSoc *soc, const MdlSpec *spec, const SimWorkload *w)
+{
+    g_free(prov.hash);
+    prov.hash = hs_config_hash(soc, spec, w);
+    prov.soc = hs_provenance_label(soc_arg, soc->name);
+    prov.model = hs_provenance_label(model_arg, spec->name);
+    const HwStack *st = stack_arg ? hw_soc_stack(soc, stack_arg, NULL) : NULL;
+    prov.stack = stack_arg ? hs_provenance_label(stack_arg, st ? st->name : stack_arg) : NULL;
+    g_free(prov.soc_file);
+    g_free(prov.model_file);
+    g_free(prov.stack_file);
+    prov.soc_file = is_file_arg(soc_arg) ? g_strdup(soc_arg) : NULL;
+    prov.model_file = is_file_arg(model_arg) ? g_strdup(model_arg) : NULL;
+    prov.stack_file = is_file_arg(stack_arg) ? g_strdup(stack_arg) : NULL;
+}
+
+const char *
+hs_provenance_soc(void)
+{
+    return prov.soc;
+}
+
+const char *
+hs_provenance_model(void)
+{
+    return prov.model;
+}
+
+const char *
+hs_provenance_command_line(void)
+{
+    return prov.command ? prov.command : "hetero-sim";
+}
+
+const char *
+hs_provenance_hash(void)
+{
+    return prov.hash;
+}
+
+const char *
+hs_provenance_line(void)
+{
+    if (prov.line == NULL) {
+        prov.line = g_strdup_printf("hetero-sim %s: %s", hs_version(),
+                                    hs_provenance_command_line());
+    }
+    return prov.line;
+}
+
+cJSON *
+hs_provenance_json(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "version", hs_version());
+    cJSON_AddStringToObject(o, "command", hs_provenance_command_line());
+    if (prov.hash) {
+        cJSON_AddStringToObject(o, "config_hash", prov.hash);
+    }
+    if (prov.soc) {
+        cJSON_AddStringToObject(o, "soc", prov.soc);
+    }
+    if (prov.soc_file) {
+        cJSON_AddStringToObject(o, "soc_file", prov.soc_file);
+    }
+    if (prov.model) {
+        cJSON_AddStringToObject(o, "model", prov.model);
+    }
+    if (prov.model_file) {
+        cJSON_AddStringToObject(o, "model_file", prov.model_file);
+    }
+    if (prov.stack) {
+        cJSON_AddStringToObject(o, "stack", prov.stack);
+    }
+    if (prov.stack_file) {
+        cJSON_AddStringToObject(o, "stack_file", prov.stack_file);
+    }
     return o;
 }

@@ -33,4 +33,46 @@ char *hs_config_hash(const HwSoc *soc, const MdlSpec *spec, const SimWorkload *w
 cJSON *hs_config_json(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
                       const SimWorkload *w);
 
+/* A run directory's config.json: {"soc", "model", "workload" (as
+ * hs_config_resolved), "policy", "stack" (or null), "overrides", "hash"}.
+ * (transfer full) */
+cJSON *hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
+                         const SimWorkload *w, const char *policy, const char *stack);
+
+/* Remove every member of an object whose value is null, at any depth:
+ * `soc show --format json` prints an optional key left out as null, which
+ * the loader refuses, so the shown file loads back (to the same config
+ * and hash).  Array elements stay. */
+void hs_json_drop_nulls(cJSON *j);
+
+/*
+ * Provenance: what a reviewer needs to reproduce an output, put in every
+ * one (text's last line, JSON's "provenance", CSV's columns, a trace's
+ * metadata, a recording's "provenance"): the simulator's version
+ * (hs_version(), git describe), the command line (each argument
+ * shell-quoted), the resolved config's hash, and the SoC / model / stack
+ * as given: a file is reported as "npu2x.json (from sd8gen3)", its base
+ * name and the name inside it, so two SoC files never print the same.
+ * One command per process: the state is the process's.
+ */
+/* The command line: @argv[0] is the command ("run"), as main passes it. */
+void hs_provenance_command(int argc, char *const *argv);
+/* The config it ran: @soc_arg, @model_arg, @stack_arg as given (may be
+ * NULL: the loaded name is used). */
+void hs_provenance_config(const char *soc_arg, const char *model_arg, const char *stack_arg,
+                          const HwSoc *soc, const MdlSpec *spec, const SimWorkload *w);
+/* "npu2x.json (from sd8gen3)" for a file @arg, else @name.  The string
+ * lives until exit.  (transfer none) */
+const char *hs_provenance_label(const char *arg, const char *name);
+const char *hs_provenance_soc(void);      /* the SoC's label, or NULL */
+const char *hs_provenance_model(void);
+const char *hs_provenance_command_line(void);
+const char *hs_provenance_hash(void);
+/* "hetero-sim VERSION: COMMAND"  (transfer none) */
+const char *hs_provenance_line(void);
+/* {"version","command","config_hash","soc","soc_file",...}  (transfer full) */
+cJSON *hs_provenance_json(void);
+/* Shell-quote @arg only where a shell needs it.  (transfer full) */
+char *hs_shell_quote(const char *arg);
+
 #endif /* HS_CLI_CONFIG_H */

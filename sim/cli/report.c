@@ -5,11 +5,17 @@
  */
 #include "sim/cli/run-opts.h"
 #include "sim/cli/report-fields.h"
+#include "sim/cli/config.h"
+#include "sim/util/version-info.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "sim/util/outfile.h"
 #include "traces/perfetto.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include <glib/gstdio.h>
 
 void
 hs_run_print_text(const HwSoc *soc, const SimRunReport *r)
@@ -18,16 +24,62 @@ hs_run_print_text(const HwSoc *soc, const SimRunReport *r)
     fputs(text, stdout);
 }
 
+/* A CSV cell: quoted (RFC 4180) when it holds a comma, a quote or a line
+ * break.  (transfer full) */
+static char *
+csv_cell(const char *text)
+{
+    if (strpbrk(text, ",\"\r\n") == NULL) {
+        return g_strdup(text);
+    }
+    g_autoptr(GString) s = g_string_new("\"");
+    for (const char *c = text; *c; c++) {
+        if (*c == '"') {
+            g_string_append_c(s, '"');
+        }
+        g_string_append_c(s, *c);
+    }
+    g_string_append_c(s, '"');
+    return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/* @line (one CSV line ending in a newline) with the provenance columns
+ * appended: version, command, config_hash.  (transfer full) */
+static char *
+csv_with_provenance(const char *line, gboolean header)
+{
+    g_autofree char *base = g_strdup(line);
+    g_strchomp(base);
+    if (header) {
+        return g_strdup_printf("%s,version,command,config_hash\n", base);
+    }
+    g_autofree char *v = csv_cell(hs_version());
+    g_autofree char *c = csv_cell(hs_provenance_command_line());
+    const char *h = hs_provenance_hash();
+    return g_strdup_printf("%s,%s,%s,%s\n", base, v, c, h ? h : "");
+}
+
+char *
+hs_run_csv_text(const SimRunReport *r, gboolean header)
+{
+    g_autoptr(GString) out = g_string_new(NULL);
+    if (header) {
+        g_autofree char *h = hs_report_csv_header();
+        g_autofree char *hp = csv_with_provenance(h, TRUE);
+        g_string_append(out, hp);
+    }
+    g_autofree char *row = hs_report_csv_row(r);
+    g_autofree char *rp = csv_with_provenance(row, FALSE);
+    g_string_append(out, rp);
+    return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
 /* One CSV row, after the header line if @header. */
 void
 hs_run_print_csv(const SimRunReport *r, gboolean header)
 {
-    if (header) {
-        g_autofree char *h = hs_report_csv_header();
-        fputs(h, stdout);
-    }
-    g_autofree char *row = hs_report_csv_row(r);
-    fputs(row, stdout);
+    g_autofree char *text = hs_run_csv_text(r, header);
+    fputs(text, stdout);
 }
 
 TrcTrace *
@@ -62,8 +114,12 @@ gboolean
 hs_run_trace_close(TrcTrace *tr, const HwSoc *soc, const char *model, const char *policy,
                    SimSyncMech sync, GError **error)
 {
-    const char *keys[] = { "soc", "model", "policy", "sync", NULL };
-    const char *vals[] = { soc->name, model, policy, sim_sync_name[sync] };
+    const char *soc_label = hs_provenance_soc(), *hash = hs_provenance_hash();
+    const char *keys[] = { "soc", "model", "policy", "sync", "version", "command",
+                           "config_hash", NULL };
+    const char *vals[] = { soc_label ? soc_label : soc->name, model, policy,
+                           sim_sync_name[sync], hs_version(), hs_provenance_command_line(),
+                           hash ? hash : "" };
     return trc_trace_close(tr, keys, vals, error);
 }
 
@@ -78,6 +134,7 @@ hs_run_print(const HwSoc *soc, const SimRunReport *r, HsFormat format)
         hs_run_print_csv(r, TRUE);
     } else {
         hs_run_print_text(soc, r);
+        printf("%s\n", hs_provenance_line());
     }
 }
 
@@ -96,28 +153,55 @@ hs_run_failure(const SimRunReport *r, const char *plan_failure)
     return NULL;
 }
 
+void
+hs_run_texts(const HwSoc *soc, const SimRunReport *r, const char *why, const cJSON *json_extra,
+             HsRunTexts *out)
+{
+    g_autoptr(cJSON) j = hs_report_json(soc, r);
+    const cJSON *m = NULL;
+    cJSON_ArrayForEach(m, json_extra) {
+        cJSON_AddItemToObject(j, m->string, cJSON_Duplicate(m, TRUE));
+    }
+    if (why) {
+        cJSON_AddStringToObject(j, "failure", why);
+    }
+    cJSON_AddItemToObject(j, "provenance", hs_provenance_json());
+    g_autofree char *js = hs_json_print(j, FALSE);
+    out->json = g_strdup_printf("%s\n", js);
+    out->csv = hs_run_csv_text(r, TRUE);
+    g_autofree char *text = hs_report_text(soc, r);
+    out->text = g_strdup_printf("%s%s%s%s%s\n", why ? "FAILED: " : "", why ? why : "",
+                                why ? "\n" : "", text, hs_provenance_line());
+}
+
+void
+hs_run_texts_clear(HsRunTexts *t)
+{
+    g_clear_pointer(&t->text, g_free);
+    g_clear_pointer(&t->json, g_free);
+    g_clear_pointer(&t->csv, g_free);
+}
+
 gboolean
 hs_run_print_checked(const HwSoc *soc, const SimRunReport *r, HsFormat format,
                      const char *plan_failure, cJSON *json_extra, GError **error)
 {
+    return hs_run_output(soc, r, format, plan_failure, json_extra, NULL, error);
+}
+
+gboolean
+hs_run_output(const HwSoc *soc, const SimRunReport *r, HsFormat format,
+              const char *plan_failure, cJSON *json_extra, HsRunDir *dir, GError **error)
+{
     g_autofree char *why = hs_run_failure(r, plan_failure);
     g_autoptr(cJSON) extra = json_extra;
-    if (format == HS_FORMAT_JSON) {
-        g_autoptr(cJSON) j = hs_report_json(soc, r);
-        while (extra && extra->child) {
-            cJSON *m = cJSON_DetachItemViaPointer(extra, extra->child);
-            cJSON_AddItemToObject(j, m->string, m);
-        }
-        if (why) {
-            cJSON_AddStringToObject(j, "failure", why);
-        }
-        g_autofree char *s = hs_json_print(j, FALSE);
-        printf("%s\n", s);
-    } else {
-        if (why && format == HS_FORMAT_TEXT) {
-            printf("FAILED: %s\n", why);
-        }
-        hs_run_print(soc, r, format);
+    HsRunTexts t = { 0 };
+    hs_run_texts(soc, r, why, extra, &t);
+    fputs(format == HS_FORMAT_JSON ? t.json : format == HS_FORMAT_CSV ? t.csv : t.text, stdout);
+    gboolean ok = dir == NULL || hs_run_dir_commit(dir, &t, error);
+    hs_run_texts_clear(&t);
+    if (!ok) {
+        return FALSE;
     }
     if (why) {
         g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_MISMATCH, "%s", why);
@@ -134,4 +218,138 @@ hs_progress_stderr(void *opaque, const char *what, uint64_t done, uint64_t total
     } else {
         fprintf(stderr, "\r%s: %3d %%", what, (int) (100.0 * (double) done / (double) total));
     }
+}
+
+/* ---- run directories (--out DIR) ------------------------------------------ */
+
+static const char *const run_dir_files[] = {
+    "config.json", "report.json", "report.csv", "trace.json", "recording.json", "summary.txt",
+    NULL
+};
+
+struct HsRunDir {
+    char *dir;
+    char *trace_part, *record_part;     /* written as the run goes */
+    char *config;                       /* config.json's text */
+};
+
+HsRunDir *
+hs_run_dir_open(const char *dir, GError **error)
+{
+    if (g_file_test(dir, G_FILE_TEST_EXISTS)) {
+        if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                        "--out %s: expected a directory (got a file)", dir);
+            return NULL;
+        }
+        /* empty, or a previous run directory (only our names): replaced */
+        g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+        if (d == NULL) {
+            g_prefix_error(error, "--out %s: ", dir);
+            return NULL;
+        }
+        for (const char *e; (e = g_dir_read_name(d)) != NULL;) {
+            if (!g_strv_contains(run_dir_files, e) && !g_str_has_suffix(e, ".part")) {
+                g_autofree char *q = hs_shell_quote(e);
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                            "--out %s: expected an empty or a previous run directory (got "
+                            "%s in it; a run directory holds only %s)", dir, q,
+                            "config.json, report.json, report.csv, trace.json, "
+                            "recording.json, summary.txt");
+                return NULL;
+            }
+        }
+    } else if (g_mkdir_with_parents(dir, 0777) != 0) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                    "--out %s: cannot create the directory: %s", dir, g_strerror(errno));
+        return NULL;
+    }
+    HsRunDir *rd = g_new0(HsRunDir, 1);
+    rd->dir = g_strdup(dir);
+    rd->trace_part = g_build_filename(dir, ".trace.json.part", NULL);
+    rd->record_part = g_build_filename(dir, ".recording.json.part", NULL);
+    return rd;
+}
+
+const char *
+hs_run_dir_trace(HsRunDir *rd)
+{
+    return rd->trace_part;
+}
+
+const char *
+hs_run_dir_recording(HsRunDir *rd)
+{
+    return rd->record_part;
+}
+
+void
+hs_run_dir_set_config(HsRunDir *rd, const cJSON *config)
+{
+    g_autoptr(cJSON) c = cJSON_Duplicate(config, TRUE);
+    cJSON_AddItemToObject(c, "provenance", hs_provenance_json());
+    g_autofree char *s = hs_json_print(c, TRUE);
+    g_free(rd->config);
+    rd->config = g_strdup_printf("%s\n", s);
+}
+
+static gboolean
+group_add(HsOutGroup *g, const char *dir, const char *name, const char *text, GError **error)
+{
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    return hs_outgroup_write(g, path, text, strlen(text), error);
+}
+
+/* a part written as the run went, moved into the group */
+static gboolean
+group_add_part(HsOutGroup *g, const char *dir, const char *name, const char *part,
+               GError **error)
+{
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    if (!g_file_test(part, G_FILE_TEST_EXISTS)) {
+        return TRUE;
+    }
+    if (!g_file_get_contents(part, &data, &len, error)) {
+        return FALSE;
+    }
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    return hs_outgroup_write(g, path, data, len, error);
+}
+
+gboolean
+hs_run_dir_commit(HsRunDir *rd, const HsRunTexts *t, GError **error)
+{
+    g_autoptr(GString) sum = g_string_new(NULL);
+    g_string_append_printf(sum, "What ran: %s\nVersion: hetero-sim %s\nConfig hash: %s\n\n",
+                           hs_provenance_command_line(), hs_version(),
+                           hs_provenance_hash() ? hs_provenance_hash() : "");
+    g_string_append(sum, t->text);
+    g_string_append_printf(sum, "\nTo reproduce (hetero-sim %s):\n  %s\nor re-run the "
+                           "recorded plan:\n  hetero-sim replay %s\n", hs_version(),
+                           hs_provenance_command_line(), rd->dir);
+    g_autoptr(HsOutGroup) g = hs_outgroup_new();
+    gboolean ok = group_add(g, rd->dir, "config.json", rd->config ? rd->config : "{}\n", error) &&
+                  group_add(g, rd->dir, "report.json", t->json, error) &&
+                  group_add(g, rd->dir, "report.csv", t->csv, error) &&
+                  group_add_part(g, rd->dir, "trace.json", rd->trace_part, error) &&
+                  group_add_part(g, rd->dir, "recording.json", rd->record_part, error) &&
+                  group_add(g, rd->dir, "summary.txt", sum->str, error);
+    ok = ok && hs_outgroup_commit(g_steal_pointer(&g), error);
+    return ok;
+}
+
+void
+hs_run_dir_free(HsRunDir *rd)
+{
+    if (rd == NULL) {
+        return;
+    }
+    g_unlink(rd->trace_part);
+    g_unlink(rd->record_part);
+    g_free(rd->dir);
+    g_free(rd->trace_part);
+    g_free(rd->record_part);
+    g_free(rd->config);
+    g_free(rd);
 }

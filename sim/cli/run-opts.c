@@ -28,6 +28,7 @@ hs_run_opts_parse(const char *command, const char *summary, const GOptionEntry *
         memcpy(all, extra, sizeof(GOptionEntry) * ne);
     }
     memcpy(all + ne, common, sizeof(GOptionEntry) * nc);
+    hs_provenance_command(*argc, *argv);        /* before GOption takes it apart */
     if (!hs_cli_parse(command, NULL, summary, all, argc, argv, help_shown, error)) {
         return FALSE;
     }
@@ -232,4 +233,99 @@ hs_cli_policy(const char *plugin, const char *name, GError **error)
                     plugin ? "; or the plug-in's" : "");
     }
     return p;
+}
+
+/* Keys a simulation never reads but to check another key against them
+ * (hw/npu.c: stationary_kib <= sram_kib; hw/soc.c: ceiling_gbps <=
+ * peak_gbps): setting one changes no result. */
+static const struct {
+    const char *section, *key, *why;
+} bound_only[] = {
+    { "processors", "sram_kib", "only bounds npu.stationary_kib, the TCM a matmul's tiling uses" },
+    { "memory", "peak_gbps", "only bounds memory.ceiling_gbps, the bandwidth the processors "
+      "share" },
+};
+
+/* The config hash with the bound-only keys left out. */
+static char *
+effective_hash(const HwSoc *soc, const MdlSpec *spec, const SimWorkload *w)
+{
+    g_autoptr(cJSON) c = hs_config_resolved(soc, spec, w);
+    cJSON *socj = cJSON_GetObjectItemCaseSensitive(c, "soc");
+    for (size_t i = 0; i < G_N_ELEMENTS(bound_only); i++) {
+        cJSON *sec = cJSON_GetObjectItemCaseSensitive(socj, bound_only[i].section);
+        if (cJSON_IsArray(sec)) {
+            cJSON *p = NULL;
+            cJSON_ArrayForEach(p, sec) {
+                cJSON_DeleteItemFromObjectCaseSensitive(p, bound_only[i].key);
+            }
+        } else if (cJSON_IsObject(sec)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(sec, bound_only[i].key);
+        }
+    }
+    g_autofree char *text = hs_json_print(c, FALSE);
+    return g_compute_checksum_for_string(G_CHECKSUM_SHA256, text, -1);
+}
+
+static const char *
+bound_only_why(const char *arg)
+{
+    g_autofree char *key = g_strndup(arg, strcspn(arg, "="));
+    const char *dot = strrchr(key, '.');
+    const char *leaf = dot ? dot + 1 : key;
+    for (size_t i = 0; i < G_N_ELEMENTS(bound_only); i++) {
+        if (strcmp(leaf, bound_only[i].key) == 0) {
+            return bound_only[i].why;
+        }
+    }
+    return NULL;
+}
+
+void
+hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
+                      const SimWorkload *w)
+{
+    (void) soc;
+    (void) spec;
+    if (o->set == NULL) {
+        return;
+    }
+    const char *soc_name = o->soc ? o->soc : "sd8gen3";
+    const char *model_name = o->model ? o->model : "llama-3-8b";
+    /* the run without any --set: each one is judged alone against it */
+    g_autoptr(HwSoc) base_soc = hs_config_load_soc(soc_name, NULL, NULL);
+    g_autoptr(MdlSpec) base_spec = hs_config_load_model(model_name, NULL, NULL);
+    if (base_soc == NULL || base_spec == NULL) {
+        return;                  /* the file needs a --set to load: nothing to compare */
+    }
+    g_autofree char *base = effective_hash(base_soc, base_spec, w);
+    /* --governor G is the first --set (hs_cli_governor): said as itself */
+    for (guint i = o->governor ? 1 : 0; o->set[i]; i++) {
+        const char *arg = o->set[i];
+        if (g_str_has_prefix(arg, "stack.")) {
+            continue;            /* stacks are loaded per policy, not in the hash */
+        }
+        const char *one[] = { arg, NULL };
+        g_autoptr(HsOverrides) ovr = hs_overrides_new(one, NULL);
+        if (ovr == NULL) {
+            continue;
+        }
+        g_autoptr(HwSoc) s1 = hs_config_load_soc(soc_name, ovr, NULL);
+        g_autoptr(MdlSpec) m1 = hs_config_load_model(model_name, ovr, NULL);
+        if (s1 == NULL || m1 == NULL) {
+            continue;            /* valid only with another --set: judged together */
+        }
+        g_autofree char *h = effective_hash(s1, m1, w);
+        if (strcmp(h, base) == 0) {
+            const char *why = bound_only_why(arg);
+            g_autofree char *key = g_strndup(arg, strcspn(arg, "="));
+            if (why) {
+                fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (%s is never "
+                        "read by the simulation: it %s)\n", arg, key, why);
+            } else {
+                fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (%s is already "
+                        "that value: the resolved config hash is unchanged)\n", arg, key);
+            }
+        }
+    }
 }

@@ -65,6 +65,12 @@ gboolean hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *for
                              HwSoc **soc, MdlSpec **spec, SimWorkload *w,
                              GError **error);
 
+/* One line on stderr for each --set of @o that changes nothing: the
+ * resolved config (less the keys that only bound another: npu.sram_kib,
+ * memory.peak_gbps) hashes the same with it as without it. */
+void hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
+                           const SimWorkload *w);
+
 /* A policy by name, or the plug-in's (--policy-plugin) when @name matches
  * it or is NULL; with no plug-in NULL means hetero-tensor.  Unknown names
  * are HS_CONFIG_ERROR_NOT_FOUND (exit 1, as an unknown SoC or model). */
@@ -94,6 +100,43 @@ char *hs_run_failure(const SimRunReport *r, const char *plan_failure);
 gboolean hs_run_print_checked(const HwSoc *soc, const SimRunReport *r, HsFormat format,
                               const char *plan_failure, cJSON *json_extra, GError **error);
 void hs_run_print_csv(const SimRunReport *r, gboolean header);
+
+/* A run's three reports as text (each ends in a newline): the text one
+ * with "FAILED: @why" first when @why and the provenance line last, the
+ * JSON one with @json_extra's members, "failure" and "provenance". */
+typedef struct HsRunTexts {
+    char *text, *json, *csv;
+} HsRunTexts;
+void hs_run_texts(const HwSoc *soc, const SimRunReport *r, const char *why,
+                  const cJSON *json_extra, HsRunTexts *out);
+void hs_run_texts_clear(HsRunTexts *t);
+
+/*
+ * A run directory (--out DIR): config.json, report.json, report.csv,
+ * trace.json, recording.json, summary.txt, renamed into place together
+ * (hs_outgroup) or not at all.  DIR is created, or must be empty or a
+ * previous run directory (only those names).  The trace and the recording
+ * are streamed to hidden .part files in DIR as the run goes
+ * (hs_run_dir_trace, hs_run_dir_recording), taken into the group at
+ * commit; hs_run_dir_free removes the parts.
+ */
+typedef struct HsRunDir HsRunDir;
+HsRunDir *hs_run_dir_open(const char *dir, GError **error);
+const char *hs_run_dir_trace(HsRunDir *rd);
+const char *hs_run_dir_recording(HsRunDir *rd);
+/* config.json: @config (the resolved request) plus "provenance". */
+void hs_run_dir_set_config(HsRunDir *rd, const cJSON *config);
+gboolean hs_run_dir_commit(HsRunDir *rd, const HsRunTexts *t, GError **error);
+void hs_run_dir_free(HsRunDir *rd);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsRunDir, hs_run_dir_free)
+
+/* hs_run_print_checked, and @dir (may be NULL) committed with the reports. */
+gboolean hs_run_output(const HwSoc *soc, const SimRunReport *r, HsFormat format,
+                       const char *plan_failure, cJSON *json_extra, HsRunDir *dir,
+                       GError **error);
+/* What hs_run_print_csv prints: the report's columns, then version,
+ * command and config_hash (config.h's provenance).  (transfer full) */
+char *hs_run_csv_text(const SimRunReport *r, gboolean header);
 void hs_run_print_text(const HwSoc *soc, const SimRunReport *r);
 
 
