@@ -163,7 +163,15 @@ trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spec,
                  const char *policy, const SimWorkload *w, const SimPlan *plan,
                  GError **error)
 {
-    TrcRecordWriter *rw = trc_record_open(path, soc, spec, policy, w, error);
+    return trc_record_write_with(path, soc, spec, policy, w, plan, NULL, error);
+}
+
+gboolean
+trc_record_write_with(const char *path, const HwSoc *soc, const MdlSpec *spec,
+                      const char *policy, const SimWorkload *w, const SimPlan *plan,
+                      const cJSON *provenance, GError **error)
+{
+    TrcRecordWriter *rw = trc_record_open_with(path, soc, spec, policy, w, provenance, error);
     if (rw == NULL) {
         return FALSE;
     }

@@ -77,6 +77,10 @@ gboolean trc_record_write(const char *path, const HwSoc *soc, const MdlSpec *spe
                           const char *policy, const SimWorkload *w, const SimPlan *plan,
                           GError **error);
 
+gboolean trc_record_write_with(const char *path, const HwSoc *soc, const MdlSpec *spec,
+                               const char *policy, const SimWorkload *w, const SimPlan *plan,
+                               const cJSON *provenance, GError **error);
+
 /*
  * Read and check a recording: version, types and ranges of every field,
  * known processors, dependency ids, cycles, and that the slices of every

@@ -6,9 +6,12 @@
 #include "sim/cli/run-opts.h"
 #include "sim/cli/config.h"
 #include "traces/perfetto.h"
+#include "traces/record.h"
 #include "sim/util/error.h"
+#include "sim/util/version-info.h"
 #include "sim/util/json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -143,17 +146,186 @@ progress_line(void *opaque, const char *what, uint64_t done, uint64_t total)
     }
 }
 
+/* ---- compare --baseline DIR ------------------------------------------------ */
+
+/* Every number of @base (a report's JSON) at @path, beside @now's at the
+ * same path, as rows of @out; the run's own bookkeeping is left out. */
+static void
+diff_numbers(const cJSON *base, const cJSON *now, const char *path, cJSON *out)
+{
+    static const char *const skip[] = { "sim", "provenance", "config", "check", NULL };
+    const cJSON *b = NULL;
+    int i = 0;
+    cJSON_ArrayForEach(b, base) {
+        g_autofree char *p = b->string ? (path[0] ? g_strdup_printf("%s.%s", path, b->string)
+                                                  : g_strdup(b->string))
+                                       : g_strdup_printf("%s[%d]", path, i);
+        const cJSON *n = b->string ? cJSON_GetObjectItemCaseSensitive(now, b->string)
+                                   : cJSON_GetArrayItem(now, i);
+        i++;
+        if (b->string && path[0] == '\0' && g_strv_contains(skip, b->string)) {
+            continue;
+        }
+        if (cJSON_IsNumber(b)) {
+            cJSON *row = cJSON_CreateObject();
+            cJSON_AddStringToObject(row, "metric", p);
+            cJSON_AddNumberToObject(row, "baseline", b->valuedouble);
+            if (cJSON_IsNumber(n)) {
+                cJSON_AddNumberToObject(row, "now", n->valuedouble);
+                if (b->valuedouble != 0) {
+                    cJSON_AddNumberToObject(row, "delta_pct",
+                                            100.0 * (n->valuedouble - b->valuedouble) /
+                                            fabs(b->valuedouble));
+                } else {
+                    cJSON_AddNumberToObject(row, "delta_pct", n->valuedouble == 0 ? 0 : NAN);
+                }
+            } else {
+                cJSON_AddNullToObject(row, "now");
+                cJSON_AddNullToObject(row, "delta_pct");
+            }
+            cJSON_AddItemToArray(out, row);
+        } else if (cJSON_IsObject(b) || cJSON_IsArray(b)) {
+            diff_numbers(b, n, p, out);
+        }
+    }
+}
+
+/* The request a run directory holds (its config.json's SoC, model, stack
+ * and policy, its recording's workload), run again with today's binary and
+ * @o's --set, printed beside the directory's report. */
+static gboolean
+compare_baseline(const HsRunOpts *o, const char *dir, GError **error)
+{
+    HsFormat format;
+    if (!hs_cli_format(o->format, HS_FORMATS_ALL, &format, error)) {
+        return FALSE;
+    }
+    g_autofree char *cfg_path = g_build_filename(dir, "config.json", NULL);
+    g_autofree char *rep_path = g_build_filename(dir, "report.json", NULL);
+    g_autofree char *rec_path = g_build_filename(dir, "recording.json", NULL);
+    g_autoptr(cJSON) cfg = hs_json_load_file(cfg_path, HS_CONFIG_ERROR, error);
+    if (cfg == NULL) {
+        return FALSE;
+    }
+    g_autoptr(cJSON) base = hs_json_load_file(rep_path, HS_CONFIG_ERROR, error);
+    if (base == NULL) {
+        return FALSE;
+    }
+    g_autoptr(TrcRecording) rec = trc_record_read(rec_path, error);
+    if (rec == NULL) {
+        return FALSE;
+    }
+    const cJSON *socj = cJSON_GetObjectItemCaseSensitive(cfg, "soc");
+    const cJSON *pol = cJSON_GetObjectItemCaseSensitive(cfg, "policy");
+    const cJSON *stk = cJSON_GetObjectItemCaseSensitive(cfg, "stack");
+    if (!cJSON_IsObject(socj) || !cJSON_IsString(pol)) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: $: expected a run directory's config (\"soc\" object, \"policy\" "
+                    "string) (got neither)", cfg_path);
+        return FALSE;
+    }
+    g_autofree char *what = g_strdup_printf("%s (its \"soc\")", cfg_path);
+    g_autoptr(HwSoc) soc = hs_config_soc_from_json(socj, what, o->ovr, error);
+    if (soc == NULL) {
+        return FALSE;
+    }
+    g_autoptr(MdlSpec) spec = NULL;
+    {
+        g_autoptr(cJSON) mj = mdl_spec_to_json(rec->spec);
+        if (hs_overrides_count(o->ovr, "model") > 0 &&
+            !hs_overrides_apply(o->ovr, "model", mj, error)) {
+            return FALSE;
+        }
+        spec = mdl_spec_from_json(mj, rec->spec->name, error);
+        if (spec == NULL) {
+            hs_overrides_explain(o->ovr, "model", error);
+            return FALSE;
+        }
+    }
+    SimWorkload w = rec->workload;
+    w.stack = cJSON_IsString(stk) ? stk->valuestring : NULL;
+    if (w.stack && hw_soc_stack(soc, w.stack, error) == NULL) {
+        return FALSE;
+    }
+    const SimPolicy *policy = hs_cli_policy(NULL, pol->valuestring, error);
+    if (policy == NULL || !hs_cli_check_fits(spec, &w, error)) {
+        return FALSE;
+    }
+    hs_provenance_config(NULL, NULL, w.stack, soc, spec, &w);
+    SimRunReport r = { 0 };
+    if (!sim_run(soc, spec, policy, &w, NULL, &r, NULL, NULL, error)) {
+        return FALSE;
+    }
+    g_autoptr(cJSON) now_full = hs_report_json(soc, &r);
+    sim_run_report_clear(&r);
+    /* through the same printing as the baseline's report.json, so an
+     * unchanged number compares equal to the digit */
+    g_autofree char *now_text = hs_json_print(now_full, FALSE);
+    g_autoptr(cJSON) now = cJSON_Parse(now_text);
+    g_autoptr(cJSON) rows = cJSON_CreateArray();
+    diff_numbers(base, now, "", rows);
+    const cJSON *bp = cJSON_GetObjectItemCaseSensitive(base, "provenance");
+    const cJSON *bv = cJSON_GetObjectItemCaseSensitive(bp, "version");
+    const cJSON *bc = cJSON_GetObjectItemCaseSensitive(bp, "command");
+    if (format == HS_FORMAT_JSON) {
+        g_autoptr(cJSON) root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "baseline", dir);
+        if (bp) {
+            cJSON_AddItemToObject(root, "baseline_provenance", cJSON_Duplicate(bp, TRUE));
+        }
+        cJSON_AddItemToObject(root, "metrics", cJSON_Duplicate(rows, TRUE));
+        cJSON_AddItemToObject(root, "provenance", hs_provenance_json());
+        g_autofree char *s = hs_json_print(root, FALSE);
+        printf("%s\n", s);
+        return TRUE;
+    }
+    if (format == HS_FORMAT_CSV) {
+        printf("metric,baseline,now,delta_pct\n");
+    } else {
+        printf("baseline %s: %s (hetero-sim %s)\n", dir,
+               cJSON_IsString(bc) ? bc->valuestring : "?",
+               cJSON_IsString(bv) ? bv->valuestring : "?");
+        printf("%-40s %14s %14s %9s\n", "metric", "baseline", "now", "delta %");
+    }
+    const cJSON *row = NULL;
+    guint changed = 0;
+    cJSON_ArrayForEach(row, rows) {
+        const char *m = cJSON_GetObjectItemCaseSensitive(row, "metric")->valuestring;
+        double b = cJSON_GetObjectItemCaseSensitive(row, "baseline")->valuedouble;
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(row, "now");
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(row, "delta_pct");
+        g_autofree char *ns = cJSON_IsNumber(n) ? g_strdup_printf("%.6g", n->valuedouble)
+                                                : g_strdup("-");
+        g_autofree char *ds = cJSON_IsNumber(d) ? g_strdup_printf("%+.2f", d->valuedouble)
+                                                : g_strdup("-");
+        changed += !(cJSON_IsNumber(d) && d->valuedouble == 0);
+        if (format == HS_FORMAT_CSV) {
+            printf("%s,%.9g,%s,%s\n", m, b, ns, ds);
+        } else {
+            printf("%-40s %14.6g %14s %9s\n", m, b, ns, ds);
+        }
+    }
+    if (format == HS_FORMAT_TEXT) {
+        printf("%u of %d metrics differ\n%s\n", changed, cJSON_GetArraySize(rows),
+               hs_provenance_line());
+    }
+    return TRUE;
+}
+
 static gboolean
 run(int argc, char **argv, GError **error)
 {
     HsRunOpts o;
-    g_autofree char *policies = NULL;
+    g_autofree char *policies = NULL, *baseline = NULL;
     gboolean help = FALSE;
     GOptionEntry extra[] = {
         { "policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
           "Comma-separated policies (default: all built-in)", "A,B,.." },
         { "trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace,
           "Write one Perfetto / Chrome trace JSON with a process per policy", "FILE" },
+        { "baseline", 'B', 0, G_OPTION_ARG_FILENAME, &baseline,
+          "Re-run a run directory's request (run --out DIR) with this binary and --set, "
+          "and print each metric: baseline, now, delta %", "DIR" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     gboolean ok = hs_run_opts_parse("compare",
@@ -161,6 +333,11 @@ run(int argc, char **argv, GError **error)
                                     "print them side by side.", extra, &o, &argc, &argv,
                                     &help, error);
     if (!ok || help) {
+        hs_run_opts_clear(&o);
+        return ok;
+    }
+    if (baseline) {
+        ok = compare_baseline(&o, baseline, error);
         hs_run_opts_clear(&o);
         return ok;
     }
@@ -172,6 +349,8 @@ run(int argc, char **argv, GError **error)
         hs_run_opts_clear(&o);
         return FALSE;
     }
+    hs_run_opts_warn_noop(&o, soc, spec, &w);
+    hs_provenance_config(o.soc, o.model, o.stack, soc, spec, &w);
     g_autoptr(GPtrArray) list = g_ptr_array_new();
     if (policies) {
         g_auto(GStrv) names = g_strsplit(policies, ",", -1);
@@ -244,8 +423,11 @@ run(int argc, char **argv, GError **error)
         }
     }
     if (ok && tr) {
-        const char *keys[] = { "soc", "model", "policies", "sync", NULL };
-        const char *vals[] = { soc->name, spec->name, names->str, sim_sync_name[w.sync] };
+        const char *keys[] = { "soc", "model", "policies", "sync", "version", "command",
+                               "config_hash", NULL };
+        const char *vals[] = { hs_provenance_soc(), hs_provenance_model(), names->str,
+                               sim_sync_name[w.sync], hs_version(),
+                               hs_provenance_command_line(), hs_provenance_hash() };
         ok = trc_trace_close(g_steal_pointer(&tr), keys, vals, error);
     }
     if (tty) {
@@ -269,8 +451,8 @@ run(int argc, char **argv, GError **error)
         if (format == HS_FORMAT_JSON) {
             g_autoptr(cJSON) root = cJSON_CreateObject();
             cJSON *wl = cJSON_AddObjectToObject(root, "workload");
-            cJSON_AddStringToObject(wl, "soc", soc->name);
-            cJSON_AddStringToObject(wl, "model", spec->name);
+            cJSON_AddStringToObject(wl, "soc", hs_provenance_soc());
+            cJSON_AddStringToObject(wl, "model", hs_provenance_model());
             cJSON_AddStringToObject(wl, "sync", sim_sync_name[w.sync]);
             cJSON_AddNumberToObject(wl, "prompt_tokens", w.prompt);
             cJSON_AddNumberToObject(wl, "decode_tokens", w.decode);
@@ -288,6 +470,7 @@ run(int argc, char **argv, GError **error)
                 }
                 cJSON_AddItemToArray(res, one);
             }
+            cJSON_AddItemToObject(root, "provenance", hs_provenance_json());
             g_autofree char *s = hs_json_print(root, FALSE);
             printf("%s\n", s);
         } else if (format == HS_FORMAT_CSV) {
@@ -296,6 +479,7 @@ run(int argc, char **argv, GError **error)
             }
         } else {
             print_table(soc, r, list->len);
+            printf("%s\n", hs_provenance_line());
         }
     }
     for (guint i = 0; i < list->len; i++) {

@@ -75,7 +75,7 @@ run(int argc, char **argv, GError **error)
     gboolean help = FALSE, replan = FALSE;
     g_autofree char *soc_name = NULL, *policy_name = NULL, *sync = NULL, *trace = NULL;
     g_autofree char *format_name = NULL, *functional = NULL, *stack = NULL;
-    g_autofree char *plugin = NULL, *model = NULL;
+    g_autofree char *plugin = NULL, *model = NULL, *out = NULL;
     g_auto(GStrv) set = NULL;
     g_autofree char *governor = NULL;
     GOptionEntry entries[] = {
@@ -103,9 +103,12 @@ run(int argc, char **argv, GError **error)
           "Output: text, json or csv (default text)", "FMT" },
         { "governor", 0, 0, G_OPTION_ARG_STRING, &governor, HS_GOVERNOR_HELP, "GOV" },
         HS_SET_OPTION(&set),
+        { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+          "Write a run directory (as run --out DIR) of the replay", "DIR" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
-    if (!hs_cli_parse("replay", "FILE", "Re-run a recording made with 'run --record FILE'.",
+    hs_provenance_command(argc, argv);
+    if (!hs_cli_parse("replay", "FILE|DIR", "Re-run a recording made with 'run --record FILE'.",
                       entries, &argc, &argv, &help, error)) {
         return FALSE;
     }
@@ -128,7 +131,11 @@ run(int argc, char **argv, GError **error)
     if (!hs_cli_no_extra_args(argc, argv, 1, error)) {
         return FALSE;
     }
-    g_autoptr(TrcRecording) rec = trc_record_read(argv[1], error);
+    /* a run directory (run --out DIR): its recording */
+    g_autofree char *rec_path = g_file_test(argv[1], G_FILE_TEST_IS_DIR)
+                                ? g_build_filename(argv[1], "recording.json", NULL)
+                                : g_strdup(argv[1]);
+    g_autoptr(TrcRecording) rec = trc_record_read(rec_path, error);
     if (rec == NULL) {
         return FALSE;
     }
@@ -232,9 +239,20 @@ run(int argc, char **argv, GError **error)
      * (a dropped sync) runs, and fails with the reason */
     g_autofree char *unsynced = policy_name ? NULL : trc_plan_unsynced(plan, soc);
     SimRunReport r = { 0 };
+    hs_provenance_config(soc_name, NULL, stack, soc, rec->spec, &w);
+    g_autoptr(HsRunDir) rd = NULL;
+    if (out && trace) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "replay: --out DIR writes DIR/trace.json itself: drop --trace");
+        return FALSE;
+    }
+    if (out && (rd = hs_run_dir_open(out, error)) == NULL) {
+        return FALSE;
+    }
+    const char *trace_path = rd ? hs_run_dir_trace(rd) : trace;
     /* the trace written as the replay goes, as run writes its own */
-    g_autoptr(TrcTrace) tr = trace ? hs_run_trace_open(trace, error) : NULL;
-    gboolean ok = trace == NULL || tr != NULL;
+    g_autoptr(TrcTrace) tr = trace_path ? hs_run_trace_open(trace_path, error) : NULL;
+    gboolean ok = trace_path == NULL || tr != NULL;
     if (tr) {
         hs_run_trace_begin(tr, NULL, soc, &w);
     }
@@ -254,6 +272,15 @@ run(int argc, char **argv, GError **error)
             cJSON_AddStringToObject(o, "recorded_policy", rec->policy);
             cJSON_AddStringToObject(o, "plan", plan_is_new ? "replanned" : "recorded");
         }
+        r.soc = hs_provenance_soc();
+        if (rd) {
+            g_autoptr(cJSON) c = hs_config_request(ovr, soc, rec->spec, &w, policy, stack);
+            hs_run_dir_set_config(rd, c);
+            /* the plan replayed, as a recording in the directory too */
+            g_autoptr(cJSON) prov = hs_provenance_json();
+            ok = trc_record_write_with(hs_run_dir_recording(rd), soc, rec->spec, policy, &w,
+                                       plan, prov, error);
+        }
         /* what this replay is, said in every format: the recorded plan
          * re-timed (on the recorded SoC, or another) or a plan made anew */
         const char *how = plan_is_new ? "re-planned" : "re-timed";
@@ -263,24 +290,32 @@ run(int argc, char **argv, GError **error)
             : g_strdup_printf("replay: re-timed, the plan %s made on %s run on %s\n",
                               rec->policy, rec->soc, soc->name);
 
-        if (format == HS_FORMAT_CSV) {
+        if (ok && format == HS_FORMAT_CSV) {
             /* the report's columns and a last one, plan */
-            cJSON_Delete(extra);
             g_autofree char *why = hs_run_failure(&r, unsynced);
             g_autofree char *head = hs_report_csv_header();
             g_autofree char *row = hs_report_csv_row(&r);
             printf("%.*s,plan\n%.*s,%s\n", (int) strcspn(head, "\n"), head,
                    (int) strcspn(row, "\n"), row, how);
-            if (why) {
+            if (rd) {
+                HsRunTexts t = { 0 };
+                hs_run_texts(soc, &r, why, extra, &t);
+                ok = hs_run_dir_commit(rd, &t, error);
+                hs_run_texts_clear(&t);
+            }
+            cJSON_Delete(extra);
+            if (ok && why) {
                 g_set_error(error, HS_SIM_ERROR, HS_SIM_ERROR_MISMATCH, "%s", why);
                 ok = FALSE;
             }
-        } else {
-            ok = hs_run_print_checked(soc, &r, format, unsynced, extra, error);
+        } else if (ok) {
+            ok = hs_run_output(soc, &r, format, unsynced, extra, rd, error);
             /* last: the report's head line (or a failure's reason) first */
             if (format == HS_FORMAT_TEXT) {
                 fputs(said, stdout);
             }
+        } else {
+            cJSON_Delete(extra);
         }
     }
     sim_run_report_clear(&r);

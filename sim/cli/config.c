@@ -41,6 +41,29 @@ hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error)
     return soc;
 }
 
+HwSoc *
+hs_config_soc_from_json(const cJSON *json, const char *what, const HsOverrides *ovr,
+                        GError **error)
+{
+    g_autoptr(cJSON) root = cJSON_Duplicate(json, TRUE);
+    if (hs_overrides_count(ovr, "soc") > 0 && !hs_overrides_apply(ovr, "soc", root, error)) {
+        return NULL;
+    }
+    HwSoc *soc = hw_soc_from_json(root, what, error);
+    if (soc) {
+        /* stack names are the shipped ones, as for a SoC loaded by name */
+        g_free(soc->stacks_dir);
+        soc->stacks_dir = g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL);
+    }
+    if (soc == NULL) {
+        hs_overrides_explain(ovr, "soc", error);
+    } else if (hs_overrides_count(ovr, "stack") > 0) {
+        soc->stack_edit = stack_edit;
+        soc->stack_edit_opaque = (void *) ovr;
+    }
+    return soc;
+}
+
 MdlSpec *
 hs_config_load_model(const char *name, const HsOverrides *ovr, GError **error)
 {
@@ -122,6 +145,7 @@ hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
                   const SimWorkload *w, const char *policy, const char *stack)
 {
     cJSON *o = hs_config_resolved(soc, spec, w);
+    hs_json_drop_nulls(cJSON_GetObjectItemCaseSensitive(o, "soc"));    /* loads back */
     cJSON_AddStringToObject(o, "policy", policy);
     if (stack) {
         cJSON_AddStringToObject(o, "stack", stack);

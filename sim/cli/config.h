@@ -21,6 +21,11 @@
 HwSoc *hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error);
 MdlSpec *hs_config_load_model(const char *name, const HsOverrides *ovr, GError **error);
 
+/* A SoC from its resolved JSON (a run directory's config.json "soc"),
+ * with @ovr's soc.* and stack.* applied.  @what names it in errors. */
+HwSoc *hs_config_soc_from_json(const cJSON *json, const char *what, const HsOverrides *ovr,
+                               GError **error);
+
 /* {"soc": {...}, "model": {...}, "workload": {...}}  (transfer full) */
 cJSON *hs_config_resolved(const HwSoc *soc, const MdlSpec *spec, const SimWorkload *w);
 
