@@ -49,7 +49,7 @@ const char *hs_cli_data_dir(void);
 /* The --set entry every command that loads a SoC or model takes. */
 #define HS_SET_OPTION(strv_ptr) \
     { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, (strv_ptr), \
-      "Change one config key: npu.sram_kib=16384, memory.peak_gbps=77, " \
+      "Change one config key: npu.stationary_kib=2048, memory.ceiling_gbps=50, " \
       "model.num_hidden_layers=16 (repeatable; see README)", "PATH=VALUE" }
 
 /* Reject leftover positional arguments after the first @max. */

@@ -1,0 +1,309 @@
+/*
+ * test-repro.c - a result a reviewer can reproduce: provenance (version,
+ * command line, config hash, a SoC given as a file said as one) in every
+ * output of run (text, JSON, CSV, trace, recording), run directories
+ * (run --out DIR, replay DIR, compare --baseline DIR), soc/stack show's
+ * JSON loading back to the same config hash, and --set that changes
+ * nothing warned.
+ */
+#include <cjson/cJSON.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+typedef struct Run {
+    int status;
+    char *out;
+    char *err;
+} Run;
+
+static void
+run_free(Run *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+    g_free(r);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cJSON, cJSON_Delete)
+
+static char *tmp;                /* every test's scratch folder (cwd) */
+
+/* hetero-sim with NULL-terminated arguments, run in tmp */
+static Run *
+hs(const char *first, ...)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) {
+        g_ptr_array_add(argv, (char *) a);
+    }
+    va_end(ap);
+    g_ptr_array_add(argv, NULL);
+    Run *r = g_new0(Run, 1);
+    int wait = 0;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(g_spawn_sync(tmp, (char **) argv->pdata, NULL, 0, NULL, NULL, &r->out,
+                               &r->err, &wait, &error));
+    g_assert_no_error(error);
+    g_assert_true(WIFEXITED(wait));
+    r->status = WEXITSTATUS(wait);
+    return r;
+}
+
+static char *
+path_in(const char *name)
+{
+    return g_build_filename(tmp, name, NULL);
+}
+
+static cJSON *
+load(const char *name)
+{
+    g_autofree char *p = path_in(name);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(p, &text, NULL, NULL));
+    cJSON *j = cJSON_Parse(text);
+    g_assert_nonnull(j);
+    return j;
+}
+
+static const char *
+str_at(const cJSON *j, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, a);
+    if (b) {
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    }
+    g_assert_true(cJSON_IsString(x));
+    return x->valuestring;
+}
+
+/* the version every output carries: what --format json's provenance says */
+static void
+check_version(const char *v)
+{
+    g_assert_true(g_str_has_prefix(v, "0.") || g_str_has_prefix(v, "1."));
+    g_assert_cmpuint(strlen(v), >=, 5);
+}
+
+#define QUICK "-p", "32", "-d", "2", "--functional", "off"
+
+static void
+test_provenance(void)
+{
+    /* text: last line "hetero-sim VERSION: COMMAND", an argument with a
+     * space shell-quoted */
+    g_autoptr(Run) t = hs("run", QUICK, "--render", "0", "--llm-priority", "normal", NULL);
+    g_assert_cmpint(t->status, ==, 0);
+    g_autoptr(Run) j = hs("run", QUICK, "--format", "json", "-t", "a.trace", "-r", "a.rec", NULL);
+    g_assert_cmpint(j->status, ==, 0);
+    g_autoptr(cJSON) rep = cJSON_Parse(j->out);
+    const char *ver = str_at(rep, "provenance", "version");
+    check_version(ver);
+    g_assert_cmpstr(str_at(rep, "provenance", "command"), ==,
+                    "hetero-sim run -p 32 -d 2 --functional off --format json -t a.trace "
+                    "-r a.rec");
+    g_assert_cmpstr(str_at(rep, "provenance", "config_hash"), ==, str_at(rep, "config", "hash"));
+    g_autofree char *line = g_strdup_printf("\nhetero-sim %s: hetero-sim run -p 32 -d 2 "
+                                            "--functional off --render 0 --llm-priority "
+                                            "normal\n", ver);
+    g_assert_true(g_str_has_suffix(t->out, line));
+
+    /* CSV: version, command, config_hash columns */
+    g_autoptr(Run) c = hs("run", QUICK, "--format", "csv", "--set", "model.num_hidden_layers=4",
+                          NULL);
+    g_assert_cmpint(c->status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(c->out, "\n", -1);
+    g_assert_true(g_str_has_suffix(lines[0], ",version,command,config_hash"));
+    g_autofree char *cells = g_strdup_printf(",%s,hetero-sim run -p 32 -d 2 --functional off "
+                                             "--format csv --set model.num_hidden_layers=4,",
+                                             ver);
+    g_assert_nonnull(strstr(lines[1], cells));
+
+    /* trace metadata and recording */
+    g_autoptr(cJSON) tr = load("a.trace");
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(tr, "metadata");
+    if (meta == NULL) {
+        meta = cJSON_GetObjectItemCaseSensitive(tr, "otherData");
+    }
+    g_assert_nonnull(meta);
+    g_assert_cmpstr(str_at(meta, "version", NULL), ==, ver);
+    g_assert_cmpstr(str_at(meta, "config_hash", NULL), ==, str_at(rep, "config", "hash"));
+    g_assert_nonnull(strstr(str_at(meta, "command", NULL), "-t a.trace"));
+    g_autoptr(cJSON) rec = load("a.rec");
+    g_assert_cmpstr(str_at(rec, "provenance", "version"), ==, ver);
+    g_assert_cmpstr(str_at(rec, "provenance", "config_hash"), ==, str_at(rep, "config", "hash"));
+
+    /* a recording without provenance (older ones) still replays */
+    cJSON_DeleteItemFromObjectCaseSensitive(rec, "provenance");
+    g_autofree char *old = cJSON_PrintUnformatted(rec);
+    g_autofree char *old_path = path_in("old.rec");
+    g_assert_true(g_file_set_contents(old_path, old, -1, NULL));
+    g_autoptr(Run) rp = hs("replay", "old.rec", "--format", "json", NULL);
+    g_assert_cmpint(rp->status, ==, 0);
+    g_autoptr(cJSON) rpj = cJSON_Parse(rp->out);
+    g_assert_cmpstr(str_at(rpj, "provenance", "config_hash"), ==, str_at(rep, "config", "hash"));
+}
+
+static void
+test_soc_file_name(void)
+{
+    /* a SoC file is said as "FILE (from NAME)" in text, JSON and CSV, and
+     * shown JSON loads back to the same hash */
+    g_autoptr(Run) show = hs("soc", "show", "sd8gen3", "--format", "json", NULL);
+    g_assert_cmpint(show->status, ==, 0);
+    g_autofree char *p = path_in("npu2x.json");
+    g_assert_true(g_file_set_contents(p, show->out, -1, NULL));
+    g_autoptr(Run) again = hs("soc", "show", "npu2x.json", "--format", "json", NULL);
+    g_assert_cmpint(again->status, ==, 0);
+    g_assert_cmpstr(again->out, ==, show->out);          /* show -> load -> show */
+    g_autoptr(Run) byname = hs("run", QUICK, "--format", "json", NULL);
+    g_autoptr(Run) byfile = hs("run", QUICK, "--format", "json", "--soc", "npu2x.json", NULL);
+    g_assert_cmpint(byfile->status, ==, 0);
+    g_autoptr(cJSON) a = cJSON_Parse(byname->out);
+    g_autoptr(cJSON) b = cJSON_Parse(byfile->out);
+    g_assert_cmpstr(str_at(a, "config", "hash"), ==, str_at(b, "config", "hash"));
+    g_assert_cmpstr(str_at(b, "provenance", "soc"), ==, "npu2x.json (from sd8gen3)");
+    g_assert_cmpstr(str_at(b, "provenance", "soc_file"), ==, "npu2x.json");
+    g_assert_cmpstr(str_at(b, "soc", NULL), ==, "npu2x.json (from sd8gen3)");
+    g_autoptr(Run) text = hs("run", QUICK, "--soc", "npu2x.json", NULL);
+    g_assert_nonnull(strstr(text->out, "on npu2x.json (from sd8gen3),"));
+    g_autoptr(Run) csv = hs("run", QUICK, "--soc", "npu2x.json", "--format", "csv", NULL);
+    g_assert_nonnull(strstr(csv->out, "\nnpu2x.json (from sd8gen3),"));
+
+    /* a kind that disagrees with the model is refused in one line */
+    g_autofree char *bad = g_strdup(show->out);
+    char *k = strstr(bad, "\"kind\":\t\"cpu\"");
+    if (k == NULL) {
+        k = strstr(bad, "\"kind\": \"cpu\"");
+    }
+    g_assert_nonnull(k);
+    memcpy(strstr(k, "cpu"), "gpu", 3);
+    g_autofree char *bp = path_in("bad.json");
+    g_assert_true(g_file_set_contents(bp, bad, -1, NULL));
+    g_autoptr(Run) refused = hs("run", QUICK, "--soc", "bad.json", NULL);
+    g_assert_cmpint(refused->status, ==, 1);
+    g_assert_nonnull(strstr(refused->err, "$.processors[0].kind: expected \"cpu\""));
+
+    /* stack show loads back too */
+    g_autoptr(Run) st = hs("stack", "show", "heterollm", "--format", "json", NULL);
+    g_assert_cmpint(st->status, ==, 0);
+    g_autofree char *sp = path_in("st.json");
+    g_assert_true(g_file_set_contents(sp, st->out, -1, NULL));
+    g_autoptr(Run) st2 = hs("stack", "show", "st.json", "--format", "json", NULL);
+    g_assert_cmpint(st2->status, ==, 0);
+    g_assert_cmpstr(st2->out, ==, st->out);
+    g_autoptr(Run) sr = hs("run", QUICK, "--stack", "st.json", NULL);
+    g_assert_cmpint(sr->status, ==, 0);
+    g_assert_nonnull(strstr(sr->out, "on stack st.json (from heterollm)"));
+}
+
+static void
+test_run_dir(void)
+{
+    g_autoptr(Run) r = hs("run", QUICK, "--out", "d1", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    const char *files[] = { "config.json", "report.json", "report.csv", "trace.json",
+                            "recording.json", "summary.txt" };
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *p = g_build_filename(tmp, "d1", files[i], NULL);
+        g_assert_true(g_file_test(p, G_FILE_TEST_IS_REGULAR));
+    }
+    g_autoptr(cJSON) rep = load("d1/report.json");
+    g_autoptr(cJSON) cfg = load("d1/config.json");
+    g_assert_cmpstr(str_at(cfg, "hash", NULL), ==, str_at(rep, "config", "hash"));
+    g_assert_cmpstr(str_at(cfg, "policy", NULL), ==, "hetero-tensor");
+    g_autofree char *sum = NULL;
+    g_autofree char *sp = path_in("d1/summary.txt");
+    g_assert_true(g_file_get_contents(sp, &sum, NULL, NULL));
+    g_assert_nonnull(strstr(sum, "hetero-sim run -p 32 -d 2 --functional off --out d1"));
+    g_assert_nonnull(strstr(sum, "prefill"));
+
+    /* replay DIR: the same report numbers */
+    g_autoptr(Run) rp = hs("replay", "d1", "--format", "json", NULL);
+    g_assert_cmpint(rp->status, ==, 0);
+    g_autoptr(cJSON) again = cJSON_Parse(rp->out);
+    const char *keys[] = { "prefill", "decode", "energy" };
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(rep, keys[i]));
+        g_autofree char *y = cJSON_PrintUnformatted(cJSON_GetObjectItem(again, keys[i]));
+        g_assert_nonnull(x);
+        g_assert_cmpstr(x, ==, y);
+    }
+
+    /* compare --baseline DIR: zero deltas against itself, not after a --set */
+    g_autoptr(Run) same = hs("compare", "--baseline", "d1", "--format", "json", NULL);
+    g_assert_cmpint(same->status, ==, 0);
+    g_autoptr(cJSON) sj = cJSON_Parse(same->out);
+    const cJSON *m = NULL;
+    int n = 0;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(sj, "metrics")) {
+        g_assert_cmpfloat(cJSON_GetObjectItem(m, "delta_pct")->valuedouble, ==, 0);
+        n++;
+    }
+    g_assert_cmpint(n, >, 10);
+    g_autoptr(Run) moved = hs("compare", "--baseline", "d1", "--set", "npu.stationary_kib=2048",
+                              NULL);
+    g_assert_cmpint(moved->status, ==, 0);
+    g_assert_nonnull(strstr(moved->out, "prefill.time_ms"));
+    g_assert_null(strstr(moved->out, "\n0 of "));
+
+    /* all-or-nothing target checks: a folder holding other files is
+     * refused, untouched; a previous run directory is replaced */
+    g_autofree char *other = path_in("other");
+    g_assert_cmpint(g_mkdir(other, 0777), ==, 0);
+    g_autofree char *keep = path_in("other/notes.txt");
+    g_assert_true(g_file_set_contents(keep, "mine", -1, NULL));
+    g_autoptr(Run) no = hs("run", QUICK, "--out", "other", NULL);
+    g_assert_cmpint(no->status, !=, 0);
+    g_assert_nonnull(strstr(no->err, "--out other: expected an empty or a previous run"));
+    g_autofree char *rc = path_in("other/report.csv");
+    g_assert_false(g_file_test(rc, G_FILE_TEST_EXISTS));
+    g_autoptr(Run) over = hs("run", QUICK, "--out", "d1", "-P", "gpu-only", NULL);
+    g_assert_cmpint(over->status, ==, 0);
+    g_autoptr(cJSON) cfg2 = load("d1/config.json");
+    g_assert_cmpstr(str_at(cfg2, "policy", NULL), ==, "gpu-only");
+}
+
+static void
+test_set_warning(void)
+{
+    g_autoptr(Run) a = hs("run", QUICK, "--set", "npu.sram_kib=16384", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_assert_nonnull(strstr(a->err, "warning: --set npu.sram_kib=16384 changes nothing"));
+    g_assert_nonnull(strstr(a->out, "prefill"));          /* the run goes on */
+    g_autoptr(Run) b = hs("run", QUICK, "--set", "memory.ceiling_gbps=59.1", NULL);
+    g_assert_nonnull(strstr(b->err, "--set memory.ceiling_gbps=59.1 changes nothing"));
+    g_autoptr(Run) c = hs("run", QUICK, "--set", "npu.stationary_kib=2048", "--set",
+                          "memory.ceiling_gbps=50", NULL);
+    g_assert_cmpint(c->status, ==, 0);
+    g_assert_null(strstr(c->err, "changes nothing"));
+    /* the help's own examples change something */
+    g_autoptr(Run) h = hs("run", "--help", NULL);
+    g_assert_null(strstr(h->out, "sram_kib=16384"));
+    g_assert_nonnull(strstr(h->out, "npu.stationary_kib=2048"));
+}
+
+int
+main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    tmp = g_dir_make_tmp("hs-repro-XXXXXX", NULL);
+    g_assert_nonnull(tmp);
+    g_test_add_func("/repro/provenance", test_provenance);
+    g_test_add_func("/repro/soc-file-name", test_soc_file_name);
+    g_test_add_func("/repro/run-dir", test_run_dir);
+    g_test_add_func("/repro/set-warning", test_set_warning);
+    int rc = g_test_run();
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmp);
+    if (system(rm) != 0) {
+        g_printerr("could not remove %s\n", tmp);
+    }
+    return rc;
+}
