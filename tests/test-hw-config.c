@@ -162,7 +162,7 @@ static const Mutation mutations[] = {
       "$.processors[2]: unknown key \"sram_kb\" (known keys: dram_cap_gbps, active_w, "
       "idle_w, tile_rows, tile_cols, arrays, freq_mhz, fp16_macs_per_pe_cycle, "
       "int8_macs_per_pe_cycle, int4_macs_per_pe_cycle, fill_drain_cycles, sram_kib, "
-      "stationary_kib, deep_rows, dma_gbps, relayout_gbps, vector_gflops, name, model, dvfs)" },
+      "stationary_kib, deep_rows, dma_gbps, relayout_gbps, vector_gflops, name, model, kind, dvfs)" },
     { "unknown-top-key", "", "memroy", "{}",
       "$: unknown key \"memroy\" (known keys: name, description, governor, baseline_w, memory, processors, sync)" },
     { "missing-section", "", "memory", NULL,
@@ -190,7 +190,7 @@ static const Mutation mutations[] = {
       "$.memory.ceiling_gbps: expected at most peak_gbps (20) (got 25)" },
     { "stack-key-in-soc", "processors/1", "achieved_fp16_tflops", "0.25",
       "$.processors[1]: unknown key \"achieved_fp16_tflops\" (known keys: dram_cap_gbps, "
-      "active_w, idle_w, peak_fp16_tflops, arch, preempt_us, name, model, dvfs)" },
+      "active_w, idle_w, peak_fp16_tflops, arch, preempt_us, name, model, kind, dvfs)" },
     { "stationary-above-tcm", "processors/2", "stationary_kib", "512",
       "$.processors[2].stationary_kib: expected at most sram_kib (256) (got 512)" },
     { "control-cpu-not-a-cpu", "sync", "control_cpu", "\"gpu\"",
