@@ -7,6 +7,7 @@
 #include "sim/util/json.h"
 #include "sim/util/version-info.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* --set stack.KEY=VALUE on every stack the run loads (each policy's own):
@@ -140,6 +141,12 @@ hs_config_json(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
     return o;
 }
 
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
 cJSON *
 hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
                   const SimWorkload *w, const char *policy, const char *stack)
@@ -155,6 +162,17 @@ hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
     cJSON_AddItemToObject(o, "overrides", hs_overrides_to_json(ovr));
     g_autofree char *hash = hs_config_hash(soc, spec, w);
     cJSON_AddStringToObject(o, "hash", hash);
+    /* where each SoC number comes from, by its JSON path (sorted) */
+    cJSON *src = cJSON_AddObjectToObject(o, "soc_sources");
+    if (soc->sources) {
+        g_autofree gpointer *keys = g_hash_table_get_keys_as_array(soc->sources, NULL);
+        guint n = g_hash_table_size(soc->sources);
+        qsort(keys, n, sizeof(gpointer), cmp_str);
+        for (guint i = 0; i < n; i++) {
+            const char *v = g_hash_table_lookup(soc->sources, keys[i]);
+            cJSON_AddStringToObject(src, keys[i], v ? v : "");
+        }
+    }
     return o;
 }
 

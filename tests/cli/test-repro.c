@@ -219,6 +219,8 @@ test_run_dir(void)
     g_autoptr(cJSON) cfg = load("d1/config.json");
     g_assert_cmpstr(str_at(cfg, "hash", NULL), ==, str_at(rep, "config", "hash"));
     g_assert_cmpstr(str_at(cfg, "policy", NULL), ==, "hetero-tensor");
+    g_assert_nonnull(strstr(str_at(cfg, "soc_sources", "$.memory.peak_gbps"), "HeteroLLM"));
+    g_assert_cmpstr(str_at(cfg, "provenance", "config_hash"), ==, str_at(cfg, "hash", NULL));
     g_autofree char *sum = NULL;
     g_autofree char *sp = path_in("d1/summary.txt");
     g_assert_true(g_file_get_contents(sp, &sum, NULL, NULL));
