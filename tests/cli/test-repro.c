@@ -250,7 +250,7 @@ test_run_dir(void)
         n++;
     }
     g_assert_cmpint(n, >, 10);
-    g_autoptr(Run) moved = hs("compare", "--baseline", "d1", "--set", "npu.stationary_kib=2048",
+    g_autoptr(Run) moved = hs("compare", "--baseline", "d1", "--set", "memory.ceiling_gbps=50",
                               NULL);
     g_assert_cmpint(moved->status, ==, 0);
     g_assert_nonnull(strstr(moved->out, "prefill.time_ms"));
