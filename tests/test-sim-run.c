@@ -991,8 +991,9 @@ test_trace_matches_times(void)
             g_hash_table_insert(last_end, g_steal_pointer(&key), v);
         }
     }
-    /* every task, every submission, and the prefill on the request's track */
-    g_assert_cmpint(slices, ==, (int) (c.x.n_tasks + c.x.control->len + 1));
+    /* every task, every submission, the prefill and each decode step on
+     * the request's track */
+    g_assert_cmpint(slices, ==, (int) (c.x.n_tasks + c.x.control->len + 1 + w.decode));
     g_assert_cmpuint(c.x.control->len, >, 0);
     case_clear(&c);
 }
