@@ -191,6 +191,7 @@ check_recovery(const double *noise, double max_err)
     }
     /* the same bytes whatever the thread count */
     g_autoptr(cJSON) j1 = calibrate_json(spec, "1", &out1);
+    g_assert_nonnull(j1);
     g_assert_cmpstr(out1, ==, out2);
 }
 
@@ -256,6 +257,7 @@ test_out_and_csv(void)
         "id,model,policy,prompt,decode,metric,value,uncertainty_pct\n"
         "p128,llama-3.2-1b,gpu-only,128,0,prefill_tokens_per_s,900,5\n"
         "p512,llama-3.2-1b,gpu-only,512,0,prefill_tokens_per_s,850,\n");
+    g_assert_nonnull(csv);
     g_autofree char *spec = write_tmp("csv.json",
         "{\"stack\": \"heterollm\", \"csv\": \"phone.csv\", \"keys\": "
         "{\"stack.gpu.matmul_efficiency\": {\"min\": 0.01, \"max\": 1}}}");
@@ -339,6 +341,7 @@ test_bad_specs(void)
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         gboolean csv = g_str_has_prefix(cases[i].text, "id,");
         g_autofree char *c = csv ? write_tmp("bad.csv", cases[i].text) : NULL;
+        g_assert_true(!csv || c != NULL);
         g_autofree char *p = write_tmp("bad.json", csv ? "{\"keys\": {\"npu.active_w\": {}}, "
                                                          "\"csv\": \"bad.csv\"}"
                                                        : cases[i].text);

@@ -1021,6 +1021,7 @@ test_sweep_concurrent(void)
                                "status IN ('ok', 'error')"), ==, 13);
     /* the rows are a lone sweep's */
     g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
+    g_assert_nonnull(a);
     g_autofree char *da = g_build_filename(dir, "a.db", NULL);
     g_autofree char *ra = rows_of(da), *rc = rows_of(dc);
     g_assert_cmpstr(ra, ==, rc);
