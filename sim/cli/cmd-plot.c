@@ -173,6 +173,7 @@ run(int argc, char **argv, GError **error)
             return FALSE;
         }
         const char *s = (const char *) sqlite3_column_text(st, 1);
+        s = s ? s : ""; /* a point that left the series setting out */
         double xv = sqlite3_column_double(st, 0);
         if (names->len == 0 || strcmp(names->pdata[names->len - 1], s) != 0) {
             g_ptr_array_add(names, g_strdup(s));

@@ -287,6 +287,12 @@ hs_sweep_db_check(sqlite3 *db, gboolean create, GError **error)
                   "WHERE name IN ('column', 'name')") != 2) {
         return refuse(db, error, "not a sweep database (no settings(column, name) table)");
     }
+    /* every setting names its column and its dotted name, as text */
+    if (count(db, "SELECT count(*) FROM settings WHERE typeof(column) != 'text' OR "
+                  "typeof(name) != 'text'") != 0) {
+        return refuse(db, error, "corrupt database, refused (a settings row without a text "
+                      "column and name)");
+    }
     /* each row: a key that is a point's settings, a status this build knows */
     rc = sqlite3_prepare_v2(db, "SELECT key, status FROM points WHERE key IS NULL OR "
                                 "typeof(key) != 'text' OR NOT json_valid(key) OR "
@@ -784,8 +790,11 @@ setting_names(sqlite3 *db)
     if (sqlite3_prepare_v2(db, "SELECT column, name FROM settings", -1, &st, NULL) ==
         SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
-            g_hash_table_insert(h, g_strdup((const char *) sqlite3_column_text(st, 0)),
-                                g_strdup((const char *) sqlite3_column_text(st, 1)));
+            const char *col = (const char *) sqlite3_column_text(st, 0);
+            const char *name = (const char *) sqlite3_column_text(st, 1);
+            if (col && name) { /* the open check refuses others; belt and braces */
+                g_hash_table_insert(h, g_strdup(col), g_strdup(name));
+            }
         }
     }
     sqlite3_finalize(st);

@@ -962,6 +962,13 @@ test_sweep_corrupt(void)
     g_autofree char *row = g_build_filename(dir, "row.db", NULL);
     db_exec(row, "UPDATE points SET status = 'done' WHERE point = 3");
     assert_refused(dir, spec, "row.db", "row with key {\"decode\":2,");
+    /* a settings row with no column (found by fuzz-sweep-db: --show hashed NULL) */
+    g_autofree char *cmd4 = g_strdup_printf("cd '%s' && cp a.db nullset.db", dir);
+    g_assert_cmpint(system(cmd4), ==, 0);
+    g_autofree char *nullset = g_build_filename(dir, "nullset.db", NULL);
+    db_exec(nullset, "UPDATE settings SET column = NULL WHERE rowid = 1");
+    assert_refused(dir, spec, "nullset.db", "corrupt database, refused (a settings row "
+                                            "without a text column and name)");
 
     /* a database made before the checks (no application_id, schema 0,
      * no claim columns) is still read, and upgraded when resumed */
