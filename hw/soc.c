@@ -389,6 +389,23 @@ hw_soc_load_edit(const char *name_or_path, const char *configs_dir, HsJsonEditFn
     return soc;
 }
 
+gboolean
+hw_soc_governor_samples(const HwSoc *soc, const HwStack *stack, uint32_t p)
+{
+    g_assert(p < soc->devs->len);
+    if (p >= soc->n_dvfs) {
+        return FALSE;
+    }
+    const HwDvfs *d = &soc->dvfs[p];
+    if (d->n_points < 2 || d->governor == HW_GOV_PERFORMANCE ||
+        soc->governor == HW_GOVERNOR_PERFORMANCE) {
+        return FALSE;
+    }
+    const HwDev *dev = g_ptr_array_index(soc->devs, p);
+    return !(stack && hw_stack_pins_clock(stack, dev->cls->kind) && p != soc->control_cpu &&
+             hw_soc_find_kind(soc, dev->cls->kind) == dev);
+}
+
 HwDev *
 hw_soc_find_kind(const HwSoc *soc, HwKind kind)
 {

@@ -105,6 +105,14 @@ void hw_soc_free(HwSoc *soc);                    /* NULL is a no-op */
 const HwStack *hw_soc_stack(const HwSoc *soc, const char *name_or_path, GError **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwSoc, hw_soc_free)
 
+/* Whether processor @p's governor samples during a run on @stack: it has
+ * operating points and a governor other than performance, the run's mode
+ * is not performance, and @stack's runtime does not pin it (a stack pins
+ * the first processor of a kind, the one its kernels run on; the control
+ * CPU's sync and submission threads sleep, whatever the stack). */
+struct HwStack;
+gboolean hw_soc_governor_samples(const HwSoc *soc, const struct HwStack *stack, uint32_t p);
+
 /* The first processor of @kind, or NULL.  (transfer none) */
 HwDev *hw_soc_find_kind(const HwSoc *soc, HwKind kind);
 /* The processor called @name, or NULL.  (transfer none) */

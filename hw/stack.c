@@ -34,6 +34,10 @@ static const HsParam cpu_params[] = {
     HS_PARAM_BOOL("attention_full_scores", HwStackCpu, attention_full_scores, 0,
                   "its prefill attention computes every query-key score of the "
                   "block and masks the future in the softmax (no causal skipping)"),
+    HS_PARAM_BOOL("pins_clock", HwStackCpu, pins_clock, 0,
+                  "its worker threads spin between operators, so the compute cores' "
+                  "governor sees them busy and holds the top operating point (false: "
+                  "the SoC's cpu governor samples them)"),
     HS_PARAM_END
 };
 static const HsParam cpu_dequant[] = { DEQUANT_PARAMS(HwStackCpu) };
@@ -49,6 +53,9 @@ static const HsParam gpu_params[] = {
                  "kernel submission into a non-empty queue"),
     HS_PARAM_F64("launch_idle_us", HwStackGpu, launch_idle_us, 0, 100000, HS_REQUIRED,
                  "extra cost when the queue had run empty (restart after a blocking sync)"),
+    HS_PARAM_BOOL("pins_clock", HwStackGpu, pins_clock, 0,
+                  "it asks the driver for the GPU's top clock while it runs (e.g. "
+                  "cl_qcom_perf_hint HIGH; false: the SoC's gpu governor samples it)"),
     HS_PARAM_END
 };
 static const HsParam gpu_dequant[] = { DEQUANT_PARAMS(HwStackGpu) };
@@ -71,6 +78,21 @@ hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch)
     g_assert((int) arch >= 0 && arch < HW_GPU_ARCH_COUNT);
     double e = stack->gpu.arch_matmul_efficiency[arch];
     return e > 0 ? e : stack->gpu.matmul_efficiency;
+}
+
+gboolean
+hw_stack_pins_clock(const HwStack *stack, HwKind kind)
+{
+    switch (kind) {
+    case HW_KIND_CPU:
+        return stack->cpu.pins_clock;
+    case HW_KIND_GPU:
+        return stack->gpu.pins_clock;
+    case HW_KIND_NPU:
+        return stack->npu.pins_clock;
+    default:
+        g_assert_not_reached();
+    }
 }
 
 static const HsParam npu_params[] = {
@@ -98,6 +120,9 @@ static const HsParam npu_params[] = {
                  "(0: no emulation; the dequant rates apply)"),
     HS_PARAM_BOOL("w4a16_decode", HwStackNpu, w4a16_decode, 0,
                   "the runtime runs W4A16 matmuls in decode"),
+    HS_PARAM_BOOL("pins_clock", HwStackNpu, pins_clock, 0,
+                  "it pins the NPU's clock while it runs (e.g. QNN's burst power "
+                  "config; false: the SoC's npu governor samples it)"),
     HS_PARAM_END
 };
 static const HsParam npu_dequant[] = { DEQUANT_PARAMS(HwStackNpu) };

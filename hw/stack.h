@@ -31,6 +31,7 @@
 #include "sim/util/json.h"
 #include "sim/util/param.h"
 
+#include "hw/dev.h"
 #include "hw/op.h"
 
 /* Weight bytes a library dequantises per second on one processor, per
@@ -48,6 +49,8 @@ typedef struct HwStackCpu {
     double submit_us;            /* host time of one accelerator enqueue call */
     gboolean fp32_float;         /* float (non-INT8) kernels compute in FP32 */
     gboolean attention_full_scores; /* prefill attention: all m x n scores */
+    gboolean pins_clock;         /* its runtime holds the cores at their top
+                                  * operating point (worker threads spin) */
     HwStackDequant dequant;
 } HwStackCpu;
 
@@ -72,6 +75,7 @@ typedef struct HwStackGpu {
     double dram_scale;           /* its kernels' bandwidth / the SoC's cap */
     double launch_busy_us;       /* kernel submission into a queue that runs */
     double launch_idle_us;       /* extra when the queue had run empty */
+    gboolean pins_clock;         /* its runtime asks for the top clock (OpenCL perf hint) */
     HwStackDequant dequant;
 } HwStackGpu;
 
@@ -85,6 +89,7 @@ typedef struct HwStackNpu {
     double prepare_ms_per_mparam; /* graph optimisation: per million weights */
     double group_partial_gbps;   /* per-group matmul emulation: partial sums / s */
     gboolean w4a16_decode;       /* runs W4A16 matmuls in decode */
+    gboolean pins_clock;         /* its runtime pins the clock (QNN burst power config) */
     HwStackDequant dequant;      /* vector unit (HVX): weight -> FP16 tiles */
 } HwStackNpu;
 
@@ -115,6 +120,10 @@ GStrv hw_stack_list(const char *stacks_dir, GError **error);
 /* The stack's GPU matmul efficiency on a GPU of architecture @arch: its
  * entry for @arch, else its matmul_efficiency. */
 double hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch);
+
+/* Whether the stack's runtime holds processors of @kind at their top
+ * operating point while it runs (its "pins_clock" key for that kind). */
+gboolean hw_stack_pins_clock(const HwStack *stack, HwKind kind);
 
 /* `stack show` (text with units and sources, or JSON) and `stack describe`. */
 void hw_stack_dump_text(const HwStack *stack, GString *out);

@@ -575,9 +575,10 @@ gov_tick(SimKernel *k, void *opaque)
 }
 
 /* Every processor starts at its top point; those whose governor samples
- * (unless the SoC's governor is performance) get their first window. */
+ * (hw_soc_governor_samples: not pinned by the run's mode or the stack's
+ * runtime) get their first window. */
 static void
-gov_start(Exec *ex)
+gov_start(Exec *ex, const HwStack *stack)
 {
     const HwSoc *soc = ex->soc;
     ex->govs = g_new0(Gov, MAX(1, ex->n_procs));
@@ -588,8 +589,7 @@ gov_start(Exec *ex)
         const HwDvfs *d = &soc->dvfs[p];
         ex->point[p] = hw_dvfs_top(d);
         sim_measure_clock(ex->measure, p, 0, ex->point[p]);
-        if (d->n_points < 2 || d->governor == HW_GOV_PERFORMANCE ||
-            soc->governor == HW_GOVERNOR_PERFORMANCE) {
+        if (!hw_soc_governor_samples(soc, stack, p)) {
             continue;
         }
         Gov *g = &ex->govs[p];
@@ -760,7 +760,7 @@ sim_exec_run_full(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
     }
     hw_mem_set_observer(hw_runtime_mem(rt), on_bw, &ex);
     sim_kernel_register(k, "executor", exec_pending, exec_dump, &ex);
-    gov_start(&ex);
+    gov_start(&ex, stack);
 
     gboolean ok = TRUE;
     if (src) {

@@ -3,15 +3,20 @@
  * they do to a run: the governors' choices, the power per point, bad
  * tables refused with their JSON path, and on sd8gen3 + Llama-3-8B a
  * processor paced by another clocking down (less energy) while a fully
- * busy one stays at its top point (same timing), and `performance`
- * reproducing the energy of a SoC without operating points to the bit.
+ * busy one stays at its top point (same timing), a stack whose runtime
+ * pins the clock (OpenCL's perf hint) keeping it at the top whatever the
+ * SoC's governor, and `performance` reproducing the energy of a SoC
+ * without operating points to the bit.
  */
 #include "hw/energy.h"
+#include "hw/stack.h"
 #include "sim/run.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *
 data_dir(const char *sub)
@@ -187,8 +192,36 @@ test_bad_tables(void)
 
 /* ---- runs ---------------------------------------------------------------- */
 
+/* heterollm's stack without its GPU perf hint (an engine that leaves the
+ * Adreno to its governor), written once by main(). */
+static char *no_hint_stack;
+
+static char *
+write_no_hint_stack(void)
+{
+    g_autofree char *dir = data_dir("configs/stacks");
+    g_autofree char *path = g_build_filename(dir, "heterollm.json", NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(cJSON) root = cJSON_Parse(text);
+    cJSON *gpu = cJSON_GetObjectItemCaseSensitive(root, "gpu");
+    cJSON *pins = cJSON_GetObjectItemCaseSensitive(gpu, "pins_clock");
+    g_assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pins, "value")));
+    cJSON_ReplaceItemInObjectCaseSensitive(pins, "value", cJSON_CreateFalse());
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "name", cJSON_CreateString("no-hint"));
+    g_autofree char *out = cJSON_Print(root);
+    char *file = NULL;
+    int fd = g_file_open_tmp("hs-no-hint-XXXXXX.json", &file, NULL);
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    g_assert_true(g_file_set_contents(file, out, -1, NULL));
+    return file;
+}
+
+/* @policy on @soc and Llama-3-8B, on @stack (NULL: the policy's own) */
 static void
-run(HwSoc *soc, const char *policy, uint32_t prompt, uint32_t decode, SimRunReport *r)
+run_on(HwSoc *soc, const char *stack, const char *policy, uint32_t prompt, uint32_t decode,
+       SimRunReport *r)
 {
     g_autofree char *dir = data_dir("models");
     g_autoptr(GError) error = NULL;
@@ -199,21 +232,29 @@ run(HwSoc *soc, const char *policy, uint32_t prompt, uint32_t decode, SimRunRepo
     w.prompt = prompt;
     w.decode = decode;
     w.check_layers = -1;
+    w.stack = stack;
     memset(r, 0, sizeof(*r));
     g_assert_true(sim_run(soc, spec, sim_policy_find(policy), &w, NULL, r, NULL, NULL,
                           &error));
     g_assert_no_error(error);
 }
 
-/* sd8gen3 under @mode; its GPU runs msm's simple_ondemand (an engine
- * without the OpenCL perf hint) unless @strip_dvfs drops every table. */
+/* On an engine without the perf hint: what the governors do. */
+static void
+run(HwSoc *soc, const char *policy, uint32_t prompt, uint32_t decode, SimRunReport *r)
+{
+    run_on(soc, no_hint_stack, policy, prompt, decode, r);
+}
+
+/* sd8gen3 under @mode (its GPU runs msm's simple_ondemand, as the config
+ * says) unless @strip_dvfs drops every table. */
 static HwSoc *
 sd8gen3(HwGovernorMode mode, gboolean strip_dvfs)
 {
     g_autoptr(cJSON) root = sd8gen3_json();
-    cJSON_ReplaceItemInObjectCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(processor(root, "gpu"), "dvfs"), "governor",
-        cJSON_CreateString("simple_ondemand"));
+    g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(
+                        cJSON_GetObjectItemCaseSensitive(processor(root, "gpu"), "dvfs"),
+                        "governor")->valuestring, ==, "simple_ondemand");
     cJSON *p = NULL;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(root, "processors")) {
         if (strip_dvfs) {
@@ -247,6 +288,40 @@ test_paced_gpu_saves(void)
     /* at a lower clock its kernels take longer, at less power */
     g_assert_cmpfloat(b.busy_ms[gpu], >, 1.2 * a.busy_ms[gpu]);
     g_assert_cmpfloat(b.prefill.energy_j, <, 0.97 * a.prefill.energy_j);
+    sim_run_report_clear(&a);
+    sim_run_report_clear(&b);
+}
+
+/* The same hetero-layer prefill on heterollm's own stack, whose runtime
+ * asks for the GPU's top clock (cl_qcom_perf_hint): the governor never
+ * samples the GPU, whose kernels take what they take under performance
+ * (energy differs a little: this engine leaves the compute cores, where
+ * it runs nothing, to schedutil). */
+static void
+test_stack_pins_clock(void)
+{
+    g_autoptr(HwSoc) perf = sd8gen3(HW_GOVERNOR_PERFORMANCE, FALSE);
+    g_autoptr(HwSoc) ond = sd8gen3(HW_GOVERNOR_ONDEMAND, FALSE);
+    uint32_t gpu = hw_soc_find_kind(ond, HW_KIND_GPU)->index;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwStack) ppl = hw_stack_load("heterollm", ond->stacks_dir, &error);
+    g_assert_no_error(error);
+    g_assert_true(hw_soc_governor_samples(ond, NULL, gpu));
+    g_assert_false(hw_soc_governor_samples(ond, ppl, gpu));
+    g_assert_false(hw_soc_governor_samples(perf, NULL, gpu));
+    /* the control CPU's governor samples whatever the stack: its sync and
+     * submission threads sleep */
+    g_autoptr(HwStack) ggml = hw_stack_load("llama-cpp", ond->stacks_dir, &error);
+    g_assert_no_error(error);
+    g_assert_true(ggml->cpu.pins_clock);
+    g_assert_true(hw_soc_governor_samples(ond, ggml, ond->control_cpu));
+    g_assert_false(hw_soc_governor_samples(ond, ggml,
+                                           hw_soc_find_kind(ond, HW_KIND_CPU)->index));
+    SimRunReport a, b;
+    run_on(perf, "heterollm", "hetero-layer", 256, 0, &a);
+    run_on(ond, "heterollm", "hetero-layer", 256, 0, &b);
+    g_assert_cmpfloat(b.prefill.time_ms, ==, a.prefill.time_ms);
+    g_assert_cmpfloat(b.busy_ms[gpu], ==, a.busy_ms[gpu]);
     sim_run_report_clear(&a);
     sim_run_report_clear(&b);
 }
@@ -321,8 +396,13 @@ main(int argc, char **argv)
     g_test_add_func("/hw/dvfs/governors", test_governors);
     g_test_add_func("/hw/dvfs/bad-tables", test_bad_tables);
     g_test_add_func("/hw/dvfs/paced-gpu-saves", test_paced_gpu_saves);
+    g_test_add_func("/hw/dvfs/stack-pins-clock", test_stack_pins_clock);
     g_test_add_func("/hw/dvfs/busy-stays-on-top", test_busy_stays_on_top);
     g_test_add_func("/hw/dvfs/performance-is-exact", test_performance_is_exact);
     g_test_add_func("/hw/dvfs/baseline", test_baseline);
-    return g_test_run();
+    no_hint_stack = write_no_hint_stack();
+    int rc = g_test_run();
+    g_unlink(no_hint_stack);
+    g_free(no_hint_stack);
+    return rc;
 }
