@@ -13,7 +13,7 @@
 const char *const hs_metric_name[] = {
     "prefill_tokens_per_s", "decode_tokens_per_s", "decode_dram_gbps", "prefill_avg_w",
     "decode_avg_w", "prefill_npu_busy_ms", "prefill_npu_over_cpu_busy",
-    "decode_cpu_share", "prefill_prepare_share",
+    "decode_cpu_share", "prefill_prepare_share", "prefill_prepare_ms",
     "prefill_speedup", "decode_speedup", "prefill_speedup_mean",
     "prefill_latency_reduction_mean", "decode_step_ratio",
 };

@@ -33,6 +33,7 @@ typedef enum {
     HS_METRIC_PREFILL_NPU_OVER_CPU,      /* NPU busy / CPU busy, prefill */
     HS_METRIC_DECODE_CPU_SHARE,          /* CPU busy / decode time */
     HS_METRIC_PREFILL_PREPARE_SHARE,     /* NPU graph preparation / prefill */
+    HS_METRIC_PREFILL_PREPARE_MS,        /* NPU graph preparation in prefill, ms */
     /* ratios of the point's run over its baseline's */
     HS_METRIC_PREFILL_SPEEDUP,           /* prefill tokens/s, run / baseline */
     HS_METRIC_DECODE_SPEEDUP,            /* decode tokens/s, run / baseline */
