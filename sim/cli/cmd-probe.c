@@ -13,6 +13,7 @@
 #include "sim/cli/config.h"
 #include "sim/cli/run-opts.h"
 #include "sim/cli/curve.h"
+#include "sim/cli/probe-ops.h"
 #include "sim/run.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
@@ -35,23 +36,6 @@ typedef struct Probe {
     gboolean w4a16;              /* npu-gemm: INT4 left operand, FP16 datapath */
     gboolean q8_0;               /* npu-gemm: INT8 group-32 left operand, FP16 datapath */
 } Probe;
-
-static HwOp
-gemm(uint64_t m, uint64_t k, uint64_t n, HwDtype a, HwDtype b, HwDtype compute)
-{
-    double ab = a == HW_DTYPE_FP16 ? 2 : a == HW_DTYPE_INT8 ? 1 : 0.5;
-    double bb = b == HW_DTYPE_FP16 ? 2 : b == HW_DTYPE_INT8 ? 1 : 0.5;
-    HwDtype w = a == HW_DTYPE_FP16 ? b : a;   /* the narrower operand: the weight */
-    return (HwOp) {
-        .kind = HW_OP_MATMUL, .m = m, .k = k, .n = n, .a_dtype = a, .b_dtype = b,
-        .compute = compute, .flops = 2 * m * k * n,
-        .wfmt = w == HW_DTYPE_INT4 ? (compute == HW_DTYPE_INT8 ? HW_WFMT_W4A8 : HW_WFMT_W4A16)
-              : w == HW_DTYPE_INT8 ? (compute == HW_DTYPE_INT8 ? HW_WFMT_W8A8 : HW_WFMT_Q8_0)
-              : HW_WFMT_FP16,
-        .weight_bytes = (uint64_t) (w == a ? m * k * ab : k * n * bb),
-        .read_bytes = (uint64_t) (m * k * ab + k * n * bb), .write_bytes = m * n * 2,
-    };
-}
 
 /* @op alone on the first @kind processor; 0 with *@error set (if it was
  * not already) when its cost lies beyond the horizon (--set rate=1e-9):
@@ -91,7 +75,7 @@ probe_gpu_gemm(const Probe *p, GError **error)
     c->y_title = "achieved TFLOPS";
     GError *err = NULL;
     for (uint64_t s = 1; s <= 2048 && !err; s *= 2) {
-        HwOp op = gemm(s, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
+        HwOp op = hs_probe_gemm(s, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
         uint64_t t = alone_ps(p, HW_KIND_GPU, &op, NULL, &err);
         hs_curve_row(c, (double[]) { (double) s, (double) op.flops / (double) t, t / 1e6 });
     }
@@ -115,7 +99,7 @@ probe_npu_stage(const Probe *p, GError **error)
     c->y_title = "NPU compute time (µs)";
     GError *err = NULL;
     for (uint64_t n = 1; n <= 256 && !err; n++) {
-        HwOp op = gemm(4096, 4096, n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16);
+        HwOp op = hs_probe_gemm(4096, 4096, n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwCost cost;
         uint64_t t = alone_ps(p, HW_KIND_NPU, &op, &cost, &err);
         hs_curve_row(c, (double[]) { (double) n, cost.compute_ps / 1e6, t / 1e6 });
@@ -137,8 +121,8 @@ probe_npu_order(const Probe *p, GError **error)
     c->plot_cols = 2;
     GError *err = NULL;
     for (uint64_t k = 32; k <= 2048 && !err; k *= 2) {
-        HwOp bad = gemm(k, 4096, 14336, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
-        HwOp good = gemm(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
+        HwOp bad = hs_probe_gemm(k, 4096, 14336, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
+        HwOp good = hs_probe_gemm(14336, 4096, k, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
         HwCost cb, cg;
         double r = (double) alone_ps(p, HW_KIND_NPU, &bad, &cb, &err) /
                    (double) alone_ps(p, HW_KIND_NPU, &good, &cg, &err);
@@ -173,112 +157,14 @@ probe_npu_shape(const Probe *p, GError **error)
     GError *err = NULL;
     for (uint64_t seq = 256; seq <= 1024 && !err; seq *= 4) {
         for (size_t i = 0; i < G_N_ELEMENTS(mm) && !err; i++) {
-            HwOp npu = gemm(mm[i].out, mm[i].in, seq, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16);
-            HwOp gpu = gemm(seq, mm[i].in, mm[i].out, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
+            HwOp npu = hs_probe_gemm(mm[i].out, mm[i].in, seq, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16);
+            HwOp gpu = hs_probe_gemm(seq, mm[i].in, mm[i].out, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
             double tn = (double) alone_ps(p, HW_KIND_NPU, &npu, NULL, &err);
             double tg = (double) alone_ps(p, HW_KIND_GPU, &gpu, NULL, &err);
             hs_curve_row(c, (double[]) { (double) seq, (double) i, tn / 1e6, tg / 1e6, tg / tn });
         }
     }
     return curve_or_fail(c, error, err);
-}
-
-/* One stream of decode-like traffic: the same memory-bound op again and
- * again, each resubmitted when the last ends, until the horizon. */
-typedef struct Stream {
-    HwRuntime *rt;
-    SimKernel *k;
-    HwSubmit s;
-    uint64_t op_bytes;
-    uint64_t bytes_done;         /* of the ops that ended by the horizon */
-    SimTime last_ps;             /* when the last of them ended */
-    const SimTime *horizon_ps;   /* resubmit until then */
-} Stream;
-
-static void
-stream_done(void *opaque)
-{
-    Stream *st = opaque;
-    SimTime now = sim_kernel_now(st->k);
-    /* the first op counts even past the horizon (a DRAM so slow that the
-     * horizon, from the ops' time alone at their caps, is too short) */
-    if (now > *st->horizon_ps && st->last_ps > 0) {
-        return;
-    }
-    st->bytes_done += st->op_bytes;
-    st->last_ps = now;
-    if (now <= *st->horizon_ps) {
-        /* its cost was checked at the first submission */
-        g_assert_true(hw_runtime_submit(st->rt, &st->s, NULL));
-    }
-}
-
-/*
- * Decode-like streaming (1-token W4A16 matmuls, 64 MiB of weights each) on
- * the processors in @mask at once, every stream busy the whole time: each
- * stream's achieved rate (its bytes over its time, into @gbps by kind)
- * while all run.  Their sum is what the DRAM gave them together; one
- * stream's bytes over the slowest one's time would not be (a stream that
- * finishes early leaves the others alone for the rest).
- */
-static gboolean
-stream_gbps(const Probe *p, unsigned mask, double gbps[HW_KIND_COUNT], double *total_gbps,
-            GError **error)
-{
-    const HwSoc *soc = p->soc;
-    g_autoptr(SimKernel) k = sim_kernel_new();
-    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, p->stack, k);
-    Stream st[HW_KIND_COUNT] = { 0 };
-    SimTime horizon_ps = 0;
-    uint32_t n_streams = 0;
-    for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
-        gbps[kind] = 0;
-        if (!(mask & (1u << kind))) {
-            continue;
-        }
-        const HwDev *d = hw_soc_find_kind(soc, (HwKind) kind);
-        /* [1, 8192] x [8192, 16384] INT4 weights: 64 MiB, memory-bound */
-        HwOp op = gemm(1, 8192, 16384, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
-        if (kind == HW_KIND_NPU) {
-            /* W4A8 on the INT8 datapath: the NPU's decode path */
-            op = gemm(16384, 8192, 32, HW_DTYPE_INT4, HW_DTYPE_INT8, HW_DTYPE_INT8);
-            hw_runtime_npu_prepared(rt, 32);
-        }
-        HwCost cost;
-        hw_dev_estimate(d, p->stack, &op, &cost);
-        if (!hw_cost_check(d, &cost, error)) {
-            return FALSE;
-        }
-        st[kind] = (Stream) { rt, k, { .dev = d->index, .op = op, .npu_tokens = 32,
-                                       .presubmitted = TRUE, .on_done = stream_done,
-                                       .opaque = &st[kind] }, cost.dram_bytes, 0, 0,
-                              &horizon_ps };
-        /* ~50 ops of the slowest stream even if the others slow it n-fold:
-         * the one cut off at the horizon is then ~2 % of a stream's time */
-        horizon_ps = MAX(horizon_ps, 50 * cost.alone_ps);
-        n_streams++;
-    }
-    horizon_ps *= n_streams;
-    for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
-        if (st[kind].rt && !hw_runtime_submit(rt, &st[kind].s, error)) {
-            return FALSE;
-        }
-    }
-    sim_kernel_run_until(k, SIM_TIME_MAX);
-    if (sim_kernel_error(k)) {
-        /* a DRAM share so small a transfer ends beyond the horizon */
-        g_propagate_error(error, g_error_copy(sim_kernel_error(k)));
-        return FALSE;
-    }
-    double total = 0;
-    for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
-        if (st[kind].last_ps > 0) {
-            gbps[kind] = (double) st[kind].bytes_done / ((double) st[kind].last_ps / 1000.0);
-            total += gbps[kind];
-        }
-    }
-    *total_gbps = total;
-    return TRUE;
 }
 
 static HsCurve *
@@ -302,7 +188,7 @@ probe_membw(const Probe *p, GError **error)
     cJSON *pair = cJSON_AddObjectToObject(c->extra, "pair_gbps");
     for (size_t i = 0; i < G_N_ELEMENTS(masks); i++) {
         double by[HW_KIND_COUNT], g;
-        if (!stream_gbps(p, masks[i], by, &g, error)) {
+        if (!hs_probe_stream_gbps(p->soc, p->stack, masks[i], by, &g, error)) {
             hs_curve_free(c);
             return NULL;
         }
@@ -357,10 +243,10 @@ probe_gemm_breakdown(const Probe *p, HwKind kind, GError **error)
         return NULL;
     }
     HwOp op = kind == HW_KIND_NPU
-              ? p->w4a16 ? gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
-                : p->q8_0 ? gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_FP16, HW_DTYPE_FP16)
-                         : gemm(p->m, p->k, p->n, p->dtype, p->dtype, p->dtype)
-              : gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
+              ? p->w4a16 ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
+                : p->q8_0 ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_FP16, HW_DTYPE_FP16)
+                         : hs_probe_gemm(p->m, p->k, p->n, p->dtype, p->dtype, p->dtype)
+              : hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
     HwCost cost;
     GError *err = NULL;
     alone_ps(p, kind, &op, &cost, &err);
