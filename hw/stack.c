@@ -157,10 +157,12 @@ static const HsParamSection param_sections[] = {
     { "cpu", cpu_params }, { "cpu.dequant", cpu_dequant },
     { "gpu", gpu_params }, { "gpu.dequant", gpu_dequant },
     { "npu", npu_params }, { "npu.dequant", npu_dequant },
+    { "gpu.arch_matmul_efficiency", gpu_arch_params },
     { NULL, NULL },
 };
-/* every section and its dequant table, then the end */
-G_STATIC_ASSERT(G_N_ELEMENTS(param_sections) == 2 * G_N_ELEMENTS(sections) + 1);
+/* every section and its dequant table, the GPU's per-architecture
+ * efficiencies, then the end */
+G_STATIC_ASSERT(G_N_ELEMENTS(param_sections) == 2 * G_N_ELEMENTS(sections) + 2);
 
 const HsParamSection *
 hw_stack_sections(void)

@@ -54,22 +54,34 @@ typedef enum {
     HS_CAL_PROBE_GEMM_US,        /* one matmul alone on a processor, us */
     HS_CAL_PROBE_GEMM_TFLOPS,    /* the same as TFLOPS */
     HS_CAL_PROBE_SYNC_US,        /* GPU -> NPU -> GPU hand-off round trip, us */
+    HS_CAL_PROBE_MEMBW_GBPS,     /* DRAM GB/s of processors streaming at once */
     HS_CAL_PROBE_COUNT
 } HsCalProbeMetric;
 extern const char *const hs_cal_probe_metric_name[];
+/* the same metrics as a ratio over a baseline probe ("gemm_time_ratio") */
+extern const char *const hs_cal_probe_ratio_name[];
 
+/* q8_0: INT8 group-32 weight on the FP16 datapath (probe's --dtype q8_0) */
 typedef enum { HS_CAL_DT_FP16, HS_CAL_DT_INT8, HS_CAL_DT_W4A16, HS_CAL_DT_W8A8,
-               HS_CAL_DT_COUNT } HsCalDtype;
+               HS_CAL_DT_Q8_0, HS_CAL_DT_COUNT } HsCalDtype;
 extern const char *const hs_cal_dtype_name[];
 
-typedef struct HsCalProbe {
+/* membw: the processor sets probe membw streams from (its "set" column) */
+extern const char *const hs_cal_membw_set_name[];
+
+typedef struct HsCalProbe HsCalProbe;
+struct HsCalProbe {
     HsCalProbeMetric metric;
     char *soc, *stack;           /* stack NULL: the default stack */
     char *processor;             /* gemm: "cpu", "gpu" or "npu" (a kind) */
     uint32_t m, k, n;
     HsCalDtype dtype;
     gboolean driver;             /* sync: the driver mechanism (else fast) */
-} HsCalProbe;
+    unsigned membw_mask;         /* membw: 1 << HwKind of each streaming processor */
+    int membw_set;               /* membw: index in hs_cal_membw_set_name */
+    HsCalProbe *base;            /* "baseline": the value is this probe's over
+                                  * base's (owned; NULL: an absolute value) */
+};
 
 /* one measurement: a point (or a probe), its value and uncertainty */
 typedef struct HsCalMeas {

@@ -8,6 +8,7 @@
  */
 #include "sim/calibrate/calibrate.h"
 #include "sim/cli/points-eval.h"
+#include "sim/cli/probe-ops.h"
 #include "hw/dev.h"
 #include "hw/sync.h"
 #include "sim/cli/config.h"
@@ -17,37 +18,33 @@
 #include <stdio.h>
 #include <string.h>
 
-/* a matmul as cmd-probe.c's gemm() builds it: the narrower operand is the
- * weight */
-static HwOp
-gemm(uint64_t m, uint64_t k, uint64_t n, HwDtype a, HwDtype b, HwDtype compute)
-{
-    double ab = a == HW_DTYPE_FP16 ? 2 : a == HW_DTYPE_INT8 ? 1 : 0.5;
-    double bb = b == HW_DTYPE_FP16 ? 2 : b == HW_DTYPE_INT8 ? 1 : 0.5;
-    HwDtype w = a == HW_DTYPE_FP16 ? b : a;
-    return (HwOp) {
-        .kind = HW_OP_MATMUL, .m = m, .k = k, .n = n, .a_dtype = a, .b_dtype = b,
-        .compute = compute, .flops = 2 * m * k * n,
-        .wfmt = w == HW_DTYPE_INT4 ? (compute == HW_DTYPE_INT8 ? HW_WFMT_W4A8 : HW_WFMT_W4A16)
-              : w == HW_DTYPE_INT8 ? (compute == HW_DTYPE_INT8 ? HW_WFMT_W8A8 : HW_WFMT_Q8_0)
-              : HW_WFMT_FP16,
-        .weight_bytes = (uint64_t) (w == a ? m * k * ab : k * n * bb),
-        .read_bytes = (uint64_t) (m * k * ab + k * n * bb), .write_bytes = m * n * 2,
-    };
-}
-
-/* a micro-measurement: the cost queries `probe` makes (cmd-probe.c:
- * npu-gemm / gpu-gemm alone_ps, sync's hand-off) */
+/* one probe's value: the cost queries `probe` makes (cmd-probe.c:
+ * npu-gemm / gpu-gemm alone_ps, sync's hand-off, membw's streams) */
 static gboolean
-eval_probe(const HsCalMeas *m, const HsOverrides *ovr, double *value, GError **error)
+probe_value(const HsCalProbe *p, const HsOverrides *ovr, const char *origin, double *value,
+            GError **error)
 {
-    const HsCalProbe *p = &m->probe;
     g_autoptr(HwSoc) soc = hs_config_load_soc(p->soc, ovr, error);
     const HwStack *stack = soc ? hw_soc_stack(soc, p->stack ? p->stack : SIM_DEFAULT_STACK,
                                               error) : NULL;
     if (stack == NULL) {
-        g_prefix_error(error, "%s: ", m->origin);
+        g_prefix_error(error, "%s: ", origin);
         return FALSE;
+    }
+    if (p->metric == HS_CAL_PROBE_MEMBW_GBPS) {
+        for (uint32_t kind = 0; kind < HW_KIND_COUNT; kind++) {
+            if ((p->membw_mask & (1u << kind)) && hw_soc_find_kind(soc, kind) == NULL) {
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                            "%s.set: the SoC has no %s", origin, hw_kind_name[kind]);
+                return FALSE;
+            }
+        }
+        double by[HW_KIND_COUNT];
+        if (!hs_probe_stream_gbps(soc, stack, p->membw_mask, by, value, error)) {
+            g_prefix_error(error, "%s: ", origin);
+            return FALSE;
+        }
+        return TRUE;
     }
     if (p->metric == HS_CAL_PROBE_SYNC_US) {
         const HwDev *gpu = hw_soc_find_kind(soc, HW_KIND_GPU);
@@ -55,7 +52,7 @@ eval_probe(const HsCalMeas *m, const HsOverrides *ovr, double *value, GError **e
         if (gpu == NULL || npu == NULL) {
             g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
                         "%s: a sync round trip needs a GPU and an NPU (the SoC lacks one)",
-                        m->origin);
+                        origin);
             return FALSE;
         }
         HwSyncMech mech = p->driver ? HW_SYNC_DRIVER : HW_SYNC_FAST;
@@ -68,29 +65,58 @@ eval_probe(const HsCalMeas *m, const HsOverrides *ovr, double *value, GError **e
     const HwDev *d = hw_soc_find_kind(soc, kind);
     if (d == NULL) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s.processor: the SoC has no %s", m->origin, p->processor);
+                    "%s.processor: the SoC has no %s", origin, p->processor);
         return FALSE;
     }
     /* fp16: FP16 x FP16; int8: INT8 x INT8; w4a16: INT4 weight on the FP16
-     * datapath; w8a8: INT8 weight, INT8 activations */
+     * datapath; w8a8: INT8 weight, INT8 activations; q8_0: INT8 group-32
+     * weight on the FP16 datapath (probe npu-gemm --dtype q8_0) */
     HwOp op = p->dtype == HS_CAL_DT_INT8 || p->dtype == HS_CAL_DT_W8A8
-              ? gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_INT8, HW_DTYPE_INT8)
+              ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_INT8, HW_DTYPE_INT8)
             : p->dtype == HS_CAL_DT_W4A16
-              ? gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
-              : gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
+              ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
+            : p->dtype == HS_CAL_DT_Q8_0
+              ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_FP16, HW_DTYPE_FP16)
+              : hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
     HwCost c;
     hw_dev_estimate(d, stack, &op, &c);
     if (!hw_cost_check(d, &c, error)) {
-        g_prefix_error(error, "%s: ", m->origin);
+        g_prefix_error(error, "%s: ", origin);
         return FALSE;
     }
     double us = sim_time_to_us(c.alone_ps);
     if (!(us > 0)) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s: the matmul takes no time", m->origin);
+                    "%s: the matmul takes no time", origin);
         return FALSE;
     }
     *value = p->metric == HS_CAL_PROBE_GEMM_US ? us : (double) op.flops / us * 1e-6;
+    return TRUE;
+}
+
+/* a micro-measurement: its probe's value, or its ratio over the baseline's */
+static gboolean
+eval_probe(const HsCalMeas *m, const HsOverrides *ovr, double *value, GError **error)
+{
+    const HsCalProbe *p = &m->probe;
+    if (!probe_value(p, ovr, m->origin, value, error)) {
+        return FALSE;
+    }
+    if (p->base == NULL) {
+        return TRUE;
+    }
+    g_autofree char *bpath = g_strdup_printf("%s.baseline", m->origin);
+    double vb = 0;
+    if (!probe_value(p->base, ovr, bpath, &vb, error)) {
+        return FALSE;
+    }
+    if (!(vb > 0)) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: the baseline probe's %s is 0 (a ratio over it is not computable)",
+                    bpath, hs_cal_probe_metric_name[p->metric]);
+        return FALSE;
+    }
+    *value /= vb;
     return TRUE;
 }
 

@@ -16,14 +16,22 @@
 #include <math.h>
 #include <string.h>
 
-/* the param @name in @table (NULL: none) */
+/* the param @name in @table (NULL: none); a dotted name
+ * ("arch_matmul_efficiency.mali-valhall5") walks down nested objects'
+ * tables, so a key inside one gets its own table's range */
 static const HsParam *
 find(const HsParam *table, const char *name)
 {
+    const char *dot = strchr(name, '.');
+    size_t n = dot ? (size_t) (dot - name) : strlen(name);
     for (const HsParam *p = table; p && p->name; p++) {
-        if (strcmp(p->name, name) == 0) {
+        if (strncmp(p->name, name, n) != 0 || p->name[n] != '\0') {
+            continue;
+        }
+        if (dot == NULL) {
             return p;
         }
+        return p->type == HS_PARAM_T_OBJ ? find(p->sub, dot + 1) : NULL;
     }
     return NULL;
 }

@@ -32,6 +32,7 @@
 #include <string.h>
 
 static gboolean fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void probe_clear(HsCalProbe *p);
 
 static gboolean
 fail(GError **error, const char *fmt, ...)
@@ -61,9 +62,7 @@ hs_cal_spec_free(HsCalSpec *s)
     for (guint i = 0; i < s->n_meas; i++) {
         g_free(s->meas[i].id);
         g_free(s->meas[i].origin);
-        g_free(s->meas[i].probe.soc);
-        g_free(s->meas[i].probe.stack);
-        g_free(s->meas[i].probe.processor);
+        probe_clear(&s->meas[i].probe);
     }
     g_free(s->meas);
     if (s->point_sets) {
@@ -228,10 +227,32 @@ move_error(GError *e, const char *what, const char *path)
 }
 
 const char *const hs_cal_probe_metric_name[] = { "gemm_time_us", "gemm_tflops",
-                                                  "sync_round_trip_us", NULL };
+                                                  "sync_round_trip_us", "membw_gbps", NULL };
 G_STATIC_ASSERT(G_N_ELEMENTS(hs_cal_probe_metric_name) == HS_CAL_PROBE_COUNT + 1);
-const char *const hs_cal_dtype_name[] = { "fp16", "int8", "w4a16", "w8a8", NULL };
+const char *const hs_cal_probe_ratio_name[] = { "gemm_time_ratio", "gemm_tflops_ratio",
+                                                 "sync_round_trip_ratio", "membw_ratio", NULL };
+G_STATIC_ASSERT(G_N_ELEMENTS(hs_cal_probe_ratio_name) == HS_CAL_PROBE_COUNT + 1);
+const char *const hs_cal_dtype_name[] = { "fp16", "int8", "w4a16", "w8a8", "q8_0", NULL };
 G_STATIC_ASSERT(G_N_ELEMENTS(hs_cal_dtype_name) == HS_CAL_DT_COUNT + 1);
+/* probe membw's rows, in its order */
+const char *const hs_cal_membw_set_name[] = { "cpu", "gpu", "npu", "gpu+npu", "cpu+gpu",
+                                               "cpu+npu", "all", NULL };
+/* ... as processor kinds (bit 1 << HwKind: cpu 0, gpu 1, npu 2) */
+static const unsigned membw_masks[] = { 1, 2, 4, 6, 3, 5, 7 };
+G_STATIC_ASSERT(G_N_ELEMENTS(hs_cal_membw_set_name) == G_N_ELEMENTS(membw_masks) + 1);
+
+static void
+probe_clear(HsCalProbe *p)
+{
+    g_free(p->soc);
+    g_free(p->stack);
+    g_free(p->processor);
+    if (p->base) {
+        probe_clear(p->base);
+        g_free(p->base);
+    }
+    memset(p, 0, sizeof(*p));
+}
 
 /* one of @names (NULL-terminated) at @o.@name; absent: *@out untouched */
 static gboolean
@@ -254,37 +275,58 @@ get_choice(const cJSON *o, const char *name, const char *path, const char *const
     return FAIL("%s: expected one of %s (got %s)", p, list, got);
 }
 
-/* a micro-measurement: {"probe": "gemm", "processor": "npu", "m", "k", "n",
- * "dtype", "metric": "gemm_time_us" | "gemm_tflops"} or {"probe": "sync",
- * "mechanism": "fast" | "driver", "metric": "sync_round_trip_us"} */
+/* Is @a the same probe as @b (a ratio of it over itself is 1)? */
 static gboolean
-parse_probe(const HsCalSpec *s, const cJSON *j, const char *path, HsCalProbe *p,
-            GError **error)
+probe_same(const HsCalProbe *a, const HsCalProbe *b)
+{
+    return a->metric == b->metric && g_strcmp0(a->soc, b->soc) == 0 &&
+           g_strcmp0(a->stack, b->stack) == 0 && g_strcmp0(a->processor, b->processor) == 0 &&
+           a->m == b->m && a->k == b->k && a->n == b->n && a->dtype == b->dtype &&
+           a->driver == b->driver && a->membw_mask == b->membw_mask;
+}
+
+/* a micro-measurement: {"probe": "gemm", "processor": "npu", "m", "k", "n",
+ * "dtype", "metric": "gemm_time_us" | "gemm_tflops"}, {"probe": "sync",
+ * "mechanism": "fast" | "driver", "metric": "sync_round_trip_us"} or
+ * {"probe": "membw", "set": "gpu+npu", "metric": "membw_gbps"}; with
+ * "baseline": {the fields that differ} (@allow_base), the value is the
+ * probe's over the baseline probe's */
+static gboolean
+parse_probe(const HsCalSpec *s, const cJSON *j, const char *path, gboolean allow_base,
+            HsCalProbe *p, GError **error)
 {
     static const char *const known[] = { "id", "probe", "processor", "m", "k", "n", "dtype",
-                                         "mechanism", "metric", "value", "uncertainty",
-                                         "uncertainty_pct", "soc", "stack", "note", NULL };
-    static const char *const probes[] = { "gemm", "sync", NULL };
+                                         "mechanism", "set", "metric", "value", "uncertainty",
+                                         "uncertainty_pct", "soc", "stack", "note", "paper",
+                                         "baseline", NULL };
+    /* what a baseline may change: the probe and its metric are the measurement's */
+    static const char *const bknown[] = { "soc", "stack", "processor", "m", "k", "n", "dtype",
+                                          "mechanism", "set", NULL };
+    static const char *const probes[] = { "gemm", "sync", "membw", NULL };
+    /* the probe each metric belongs to */
+    static const int metric_probe[] = { 0, 0, 1, 2 };
+    G_STATIC_ASSERT(G_N_ELEMENTS(metric_probe) == HS_CAL_PROBE_COUNT);
     static const char *const kinds[] = { "cpu", "gpu", "npu", NULL };
     static const char *const mechs[] = { "fast", "driver", NULL };
     if (!only_keys(j, path, known, error)) {
         return FALSE;
     }
-    int what = -1, metric = -1, kind = -1, dtype = HS_CAL_DT_FP16, mech = 0;
+    int what = -1, metric = -1, kind = -1, dtype = HS_CAL_DT_FP16, mech = 0, set = -1;
     if (!get_choice(j, "probe", path, probes, &what, error) ||
         !get_choice(j, "metric", path, hs_cal_probe_metric_name, &metric, error) ||
         !get_choice(j, "processor", path, kinds, &kind, error) ||
         !get_choice(j, "dtype", path, hs_cal_dtype_name, &dtype, error) ||
-        !get_choice(j, "mechanism", path, mechs, &mech, error)) {
+        !get_choice(j, "mechanism", path, mechs, &mech, error) ||
+        !get_choice(j, "set", path, hs_cal_membw_set_name, &set, error)) {
         return FALSE;
     }
     if (metric < 0) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
-                    "%s: missing key \"metric\" (gemm_time_us, gemm_tflops or "
-                    "sync_round_trip_us)", path);
+                    "%s: missing key \"metric\" (gemm_time_us, gemm_tflops, "
+                    "sync_round_trip_us or membw_gbps)", path);
         return FALSE;
     }
-    if ((what == 0) != (metric != HS_CAL_PROBE_SYNC_US)) {
+    if (metric_probe[metric] != what) {
         return FAIL("%s.metric: expected a metric of the %s probe (got %s)", path,
                     probes[what], hs_cal_probe_metric_name[metric]);
     }
@@ -314,10 +356,55 @@ parse_probe(const HsCalSpec *s, const cJSON *j, const char *path, HsCalProbe *p,
         p->n = (uint32_t) d[2];
         p->processor = g_strdup(kinds[kind]);
     }
+    if (what == 2) {
+        if (set < 0) {
+            g_autofree char *list = g_strjoinv(", ", (char **) hs_cal_membw_set_name);
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
+                        "%s: missing key \"set\" (the processors streaming at once: %s)",
+                        path, list);
+            return FALSE;
+        }
+        p->membw_set = set;
+        p->membw_mask = membw_masks[set];
+    }
     p->soc = g_strdup(s->soc);
     p->stack = g_strdup(s->stack);
-    return get_string(j, "soc", path, &p->soc, error) &&
-           get_string(j, "stack", path, &p->stack, error);
+    if (!get_string(j, "soc", path, &p->soc, error) ||
+        !get_string(j, "stack", path, &p->stack, error)) {
+        return FALSE;
+    }
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "baseline");
+    if (b == NULL) {
+        return TRUE;
+    }
+    g_autofree char *bpath = hs_json_path_key(path, "baseline");
+    if (!allow_base) {
+        return FAIL("%s: a baseline has no baseline of its own", bpath);
+    }
+    if (!cJSON_IsObject(b) || b->child == NULL) {
+        g_autofree char *got = hs_json_describe(b);
+        return FAIL("%s: expected an object of the probe's fields that differ (soc, stack, "
+                    "processor, m, k, n, dtype, mechanism, set; got %s)", bpath, got);
+    }
+    if (!only_keys(b, bpath, bknown, error)) {
+        return FALSE;
+    }
+    /* the measurement's probe with the baseline's fields in their place */
+    g_autoptr(cJSON) merged = cJSON_Duplicate(j, TRUE);
+    cJSON_DeleteItemFromObjectCaseSensitive(merged, "baseline");
+    for (const cJSON *c = b->child; c; c = c->next) {
+        cJSON_DeleteItemFromObjectCaseSensitive(merged, c->string);
+        cJSON_AddItemToObject(merged, c->string, cJSON_Duplicate(c, TRUE));
+    }
+    p->base = g_new0(HsCalProbe, 1);
+    if (!parse_probe(s, merged, bpath, FALSE, p->base, error)) {
+        return FALSE;
+    }
+    if (probe_same(p, p->base)) {
+        return FAIL("%s: expected a probe other than the measurement's own (the ratio of a "
+                    "probe over itself is 1 by definition)", bpath);
+    }
+    return TRUE;
 }
 
 /* One measurement object @j (at @path, "FILE: $.measurements[i]" in
@@ -353,17 +440,15 @@ add_measurement(HsCalSpec *s, const cJSON *j, const char *what, const char *jpat
     }
     if (cJSON_HasObjectItem(j, "probe")) {
         HsCalMeas *m = &s->meas[s->n_meas];
-        if (!parse_probe(s, j, origin, &m->probe, error)) {
-            g_free(m->probe.soc);
-            g_free(m->probe.stack);
-            g_free(m->probe.processor);
-            memset(&m->probe, 0, sizeof(m->probe));
+        if (!parse_probe(s, j, origin, TRUE, &m->probe, error)) {
+            probe_clear(&m->probe);
             return FALSE;
         }
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
         s->n_meas++;
         m->pt = NULL;
-        m->metric = hs_cal_probe_metric_name[m->probe.metric];
+        m->metric = m->probe.base ? hs_cal_probe_ratio_name[m->probe.metric]
+                                  : hs_cal_probe_metric_name[m->probe.metric];
         m->id = cJSON_IsString(id) ? g_strdup(id->valuestring) : g_strdup_printf("m%d", index);
         m->origin = g_steal_pointer(&origin);
         m->value = value;
