@@ -132,9 +132,9 @@ gboolean hs_cal_spec_resolve(HsCalSpec *s, GError **error);
  * (transfer full)  Errors: "x.csv:LINE: ...". */
 cJSON *hs_cal_csv_parse(const char *text, gsize len, const char *what, GError **error);
 
-/* Which document the keys edit: "soc" or "stack" (the first key's; a spec
- * mixing them is refused by --out). */
-const char *hs_cal_spec_doc(const HsCalSpec *s);
+/* Does @s fit keys of @doc ("soc" or "stack")?  A spec may fit both:
+ * --out-soc and --out-stack write each. */
+gboolean hs_cal_spec_fits(const HsCalSpec *s, const char *doc);
 
 /* --- evaluation (eval.c) --- */
 

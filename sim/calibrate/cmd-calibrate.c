@@ -42,10 +42,12 @@ replace_source(cJSON *j, const char *old, const char *new)
     return n;
 }
 
+/* The base @doc ("soc" or "stack") with the fitted keys of that document
+ * replaced, to @out; @opt names the option in errors. */
 static gboolean
-write_out(const HsCalSpec *s, const HsCalResult *r, const char *out, GError **error)
+write_out(const HsCalSpec *s, const HsCalResult *r, const char *doc, const char *out,
+          const char *opt, GError **error)
 {
-    const char *doc = hs_cal_spec_doc(s);
     gboolean stack = strcmp(doc, "stack") == 0;
     g_autofree char *dir = stack ? g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL)
                                  : g_build_filename(hs_cli_data_dir(), "configs", NULL);
@@ -60,11 +62,15 @@ write_out(const HsCalSpec *s, const HsCalResult *r, const char *out, GError **er
         x[k] = r->keys[k].value;
     }
     g_auto(GStrv) set = hs_cal_overrides(s, x);
+    /* (the other document's overrides are not applied to this one) */
     g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
     if (ovr == NULL || !hs_overrides_apply(ovr, doc, root, error)) {
         return FALSE;
     }
     for (guint k = 0; k < s->n_keys; k++) {
+        if (strcmp(hs_override_doc(s->keys[k].path), doc) != 0) {
+            continue;
+        }
         g_autofree char *old = g_strdup_printf("--set %s", set[k]);
         g_autofree char *iv = key_interval(&s->keys[k], &r->keys[k]);
         g_autofree char *src = g_strdup_printf(
@@ -78,7 +84,7 @@ write_out(const HsCalSpec *s, const HsCalResult *r, const char *out, GError **er
     g_autofree char *text = hs_json_print(root, TRUE);
     g_autofree char *with_nl = g_strconcat(text, "\n", NULL);
     if (!g_file_set_contents(out, with_nl, -1, error)) {
-        g_prefix_error(error, "--out: ");
+        g_prefix_error(error, "%s: ", opt);
         return FALSE;
     }
     return TRUE;
@@ -199,12 +205,18 @@ static gboolean
 run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE, loo = FALSE;
-    g_autofree char *format_name = NULL, *out = NULL;
+    g_autofree char *format_name = NULL, *out = NULL, *out_soc = NULL, *out_stack = NULL;
     GOptionEntry entries[] = {
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
           "Output format: text or json (default text)", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
-          "Write the base SoC (or stack) with the fitted keys, each sourced, to FILE", "FILE" },
+          "Write the base SoC (or stack) with the fitted keys, each sourced, to FILE (a spec "
+          "fitting keys of one of them)", "FILE" },
+        { "out-soc", 0, 0, G_OPTION_ARG_FILENAME, &out_soc,
+          "Write the base SoC with its fitted keys to FILE (a spec fitting SoC keys, alone or "
+          "with stack keys)", "FILE" },
+        { "out-stack", 0, 0, G_OPTION_ARG_FILENAME, &out_stack,
+          "Write the base stack with its fitted stack.* keys to FILE", "FILE" },
         { "loo", 0, 0, G_OPTION_ARG_NONE, &loo,
           "Also refit leaving each measurement out: its error when predicted", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -234,11 +246,34 @@ run(int argc, char **argv, GError **error)
     if (s == NULL || !hs_cal_spec_resolve(s, error)) {
         return FALSE;
     }
+    /* which file each fitted document goes to, checked before the fit */
+    gboolean fits_soc = hs_cal_spec_fits(s, "soc"), fits_stack = hs_cal_spec_fits(s, "stack");
+    if (out && (out_soc || out_stack)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--out: expected either --out or --out-soc / --out-stack (got both)");
+        return FALSE;
+    }
+    if (out && fits_soc && fits_stack) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--out: %s fits keys of both the SoC and the stack: expected --out-soc FILE "
+                    "and --out-stack FILE", s->path);
+        return FALSE;
+    }
+    if ((out_soc && !fits_soc) || (out_stack && !fits_stack)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--out-%s: %s fits no %s key", out_soc && !fits_soc ? "soc" : "stack",
+                    s->path, out_soc && !fits_soc ? "SoC" : "stack");
+        return FALSE;
+    }
+    if (out) {
+        *(fits_soc ? &out_soc : &out_stack) = g_steal_pointer(&out);
+    }
     g_autoptr(HsCalResult) r = hs_cal_fit(s, loo, error);
     if (r == NULL) {
         return FALSE;
     }
-    if (out && !write_out(s, r, out, error)) {
+    if ((out_soc && !write_out(s, r, "soc", out_soc, "--out-soc", error)) ||
+        (out_stack && !write_out(s, r, "stack", out_stack, "--out-stack", error))) {
         return FALSE;
     }
     if (format == HS_FORMAT_JSON) {

@@ -71,10 +71,15 @@ hs_cal_spec_free(HsCalSpec *s)
     g_free(s);
 }
 
-const char *
-hs_cal_spec_doc(const HsCalSpec *s)
+gboolean
+hs_cal_spec_fits(const HsCalSpec *s, const char *doc)
 {
-    return s->n_keys ? hs_override_doc(s->keys[0].path) : "soc";
+    for (guint k = 0; k < s->n_keys; k++) {
+        if (strcmp(hs_override_doc(s->keys[k].path), doc) == 0) {
+            return TRUE;
+        }
+    }
+    return FALSE;
 }
 
 /* a finite number at @path in @o (absent: *@v untouched, FALSE *present) */
@@ -646,13 +651,8 @@ spec_from_json(const cJSON *root, const char *what, const char *dir, GError **er
             g_prefix_error(error, "%s: ", what);
             return NULL;
         }
-        if (strcmp(hs_override_doc(ck->path), hs_cal_spec_doc(s)) != 0) {
-            FAIL("%s: %s: expected keys of one document (the SoC's or the stack's; the first "
-                 "key is the %s's)", what, kp, hs_cal_spec_doc(s));
-            return NULL;
-        }
     }
-    if (strcmp(hs_cal_spec_doc(s), "stack") == 0 && s->stack == NULL) {
+    if (hs_cal_spec_fits(s, "stack") && s->stack == NULL) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_MISSING_KEY,
                     "%s: $: missing key \"stack\" (the stack whose stack.* keys are fitted)",
                     what);

@@ -10,9 +10,16 @@
  *   --out writes a stack that `run` accepts and that reproduces the fit;
  *   a CSV of measurements is read as the same measurements inline;
  *   probe micro-measurements (a matmul's TFLOPS, a sync round trip);
+ *   recovery from probe measurements `probe` itself gives at known keys (a
+ *     driver sync round trip, a DRAM bandwidth mix);
+ *   a spec fitting SoC and stack keys together writes both files
+ *     (--out-soc, --out-stack), which `run` takes and which reproduce the
+ *     fit; a nested key (gpu.arch_matmul_efficiency.ARCH) takes its own
+ *     table's range;
  *   bad specs fail in one line naming the file and JSON path;
  *   every spec in configs/calibration re-derives its shipped key: the
- *     shipped value lies inside the fit's interval.
+ *     shipped value lies inside the fit's interval; every key a shipped
+ *     config marks calibrated is re-derived by a spec its source names.
  */
 #include "sim/util/json.h"
 
@@ -299,6 +306,136 @@ test_probes(void)
     g_assert_cmpfloat(eff, <, 1);
 }
 
+
+/* a number from `probe --what WHAT --format json ... --set SET`: the row
+ * whose @col_name column is @row_name, its @col */
+static double
+probe_value(const char *what, const char *set, const char *col_name, const char *row_name,
+            const char *col)
+{
+    g_autofree char *s = g_strdup_printf("--set=%s", set);
+    g_autoptr(Run) r = hs("probe", "--what", what, "--format", "json", s, NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows")) {
+        if (strcmp(cJSON_GetObjectItem(row, col_name)->valuestring, row_name) == 0) {
+            return num(row, col);
+        }
+    }
+    g_assert_not_reached();
+}
+
+static void
+assert_recovered(const cJSON *j, const char *key, double truth, double max_err)
+{
+    const cJSON *o = key_of(j, key);
+    g_test_message("%s: %g in [%g, %g], true %g", key, num(o, "value"), num(o, "lo95"),
+                   num(o, "hi95"), truth);
+    g_assert_cmpfloat(num(o, "lo95"), <=, truth);
+    g_assert_cmpfloat(num(o, "hi95"), >=, truth);
+    g_assert_cmpfloat(fabs(num(o, "value") / truth - 1), <, max_err);
+    g_assert_false(cJSON_IsTrue(cJSON_GetObjectItem(o, "unconstrained")));
+}
+
+/* a driver sync's round trip and the DRAM's bandwidth with every
+ * processor streaming, as `probe` gives them at known SoC keys, fitted
+ * from perturbed starts (the keys' documented ranges as bounds) */
+static void
+test_probe_recovery(void)
+{
+    double rt = probe_value("sync", "sync.driver.finish_us=300", "mechanism", "driver",
+                            "round_trip_us");
+    double bw = probe_value("membw", "memory.ceiling_gbps=50", "set", "all", "gbps");
+    g_autofree char *text = g_strdup_printf(
+        "{\"soc\": \"sd8gen3\", \"keys\": {\"sync.driver.finish_us\": {\"start\": 100}, "
+        "\"memory.ceiling_gbps\": {\"start\": 65}}, \"measurements\": ["
+        "{\"id\": \"rt\", \"probe\": \"sync\", \"mechanism\": \"driver\", "
+        "\"metric\": \"sync_round_trip_us\", \"value\": %.17g},"
+        "{\"id\": \"bw\", \"probe\": \"membw\", \"set\": \"all\", \"metric\": \"membw_gbps\", "
+        "\"value\": %.17g}]}", rt, bw);
+    g_autofree char *spec = write_tmp("probe-recovery.json", text);
+    g_autoptr(cJSON) j = calibrate_json(spec, NULL, NULL);
+    assert_recovered(j, "sync.driver.finish_us", 300, 0.01);
+    assert_recovered(j, "memory.ceiling_gbps", 50, 0.01);
+}
+
+/* one spec fitting a SoC key and a stack key, from the simulator's own
+ * numbers at known values: both come back, --out-soc and --out-stack
+ * write both files, and `run` on them gives the measured number again */
+static void
+test_mixed(void)
+{
+    double bw = probe_value("membw", "memory.ceiling_gbps=50", "set", "gpu+npu", "gbps");
+    g_autoptr(Run) run = hs("run", "-P", "gpu-only", "-m", "llama-3.2-1b", "--stack", "heterollm",
+                            "--prompt", "256", "--decode", "0", "--functional", "off", "--format",
+                            "json", "--set=memory.ceiling_gbps=50",
+                            "--set=stack.gpu.matmul_efficiency=0.3", NULL);
+    g_assert_cmpint(run->status, ==, 0);
+    g_autoptr(cJSON) rj = cJSON_Parse(run->out);
+    double tps = num(cJSON_GetObjectItem(rj, "prefill"), "tokens_per_s");
+    g_autofree char *text = g_strdup_printf(
+        "{\"soc\": \"sd8gen3\", \"stack\": \"heterollm\", \"starts\": 2, \"keys\": {"
+        "\"memory.ceiling_gbps\": {\"start\": 65}, "
+        "\"stack.gpu.matmul_efficiency\": {\"start\": 0.6}}, \"measurements\": ["
+        "{\"id\": \"bw\", \"probe\": \"membw\", \"set\": \"gpu+npu\", \"metric\": \"membw_gbps\", "
+        "\"value\": %.17g},"
+        "{\"id\": \"pf\", \"model\": \"llama-3.2-1b\", \"policy\": \"gpu-only\", "
+        "\"workload\": {\"prompt\": 256}, \"metric\": \"prefill_tokens_per_s\", "
+        "\"value\": %.17g}]}", bw, tps);
+    g_autofree char *spec = write_tmp("mixed.json", text);
+    g_autofree char *soc = g_build_filename(tmpdir, "mixed-soc.json", NULL);
+    g_autofree char *stack = g_build_filename(tmpdir, "mixed-stack.json", NULL);
+    g_autoptr(Run) r = hs("calibrate", spec, "--format", "json", "--out-soc", soc,
+                          "--out-stack", stack, NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    assert_recovered(j, "memory.ceiling_gbps", 50, 0.01);
+    assert_recovered(j, "stack.gpu.matmul_efficiency", 0.3, 0.01);
+    /* each file holds its own document's fitted key, sourced */
+    g_autofree char *soc_text = NULL, *stack_text = NULL;
+    g_assert_true(g_file_get_contents(soc, &soc_text, NULL, NULL));
+    g_assert_true(g_file_get_contents(stack, &stack_text, NULL, NULL));
+    const char *by = "calibrated by hetero-sim calibrate";
+    const char *in_soc = strstr(soc_text, by), *in_stack = strstr(stack_text, by);
+    g_assert_nonnull(in_soc);
+    g_assert_nonnull(in_stack);
+    g_assert_null(strstr(in_soc + 1, by));          /* one key each */
+    g_assert_null(strstr(in_stack + 1, by));
+    g_autoptr(Run) again = hs("run", "-P", "gpu-only", "-m", "llama-3.2-1b", "--soc", soc,
+                              "--stack", stack, "--prompt", "256", "--decode", "0",
+                              "--functional", "off", "--format", "json", NULL);
+    g_assert_cmpint(again->status, ==, 0);
+    g_autoptr(cJSON) aj = cJSON_Parse(again->out);
+    g_assert_cmpfloat(fabs(num(cJSON_GetObjectItem(aj, "prefill"), "tokens_per_s") / tps - 1),
+                      <, 0.01);
+    /* --out cannot say which document: refused in one line, before the fit */
+    g_autofree char *one = g_build_filename(tmpdir, "mixed-one.json", NULL);
+    g_autoptr(Run) bad = hs("calibrate", spec, "--out", one, NULL);
+    g_assert_cmpint(bad->status, !=, 0);
+    g_assert_nonnull(strstr(bad->err, "expected --out-soc FILE and --out-stack FILE"));
+    g_assert_true(strchr(bad->err, '\n') == bad->err + strlen(bad->err) - 1);
+    g_assert_false(g_file_test(one, G_FILE_TEST_EXISTS));
+}
+
+/* a key inside a nested table (the stack's per-architecture GPU
+ * efficiencies) without min and max: that table's range, [0, 1] */
+static void
+test_nested_bounds(void)
+{
+    g_autofree char *spec = write_tmp("nested.json",
+        "{\"soc\": \"dimensity9300\", \"stack\": \"transformer-lite\", \"keys\": "
+        "{\"stack.gpu.arch_matmul_efficiency.mali-valhall5\": {}}, \"measurements\": ["
+        "{\"id\": \"r\", \"probe\": \"gemm\", \"processor\": \"gpu\", \"m\": 4096, \"k\": 4096, "
+        "\"n\": 4096, \"baseline\": {\"soc\": \"sd8gen3\"}, \"metric\": \"gemm_tflops\", "
+        "\"value\": 0.9}]}");
+    g_autoptr(cJSON) j = calibrate_json(spec, NULL, NULL);
+    const cJSON *k = key_of(j, "stack.gpu.arch_matmul_efficiency.mali-valhall5");
+    g_assert_cmpfloat(num(k, "min"), ==, 0);
+    g_assert_cmpfloat(num(k, "max"), ==, 1);
+    g_assert_cmpfloat(fabs(num(k, "value") - 0.36), <, 0.005);
+}
+
 static void
 test_bad_specs(void)
 {
@@ -337,6 +474,30 @@ test_bad_specs(void)
         { "{\"keys\": {\"npu.active_w\": {}}, \"measurements\": [{\"probe\": \"sync\", "
           "\"metric\": \"gemm_tflops\", \"value\": 1}]}",
           "bad.json: $.measurements[0].metric: expected a metric of the sync probe" },
+        { "{\"keys\": {\"npu.active_w\": {}}, \"measurements\": [{\"probe\": \"membw\", "
+          "\"metric\": \"membw_gbps\", \"value\": 50}]}",
+          "bad.json: $.measurements[0]: missing key \"set\"" },
+        { "{\"keys\": {\"npu.active_w\": {}}, \"measurements\": [{\"probe\": \"membw\", "
+          "\"set\": \"gpu+dsp\", \"metric\": \"membw_gbps\", \"value\": 50}]}",
+          "bad.json: $.measurements[0].set: expected one of cpu, gpu, npu" },
+        { "{\"keys\": {\"npu.active_w\": {}}, \"measurements\": [{\"probe\": \"gemm\", "
+          "\"processor\": \"npu\", \"m\": 8, \"k\": 8, \"n\": 8, \"dtype\": \"int8\", "
+          "\"baseline\": {\"dtype\": \"int8\"}, \"metric\": \"gemm_time_us\", \"value\": 2}]}",
+          "bad.json: $.measurements[0].baseline: expected a probe other than the measurement's" },
+        { "{\"keys\": {\"npu.active_w\": {}}, \"measurements\": [{\"probe\": \"gemm\", "
+          "\"processor\": \"npu\", \"m\": 8, \"k\": 8, \"n\": 8, "
+          "\"baseline\": {\"metric\": \"gemm_tflops\"}, \"metric\": \"gemm_time_us\", "
+          "\"value\": 2}]}",
+          "bad.json: $.measurements[0].baseline.metric: unknown key" },
+        { "{\"keys\": {\"npu.active_w\": {}}, \"measurements\": [{\"probe\": \"gemm\", "
+          "\"processor\": \"npu\", \"m\": 8, \"k\": 8, \"n\": 8, "
+          "\"baseline\": {\"dtype\": \"int3\"}, \"metric\": \"gemm_time_us\", "
+          "\"value\": 2}]}",
+          "bad.json: $.measurements[0].baseline.dtype: expected one of fp16" },
+        { "{\"stack\": \"mllm\", \"keys\": {\"stack.gpu.arch_matmul_efficiency.nosuch\": {}}, "
+          "\"measurements\": [{\"probe\": \"sync\", \"metric\": \"sync_round_trip_us\", "
+          "\"value\": 2}]}",
+          "bad.json: $.keys.stack.gpu.arch_matmul_efficiency.nosuch: missing keys \"min\" and \"max\"" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         gboolean csv = g_str_has_prefix(cases[i].text, "id,");
@@ -410,7 +571,86 @@ test_shipped(void)
         g_assert_cmpfloat(num(o, "hi95"), >=, shipped);
         n++;
     }
-    g_assert_cmpuint(n, >=, 5);
+    g_assert_cmpuint(n, >=, 8);
+}
+
+/* Every object under @j whose "source" starts "calibrated": the key it is
+ * the value of (its name) and the source, into @out as "KEY\tSOURCE". */
+static void
+calibrated_sources(const cJSON *j, GPtrArray *out)
+{
+    for (const cJSON *c = j ? j->child : NULL; c; c = c->next) {
+        if (!cJSON_IsObject(c) && !cJSON_IsArray(c)) {
+            continue;
+        }
+        const cJSON *src = cJSON_IsObject(c) ? cJSON_GetObjectItem(c, "source") : NULL;
+        if (c->string && cJSON_IsString(src) && g_str_has_prefix(src->valuestring, "calibrated")) {
+            g_ptr_array_add(out, g_strdup_printf("%s\t%s", c->string, src->valuestring));
+        }
+        calibrated_sources(c, out);
+    }
+}
+
+/* every key a shipped SoC or stack marks calibrated: its source names the
+ * spec in configs/calibration that re-derives it, and that spec fits that
+ * key of that config (the spec's fit is checked by test_shipped) */
+static void
+test_calibrated_have_specs(void)
+{
+    const char *root = g_getenv("HS_SOURCE_ROOT");
+    static const char *const dirs[] = { "configs", "configs/stacks" };
+    guint n = 0;
+    for (guint d = 0; d < G_N_ELEMENTS(dirs); d++) {
+        g_autofree char *dir = g_build_filename(root, dirs[d], NULL);
+        g_autoptr(GDir) gd = g_dir_open(dir, 0, NULL);
+        g_assert_nonnull(gd);
+        for (const char *f; (f = g_dir_read_name(gd));) {
+            if (!g_str_has_suffix(f, ".json")) {
+                continue;
+            }
+            g_autofree char *path = g_build_filename(dir, f, NULL);
+            g_autofree char *text = NULL;
+            g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+            g_autoptr(cJSON) cfg = cJSON_Parse(text);
+            g_assert_nonnull(cfg);
+            g_autoptr(GPtrArray) found = g_ptr_array_new_with_free_func(g_free);
+            calibrated_sources(cfg, found);
+            g_autofree char *stem = g_strndup(f, strlen(f) - 5);
+            for (guint i = 0; i < found->len; i++) {
+                const char *e = g_ptr_array_index(found, i);
+                g_autofree char *key = g_strndup(e, strchr(e, '\t') - e);
+                const char *src = strchr(e, '\t') + 1;
+                const char *at = strstr(src, "configs/calibration/");
+                g_test_message("%s/%s: %s", dirs[d], f, key);
+                g_assert_nonnull(at);           /* the source names its spec */
+                at += strlen("configs/calibration/");
+                const char *end = strstr(at, ".json");
+                g_assert_nonnull(end);
+                g_autofree char *name = g_strndup(at, end - at + 5);
+                g_autofree char *spec_path = g_build_filename(root, "configs", "calibration",
+                                                              name, NULL);
+                g_autofree char *spec_text = NULL;
+                g_assert_true(g_file_get_contents(spec_path, &spec_text, NULL, NULL));
+                g_autoptr(cJSON) spec = cJSON_Parse(spec_text);
+                /* it fits this key ... */
+                g_autofree char *dot_key = g_strconcat(".", key, NULL);
+                gboolean fits = FALSE;
+                const cJSON *k;
+                cJSON_ArrayForEach(k, cJSON_GetObjectItem(spec, "keys")) {
+                    fits = fits || g_str_has_suffix(k->string, dot_key);
+                }
+                g_assert_true(fits);
+                /* ... of this config */
+                const cJSON *base = cJSON_GetObjectItem(spec, d == 0 ? "soc" : "stack");
+                g_assert_nonnull(base);
+                g_assert_cmpstr(base->valuestring, ==, stem);
+                n++;
+            }
+        }
+    }
+    /* sd8gen3's deep_rows and active_w; mlc-gpu, npu-tts, mllm (3),
+     * transformer-lite: at least these */
+    g_assert_cmpuint(n, >=, 8);
 }
 
 int
@@ -424,8 +664,12 @@ main(int argc, char **argv)
     g_test_add_func("/calibrate/contradictory", test_contradictory);
     g_test_add_func("/calibrate/out-and-csv", test_out_and_csv);
     g_test_add_func("/calibrate/probes", test_probes);
+    g_test_add_func("/calibrate/probe-recovery", test_probe_recovery);
+    g_test_add_func("/calibrate/mixed", test_mixed);
+    g_test_add_func("/calibrate/nested-bounds", test_nested_bounds);
     g_test_add_func("/calibrate/bad-specs", test_bad_specs);
     g_test_add_func("/calibrate/shipped", test_shipped);
+    g_test_add_func("/calibrate/calibrated-have-specs", test_calibrated_have_specs);
     int rc = g_test_run();
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmpdir);
     (void) !system(rm);
