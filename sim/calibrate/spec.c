@@ -1,6 +1,6 @@
 /*
- * spec.c - a calibration spec: see calibrate.h and
- * /work/notes/calibrate-readme.md for the format.
+ * spec.c - a calibration spec: see calibrate.h and docs/calibrate.md for
+ * the format.
  *
  *   { "description": "...",
  *     "soc": "sd8gen3",                 base SoC (name or path)
@@ -12,7 +12,10 @@
  *     "measurements": [ { "id": "...", "model": "...", "policy": "...",
  *                         "sync": "fast", "workload": {"prompt": 256, "decode": 0,
  *                         "batch": 1}, "metric": "prefill_tokens_per_s",
- *                         "value": 41.2, "uncertainty_pct": 5 } ],
+ *                         "value": 41.2, "uncertainty_pct": 5 },
+ *                       { "probe": "gemm" | "sync" | "membw", ...,
+ *                         "baseline": { the probe fields that differ },
+ *                         "metric": "gemm_time_us", "value": 9.4 } ],
  *     "points": "configs/points/heterollm.json", "rows": ["id", ...],
  *     "csv": "phone.csv",
  *     "starts": 4, "max_evals": 120 }
