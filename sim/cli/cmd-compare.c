@@ -24,7 +24,7 @@ rel_err_pct(const SimCheck *c)
 }
 
 static void
-print_table(const HwSoc *soc, const SimRunReport *r, guint n)
+print_table(GString *out, const HwSoc *soc, const SimRunReport *r, guint n)
 {
     const SimWorkload *w = &r[0].workload;
     double best_pre = 0, best_dec = 0, best_j = 1e300;
@@ -33,16 +33,17 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
         best_dec = MAX(best_dec, r[i].decode.tokens_per_s);
         best_j = MIN(best_j, r[i].prefill.energy_j + r[i].decode.energy_j);
     }
-    printf("%s on %s, sync %s: prompt %u, decode %u x batch %u   (* = best)\n",
+    g_string_append_printf(out, "%s on %s, sync %s: prompt %u, decode %u x batch %u   (* = best)\n",
            r[0].model, r[0].soc, sim_sync_name[w->sync], w->prompt, w->decode, w->batch);
     const gboolean game = w->render.fps > 0;
     int pw = 6;                      /* the policy column: its longest name */
     for (guint i = 0; i < n; i++) {
         pw = MAX(pw, (int) strlen(r[i].policy));
     }
-    printf("  %-*s %12s %10s %12s %9s %9s %9s  %-*s%s\n", pw, "policy", "prefill tok/s", "TTFT ms",
-           "decode tok/s", "pre GB/s", "dec GB/s", "energy J", game ? 16 : 0, "values, FP err",
-           game ? "  game FPS pre/dec" : "");
+    g_string_append_printf(out, "  %-*s %12s %10s %12s %9s %9s %9s  %-*s%s\n", pw, "policy",
+                           "prefill tok/s", "TTFT ms", "decode tok/s", "pre GB/s", "dec GB/s",
+                           "energy J", game ? 16 : 0, "values, FP err",
+                           game ? "  game FPS pre/dec" : "");
     for (guint i = 0; i < n; i++) {
         double j = r[i].prefill.energy_j + r[i].decode.energy_j;
         /* "match*": matches the plan's own arithmetic, some of it at
@@ -61,27 +62,30 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
             g_snprintf(dec_tps, sizeof dec_tps, "%.2f", r[i].decode.tokens_per_s);
             g_snprintf(dec_gbps, sizeof dec_gbps, "%.1f", r[i].decode.dram_gbps);
         }
-        printf("  %-*s %11.2f%s %10.1f %11s%s %9.1f %9s %8.3f%s  %-*s", pw, r[i].policy,
-               r[i].prefill.tokens_per_s, r[i].prefill.tokens_per_s == best_pre ? "*" : " ",
-               r[i].ttft_ms, dec_tps,
-               w->decode && r[i].decode.tokens_per_s == best_dec ? "*" : " ",
-               r[i].prefill.dram_gbps, dec_gbps, j, j == best_j ? "*" : " ",
-               game ? 16 : 0, values);
+        g_string_append_printf(out, "  %-*s %11.2f%s %10.1f %11s%s %9.1f %9s %8.3f%s  %-*s",
+                               pw, r[i].policy, r[i].prefill.tokens_per_s,
+                               r[i].prefill.tokens_per_s == best_pre ? "*" : " ",
+                               r[i].ttft_ms, dec_tps,
+                               w->decode && r[i].decode.tokens_per_s == best_dec ? "*" : " ",
+                               r[i].prefill.dram_gbps, dec_gbps, j, j == best_j ? "*" : " ",
+                               game ? 16 : 0, values);
         if (game) {
-            printf("  %7.1f / %.1f", r[i].render_fps_prefill, r[i].render_fps_decode);
+            g_string_append_printf(out, "  %7.1f / %.1f", r[i].render_fps_prefill,
+                                   r[i].render_fps_decode);
         }
-        printf("\n");
+        g_string_append_printf(out, "\n");
     }
     if (n > 0 && r[0].check.checked) {
         g_autofree char *weights = sim_workload_weights(&r[0].workload);
-        printf("  values checked on weights: %s\n", weights);
+        g_string_append_printf(out, "  values checked on weights: %s\n", weights);
     }
     for (guint i = 0; i < n; i++) {
         if (r[i].check.checked && r[i].check.match && r[i].check.precision_changed) {
-            printf("  match*: %s matches its plan's own arithmetic; some of its tasks ran at "
-                   "another precision (%.3g from the FP reference, %.3g %% of its largest "
-                   "value)\n", r[i].policy, r[i].check.precision_err,
-                   rel_err_pct(&r[i].check));
+            g_string_append_printf(out, "  match*: %s matches its plan's own arithmetic; "
+                                   "some of its tasks ran at another precision (%.3g from "
+                                   "the FP reference, %.3g %% of its largest value)\n",
+                                   r[i].policy, r[i].check.precision_err,
+                                   rel_err_pct(&r[i].check));
         }
     }
     /* where the winner gains: against the GPU-only baseline when present */
@@ -104,27 +108,28 @@ print_table(const HwSoc *soc, const SimRunReport *r, guint n)
             ? g_strdup_printf(" is %.2fx gpu-only", win_pre->prefill.tokens_per_s /
                                                     gpu->prefill.tokens_per_s)
             : g_strdup(" is the fastest");
-        printf("  prefill: %s%s; its heaviest op: %s\n", win_pre->policy, vs, hot ? hot : "-");
+        g_string_append_printf(out, "  prefill: %s%s; its heaviest op: %s\n", win_pre->policy,
+                               vs, hot ? hot : "-");
     }
     if (win_dec && w->decode && win_dec->decode.tokens_per_s > 0) {
         g_autofree char *vs = gpu && gpu != win_dec && gpu->decode.tokens_per_s > 0
             ? g_strdup_printf(" is %.2fx gpu-only", win_dec->decode.tokens_per_s /
                                                     gpu->decode.tokens_per_s)
             : g_strdup(" is the fastest");
-        printf("  decode: %s%s, using %.1f GB/s of %.0f", win_dec->policy, vs,
-               win_dec->decode.dram_gbps, soc->mem.peak_gbps);
+        g_string_append_printf(out, "  decode: %s%s, using %.1f GB/s of %.0f", win_dec->policy,
+                               vs, win_dec->decode.dram_gbps, soc->mem.peak_gbps);
         if (gpu && gpu != win_dec) {
-            printf(" (gpu-only %.1f)", gpu->decode.dram_gbps);
+            g_string_append_printf(out, " (gpu-only %.1f)", gpu->decode.dram_gbps);
         }
-        printf("\n");
+        g_string_append_printf(out, "\n");
     }
     /* the legend: what each column is, where it is shown */
-    printf("  columns: tok/s of prefill and decode; TTFT = prefill time; GB/s = the phase's "
-           "average DRAM bandwidth;\n"
-           "    energy J = prefill + decode; values (--functional): match (the same as the "
-           "unpartitioned reference)\n"
-           "    or WRONG, then max |error| from an FP16 reference as %% of its largest value, "
-           "- not checked; * = best\n");
+    g_string_append(out, "  columns: tok/s of prefill and decode; TTFT = prefill time; GB/s = "
+                    "the phase's average DRAM bandwidth;\n"
+                    "    energy J = prefill + decode; values (--functional): match (the same "
+                    "as the unpartitioned reference)\n"
+                    "    or WRONG, then max |error| from an FP16 reference as % of its "
+                    "largest value, - not checked; * = best\n");
 }
 
 /* Which policy of how many is running: the progress line's prefix. */
@@ -191,15 +196,13 @@ diff_numbers(const cJSON *base, const cJSON *now, const char *path, cJSON *out)
 }
 
 /* The request a run directory holds (its config.json's SoC, model, stack
- * and policy, its recording's workload), run again with today's binary and
- * @o's --set, printed beside the directory's report. */
+ * and policy, its recording's workload), run again with today's binary
+ * and @o's --set: a row of @rows per number of its report, each metric
+ * named after @prefix; *@prov the directory's report's provenance. */
 static gboolean
-compare_baseline(const HsRunOpts *o, const char *dir, GError **error)
+baseline_rows(const HsRunOpts *o, const char *dir, const char *prefix, cJSON *rows,
+              cJSON **prov, GError **error)
 {
-    HsFormat format;
-    if (!hs_cli_format(o->format, HS_FORMATS_ALL, &format, error)) {
-        return FALSE;
-    }
     g_autofree char *cfg_path = g_build_filename(dir, "config.json", NULL);
     g_autofree char *rep_path = g_build_filename(dir, "report.json", NULL);
     g_autofree char *rec_path = g_build_filename(dir, "recording.json", NULL);
@@ -262,9 +265,62 @@ compare_baseline(const HsRunOpts *o, const char *dir, GError **error)
      * unchanged number compares equal to the digit */
     g_autofree char *now_text = hs_json_print(now_full, FALSE);
     g_autoptr(cJSON) now = cJSON_Parse(now_text);
+    g_autoptr(cJSON) mine = cJSON_CreateArray();
+    diff_numbers(base, now, "", mine);
+    while (cJSON_GetArraySize(mine) > 0) {
+        cJSON *row = cJSON_DetachItemFromArray(mine, 0);
+        if (prefix[0]) {
+            /* a compare directory's: "POLICY: metric" */
+            cJSON *m = cJSON_GetObjectItemCaseSensitive(row, "metric");
+            g_autofree char *named = g_strdup_printf("%s: %s", prefix, m->valuestring);
+            cJSON_ReplaceItemInObjectCaseSensitive(row, "metric", cJSON_CreateString(named));
+        }
+        cJSON_AddItemToArray(rows, row);
+    }
+    if (*prov == NULL) {
+        *prov = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(base, "provenance"), TRUE);
+    }
+    return TRUE;
+}
+
+/* compare --baseline DIR: a run directory's request (baseline_rows), or
+ * each policy's of a compare directory (its "policies", each DIR/POLICY),
+ * printed beside the directory's report. */
+static gboolean
+compare_baseline(const HsRunOpts *o, const char *dir, GError **error)
+{
+    HsFormat format;
+    if (!hs_cli_format(o->format, HS_FORMATS_ALL, &format, error)) {
+        return FALSE;
+    }
+    g_autofree char *cfg_path = g_build_filename(dir, "config.json", NULL);
+    g_autoptr(cJSON) cfg = hs_json_load_file(cfg_path, HS_CONFIG_ERROR, error);
+    if (cfg == NULL) {
+        return FALSE;
+    }
     g_autoptr(cJSON) rows = cJSON_CreateArray();
-    diff_numbers(base, now, "", rows);
-    const cJSON *bp = cJSON_GetObjectItemCaseSensitive(base, "provenance");
+    g_autoptr(cJSON) bp = NULL;
+    const cJSON *pols = cJSON_GetObjectItemCaseSensitive(cfg, "policies");
+    if (cJSON_IsArray(pols)) {
+        const cJSON *p = NULL;
+        int i = 0;
+        cJSON_ArrayForEach(p, pols) {
+            if (!cJSON_IsString(p)) {
+                g_autofree char *got = hs_json_describe(p);
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                            "%s: $.policies[%d]: expected a policy name (a string) (got "
+                            "%s)", cfg_path, i, got);
+                return FALSE;
+            }
+            g_autofree char *sub = g_build_filename(dir, p->valuestring, NULL);
+            if (!baseline_rows(o, sub, p->valuestring, rows, &bp, error)) {
+                return FALSE;
+            }
+            i++;
+        }
+    } else if (!baseline_rows(o, dir, "", rows, &bp, error)) {
+        return FALSE;
+    }
     const cJSON *bv = cJSON_GetObjectItemCaseSensitive(bp, "version");
     const cJSON *bc = cJSON_GetObjectItemCaseSensitive(bp, "command");
     if (format == HS_FORMAT_JSON) {
@@ -279,15 +335,21 @@ compare_baseline(const HsRunOpts *o, const char *dir, GError **error)
         printf("%s\n", s);
         return TRUE;
     }
+    int mw = 40;                     /* the metric column: its longest name */
+    const cJSON *row = NULL;
+    cJSON_ArrayForEach(row, rows) {
+        mw = MAX(mw, (int) strlen(cJSON_GetObjectItemCaseSensitive(row, "metric")->valuestring));
+    }
     if (format == HS_FORMAT_CSV) {
-        printf("metric,baseline,now,delta_pct\n");
+        /* the provenance columns as every CSV of a run has them */
+        g_autofree char *head = hs_csv_with_provenance("metric,baseline,now,delta_pct", TRUE);
+        fputs(head, stdout);
     } else {
         printf("baseline %s: %s (hetero-sim %s)\n", dir,
                cJSON_IsString(bc) ? bc->valuestring : "?",
                cJSON_IsString(bv) ? bv->valuestring : "?");
-        printf("%-40s %14s %14s %9s\n", "metric", "baseline", "now", "delta %");
+        printf("%-*s %14s %14s %9s\n", mw, "metric", "baseline", "now", "delta %");
     }
-    const cJSON *row = NULL;
     guint changed = 0;
     cJSON_ArrayForEach(row, rows) {
         const char *m = cJSON_GetObjectItemCaseSensitive(row, "metric")->valuestring;
@@ -300,9 +362,11 @@ compare_baseline(const HsRunOpts *o, const char *dir, GError **error)
                                                 : g_strdup("-");
         changed += !(cJSON_IsNumber(d) && d->valuedouble == 0);
         if (format == HS_FORMAT_CSV) {
-            printf("%s,%.9g,%s,%s\n", m, b, ns, ds);
+            g_autofree char *line = g_strdup_printf("%s,%.9g,%s,%s", m, b, ns, ds);
+            g_autofree char *full = hs_csv_with_provenance(line, FALSE);
+            fputs(full, stdout);
         } else {
-            printf("%-40s %14.6g %14s %9s\n", m, b, ns, ds);
+            printf("%-*s %14.6g %14s %9s\n", mw, m, b, ns, ds);
         }
     }
     if (format == HS_FORMAT_TEXT) {
@@ -316,7 +380,7 @@ static gboolean
 run(int argc, char **argv, GError **error)
 {
     HsRunOpts o;
-    g_autofree char *policies = NULL, *baseline = NULL;
+    g_autofree char *policies = NULL, *baseline = NULL, *out = NULL;
     gboolean help = FALSE;
     GOptionEntry extra[] = {
         { "policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
@@ -326,6 +390,10 @@ run(int argc, char **argv, GError **error)
         { "baseline", 'B', 0, G_OPTION_ARG_FILENAME, &baseline,
           "Re-run a run directory's request (run --out DIR) with this binary and --set, "
           "and print each metric: baseline, now, delta %", "DIR" },
+        { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+          "Write a compare directory: config.json (the request and its policies), "
+          "report.json, report.csv, trace.json, summary.txt, and a run directory per "
+          "policy (DIR/POLICY: 'replay DIR/POLICY'); all or none", "DIR" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     gboolean ok = hs_run_opts_parse("compare",
@@ -391,12 +459,29 @@ run(int argc, char **argv, GError **error)
         }
     }
     g_autofree SimRunReport *r = g_new0(SimRunReport, list->len);
+    /* --out DIR: the compare's reports and trace in DIR, and each policy's
+     * run as a run directory of its own, DIR/POLICY (its recording with
+     * it), which replay and compare --baseline read */
+    g_autoptr(HsRunDir) rd = NULL;
+    if (out && o.trace) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "compare: --out DIR writes DIR/trace.json itself: drop --trace");
+        ok = FALSE;
+    }
+    if (ok && out) {
+        ok = (rd = hs_run_dir_open(out, error)) != NULL;
+        for (guint i = 0; ok && i < list->len; i++) {
+            ok = hs_run_dir_child(rd, ((const SimPolicy *) list->pdata[i])->name,
+                                  error) != NULL;
+        }
+    }
+    const char *trace_path = rd ? hs_run_dir_trace(rd) : o.trace;
     /* one trace, each policy's run streamed into it as one process (named
      * after the policy) as the run goes: nothing is held but the writer's
      * last steps, whatever the plan's size */
     g_autoptr(TrcTrace) tr = NULL;
-    if (ok && o.trace) {
-        ok = (tr = hs_run_trace_open(o.trace, error)) != NULL;
+    if (ok && trace_path) {
+        ok = (tr = hs_run_trace_open(trace_path, error)) != NULL;
     }
     gboolean tty = isatty(fileno(stderr));
     Which at = { 0, list->len };
@@ -405,10 +490,11 @@ run(int argc, char **argv, GError **error)
         w.progress_opaque = &at;
     }
     /* one reference for every policy: the workload is the same */
-    g_autoptr(SimChecker) checker = sim_run_checker_new(spec, &w, error);
-    if (w.check_layers >= 0 && checker == NULL) {
+    g_autoptr(SimChecker) checker = ok ? sim_run_checker_new(spec, &w, error) : NULL;
+    if (ok && w.check_layers >= 0 && checker == NULL) {
         ok = FALSE;
     }
+    g_autoptr(cJSON) prov = hs_provenance_json();
     g_autoptr(GString) names = g_string_new(NULL);
     for (guint i = 0; i < list->len && ok; i++) {
         const SimPolicy *p = list->pdata[i];
@@ -417,7 +503,20 @@ run(int argc, char **argv, GError **error)
         if (tr) {
             hs_run_trace_begin(tr, p->name, soc, &w);
         }
-        ok = sim_run(soc, spec, p, &w, checker, &r[i], NULL, NULL, error);
+        g_autoptr(TrcRecordWriter) rec = NULL;
+        if (rd) {
+            HsRunDir *c = hs_run_dir_child(rd, p->name, NULL);
+            ok = (rec = trc_record_open_with(hs_run_dir_recording(c), soc, spec, p->name, &w,
+                                             prov, error)) != NULL;
+            w.planned = trc_record_add;
+            w.planned_opaque = rec;
+        }
+        ok = ok && sim_run(soc, spec, p, &w, checker, &r[i], NULL, NULL, error);
+        if (ok && rec) {
+            ok = trc_record_close(g_steal_pointer(&rec), error);
+        }
+        w.planned = NULL;
+        w.planned_opaque = NULL;
         if (tr) {
             hs_run_trace_end(tr, &w);
         }
@@ -445,10 +544,9 @@ run(int argc, char **argv, GError **error)
         : g_strdup_printf("%u of %u policies computed wrong values (%s): their results "
                           "differ from the reference", n_wrong, list->len, wrong->str);
     if (ok) {
-        if (why && format == HS_FORMAT_TEXT) {
-            printf("FAILED: %s\n", why);
-        }
-        if (format == HS_FORMAT_JSON) {
+        /* the three reports as text: one is printed, all go to --out */
+        HsRunTexts t = { 0 };
+        {
             g_autoptr(cJSON) root = cJSON_CreateObject();
             cJSON *wl = cJSON_AddObjectToObject(root, "workload");
             cJSON_AddStringToObject(wl, "soc", hs_provenance_soc());
@@ -471,16 +569,51 @@ run(int argc, char **argv, GError **error)
                 cJSON_AddItemToArray(res, one);
             }
             cJSON_AddItemToObject(root, "provenance", hs_provenance_json());
-            g_autofree char *s = hs_json_print(root, FALSE);
-            printf("%s\n", s);
-        } else if (format == HS_FORMAT_CSV) {
-            for (guint i = 0; i < list->len; i++) {
-                hs_run_print_csv(&r[i], i == 0);
-            }
-        } else {
-            print_table(soc, r, list->len);
-            printf("%s\n", hs_provenance_line());
+            g_autofree char *js = hs_json_print(root, FALSE);
+            t.json = g_strdup_printf("%s\n", js);
         }
+        g_autoptr(GString) csv = g_string_new(NULL);
+        for (guint i = 0; i < list->len; i++) {
+            g_autofree char *row = hs_run_csv_text(&r[i], i == 0);
+            g_string_append(csv, row);
+        }
+        t.csv = g_string_free(g_steal_pointer(&csv), FALSE);
+        g_autoptr(GString) text = g_string_new(NULL);
+        if (why) {
+            g_string_append_printf(text, "FAILED: %s\n", why);
+        }
+        print_table(text, soc, r, list->len);
+        g_string_append_printf(text, "%s\n", hs_provenance_line());
+        t.text = g_string_free(g_steal_pointer(&text), FALSE);
+        fputs(format == HS_FORMAT_JSON ? t.json : format == HS_FORMAT_CSV ? t.csv : t.text,
+              stdout);
+        if (rd) {
+            /* config.json: the request once, with the policies compared;
+             * each policy's folder: its own run directory */
+            g_autoptr(cJSON) c = hs_config_request(o.ovr, soc, spec, &w, NULL, o.stack);
+            cJSON *pl = cJSON_CreateArray();
+            for (guint i = 0; i < list->len; i++) {
+                cJSON_AddItemToArray(pl, cJSON_CreateString(r[i].policy));
+            }
+            cJSON_AddItemToObject(c, "policies", pl);
+            hs_run_dir_set_config(rd, c);
+            for (guint i = 0; i < list->len; i++) {
+                const SimPolicy *p = list->pdata[i];
+                HsRunDir *child = hs_run_dir_child(rd, p->name, NULL);
+                g_autoptr(cJSON) cc = hs_config_request(o.ovr, soc, spec, &w, p->name,
+                                                        o.stack);
+                hs_run_dir_set_config(child, cc);
+                g_autoptr(cJSON) pextra = cJSON_CreateObject();
+                cJSON_AddItemToObject(pextra, "config", hs_config_json(o.ovr, soc, spec, &w));
+                g_autofree char *one_why = hs_run_failure(&r[i], NULL);
+                HsRunTexts ct = { 0 };
+                hs_run_texts(soc, &r[i], one_why, pextra, &ct);
+                hs_run_dir_set_texts(child, &ct);
+                hs_run_texts_clear(&ct);
+            }
+            ok = hs_run_dir_commit(rd, &t, error);
+        }
+        hs_run_texts_clear(&t);
     }
     for (guint i = 0; i < list->len; i++) {
         sim_run_report_clear(&r[i]);

@@ -69,6 +69,34 @@ weights_of(const char *dir, const MdlSpec *spec, SimWorkload *w, GError **error)
     return TRUE;
 }
 
+/* A compare directory (compare --out DIR) holds no recording of its own
+ * but a run directory per policy: FALSE, naming them.  TRUE for any other
+ * folder (its missing recording.json is then said by the reader). */
+static gboolean
+compare_dir_refused(const char *dir, GError **error)
+{
+    g_autofree char *cfg_path = g_build_filename(dir, "config.json", NULL);
+    g_autoptr(cJSON) cfg = g_file_test(cfg_path, G_FILE_TEST_EXISTS)
+                           ? hs_json_load_file(cfg_path, HS_CONFIG_ERROR, NULL) : NULL;
+    const cJSON *pols = cJSON_GetObjectItemCaseSensitive(cfg, "policies");
+    if (!cJSON_IsArray(pols)) {
+        return TRUE;
+    }
+    g_autoptr(GString) which = g_string_new(NULL);
+    const cJSON *p = NULL;
+    cJSON_ArrayForEach(p, pols) {
+        if (cJSON_IsString(p)) {
+            g_autofree char *sub = g_build_filename(dir, p->valuestring, NULL);
+            g_autofree char *q = hs_shell_quote(sub);
+            g_string_append_printf(which, "%s%s", which->len ? ", " : "", q);
+        }
+    }
+    g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                "replay %s: a compare directory, with a recording per policy: replay one "
+                "policy's run directory (%s)", dir, which->str);
+    return FALSE;
+}
+
 static gboolean
 run(int argc, char **argv, GError **error)
 {
@@ -135,6 +163,10 @@ run(int argc, char **argv, GError **error)
     g_autofree char *rec_path = g_file_test(argv[1], G_FILE_TEST_IS_DIR)
                                 ? g_build_filename(argv[1], "recording.json", NULL)
                                 : g_strdup(argv[1]);
+    if (g_file_test(argv[1], G_FILE_TEST_IS_DIR) && !g_file_test(rec_path, G_FILE_TEST_EXISTS) &&
+        !compare_dir_refused(argv[1], error)) {
+        return FALSE;
+    }
     g_autoptr(TrcRecording) rec = trc_record_read(rec_path, error);
     if (rec == NULL) {
         return FALSE;
@@ -295,8 +327,13 @@ run(int argc, char **argv, GError **error)
             g_autofree char *why = hs_run_failure(&r, unsynced);
             g_autofree char *head = hs_report_csv_header();
             g_autofree char *row = hs_report_csv_row(&r);
-            printf("%.*s,plan\n%.*s,%s\n", (int) strcspn(head, "\n"), head,
-                   (int) strcspn(row, "\n"), row, how);
+            /* the report's columns, plan, then the provenance columns
+             * every run's CSV ends in */
+            g_autofree char *h = g_strdup_printf("%.*s,plan", (int) strcspn(head, "\n"), head);
+            g_autofree char *v = g_strdup_printf("%.*s,%s", (int) strcspn(row, "\n"), row, how);
+            g_autofree char *hp = hs_csv_with_provenance(h, TRUE);
+            g_autofree char *vp = hs_csv_with_provenance(v, FALSE);
+            printf("%s%s", hp, vp);
             if (rd) {
                 HsRunTexts t = { 0 };
                 hs_run_texts(soc, &r, why, extra, &t);

@@ -153,7 +153,9 @@ hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
 {
     cJSON *o = hs_config_resolved(soc, spec, w);
     hs_json_drop_nulls(cJSON_GetObjectItemCaseSensitive(o, "soc"));    /* loads back */
-    cJSON_AddStringToObject(o, "policy", policy);
+    if (policy) {
+        cJSON_AddStringToObject(o, "policy", policy);
+    }
     if (stack) {
         cJSON_AddStringToObject(o, "stack", stack);
     } else {

@@ -39,8 +39,9 @@ cJSON *hs_config_json(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *s
                       const SimWorkload *w);
 
 /* A run directory's config.json: {"soc", "model", "workload" (as
- * hs_config_resolved), "policy", "stack" (or null), "overrides", "hash"}.
- * (transfer full) */
+ * hs_config_resolved), "policy" (left out when @policy is NULL: a
+ * compare's, which lists its policies), "stack" (or null), "overrides",
+ * "hash"}.  (transfer full) */
 cJSON *hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
                          const SimWorkload *w, const char *policy, const char *stack);
 

@@ -43,10 +43,8 @@ csv_cell(const char *text)
     return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
-/* @line (one CSV line ending in a newline) with the provenance columns
- * appended: version, command, config_hash.  (transfer full) */
-static char *
-csv_with_provenance(const char *line, gboolean header)
+char *
+hs_csv_with_provenance(const char *line, gboolean header)
 {
     g_autofree char *base = g_strdup(line);
     g_strchomp(base);
@@ -65,11 +63,11 @@ hs_run_csv_text(const SimRunReport *r, gboolean header)
     g_autoptr(GString) out = g_string_new(NULL);
     if (header) {
         g_autofree char *h = hs_report_csv_header();
-        g_autofree char *hp = csv_with_provenance(h, TRUE);
+        g_autofree char *hp = hs_csv_with_provenance(h, TRUE);
         g_string_append(out, hp);
     }
     g_autofree char *row = hs_report_csv_row(r);
-    g_autofree char *rp = csv_with_provenance(row, FALSE);
+    g_autofree char *rp = hs_csv_with_provenance(row, FALSE);
     g_string_append(out, rp);
     return g_string_free(g_steal_pointer(&out), FALSE);
 }
@@ -226,12 +224,33 @@ static const char *const run_dir_files[] = {
     "config.json", "report.json", "report.csv", "trace.json", "recording.json", "summary.txt",
     NULL
 };
+#define RUN_DIR_FILES "config.json, report.json, report.csv, trace.json, recording.json, " \
+                      "summary.txt"
 
 struct HsRunDir {
     char *dir;
+    char *name;                         /* a child's folder name, else NULL */
     char *trace_part, *record_part;     /* written as the run goes */
     char *config;                       /* config.json's text */
+    HsRunTexts texts;                   /* a child's reports (hs_run_dir_set_texts) */
+    GPtrArray *children;                /* of HsRunDir: compare's one per policy */
 };
+
+/* Whether folder @path holds only what a run directory holds. */
+static gboolean
+only_run_dir_files(const char *path)
+{
+    g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+    if (d == NULL) {
+        return FALSE;
+    }
+    for (const char *e; (e = g_dir_read_name(d)) != NULL;) {
+        if (!g_strv_contains(run_dir_files, e) && !g_str_has_suffix(e, ".part")) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
 
 HsRunDir *
 hs_run_dir_open(const char *dir, GError **error)
@@ -242,20 +261,23 @@ hs_run_dir_open(const char *dir, GError **error)
                         "--out %s: expected a directory (got a file)", dir);
             return NULL;
         }
-        /* empty, or a previous run directory (only our names): replaced */
+        /* empty, or a previous run directory (only our names, and a
+         * compare's run directories, one per policy): replaced */
         g_autoptr(GDir) d = g_dir_open(dir, 0, error);
         if (d == NULL) {
             g_prefix_error(error, "--out %s: ", dir);
             return NULL;
         }
         for (const char *e; (e = g_dir_read_name(d)) != NULL;) {
-            if (!g_strv_contains(run_dir_files, e) && !g_str_has_suffix(e, ".part")) {
+            g_autofree char *sub = g_build_filename(dir, e, NULL);
+            if (!g_strv_contains(run_dir_files, e) && !g_str_has_suffix(e, ".part") &&
+                !(g_file_test(sub, G_FILE_TEST_IS_DIR) &&
+                  !g_file_test(sub, G_FILE_TEST_IS_SYMLINK) && only_run_dir_files(sub))) {
                 g_autofree char *q = hs_shell_quote(e);
                 g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
                             "--out %s: expected an empty or a previous run directory (got "
-                            "%s in it; a run directory holds only %s)", dir, q,
-                            "config.json, report.json, report.csv, trace.json, "
-                            "recording.json, summary.txt");
+                            "%s in it; a run directory holds only %s, and a compare's "
+                            "a run directory per policy)", dir, q, RUN_DIR_FILES);
                 return NULL;
             }
         }
@@ -269,6 +291,38 @@ hs_run_dir_open(const char *dir, GError **error)
     rd->trace_part = g_build_filename(dir, ".trace.json.part", NULL);
     rd->record_part = g_build_filename(dir, ".recording.json.part", NULL);
     return rd;
+}
+
+HsRunDir *
+hs_run_dir_child(HsRunDir *rd, const char *name, GError **error)
+{
+    /* a folder name that stays inside DIR and is none of its files */
+    if (name[0] == '\0' || name[0] == '.' || strpbrk(name, "/\\") != NULL ||
+        g_strv_contains(run_dir_files, name)) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "--out %s: expected a policy name usable as a folder name (no '/', "
+                    "not starting with '.') (got \"%s\")", rd->dir, name);
+        return NULL;
+    }
+    if (rd->children == NULL) {
+        rd->children = g_ptr_array_new_with_free_func((GDestroyNotify) hs_run_dir_free);
+    }
+    for (guint i = 0; i < rd->children->len; i++) {
+        HsRunDir *c = rd->children->pdata[i];
+        if (strcmp(c->name, name) == 0) {
+            return c;
+        }
+    }
+    HsRunDir *c = g_new0(HsRunDir, 1);
+    c->name = g_strdup(name);
+    c->dir = g_build_filename(rd->dir, name, NULL);
+    /* its parts beside the parent's: the folder is made at commit */
+    g_autofree char *tp = g_strdup_printf(".%s.trace.json.part", name);
+    g_autofree char *rp = g_strdup_printf(".%s.recording.json.part", name);
+    c->trace_part = g_build_filename(rd->dir, tp, NULL);
+    c->record_part = g_build_filename(rd->dir, rp, NULL);
+    g_ptr_array_add(rd->children, c);
+    return c;
 }
 
 const char *
@@ -291,6 +345,15 @@ hs_run_dir_set_config(HsRunDir *rd, const cJSON *config)
     g_autofree char *s = hs_json_print(c, TRUE);
     g_free(rd->config);
     rd->config = g_strdup_printf("%s\n", s);
+}
+
+void
+hs_run_dir_set_texts(HsRunDir *rd, const HsRunTexts *t)
+{
+    hs_run_texts_clear(&rd->texts);
+    rd->texts.text = g_strdup(t->text);
+    rd->texts.json = g_strdup(t->json);
+    rd->texts.csv = g_strdup(t->csv);
 }
 
 static gboolean
@@ -317,26 +380,88 @@ group_add_part(HsOutGroup *g, const char *dir, const char *name, const char *par
     return hs_outgroup_write(g, path, data, len, error);
 }
 
-gboolean
-hs_run_dir_commit(HsRunDir *rd, const HsRunTexts *t, GError **error)
+/* @rd's files (@t its reports) into @g; a run directory whose recording
+ * is in its children says how to replay one of them. */
+static gboolean
+group_add_dir(HsOutGroup *g, HsRunDir *rd, const HsRunTexts *t, GError **error)
 {
     g_autoptr(GString) sum = g_string_new(NULL);
     g_string_append_printf(sum, "What ran: %s\nVersion: hetero-sim %s\nConfig hash: %s\n\n",
                            hs_provenance_command_line(), hs_version(),
                            hs_provenance_hash() ? hs_provenance_hash() : "");
     g_string_append(sum, t->text);
-    g_string_append_printf(sum, "\nTo reproduce (hetero-sim %s):\n  %s\nor re-run the "
-                           "recorded plan:\n  hetero-sim replay %s\n", hs_version(),
-                           hs_provenance_command_line(), rd->dir);
+    g_string_append_printf(sum, "\nTo reproduce (hetero-sim %s):\n  %s\n", hs_version(),
+                           hs_provenance_command_line());
+    if (rd->children && rd->children->len > 0) {
+        g_string_append(sum, "or re-run one policy's recorded plan (its run directory):\n");
+        for (guint i = 0; i < rd->children->len; i++) {
+            g_autofree char *q = hs_shell_quote(((HsRunDir *) rd->children->pdata[i])->dir);
+            g_string_append_printf(sum, "  hetero-sim replay %s\n", q);
+        }
+    } else {
+        g_autofree char *q = hs_shell_quote(rd->dir);
+        g_string_append_printf(sum, "or re-run the recorded plan:\n  hetero-sim replay %s\n",
+                               q);
+    }
+    return group_add(g, rd->dir, "config.json", rd->config ? rd->config : "{}\n", error) &&
+           group_add(g, rd->dir, "report.json", t->json, error) &&
+           group_add(g, rd->dir, "report.csv", t->csv, error) &&
+           group_add_part(g, rd->dir, "trace.json", rd->trace_part, error) &&
+           group_add_part(g, rd->dir, "recording.json", rd->record_part, error) &&
+           group_add(g, rd->dir, "summary.txt", sum->str, error);
+}
+
+gboolean
+hs_run_dir_commit(HsRunDir *rd, const HsRunTexts *t, GError **error)
+{
     g_autoptr(HsOutGroup) g = hs_outgroup_new();
-    gboolean ok = group_add(g, rd->dir, "config.json", rd->config ? rd->config : "{}\n", error) &&
-                  group_add(g, rd->dir, "report.json", t->json, error) &&
-                  group_add(g, rd->dir, "report.csv", t->csv, error) &&
-                  group_add_part(g, rd->dir, "trace.json", rd->trace_part, error) &&
-                  group_add_part(g, rd->dir, "recording.json", rd->record_part, error) &&
-                  group_add(g, rd->dir, "summary.txt", sum->str, error);
+    g_autoptr(GPtrArray) made = g_ptr_array_new();     /* children's folders we created */
+    gboolean ok = group_add_dir(g, rd, t, error);
+    for (guint i = 0; ok && rd->children && i < rd->children->len; i++) {
+        HsRunDir *c = rd->children->pdata[i];
+        g_assert(c->texts.text != NULL);           /* hs_run_dir_set_texts came first */
+        if (!g_file_test(c->dir, G_FILE_TEST_IS_DIR)) {
+            if (g_mkdir(c->dir, 0777) != 0) {
+                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                            "--out %s: cannot create the directory: %s", c->dir,
+                            g_strerror(errno));
+                ok = FALSE;
+                break;
+            }
+            g_ptr_array_add(made, c->dir);
+        }
+        ok = group_add_dir(g, c, &c->texts, error);
+    }
     ok = ok && hs_outgroup_commit(g_steal_pointer(&g), error);
-    return ok;
+    if (!ok) {
+        /* nothing of this run appears: its temporary files went with the
+         * group, the folders made for it go too */
+        g_clear_pointer(&g, hs_outgroup_free);
+        for (guint i = 0; i < made->len; i++) {
+            g_rmdir(made->pdata[i]);
+        }
+        return FALSE;
+    }
+    /* a previous compare's run directories of policies not in this one
+     * would read as this run's: removed (only run-directory files) */
+    g_autoptr(GDir) d = g_dir_open(rd->dir, 0, NULL);
+    for (const char *e; d && (e = g_dir_read_name(d)) != NULL;) {
+        g_autofree char *sub = g_build_filename(rd->dir, e, NULL);
+        gboolean ours = FALSE;
+        for (guint i = 0; rd->children && i < rd->children->len; i++) {
+            ours = ours || strcmp(((HsRunDir *) rd->children->pdata[i])->name, e) == 0;
+        }
+        if (ours || !g_file_test(sub, G_FILE_TEST_IS_DIR) ||
+            g_file_test(sub, G_FILE_TEST_IS_SYMLINK) || !only_run_dir_files(sub)) {
+            continue;
+        }
+        for (const char *const *f = run_dir_files; *f; f++) {
+            g_autofree char *fp = g_build_filename(sub, *f, NULL);
+            g_unlink(fp);
+        }
+        g_rmdir(sub);
+    }
+    return TRUE;
 }
 
 void
@@ -347,7 +472,12 @@ hs_run_dir_free(HsRunDir *rd)
     }
     g_unlink(rd->trace_part);
     g_unlink(rd->record_part);
+    if (rd->children) {
+        g_ptr_array_unref(rd->children);
+    }
+    hs_run_texts_clear(&rd->texts);
     g_free(rd->dir);
+    g_free(rd->name);
     g_free(rd->trace_part);
     g_free(rd->record_part);
     g_free(rd->config);

@@ -115,7 +115,8 @@ void hs_run_texts_clear(HsRunTexts *t);
  * A run directory (--out DIR): config.json, report.json, report.csv,
  * trace.json, recording.json, summary.txt, renamed into place together
  * (hs_outgroup) or not at all.  DIR is created, or must be empty or a
- * previous run directory (only those names).  The trace and the recording
+ * previous run directory (only those names, and a compare's folders of
+ * them, one per policy).  The trace and the recording
  * are streamed to hidden .part files in DIR as the run goes
  * (hs_run_dir_trace, hs_run_dir_recording), taken into the group at
  * commit; hs_run_dir_free removes the parts.
@@ -126,6 +127,20 @@ const char *hs_run_dir_trace(HsRunDir *rd);
 const char *hs_run_dir_recording(HsRunDir *rd);
 /* config.json: @config (the resolved request) plus "provenance". */
 void hs_run_dir_set_config(HsRunDir *rd, const cJSON *config);
+/*
+ * A compare's run directory for one policy, DIR/@name (made at commit; its
+ * trace and recording parts are hidden files in DIR meanwhile), committed
+ * with @rd: a whole run directory of its own, which `replay DIR/NAME` and
+ * `compare --baseline DIR/NAME` read.  The same @name gives the same
+ * child.  NULL (config error) when @name cannot be a folder name.
+ * (transfer none: @rd's)
+ */
+HsRunDir *hs_run_dir_child(HsRunDir *rd, const char *name, GError **error);
+/* A child's reports, written at the parent's commit.  Copied. */
+void hs_run_dir_set_texts(HsRunDir *rd, const HsRunTexts *t);
+/* Write @rd's files with @t and every child's, together or not at all;
+ * a previous compare's run directories not among the children are
+ * removed after. */
 gboolean hs_run_dir_commit(HsRunDir *rd, const HsRunTexts *t, GError **error);
 void hs_run_dir_free(HsRunDir *rd);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsRunDir, hs_run_dir_free)
@@ -137,6 +152,10 @@ gboolean hs_run_output(const HwSoc *soc, const SimRunReport *r, HsFormat format,
 /* What hs_run_print_csv prints: the report's columns, then version,
  * command and config_hash (config.h's provenance).  (transfer full) */
 char *hs_run_csv_text(const SimRunReport *r, gboolean header);
+/* @line (one CSV line, a newline at its end or not) with the provenance
+ * columns appended: the header's "version,command,config_hash", or this
+ * run's values (each quoted as CSV needs), then a newline.  (transfer full) */
+char *hs_csv_with_provenance(const char *line, gboolean header);
 void hs_run_print_text(const HwSoc *soc, const SimRunReport *r);
 
 

@@ -292,6 +292,144 @@ test_set_warning(void)
     g_assert_nonnull(strstr(h->out, "npu.stationary_kib=2048"));
 }
 
+/* a compare directory: the compare's reports and trace, and a run
+ * directory per policy that replay and compare --baseline read back */
+static void
+test_compare_dir(void)
+{
+    g_autoptr(Run) c = hs("compare", QUICK, "-P", "gpu-only,hetero-tensor", "--out", "cd",
+                          "--format", "json", NULL);
+    g_assert_cmpint(c->status, ==, 0);
+    const char *top[] = { "config.json", "report.json", "report.csv", "trace.json",
+                          "summary.txt" };
+    for (size_t i = 0; i < G_N_ELEMENTS(top); i++) {
+        g_autofree char *p = g_build_filename(tmp, "cd", top[i], NULL);
+        g_assert_true(g_file_test(p, G_FILE_TEST_IS_REGULAR));
+    }
+    /* what was printed is report.json */
+    g_autofree char *rj = NULL;
+    g_autofree char *rjp = path_in("cd/report.json");
+    g_assert_true(g_file_get_contents(rjp, &rj, NULL, NULL));
+    g_assert_cmpstr(rj, ==, c->out);
+    /* config.json: the request once, with the policies, no "policy" */
+    g_autoptr(cJSON) cfg = load("cd/config.json");
+    const cJSON *pols = cJSON_GetObjectItem(cfg, "policies");
+    g_assert_cmpint(cJSON_GetArraySize(pols), ==, 2);
+    g_assert_cmpstr(cJSON_GetArrayItem(pols, 1)->valuestring, ==, "hetero-tensor");
+    g_assert_null(cJSON_GetObjectItem(cfg, "policy"));
+    g_assert_true(cJSON_IsObject(cJSON_GetObjectItem(cfg, "soc")));
+    g_autoptr(cJSON) rep = load("cd/report.json");
+    g_assert_cmpstr(str_at(cfg, "hash", NULL), ==, str_at(rep, "config", "hash"));
+    /* the trace names both policies in its metadata */
+    g_autoptr(cJSON) tr = load("cd/trace.json");
+    g_assert_cmpstr(str_at(tr, "otherData", "policies"), ==, "gpu-only,hetero-tensor");
+    g_autofree char *sum = NULL;
+    g_autofree char *sp = path_in("cd/summary.txt");
+    g_assert_true(g_file_get_contents(sp, &sum, NULL, NULL));
+    g_assert_nonnull(strstr(sum, "hetero-sim replay cd/hetero-tensor\n"));
+    g_assert_nonnull(strstr(sum, "* = best"));
+
+    /* each policy's folder is a run directory: replay DIR/POLICY gives
+     * the compare's numbers for that policy */
+    const cJSON *res = cJSON_GetObjectItem(rep, "results");
+    for (int i = 0; i < 2; i++) {
+        const cJSON *one = cJSON_GetArrayItem(res, i);
+        const char *pol = str_at(one, "policy", NULL);
+        g_autofree char *sub = g_strdup_printf("cd/%s", pol);
+        g_autofree char *subcfg = g_strdup_printf("cd/%s/config.json", pol);
+        g_autoptr(cJSON) sc = load(subcfg);
+        g_assert_cmpstr(str_at(sc, "policy", NULL), ==, pol);
+        g_autoptr(Run) rp = hs("replay", sub, "--format", "json", NULL);
+        g_assert_cmpint(rp->status, ==, 0);
+        g_autoptr(cJSON) again = cJSON_Parse(rp->out);
+        g_assert_cmpstr(str_at(again, "policy", NULL), ==, pol);
+        const char *keys[] = { "prefill", "decode", "energy" };
+        for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
+            g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(one, keys[k]));
+            g_autofree char *y = cJSON_PrintUnformatted(cJSON_GetObjectItem(again, keys[k]));
+            g_assert_nonnull(x);
+            g_assert_cmpstr(x, ==, y);
+        }
+    }
+    /* replay of the compare directory itself names the policies' folders */
+    g_autoptr(Run) whole = hs("replay", "cd", NULL);
+    g_assert_cmpint(whole->status, ==, 2);
+    g_assert_nonnull(strstr(whole->err, "a compare directory"));
+    g_assert_nonnull(strstr(whole->err, "cd/gpu-only, cd/hetero-tensor"));
+    g_assert_null(strchr(strchr(whole->err, '\n') + 1, '\n'));      /* one line */
+
+    /* compare --baseline DIR: every policy's metrics, none moved against
+     * itself; a --set that slows DRAM moves both */
+    g_autoptr(Run) same = hs("compare", "--baseline", "cd", "--format", "json", NULL);
+    g_assert_cmpint(same->status, ==, 0);
+    g_autoptr(cJSON) sj = cJSON_Parse(same->out);
+    const cJSON *m = NULL;
+    int n_gpu = 0, n_ht = 0;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(sj, "metrics")) {
+        g_assert_cmpfloat(cJSON_GetObjectItem(m, "delta_pct")->valuedouble, ==, 0);
+        const char *name = cJSON_GetObjectItem(m, "metric")->valuestring;
+        n_gpu += g_str_has_prefix(name, "gpu-only: ");
+        n_ht += g_str_has_prefix(name, "hetero-tensor: ");
+        g_assert_true(g_str_has_prefix(name, "gpu-only: ") ||
+                      g_str_has_prefix(name, "hetero-tensor: "));
+    }
+    g_assert_cmpint(n_gpu, >, 10);
+    g_assert_cmpint(n_ht, >=, n_gpu);
+    g_autoptr(Run) moved = hs("compare", "--baseline", "cd", "--set", "memory.ceiling_gbps=30",
+                              NULL);
+    g_assert_cmpint(moved->status, ==, 0);
+    g_assert_nonnull(strstr(moved->out, "gpu-only: decode.time_ms"));
+    g_assert_nonnull(strstr(moved->out, "hetero-tensor: decode.time_ms"));
+    g_assert_null(strstr(moved->out, "\n0 of "));
+    /* its CSV ends in the provenance columns */
+    g_autoptr(Run) bc = hs("compare", "--baseline", "cd", "--format", "csv", NULL);
+    g_assert_cmpint(bc->status, ==, 0);
+    g_assert_true(g_str_has_prefix(bc->out,
+                                   "metric,baseline,now,delta_pct,version,command,config_hash\n"));
+    g_assert_nonnull(strstr(bc->out, ",hetero-sim compare --baseline cd --format csv,"));
+
+    /* again with one policy: the other's folder, stale, is gone; a
+     * folder of the user's stays, and refuses the directory */
+    g_autoptr(Run) one = hs("compare", QUICK, "-P", "gpu-only", "--out", "cd", NULL);
+    g_assert_cmpint(one->status, ==, 0);
+    g_autofree char *ht = path_in("cd/hetero-tensor");
+    g_assert_false(g_file_test(ht, G_FILE_TEST_EXISTS));
+    g_autofree char *go = path_in("cd/gpu-only/recording.json");
+    g_assert_true(g_file_test(go, G_FILE_TEST_IS_REGULAR));
+    g_autofree char *mine = path_in("cd/mine");
+    g_assert_cmpint(g_mkdir(mine, 0777), ==, 0);
+    g_autofree char *note = path_in("cd/mine/notes.txt");
+    g_assert_true(g_file_set_contents(note, "mine", -1, NULL));
+    g_autoptr(Run) no = hs("compare", QUICK, "-P", "gpu-only", "--out", "cd", NULL);
+    g_assert_cmpint(no->status, !=, 0);
+    g_assert_nonnull(strstr(no->err, "--out cd: expected an empty or a previous run"));
+    g_assert_true(g_file_test(note, G_FILE_TEST_IS_REGULAR));
+    /* --trace beside --out: refused, nothing written */
+    g_autoptr(Run) both = hs("compare", QUICK, "--out", "cd2", "--trace", "t.json", NULL);
+    g_assert_cmpint(both->status, ==, 2);
+    g_autofree char *cd2 = path_in("cd2/report.json");
+    g_assert_false(g_file_test(cd2, G_FILE_TEST_EXISTS));
+}
+
+/* replay's CSV: the report's columns, plan, then the provenance columns */
+static void
+test_replay_csv(void)
+{
+    g_autoptr(Run) r = hs("run", QUICK, "--record", "rc.json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(Run) c = hs("replay", "rc.json", "--format", "csv", NULL);
+    g_assert_cmpint(c->status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(c->out, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 3);
+    g_assert_true(g_str_has_suffix(lines[0], ",plan,version,command,config_hash"));
+    g_assert_nonnull(strstr(lines[1], ",re-timed,"));
+    g_assert_nonnull(strstr(lines[1], ",hetero-sim replay rc.json --format csv,"));
+    /* the same config hash as the run's own JSON */
+    g_autoptr(Run) j = hs("replay", "rc.json", "--format", "json", NULL);
+    g_autoptr(cJSON) jj = cJSON_Parse(j->out);
+    g_assert_true(g_str_has_suffix(lines[1], str_at(jj, "config", "hash")));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -302,6 +440,8 @@ main(int argc, char **argv)
     g_test_add_func("/repro/soc-file-name", test_soc_file_name);
     g_test_add_func("/repro/run-dir", test_run_dir);
     g_test_add_func("/repro/set-warning", test_set_warning);
+    g_test_add_func("/repro/compare-dir", test_compare_dir);
+    g_test_add_func("/repro/replay-csv", test_replay_csv);
     int rc = g_test_run();
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmp);
     if (system(rm) != 0) {
