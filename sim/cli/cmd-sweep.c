@@ -18,6 +18,7 @@
 #include "sim/cli/sweep.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/report-fields.h"
+#include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
 #include "sim/util/json.h"
@@ -434,6 +435,7 @@ run(int argc, char **argv, GError **error)
         HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
+    hs_provenance_command(argc, argv);
     if (!hs_cli_parse("sweep", "SPEC | --show DB",
                       "Run a design-space grid (a JSON spec of settings and axes, see README) "
                       "into an SQLite database, one row per point.  Points already in the "
@@ -468,7 +470,13 @@ run(int argc, char **argv, GError **error)
             return FALSE;
         }
         g_autoptr(sqlite3) sdb = hs_sweep_db_open_read(show, error);
-        return sdb && hs_sweep_db_show(sdb, where, columns, (int) f, o.all, stdout, error);
+        if (!sdb || !hs_sweep_db_show(sdb, where, columns, (int) f, o.all, stdout, error)) {
+            return FALSE;
+        }
+        if (f == HS_FORMAT_TEXT) {
+            printf("%s\n", hs_provenance_line());      /* what printed it, as run's text */
+        }
+        return TRUE;
     }
     if (format || where || columns || o.all || (set && o.merge)) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,

@@ -195,13 +195,35 @@ hs_json_drop_nulls(cJSON *j)
 
 /* ---- provenance ----------------------------------------------------------- */
 
-static struct {
+struct HsProvenance {
     char *command;               /* "hetero-sim run --soc x.json" */
     char *hash;
     const char *soc, *model, *stack;     /* labels */
     char *soc_file, *model_file, *stack_file;    /* as given, when files */
     char *line;
-} prov;
+};
+static HsProvenance prov;
+
+HsProvenance *
+hs_provenance_push(void)
+{
+    HsProvenance *saved = g_memdup2(&prov, sizeof prov);
+    memset(&prov, 0, sizeof prov);
+    return saved;
+}
+
+void
+hs_provenance_pop(HsProvenance *saved)
+{
+    g_free(prov.command);
+    g_free(prov.hash);
+    g_free(prov.soc_file);
+    g_free(prov.model_file);
+    g_free(prov.stack_file);
+    g_free(prov.line);
+    prov = *saved;
+    g_free(saved);
+}
 
 char *
 hs_shell_quote(const char *arg)

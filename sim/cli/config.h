@@ -78,6 +78,12 @@ const char *hs_provenance_hash(void);
 const char *hs_provenance_line(void);
 /* {"version","command","config_hash","soc","soc_file",...}  (transfer full) */
 cJSON *hs_provenance_json(void);
+/* The process's provenance set aside, and cleared (a sweep point run in
+ * this process sets its own: its `run` command and config), then put back
+ * by hs_provenance_pop, which frees @saved. */
+typedef struct HsProvenance HsProvenance;
+HsProvenance *hs_provenance_push(void);
+void hs_provenance_pop(HsProvenance *saved);
 /* Shell-quote @arg only where a shell needs it.  (transfer full) */
 char *hs_shell_quote(const char *arg);
 

@@ -46,10 +46,10 @@ harden(sqlite3 *db)
 /* Columns after the metrics, in table order. */
 static const char *const tail_cols[] = { "config_hash", "version", "wall_s", "threads",
                                          "result", "point_hash", "runs", "claimed_by",
-                                         "claimed_at", NULL };
+                                         "claimed_at", "command", NULL };
 /* ... and their types, for a database made before a column existed */
 static const char *const tail_types[] = { "TEXT", "TEXT", "REAL", "INTEGER", "TEXT", "TEXT",
-                                          "INTEGER", "TEXT", "REAL", NULL };
+                                          "INTEGER", "TEXT", "REAL", "TEXT", NULL };
 
 /* The file a message names: the path as given (a database opened from
  * bytes in memory has no file name). */
@@ -741,6 +741,7 @@ store(sqlite3 *db, const cJSON *rec, int point, const char *claimed_by, GError *
         sqlite3_bind_null(st, i++);
         sqlite3_bind_null(st, i++);
     }
+    bind_value(st, i++, cJSON_GetObjectItemCaseSensitive(rec, "command"));
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -919,6 +920,43 @@ hs_sweep_db_where(sqlite3 *db, const char *where)
     return where_columns(where, cols);
 }
 
+/* Under the text table: which versions made the rows shown ("13 rows by
+ * hetero-sim 0.1.0+g1234abcd"), and where each row's command and config
+ * hash are. */
+static gboolean
+show_versions(sqlite3 *db, GPtrArray *cols, const char *where_sql, FILE *out, GError **error)
+{
+    if (!has_col(cols, "version")) {
+        return TRUE;
+    }
+    g_autofree char *sql = g_strdup_printf("SELECT version, count(*) FROM points%s GROUP BY "
+                                           "version ORDER BY version", where_sql ? where_sql
+                                                                                 : "");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        return db_fail(db, "cannot read the points", error);
+    }
+    g_autoptr(GString) s = g_string_new(NULL);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *v = (const char *) sqlite3_column_text(st, 0);
+        g_autofree char *esc = v ? hs_escape(v) : NULL;
+        sqlite3_int64 n = sqlite3_column_int64(st, 1);
+        g_string_append_printf(s, "%s%lld row%s by %s%s", s->len ? ", " : "", (long long) n,
+                               n == 1 ? "" : "s", esc ? "hetero-sim " : "",
+                               esc ? esc : "an unknown version");
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        return db_fail(db, "cannot read the points", error);
+    }
+    if (s->len) {
+        fprintf(out, "%s (each row's command and config hash: --columns command,config_hash "
+                "or --all)\n", s->str);
+    }
+    return TRUE;
+}
+
 gboolean
 hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format,
                  gboolean all, FILE *out, GError **error)
@@ -976,15 +1014,28 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
         g_ptr_array_add(show, "result");
     }
     g_ptr_array_add(show, "error");
+    /* each row's provenance last, as every CSV of a run ends: the version
+     * that made it, its point's `run` command line and its config hash
+     * (text says them under the table: they would make it too wide) */
+    if (!all && format != HS_FORMAT_TEXT) {
+        const char *const prov[] = { "version", "command", "config_hash" };
+        for (size_t i = 0; i < G_N_ELEMENTS(prov); i++) {
+            if (has_col(cols, prov[i])) {
+                g_ptr_array_add(show, (gpointer) prov[i]);
+            }
+        }
+    }
     }
     g_autoptr(GString) sql = g_string_new("SELECT ");
     for (guint i = 0; i < show->len; i++) {
         g_string_append_printf(sql, "%s\"%s\"", i ? ", " : "", (char *) show->pdata[i]);
     }
     g_string_append(sql, " FROM points");
+    g_autofree char *where_sql = NULL;
     if (where && where[0]) {
         g_autofree char *w = where_columns(where, cols);
-        g_string_append_printf(sql, " WHERE (%s)", w);
+        where_sql = g_strdup_printf(" WHERE (%s)", w);
+        g_string_append(sql, where_sql);
     }
     g_string_append(sql, " ORDER BY point, key");
     sqlite3_stmt *st = NULL;
@@ -1077,5 +1128,5 @@ hs_sweep_db_show(sqlite3 *db, const char *where, const char *columns, int format
         }
         fprintf(out, "%s\n", line->str);
     }
-    return TRUE;
+    return show_versions(db, cols, where_sql, out, error);
 }

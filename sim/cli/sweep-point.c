@@ -84,11 +84,25 @@ resolved_hash(const Resolved *r, char **config_hash, GError **error)
 }
 
 char *
+hs_sweep_point_command(const HsSweepPoint *p)
+{
+    g_auto(GStrv) args = hs_sweep_point_argv(p);
+    g_autoptr(GString) s = g_string_new("hetero-sim");
+    for (char **a = args; *a; a++) {
+        g_autofree char *q = hs_shell_quote(*a);
+        g_string_append_printf(s, " %s", q);
+    }
+    return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+char *
 hs_sweep_point_hash(const HsSweepPoint *p, char **config_hash, GError **error)
 {
     g_auto(GStrv) args = hs_sweep_point_argv(p);
     Resolved r = { 0 };
+    HsProvenance *outer = hs_provenance_push();     /* resolve sets the point's */
     char *hash = resolve(args, &r, error) ? resolved_hash(&r, config_hash, error) : NULL;
+    hs_provenance_pop(outer);
     resolved_clear(&r);
     return hash;
 }
@@ -102,12 +116,25 @@ run_json(GStrv args, char **hash, GError **error)
     Resolved r = { 0 };
     SimRunReport rep = { 0 };
     cJSON *j = NULL;
+    /* the point's provenance is its own `run` (resolve sets the command
+     * line), the sweep's is put back after */
+    HsProvenance *outer = hs_provenance_push();
     gboolean ok = resolve(args, &r, error) && (*hash = resolved_hash(&r, NULL, error)) != NULL &&
                   sim_run(r.soc, r.spec, r.policy, &r.w, NULL, &rep, NULL, NULL, error);
     if (ok) {
+        /* as `run` reports it: a SoC, model or stack file said as one
+         * ("npu2x.json (from sd8gen3)"), its provenance with it */
+        hs_provenance_config(r.o.soc, r.o.model, r.o.stack, r.soc, r.spec, &r.w);
+        rep.soc = hs_provenance_soc();
+        rep.model = hs_provenance_model();
+        if (r.o.stack) {
+            rep.stack = hs_provenance_label(r.o.stack, rep.stack);
+        }
         j = hs_report_json(r.soc, &rep);
         cJSON_AddItemToObject(j, "config", hs_config_json(r.o.ovr, r.soc, r.spec, &r.w));
+        cJSON_AddItemToObject(j, "provenance", hs_provenance_json());
     }
+    hs_provenance_pop(outer);
     sim_run_report_clear(&rep);
     resolved_clear(&r);
     return j;
@@ -142,6 +169,8 @@ hs_sweep_point_run(const HsSweepPoint *p)
         cJSON_AddStringToObject(rec, "point_hash", hash);
     }
     cJSON_AddStringToObject(rec, "version", hs_version());
+    g_autofree char *command = hs_sweep_point_command(p);
+    cJSON_AddStringToObject(rec, "command", command);
     if (result) {
         cJSON_AddItemToObject(rec, "result", result);
     }
@@ -226,5 +255,7 @@ hs_sweep_child_finish(const HsSweepPoint *p, int pid, const GString *out)
     cJSON_AddStringToObject(rec, "status", "error");
     cJSON_AddStringToObject(rec, "error", why);
     cJSON_AddStringToObject(rec, "version", hs_version());
+    g_autofree char *command = hs_sweep_point_command(p);
+    cJSON_AddStringToObject(rec, "command", command);
     return rec;
 }

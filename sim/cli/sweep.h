@@ -80,11 +80,17 @@ char *hs_sweep_column(const char *setting);
  */
 char *hs_sweep_point_hash(const HsSweepPoint *p, char **config_hash, GError **error);
 
+/* The `run` command line a point is ("hetero-sim run --format json --soc
+ * npu2x.json ..."; each argument shell-quoted as needed): its row's
+ * command column and its result's provenance.  (transfer full) */
+char *hs_sweep_point_command(const HsSweepPoint *p);
+
 /*
  * Run one point here and now: its record, the object a worker hands back
  *   {"key": K, "status": "ok"|"error", "error": E, "wall_s": W,
- *    "point_hash": H, "version": V,
- *    "result": <run --format json, minus sim.wall_s>}
+ *    "point_hash": H, "version": V, "command": C (hs_sweep_point_command),
+ *    "result": <run --format json, minus sim.wall_s, with the point's own
+ *               provenance>}
  * (transfer full).  Never fails: an error is recorded in it.  point_hash
  * is absent when the settings do not resolve.
  */

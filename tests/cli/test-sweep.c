@@ -379,12 +379,36 @@ test_sweep_jobs(void)
     g_autoptr(cJSON) jone = parse(one->out);
     cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(jone, "sim"),
                                             "wall_s");
-    /* run's provenance (its command line) is not a sweep row's: the row
-     * keeps the version in its own column */
+    /* but for the provenance: the row's is its point's own `run` */
+    const cJSON *row0 = cJSON_GetArrayItem(rows, 0);
+    const cJSON *prov0 = at(row0, "result.provenance");
+    const char *cmd0 = cJSON_GetObjectItem(prov0, "command")->valuestring;
+    g_assert_cmpstr(cmd0, ==, at(row0, "command")->valuestring);
+    g_assert_cmpstr(cJSON_GetObjectItem(prov0, "version")->valuestring, ==,
+                    at(row0, "version")->valuestring);
+    g_assert_cmpstr(cJSON_GetObjectItem(prov0, "config_hash")->valuestring, ==,
+                    at(row0, "config_hash")->valuestring);
     cJSON_DeleteItemFromObjectCaseSensitive(jone, "provenance");
+    g_autoptr(cJSON) res0 = cJSON_Duplicate(at(row0, "result"), TRUE);
+    cJSON_DeleteItemFromObjectCaseSensitive(res0, "provenance");
     g_autofree char *tone = cJSON_PrintUnformatted(jone);
-    g_autofree char *trow = cJSON_PrintUnformatted(at(cJSON_GetArrayItem(rows, 0), "result"));
+    g_autofree char *trow = cJSON_PrintUnformatted(res0);
     g_assert_cmpstr(tone, ==, trow);
+    /* the row's command, run as it says, prints the row's result whole,
+     * provenance and all */
+    g_auto(GStrv) words = NULL;
+    g_assert_true(g_shell_parse_argv(cmd0, NULL, &words, NULL));
+    g_assert_cmpstr(words[0], ==, "hetero-sim");
+    g_free(words[0]);
+    words[0] = g_strdup(g_getenv("HS_BIN"));
+    g_autoptr(Run) again0 = spawn(dir, words);
+    g_assert_cmpint(again0->status, ==, 0);
+    g_autoptr(cJSON) jagain = parse(again0->out);
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(jagain, "sim"),
+                                            "wall_s");
+    g_autofree char *tagain = cJSON_PrintUnformatted(jagain);
+    g_autofree char *tfull = cJSON_PrintUnformatted(at(row0, "result"));
+    g_assert_cmpstr(tagain, ==, tfull);
 
     g_autoptr(Run) again = hs_in(dir, "sweep", spec, "--db", "a.db", NULL);
     g_assert_cmpstr(again->out, ==,
@@ -403,7 +427,10 @@ test_sweep_jobs(void)
     g_assert_cmpint(count_lines(w->out), ==, 2);
     g_autoptr(Run) c = hs("sweep", "--show", da, "--where", "prompt = 48", "--columns",
                           "policy, npu.sram_kib,status", NULL);
-    g_assert_cmpstr(c->out, ==, "policy    npu.sram_kib  status\nnpu-only                ok\n");
+    /* the table, then the rows' versions and what printed it */
+    g_assert_true(g_str_has_prefix(c->out, "policy    npu.sram_kib  status\n"
+                                           "npu-only                ok\n1 row by hetero-sim "));
+    g_assert_cmpint(count_lines(c->out), ==, 4);
     g_autoptr(Run) bad = hs("sweep", "--show", da, "--where", "nope = 1", NULL);
     assert_one_error_line(bad, "--where: no such column: nope");
 
@@ -1198,6 +1225,67 @@ test_sweep_merge_checked(void)
     rm_rf(dir);
 }
 
+/* Provenance in a sweep's outputs: each row keeps the version that made
+ * it, its point's `run` command line and its config hash (a SoC file said
+ * as "x.json (from tiny)" in its result); --show's CSV and JSON end in
+ * them, its text says the versions under the table and what printed it. */
+static void
+test_sweep_provenance(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    g_autoptr(Run) shown = hs("soc", "show", "tiny", "--format", "json", NULL);
+    g_assert_cmpint(shown->status, ==, 0);
+    g_autofree char *soc = g_build_filename(dir, "t2.json", NULL);
+    g_assert_true(g_file_set_contents(soc, shown->out, -1, NULL));
+    g_autofree char *spec = g_build_filename(dir, "spec.json", NULL);
+    g_assert_true(g_file_set_contents(spec, "{\"base\": {\"model\": \"tiny\", \"functional\": "
+                                      "\"off\", \"decode\": 2, \"prompt\": 16, \"policy\": "
+                                      "\"gpu-only\"}, \"axes\": {\"soc\": [\"tiny\", "
+                                      "\"t2.json\"]}}\n", -1, NULL));
+    g_autoptr(Run) a = hs_in(dir, "sweep", "spec.json", "--db", "p.db", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+
+    g_autoptr(Run) c = hs_in(dir, "sweep", "--show", "p.db", "--format", "csv", NULL);
+    g_assert_cmpint(c->status, ==, 0);
+    g_auto(GStrv) lines = g_strsplit(c->out, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 4);
+    g_assert_true(g_str_has_suffix(lines[0], ",error,version,command,config_hash"));
+    g_assert_nonnull(strstr(lines[2], ",hetero-sim run --format json "));
+    g_assert_nonnull(strstr(lines[2], " --soc t2.json,"));
+
+    g_autoptr(Run) j = hs_in(dir, "sweep", "--show", "p.db", "--format", "json", NULL);
+    g_autoptr(cJSON) rows = parse(j->out);
+    g_assert_cmpint(cJSON_GetArraySize(rows), ==, 2);
+    const cJSON *r1 = cJSON_GetArrayItem(rows, 1);
+    g_assert_cmpstr(at(r1, "soc")->valuestring, ==, "t2.json");     /* as written */
+    g_assert_cmpuint(strlen(at(r1, "config_hash")->valuestring), ==, 64);
+    g_assert_true(g_str_has_prefix(at(r1, "version")->valuestring, "0."));
+
+    /* the row's result says the SoC file as one, with its provenance */
+    g_autoptr(Run) all = hs_in(dir, "sweep", "--show", "p.db", "--all", "--format", "json",
+                               "--where", "soc = 't2.json'", NULL);
+    g_autoptr(cJSON) arows = parse(all->out);
+    const cJSON *ar = cJSON_GetArrayItem(arows, 0);
+    g_assert_cmpstr(at(ar, "result.soc")->valuestring, ==, "t2.json (from tiny)");
+    g_assert_cmpstr(at(ar, "result.provenance.soc_file")->valuestring, ==, "t2.json");
+    g_assert_cmpstr(at(ar, "result.provenance.command")->valuestring, ==,
+                    at(ar, "command")->valuestring);
+
+    /* text: the versions of the rows shown, then what printed them */
+    g_autoptr(Run) t = hs_in(dir, "sweep", "--show", "p.db", NULL);
+    g_assert_cmpint(t->status, ==, 0);
+    g_autofree char *want = g_strdup_printf("\n2 rows by hetero-sim %s (each row's command "
+                                            "and config hash: --columns command,config_hash "
+                                            "or --all)\nhetero-sim %s: hetero-sim sweep "
+                                            "--show p.db\n",
+                                            at(r1, "version")->valuestring,
+                                            at(r1, "version")->valuestring);
+    g_assert_true(g_str_has_suffix(t->out, want));
+    g_autoptr(Run) tw = hs_in(dir, "sweep", "--show", "p.db", "--where", "soc = 'tiny'", NULL);
+    g_assert_nonnull(strstr(tw->out, "\n1 row by hetero-sim "));
+    rm_rf(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1217,5 +1305,6 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/concurrent", test_sweep_concurrent);
     g_test_add_func("/sweep/stale", test_sweep_stale);
     g_test_add_func("/sweep/merge-checked", test_sweep_merge_checked);
+    g_test_add_func("/sweep/provenance", test_sweep_provenance);
     return g_test_run();
 }
