@@ -111,8 +111,7 @@ count(const cJSON *root, const char *ph, const char *name, int *max_pid)
 /* A run fed through the observer as it goes: a prefill task, then decode
  * steps 0..3 of one task each, each submitted by the host; two labelled
  * runs in one file (a comparison), the second keeping decode steps 1..2
- * only, each one process named after its label whose threads are its
- * tracks. */
+ * only, each with processes named after its label. */
 static void
 test_streamed(void)
 {
@@ -168,23 +167,36 @@ test_streamed(void)
     g_assert_cmpint(count(root, "X", "prefill", NULL), ==, 1);
     g_assert_cmpint(count(root, "i", NULL, NULL), ==, 4 + 2);
     g_assert_cmpint(count(root, "i", "decode step 2", NULL), ==, 2);
-    g_assert_cmpint(max_pid, ==, 2);                /* each run one process */
-    /* a submission names what it submits; it is on thread "cpu
-     * submissions" (processor 1's tracks from 2 * 1000000) */
+    /* each run a process per processor (gpu, cpu), sync, DRAM and
+     * request: run a's pids 1-5, run b's 6-10 */
+    g_assert_cmpint(max_pid, ==, 10);
+    /* a submission names what it submits; it is on the cpu's
+     * "submissions" track */
     g_assert_nonnull(strstr(text, "\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\","
-                                  "\"pid\":1,\"tid\":2100000,\"ts\":9.000,\"dur\":1.000,"
+                                  "\"pid\":2,\"tid\":100000,\"ts\":9.000,\"dur\":1.000,"
                                   "\"args\":{\"task\":1,\"kind\":\"kernel\",\"on\":\"gpu\","
                                   "\"kernel\":\"L0.wq\"}"));
+    /* processes named after the run's label and the track group */
     g_assert_nonnull(strstr(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
-                                  "\"args\":{\"name\":\"a\"}}"));
-    g_assert_nonnull(strstr(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,"
-                                  "\"args\":{\"name\":\"b\"}}"));
+                                  "\"args\":{\"name\":\"a gpu\"}}"));
+    g_assert_nonnull(strstr(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":6,"
+                                  "\"args\":{\"name\":\"b gpu\"}}"));
+    g_assert_nonnull(strstr(text, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":10,"
+                                  "\"args\":{\"name\":\"b request\"}}"));
+    /* a lane's tid is its number and its name the processor's: Perfetto
+     * titles the track "<name> <tid>", "gpu lane 0" */
+    g_assert_nonnull(strstr(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":6,"
+                                  "\"tid\":0,\"args\":{\"name\":\"gpu lane\"}}"));
     g_assert_nonnull(strstr(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,"
-                                  "\"tid\":1000000,\"args\":{\"name\":\"gpu lane 0\"}}"));
-    g_assert_nonnull(strstr(text, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
-                                  "\"tid\":2100000,\"args\":{\"name\":\"cpu submissions\"}}"));
-    /* the DRAM counters under the run's process */
-    g_assert_nonnull(strstr(text, "{\"name\":\"dram_total_gbps\",\"ph\":\"C\",\"pid\":2,"));
+                                  "\"tid\":100000,\"args\":{\"name\":\"submissions\"}}"));
+    /* every track's tid below the extra tracks' (no run-wide numbering) */
+    const cJSON *e = NULL;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
+        const cJSON *tid = cJSON_GetObjectItem(e, "tid");
+        g_assert_true(tid == NULL || tid->valuedouble <= 100001);
+    }
+    /* the DRAM counters under the run's DRAM process */
+    g_assert_nonnull(strstr(text, "{\"name\":\"dram_total_gbps\",\"ph\":\"C\",\"pid\":9,"));
 
     /* an aborted trace leaves no file */
     g_autofree char *gone = g_build_filename(dir, "gone.json", NULL);

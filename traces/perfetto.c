@@ -12,10 +12,6 @@
 /* tids of the extra tracks, above any task lane */
 #define TID_SUBMIT 100000
 #define TID_FRAMES 100001
-/* A labelled run is one process: the track (tid) of its processor, sync,
- * dram or request "process" k becomes thread k * TID_STRIDE + tid (above
- * TID_FRAMES, so no two tracks of a run meet). */
-#define TID_STRIDE 1000000
 
 /* What a flow still needs of an ended task. */
 typedef struct Ended {
@@ -26,7 +22,7 @@ typedef struct Ended {
 
 typedef struct Run {
     uint32_t pid0;               /* procs pid0+1.., then sync, dram, request */
-    uint32_t pid;                /* labelled: the run's one process (0: none) */
+    char *label;                 /* a labelled run's (compare: the policy), or NULL */
     uint32_t n_procs;
     char **proc_names;
     uint32_t control_proc, frame_proc;
@@ -131,20 +127,6 @@ meta_name(TrcTrace *tr, const char *what, uint32_t pid, int64_t tid, const char 
     fputs("}}", fp);
 }
 
-/* The pid and tid a run's track (@vpid, @tid) is written with: as is for
- * a lone run, within the run's one process for a labelled one. */
-static uint32_t
-out_pid(const Run *r, uint32_t vpid)
-{
-    return r->pid ? r->pid : vpid;
-}
-
-static uint64_t
-out_tid(const Run *r, uint32_t vpid, uint64_t tid)
-{
-    return r->pid ? (uint64_t) (vpid - r->pid0) * TID_STRIDE + tid : tid;
-}
-
 /* The name of the run's "process" @vpid (a processor, sync, dram or
  * request). */
 static const char *
@@ -156,22 +138,25 @@ vpid_name(const Run *r, uint32_t vpid)
 }
 
 /* Name the track (@vpid, @tid) of the current run: a thread of its
- * process, or in a labelled run's one process a thread named after both
- * ("gpu lane 0"), sorted by processor (the request's tracks first). */
+ * process. */
 static void
 track_name(TrcTrace *tr, uint32_t vpid, uint32_t tid, const char *name)
 {
+    meta_name(tr, "thread_name", vpid, tid, name);
+}
+
+/* Name the run's lane @lane of @vpid.  Perfetto titles a thread track
+ * "<thread_name> <tid>" (its UI always appends the tid), and a lane's tid
+ * is its number: a lone run's lane reads "lane 0 0" under its processor's
+ * process, a labelled run's, named after its processor, "gpu lane 0"
+ * under "<label> gpu". */
+static void
+lane_name(TrcTrace *tr, uint32_t vpid, uint32_t lane)
+{
     const Run *r = tr->run;
-    if (r->pid == 0) {
-        meta_name(tr, "thread_name", vpid, tid, name);
-        return;
-    }
-    uint64_t t = out_tid(r, vpid, tid);
-    g_autofree char *full = g_strdup_printf("%s %s", vpid_name(r, vpid), name);
-    meta_name(tr, "thread_name", r->pid, (int64_t) t, full);
-    uint64_t sort = vpid - r->pid0 == r->n_procs + 3 ? tid : t;
-    fprintf(ev(tr), "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%"
-                    PRIu64 ",\"args\":{\"sort_index\":%" PRIu64 "}}", r->pid, t, sort);
+    g_autofree char *name = r->label ? g_strdup_printf("%s lane", vpid_name(r, vpid))
+                                     : g_strdup_printf("lane %u", lane);
+    track_name(tr, vpid, lane, name);
 }
 
 /* ---- opening and closing ------------------------------------------------ */
@@ -212,6 +197,7 @@ run_free(Run *r)
     }
     g_strfreev(r->proc_names);
     g_free(r->sync_name);
+    g_free(r->label);
     g_array_unref(r->steps);
     for (uint32_t p = 0; p < r->n_procs + 1; p++) {
         g_array_unref(r->lanes[p]);
@@ -229,10 +215,10 @@ trc_trace_begin_run(TrcTrace *tr, const char *label, const char *const *proc_nam
 {
     g_assert(tr->run == NULL);
     Run *r = g_new0(Run, 1);
-    /* a labelled run's tracks are numbered within its process (pid0 0),
-     * a lone run's are processes of their own */
-    r->pid0 = label ? 0 : tr->next_pid;
-    tr->next_pid += label ? 0 : n_procs + 3;
+    /* each run's processes after the previous run's */
+    r->pid0 = tr->next_pid;
+    tr->next_pid += n_procs + 3;
+    r->label = label ? g_strdup(label) : NULL;
     r->n_procs = n_procs;
     r->proc_names = g_new0(char *, n_procs + 1);
     for (uint32_t p = 0; p < n_procs; p++) {
@@ -256,26 +242,20 @@ trc_trace_begin_run(TrcTrace *tr, const char *label, const char *const *proc_nam
     r->in_window = TRUE;
     tr->run = r;
 
-    if (label) {
-        /* one process named @label; its tracks are threads (track_name) */
-        r->pid = ++tr->next_pid;
-        meta_name(tr, "process_name", r->pid, -1, label);
-        fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
-                        "\"args\":{\"sort_index\":%u}}", r->pid, r->pid);
-        track_name(tr, r->pid0 + n_procs + 3, 0, "phases");
-        track_name(tr, r->pid0 + n_procs + 3, 1, "decode steps");
-        return;
+    /* a process per processor, the sync hand-offs, DRAM and the request:
+     * a labelled run's named after its label too ("hetero-tensor gpu"),
+     * each run's kept together by their sort index (the request first) */
+    for (uint32_t k = 1; k <= n_procs + 3; k++) {
+        g_autofree char *name = label ? g_strdup_printf("%s %s", label,
+                                                        vpid_name(r, r->pid0 + k))
+                                      : g_strdup(vpid_name(r, r->pid0 + k));
+        meta_name(tr, "process_name", r->pid0 + k, -1, name);
+        if (k <= n_procs || k == n_procs + 3) {     /* sync and DRAM fall in after */
+            uint32_t sort = k == n_procs + 3 ? r->pid0 : r->pid0 + k;
+            fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
+                            "\"args\":{\"sort_index\":%u}}", r->pid0 + k, sort);
+        }
     }
-    for (uint32_t p = 0; p < n_procs; p++) {
-        meta_name(tr, "process_name", r->pid0 + p + 1, -1, proc_names[p]);
-        fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
-                        "\"args\":{\"sort_index\":%u}}", r->pid0 + p + 1, r->pid0 + p + 1);
-    }
-    meta_name(tr, "process_name", r->pid0 + n_procs + 1, -1, r->sync_name);
-    meta_name(tr, "process_name", r->pid0 + n_procs + 2, -1, "dram");
-    meta_name(tr, "process_name", r->pid0 + n_procs + 3, -1, "request");
-    fprintf(ev(tr), "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,"
-                    "\"args\":{\"sort_index\":%u}}", r->pid0 + n_procs + 3, r->pid0);
     meta_name(tr, "thread_name", r->pid0 + n_procs + 3, 0, "phases");
     meta_name(tr, "thread_name", r->pid0 + n_procs + 3, 1, "decode steps");
 }
@@ -308,7 +288,7 @@ flush_bw(TrcTrace *tr)
         return;
     }
     char ts[32];
-    uint32_t pid = out_pid(r, r->pid0 + r->n_procs + 2);
+    uint32_t pid = r->pid0 + r->n_procs + 2;
     FILE *fp = ev(tr);
     fprintf(fp, "{\"name\":\"dram_bw_gbps\",\"ph\":\"C\",\"pid\":%u,\"ts\":%s,\"args\":{", pid,
             us_ns(ts, ns(r->bw_when)));
@@ -368,7 +348,7 @@ on_task_start(void *opaque, uint32_t id, const SimTask *t, SimTime start_ps)
             fprintf(ev(tr), "{\"name\":\"decode step %u\",\"cat\":\"marker\",\"ph\":\"i\","
                             "\"s\":\"t\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s,"
                             "\"args\":{\"step\":%u,\"first_task\":%u}}", t->step,
-                    out_pid(r, req), out_tid(r, req, 1), us_ns(ts, ns(start_ps)), t->step, id);
+                    req, (uint64_t) 1, us_ns(ts, ns(start_ps)), t->step, id);
         }
     }
 }
@@ -386,15 +366,14 @@ ended_of(Run *r, uint32_t id)
 static void
 flow(TrcTrace *tr, const Ended *from, const Ended *to)
 {
-    const Run *r = tr->run;
     char ts[32];
     uint64_t id = ++tr->flow_id;
     fprintf(ev(tr), "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%" PRIu64
-                    ",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s}", id, out_pid(r, from->pid),
-            out_tid(r, from->pid, from->lane), us_ns(ts, inside_ns(from->a_ps, from->b_ps)));
+                    ",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s}", id, from->pid,
+            (uint64_t) from->lane, us_ns(ts, inside_ns(from->a_ps, from->b_ps)));
     fprintf(ev(tr), "{\"name\":\"sync\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%"
-                    PRIu64 ",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s}", id, out_pid(r, to->pid),
-            out_tid(r, to->pid, to->lane), us_ns(ts, inside_ns(to->a_ps, to->b_ps)));
+                    PRIu64 ",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s}", id, to->pid,
+            (uint64_t) to->lane, us_ns(ts, inside_ns(to->a_ps, to->b_ps)));
 }
 
 static void
@@ -407,7 +386,7 @@ task_slice(TrcTrace *tr, uint32_t id, const SimTask *t, const Ended *e)
     json_str(fp, t->name);
     fprintf(fp, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s,"
                 "\"dur\":%s,\"args\":{\"task\":%u,\"phase\":\"%s\"",
-            sim_task_kind_name[t->kind], out_pid(r, e->pid), out_tid(r, e->pid, e->lane),
+            sim_task_kind_name[t->kind], e->pid, (uint64_t) e->lane,
             us_ns(ts, ns(e->a_ps)),
             us_ns(dur, ns(e->b_ps) - ns(e->a_ps)), id, sim_phase_name[t->phase]);
     if (t->phase == SIM_PHASE_DECODE) {
@@ -482,8 +461,7 @@ on_task_end(void *opaque, const SimPlan *plan, uint32_t id, const SimTask *t,
     if (l == lanes->len) {
         SimTime none = 0;
         g_array_append_val(lanes, none);
-        g_autofree char *name = g_strdup_printf("lane %u", l);
-        track_name(tr, e->pid, l, name);
+        lane_name(tr, e->pid, l);
     }
     g_array_index(lanes, SimTime, l) = end_ps;
     e->lane = l;
@@ -494,7 +472,7 @@ on_task_end(void *opaque, const SimPlan *plan, uint32_t id, const SimTask *t,
         char ts[32], dur[32];
         fprintf(ev(tr), "{\"name\":\"preempted\",\"cat\":\"preemption\",\"ph\":\"X\","
                         "\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s,\"dur\":%s,"
-                        "\"args\":{\"task\":%u}}", out_pid(r, e->pid), out_tid(r, e->pid, l),
+                        "\"args\":{\"task\":%u}}", e->pid, (uint64_t) l,
                 us_ns(ts, ns(p->off_ps)), us_ns(dur, ns(p->back_ps) - ns(p->off_ps)), id);
     }
     /* flows: producers -> this sync, or syncs -> this consumer */
@@ -528,7 +506,7 @@ on_span(void *opaque, uint32_t proc, SimTime a_ps, SimTime b_ps, uint32_t id,
     char ts[32], dur[32];
     FILE *fp = ev(tr);
     fprintf(fp, "{\"name\":\"submit\",\"cat\":\"control\",\"ph\":\"X\",\"pid\":%u,\"tid\":%"
-                PRIu64 ",\"ts\":%s,\"dur\":%s", out_pid(r, pid), out_tid(r, pid, TID_SUBMIT),
+                PRIu64 ",\"ts\":%s,\"dur\":%s", pid, (uint64_t) TID_SUBMIT,
             us_ns(ts, ns(a_ps)),
             us_ns(dur, ns(b_ps) - ns(a_ps)));
     if (t) {
@@ -558,7 +536,7 @@ on_frame(void *opaque, uint32_t proc, const SimFrame *f)
     char ts[32], dur[32], vs[32];
     fprintf(ev(tr), "{\"name\":\"frame\",\"cat\":\"render\",\"ph\":\"X\",\"pid\":%u,\"tid\":%"
                     PRIu64 ",\"ts\":%s,\"dur\":%s,\"args\":{\"vsync_us\":%s}}",
-            out_pid(r, pid), out_tid(r, pid, TID_FRAMES),
+            pid, (uint64_t) TID_FRAMES,
             us_ns(ts, ns(f->start_ps)), us_ns(dur, ns(f->end_ps) - ns(f->start_ps)),
             us_ns(vs, ns(f->vsync_ps)));
 }
@@ -591,8 +569,8 @@ trc_trace_end_run(TrcTrace *tr)
         char ts[32], dur[32];
         uint32_t req = r->pid0 + r->n_procs + 3;
         fprintf(ev(tr), "{\"name\":\"prefill\",\"cat\":\"marker\",\"ph\":\"X\",\"pid\":%u,"
-                        "\"tid\":%" PRIu64 ",\"ts\":%s,\"dur\":%s}", out_pid(r, req),
-                out_tid(r, req, 0), us_ns(ts, ns(r->prefill_a)),
+                        "\"tid\":%" PRIu64 ",\"ts\":%s,\"dur\":%s}", req,
+                (uint64_t) 0, us_ns(ts, ns(r->prefill_a)),
                 us_ns(dur, ns(r->prefill_b) - ns(r->prefill_a)));
     }
     /* each decode step a slice on the "decode steps" track, so its
@@ -610,7 +588,7 @@ trc_trace_end_run(TrcTrace *tr)
         fprintf(ev(tr), "{\"name\":\"decode step %u\",\"cat\":\"step\",\"ph\":\"X\","
                         "\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%s,\"dur\":%s,"
                         "\"args\":{\"step\":%u,\"first_task\":%u,\"span_us\":%s}}",
-                st->step, out_pid(r, req), out_tid(r, req, 1), us_ns(ts, ns(st->a_ps)),
+                st->step, req, (uint64_t) 1, us_ns(ts, ns(st->a_ps)),
                 us_ns(dur, ns(b) - ns(st->a_ps)), st->step, st->first_task,
                 us_ns(full, ns(st->b_ps) - ns(st->a_ps)));
     }

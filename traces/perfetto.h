@@ -5,10 +5,11 @@
  * A lone run gets processes (pids): one per processor, one for sync
  * hand-offs, one for DRAM counters and one, "request", with the prefill as
  * a slice and an instant marker where each decode step starts.  A labelled
- * run (`compare`: one per policy) is instead one process named after the
- * label (pids 1, 2, .. in the order they begin) whose threads are those
- * tracks, named "<processor> lane N", "sync lane N", "<cpu> submissions",
- * "request phases" .., with the DRAM counters under it.  Within a
+ * run (`compare`: one per policy) gets the same processes, after the
+ * previous run's, named after the label too ("hetero-tensor gpu"), and its
+ * lanes named after their processor ("gpu lane", tid 0, 1, ..): Perfetto
+ * titles a thread track "<name> <tid>", so it reads "gpu lane 0" (a lone
+ * run's "lane 0" reads "lane 0 0").  Within a
  * processor, a task lands on the lowest thread (tid, "lane") whose slices
  * all end before it starts, so every track nests perfectly as Perfetto's
  * JSON importer requires.  Counter tracks show DRAM bandwidth per

@@ -386,7 +386,8 @@ run(int argc, char **argv, GError **error)
         { "policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
           "Comma-separated policies (default: all built-in)", "A,B,.." },
         { "trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace,
-          "Write one Perfetto / Chrome trace JSON with a process per policy", "FILE" },
+          "Write one Perfetto / Chrome trace JSON of every policy (its processes named "
+          "after it)", "FILE" },
         { "baseline", 'B', 0, G_OPTION_ARG_FILENAME, &baseline,
           "Re-run a run directory's request (run --out DIR) with this binary and --set, "
           "and print each metric: baseline, now, delta %", "DIR" },
@@ -476,8 +477,8 @@ run(int argc, char **argv, GError **error)
         }
     }
     const char *trace_path = rd ? hs_run_dir_trace(rd) : o.trace;
-    /* one trace, each policy's run streamed into it as one process (named
-     * after the policy) as the run goes: nothing is held but the writer's
+    /* one trace, each policy's run streamed into it as the run goes (its
+     * processes named after the policy): nothing is held but the writer's
      * last steps, whatever the plan's size */
     g_autoptr(TrcTrace) tr = NULL;
     if (ok && trace_path) {

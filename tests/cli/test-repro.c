@@ -323,6 +323,29 @@ test_compare_dir(void)
     /* the trace names both policies in its metadata */
     g_autoptr(cJSON) tr = load("cd/trace.json");
     g_assert_cmpstr(str_at(tr, "otherData", "policies"), ==, "gpu-only,hetero-tensor");
+    /* its tracks read "gpu lane 0" in Perfetto (which titles a thread
+     * "<name> <tid>"): a lane named after its processor, its tid its
+     * number, in a process per policy and processor */
+    gboolean lane_named = FALSE, proc_named = FALSE;
+    const cJSON *ev = NULL;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(tr, "traceEvents")) {
+        const cJSON *tid = cJSON_GetObjectItem(ev, "tid");
+        g_assert_true(tid == NULL || tid->valuedouble <= 100001);
+        if (strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, "M") != 0) {
+            continue;
+        }
+        const char *what = cJSON_GetObjectItem(ev, "name")->valuestring;
+        if (!g_str_has_suffix(what, "_name")) {
+            continue;                                /* a sort index */
+        }
+        const char *name = str_at(ev, "args", "name");
+        lane_named |= strcmp(what, "thread_name") == 0 && strcmp(name, "gpu lane") == 0 &&
+                      tid->valuedouble == 0;
+        proc_named |= strcmp(what, "process_name") == 0 &&
+                      strcmp(name, "hetero-tensor gpu") == 0;
+    }
+    g_assert_true(lane_named);
+    g_assert_true(proc_named);
     g_autofree char *sum = NULL;
     g_autofree char *sp = path_in("cd/summary.txt");
     g_assert_true(g_file_get_contents(sp, &sum, NULL, NULL));
