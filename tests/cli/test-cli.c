@@ -3,81 +3,27 @@
  * status (0 ok, 1 bad input, 2 usage), one "hetero-sim: " line on stderr
  * for errors, JSON on stdout that parses, nothing left behind on failure.
  */
+#include "cli-run.h"
 #include "sim/util/json.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
-typedef struct Run {
-    int status;
-    char *out;
-    char *err;
-} Run;
+#define hs(...) hs_in(NULL, __VA_ARGS__)
 
-static void
-run_free(Run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-    g_free(r);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
-
-static Run *
-hs_v(const char *threads, const char *first, va_list ap)
-{
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
-    for (const char *a = first; a; a = va_arg(ap, const char *)) {
-        g_ptr_array_add(argv, (char *) a);
-    }
-    g_ptr_array_add(argv, NULL);
-    g_auto(GStrv) envp = g_get_environ();
-    if (threads) {
-        envp = g_environ_setenv(envp, "OMP_NUM_THREADS", threads, TRUE);
-        envp = g_environ_setenv(envp, "OPENBLAS_NUM_THREADS", threads, TRUE);
-    }
-
-    Run *r = g_new0(Run, 1);
-    int wait = 0;
-    g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(NULL, (char **) argv->pdata, envp, 0, NULL, NULL,
-                               &r->out, &r->err, &wait, &error));
-    g_assert_no_error(error);
-    g_assert_true(WIFEXITED(wait));        /* never a crash */
-    r->status = WEXITSTATUS(wait);
-    return r;
-}
-
-/* Run hetero-sim with NULL-terminated arguments. */
-static Run *
-hs(const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    Run *r = hs_v(NULL, first, ap);
-    va_end(ap);
-    return r;
-}
-
-/* The same with OMP_NUM_THREADS (and OpenBLAS's) set to @threads. */
+/* hetero-sim with OMP_NUM_THREADS and OpenBLAS's set to @threads. */
 static Run *
 hs_threads(const char *threads, const char *first, ...)
 {
+    g_auto(GStrv) envp = g_get_environ();
+    envp = g_environ_setenv(envp, "OMP_NUM_THREADS", threads, TRUE);
+    envp = g_environ_setenv(envp, "OPENBLAS_NUM_THREADS", threads, TRUE);
     va_list ap;
     va_start(ap, first);
-    Run *r = hs_v(threads, first, ap);
+    Run *r = hs_run_v(NULL, envp, first, ap);
     va_end(ap);
     return r;
-}
-
-static void
-assert_one_error_line(const Run *r, const char *want)
-{
-    g_autofree char *line = g_strdup_printf("hetero-sim: %s\n", want);
-    g_assert_cmpstr(r->err, ==, line);
 }
 
 /* Two JSON reports say the same, but for the host's wall time and the
@@ -261,7 +207,7 @@ test_stacks(void)
 static void
 test_default_run(void)
 {
-    g_autoptr(Run) r = hs(NULL);
+    g_autoptr(Run) r = hs_in(NULL, NULL, NULL);        /* no arguments at all */
     g_assert_cmpint(r->status, ==, 0);
     g_assert_cmpstr(r->err, ==, "");
     g_assert_cmpuint(strlen(r->out), >, 100);
@@ -512,12 +458,9 @@ test_compare_trace(void)
     g_autofree char *check = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tools",
                                               "trace-check.py", NULL);
     const char *argv[] = { "python3", check, all, NULL };
-    g_autofree char *out = NULL, *err = NULL;
-    int wait = 0;
-    g_assert_true(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
-                               &out, &err, &wait, NULL));
-    g_assert_cmpstr(err, ==, "");
-    g_assert_true(WIFEXITED(wait) && WEXITSTATUS(wait) == 0);
+    g_autoptr(Run) tc = cli_spawn(NULL, (char *const *) argv, NULL);
+    g_assert_cmpstr(tc->err, ==, "");
+    g_assert_cmpint(tc->status, ==, 0);
     g_unlink(all);
     g_rmdir(dir);
 }

@@ -6,6 +6,7 @@
  * replay's re-timed / re-planned, explain --steps' reasons, the trace's
  * step slices and sync track, plot's options and probe's SVGs.
  */
+#include "cli-run.h"
 #include "sim/util/json.h"
 
 #include <glib/gstdio.h>
@@ -13,56 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Run {
-    int status;
-    char *out;
-    char *err;
-} Run;
-
-static void
-run_free(Run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-    g_free(r);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
-
-/* hetero-sim with NULL-terminated arguments, in @dir (NULL: here). */
-static Run *
-hs_in(const char *dir, const char *first, ...)
-{
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *)) {
-        g_ptr_array_add(argv, (char *) a);
-    }
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    Run *r = g_new0(Run, 1);
-    int wait = 0;
-    g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(dir, (char **) argv->pdata, NULL, 0, NULL, NULL, &r->out,
-                               &r->err, &wait, &error));
-    g_assert_no_error(error);
-    g_assert_true(WIFEXITED(wait));        /* never a crash */
-    r->status = WEXITSTATUS(wait);
-    return r;
-}
-
 #define hs(...) hs_in(NULL, __VA_ARGS__)
-
-static void
-assert_ok(const Run *r)
-{
-    if (r->status != 0) {
-        g_printerr("stderr: %s\n", r->err);
-    }
-    g_assert_cmpint(r->status, ==, 0);
-}
 
 /* The usage line names the command first, as it is typed. */
 static void

@@ -4,6 +4,8 @@
  * all-or-nothing multi-file outputs, the integer and byte parsing of the
  * command line, and the binary run as it is under valgrind.
  */
+#include "cli-run.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
@@ -12,81 +14,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-typedef struct Run {
-    int status;
-    char *out;
-    char *err;
-} Run;
-
-static void
-run_free(Run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-    g_free(r);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
-
-/* Run @argv (NULL-terminated, the program first) with @envp. */
-static Run *
-spawn(char **argv, char **envp)
-{
-    Run *r = g_new0(Run, 1);
-    int wait = 0;
-    g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(NULL, argv, envp, 0, NULL, NULL, &r->out, &r->err, &wait,
-                               &error));
-    g_assert_no_error(error);
-    g_assert_true(WIFEXITED(wait));        /* never a crash */
-    r->status = WEXITSTATUS(wait);
-    return r;
-}
-
-/* Run hetero-sim with NULL-terminated arguments; @locale, if not NULL,
- * as LC_ALL. */
-static Run *
-hs_v(const char *locale, const char *first, va_list ap)
-{
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
-    for (const char *a = first; a; a = va_arg(ap, const char *)) {
-        g_ptr_array_add(argv, (char *) a);
-    }
-    g_ptr_array_add(argv, NULL);
-    g_auto(GStrv) envp = g_get_environ();
-    if (locale) {
-        envp = g_environ_setenv(envp, "LC_ALL", locale, TRUE);
-    }
-    return spawn((char **) argv->pdata, envp);
-}
-
-static Run *
-hs(const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    Run *r = hs_v(NULL, first, ap);
-    va_end(ap);
-    return r;
-}
-
-static Run *
-hs_locale(const char *locale, const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    Run *r = hs_v(locale, first, ap);
-    va_end(ap);
-    return r;
-}
-
-static void
-assert_one_error_line(const Run *r, const char *want)
-{
-    g_autofree char *line = g_strdup_printf("hetero-sim: %s\n", want);
-    g_assert_cmpstr(r->err, ==, line);
-}
+#define hs(...) hs_in(NULL, __VA_ARGS__)
+/* ... with @locale as LC_ALL */
+#define hs_locale(locale, ...) hs_env_in(NULL, "LC_ALL", (locale), __VA_ARGS__)
 
 /* A fresh folder for one test; removed by rm_rf(). */
 static char *
@@ -562,8 +492,7 @@ test_valgrind(void)
     }
     const char *argv[] = { vg, "-q", "--error-exitcode=99", g_getenv("HS_BIN"), RUN_SMALL,
                            NULL };
-    g_auto(GStrv) envp = g_get_environ();
-    g_autoptr(Run) r = spawn((char **) argv, envp);
+    g_autoptr(Run) r = cli_spawn(NULL, (char *const *) argv, NULL);
     g_assert_cmpint(r->status, ==, 0);
     g_assert_null(strstr(r->err, "cannot run"));
     g_assert_nonnull(strstr(r->out, "values: hidden states match"));

@@ -6,55 +6,20 @@
  * JSON loading back to the same config hash, and --set that changes
  * nothing warned.
  */
+#include "cli-run.h"
+
 #include <cjson/cJSON.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
-typedef struct Run {
-    int status;
-    char *out;
-    char *err;
-} Run;
-
-static void
-run_free(Run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-    g_free(r);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cJSON, cJSON_Delete)
 
 static char *tmp;                /* every test's scratch folder (cwd) */
 
 /* hetero-sim with NULL-terminated arguments, run in tmp */
-static Run *
-hs(const char *first, ...)
-{
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *)) {
-        g_ptr_array_add(argv, (char *) a);
-    }
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    Run *r = g_new0(Run, 1);
-    int wait = 0;
-    g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(tmp, (char **) argv->pdata, NULL, 0, NULL, NULL, &r->out,
-                               &r->err, &wait, &error));
-    g_assert_no_error(error);
-    g_assert_true(WIFEXITED(wait));
-    r->status = WEXITSTATUS(wait);
-    return r;
-}
+#define hs(...) hs_in(tmp, __VA_ARGS__)
 
 static char *
 path_in(const char *name)

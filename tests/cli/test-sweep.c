@@ -4,6 +4,7 @@
  * (resume after kill -9, the same rows whatever the worker count or
  * under mpirun, --show, plot).
  */
+#include "cli-run.h"
 #include "sim/cli/report-fields.h"
 #include "sim/util/json.h"
 
@@ -15,61 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct Run {
-    int status;
-    char *out;
-    char *err;
-} Run;
-
-static void
-run_free(Run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-    g_free(r);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
-
-/* Run @argv (NULL-terminated; argv[0] is the program) in @cwd. */
-static Run *
-spawn(const char *cwd, char **argv)
-{
-    Run *r = g_new0(Run, 1);
-    int wait = 0;
-    g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(cwd, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
-                               &r->out, &r->err, &wait, &error));
-    g_assert_no_error(error);
-    g_assert_true(WIFEXITED(wait));        /* never a crash */
-    r->status = WEXITSTATUS(wait);
-    return r;
-}
-
-/* hetero-sim with NULL-terminated arguments, in @cwd (may be NULL). */
-static Run *
-hs_in(const char *cwd, const char *first, ...)
-{
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *)) {
-        g_ptr_array_add(argv, (char *) a);
-    }
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    return spawn(cwd, (char **) argv->pdata);
-}
-
 #define hs(...) hs_in(NULL, __VA_ARGS__)
-
-static void
-assert_one_error_line(const Run *r, const char *want)
-{
-    g_autofree char *line = g_strdup_printf("hetero-sim: %s\n", want);
-    g_assert_cmpstr(r->err, ==, line);
-}
 
 static cJSON *
 parse(const char *text)
@@ -160,7 +107,7 @@ test_set_errors(void)
             g_ptr_array_add(argv, "--set");
             g_ptr_array_add(argv, (char *) cases[i].set);
             g_ptr_array_add(argv, NULL);
-            g_autoptr(Run) r = spawn(NULL, (char **) argv->pdata);
+            g_autoptr(Run) r = cli_spawn(NULL, (char *const *) argv->pdata, NULL);
             g_test_message("%s --set %s", commands[c][0], cases[i].set);
             g_assert_cmpint(r->status, ==, 2);
             g_assert_cmpstr(r->out, ==, "");
@@ -401,7 +348,7 @@ test_sweep_jobs(void)
     g_assert_cmpstr(words[0], ==, "hetero-sim");
     g_free(words[0]);
     words[0] = g_strdup(g_getenv("HS_BIN"));
-    g_autoptr(Run) again0 = spawn(dir, words);
+    g_autoptr(Run) again0 = cli_spawn(dir, words, NULL);
     g_assert_cmpint(again0->status, ==, 0);
     g_autoptr(cJSON) jagain = parse(again0->out);
     cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(jagain, "sim"),
@@ -558,7 +505,7 @@ test_report_fields(void)
                 g_ptr_array_add(argv, args->pdata[i]);
             }
             g_ptr_array_add(argv, NULL);
-            out[f] = spawn(NULL, (char **) argv->pdata);
+            out[f] = cli_spawn(NULL, (char *const *) argv->pdata, NULL);
             g_assert_cmpint(out[f]->status, ==, 0);
         }
         g_autoptr(cJSON) json = parse(out[0]->out);
@@ -808,7 +755,7 @@ test_sweep_list_merge(void)
     for (int i = 0; i < 13; i++) {
         g_assert_nonnull(strstr(lines[i], " sweep "));
         const char *sh[] = { "/bin/sh", "-c", lines[i], NULL };
-        g_autoptr(Run) p = spawn(dir, (char **) sh);
+        g_autoptr(Run) p = cli_spawn(dir, (char *const *) sh, NULL);
         g_assert_cmpint(p->status, ==, 0);
         g_string_append(all, p->out);
     }
@@ -846,7 +793,7 @@ test_sweep_mpi(void)
     const char *argv[] = { mpirun, "-n", "2", "--oversubscribe", "--allow-run-as-root",
                            "-x", "ASAN_OPTIONS=detect_leaks=0",
                            g_getenv("HS_BIN"), "sweep", spec, "--db", "mpi.db", NULL };
-    g_autoptr(Run) m = spawn(dir, (char **) argv);
+    g_autoptr(Run) m = cli_spawn(dir, (char *const *) argv, NULL);
     if (strstr(m->err, "built without MPI")) {
         g_test_skip("hetero-sim built without MPI");
         rm_rf(dir);
