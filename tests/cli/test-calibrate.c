@@ -21,54 +21,18 @@
  *     shipped value lies inside the fit's interval; every key a shipped
  *     config marks calibrated is re-derived by a spec its source names.
  */
+#include "cli-run.h"
 #include "sim/util/json.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
-typedef struct Run {
-    int status;
-    char *out, *err;
-} Run;
-
-static void
-run_free(Run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-    g_free(r);
-}
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Run, run_free)
-
-static Run *
-hs_env(const char *omp, const char *first, ...)
-{
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (char *) g_getenv("HS_BIN"));
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *)) {
-        g_ptr_array_add(argv, (char *) a);
-    }
-    va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    g_auto(GStrv) env = g_get_environ();
-    if (omp) {
-        env = g_environ_setenv(env, "OMP_NUM_THREADS", omp, TRUE);
-    }
-    Run *r = g_new0(Run, 1);
-    int wait = 0;
-    g_autoptr(GError) error = NULL;
-    g_assert_true(g_spawn_sync(g_getenv("HS_SOURCE_ROOT"), (char **) argv->pdata, env, 0, NULL,
-                               NULL, &r->out, &r->err, &wait, &error));
-    g_assert_no_error(error);
-    g_assert_true(WIFEXITED(wait));        /* never a crash */
-    r->status = WEXITSTATUS(wait);
-    return r;
-}
+/* hetero-sim in the source tree (its configs), @omp OpenMP threads
+ * (NULL: as set) */
+#define hs_env(omp, ...) hs_env_in(g_getenv("HS_SOURCE_ROOT"), "OMP_NUM_THREADS", (omp), \
+                                   __VA_ARGS__)
 #define hs(...) hs_env(NULL, __VA_ARGS__)
 
 static char *tmpdir;
