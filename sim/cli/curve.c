@@ -110,8 +110,19 @@ curve_print(const HsCurve *c, HsFormat f, FILE *out)
     if (f == HS_FORMAT_TEXT) {
         fprintf(out, "%s\n", c->title);
     }
+    /* each column as wide as its widest cell and two spaces (12 at
+     * least), so a long name ("transformer-lite") never runs into the
+     * column before it */
+    g_autofree int *width = g_new0(int, MAX(nc, 1));
     for (guint k = 0; k < nc; k++) {
-        int w = (int) MAX(12, strlen(c->cols->pdata[k]) + 2);
+        width[k] = (int) MAX(12, strlen(c->cols->pdata[k]) + 2);
+        for (guint r = 0; r < curve_rows(c); r++) {
+            char buf[32];
+            width[k] = MAX(width[k], (int) strlen(curve_cell(c, r, k, buf)) + 2);
+        }
+    }
+    for (guint k = 0; k < nc; k++) {
+        int w = width[k];
         if (f == HS_FORMAT_CSV) {
             fprintf(out, "%s%s", k ? "," : "", (char *) c->cols->pdata[k]);
         } else {
@@ -121,7 +132,7 @@ curve_print(const HsCurve *c, HsFormat f, FILE *out)
     fprintf(out, "\n");
     for (guint r = 0; r < curve_rows(c); r++) {
         for (guint k = 0; k < nc; k++) {
-            int w = (int) MAX(12, strlen(c->cols->pdata[k]) + 2);
+            int w = width[k];
             char buf[32];
             const char *cell = curve_cell(c, r, k, buf);
             if (f == HS_FORMAT_CSV) {

@@ -411,6 +411,32 @@ test_validate_groups(void)
     g_rmdir(dir);
 }
 
+/* probe's text tables: a column as wide as its widest cell, so a long
+ * policy name ("transformer-lite") stays apart from the number before it */
+static void
+test_probe_columns(void)
+{
+    g_autoptr(Run) r = hs("probe", "--what", "prefill", NULL);
+    assert_ok(r);
+    g_auto(GStrv) lines = g_strsplit(r->out, "\n", -1);
+    guint rows = 0;
+    gboolean long_name = FALSE;
+    for (char **l = lines + 2; *l && **l; l++) {
+        /* right-aligned columns: every row as long as the header */
+        g_assert_cmpuint(strlen(*l), ==, strlen(lines[1]));
+        long_name |= strstr(*l, " transformer-lite ") != NULL;
+        g_auto(GStrv) cells = g_strsplit_set(*l, " ", -1);
+        guint n = 0;
+        for (char **c = cells; *c; c++) {
+            n += **c != '\0';
+        }
+        g_assert_cmpuint(n, ==, 3);                 /* seq, policy, tokens_per_s */
+        rows++;
+    }
+    g_assert_true(long_name);
+    g_assert_cmpuint(rows, >, 20);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -427,5 +453,6 @@ main(int argc, char **argv)
     g_test_add_func("/edges/plot-options", test_plot_options);
     g_test_add_func("/edges/probe-svgs", test_probe_svgs);
     g_test_add_func("/edges/validate-groups", test_validate_groups);
+    g_test_add_func("/edges/probe-columns", test_probe_columns);
     return g_test_run();
 }
