@@ -230,13 +230,15 @@ explain_task(const HwSoc *soc, const HwStack *stack, const SimPlan *plan,
 /*
  * Why task @id started when it did, in a few words: its last input ending
  * then; else what held it after that input was ready: its processor busy
- * with another task, the host blocked in a driver sync (the control CPU
+ * with another task (and then the kernel's launch, @stack's), the host
+ * blocked in a driver sync (the control CPU
  * waits out a driver round trip before it submits more), the host's
  * submission of it; the dependency list alone named an input that ended
  * long before.  (transfer full)
  */
 static char *
-start_reason(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x, uint32_t id)
+start_reason(const HwSoc *soc, const HwStack *stack, const SimPlan *plan,
+             const SimExecResult *x, uint32_t id)
 {
     const SimTask *t = sim_plan_task(plan, id);
     const SimTime start = x->times[id].start_ps;
@@ -276,10 +278,26 @@ start_reason(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x, uint
             drv_end = e;
         }
     }
+    /* the launch a kernel pays before its start (an NPU graph execute:
+     * the stack's npu.launch_us) follows the task it queued behind */
+    SimTime launch = 0;
+    if (t->kind != SIM_TASK_SYNC) {
+        HwOp op;
+        HwCost c;
+        sim_work_to_hw_op(&t->work, t->kind, &op);
+        hw_dev_estimate(dev_of(soc, t->proc), stack, &op, &c);
+        launch = c.overhead_ps;
+    }
     if (busy != UINT32_MAX && start <= busy_end + 1000) {
         return g_strdup_printf("waited %.4f ms: %s busy with #%u %s until %.4f; %s", waited_ms,
                                dev_of(soc, t->proc)->name, busy,
                                sim_plan_task(plan, busy)->name, ms(busy_end), input);
+    }
+    if (busy != UINT32_MAX && start <= busy_end + launch + 1000) {
+        return g_strdup_printf("waited %.4f ms: %s busy with #%u %s until %.4f, then its "
+                               "%.4f ms launch; %s", waited_ms, dev_of(soc, t->proc)->name,
+                               busy, sim_plan_task(plan, busy)->name, ms(busy_end),
+                               ms(start - busy_end), input);
     }
     if (drv != UINT32_MAX) {
         const char *host = x->control_proc < soc->devs->len
@@ -303,7 +321,7 @@ start_reason(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x, uint
 
 /* Every task start and end, and every change of DRAM rates, in time order. */
 static void
-print_steps(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x)
+print_steps(const HwSoc *soc, const HwStack *stack, const SimPlan *plan, const SimExecResult *x)
 {
     typedef struct Ev {
         SimTime t;
@@ -336,7 +354,7 @@ print_steps(const HwSoc *soc, const SimPlan *plan, const SimExecResult *x)
         printf("%10.4f  %-5s %-8s #%u %s", ms(ev[i].t), ev[i].what ? "start" : "end",
                dev_of(soc, t->proc)->name, ev[i].id, t->name);
         if (ev[i].what) {
-            g_autofree char *why = start_reason(soc, plan, x, ev[i].id);
+            g_autofree char *why = start_reason(soc, stack, plan, x, ev[i].id);
             printf("  (%s)", why);
         } else if (t->kind != SIM_TASK_SYNC && t->proc < np) {
             /* a kernel that got less DRAM than it would alone: its share */
@@ -487,14 +505,15 @@ run(int argc, char **argv, GError **error)
     const HwStack *stack = NULL;
     if (ok && task) {
         ids = find_tasks(plan, task, error);   /* before any output */
-        ok = ids != NULL && (stack = hw_soc_stack(soc, r.stack, error)) != NULL;
+        ok = ids != NULL;
     }
+    ok = ok && (stack = hw_soc_stack(soc, r.stack, error)) != NULL;
     if (ok) {
         printf("%s on %s, policy %s, sync %s: prompt %u, decode %u x batch %u (%u tasks)\n\n",
                r.model, r.soc, r.policy, sim_sync_name[w.sync], w.prompt, w.decode, w.batch,
                sim_plan_len(plan));
         if (steps) {
-            print_steps(soc, plan, &x);
+            print_steps(soc, stack, plan, &x);
         } else {
             for (guint i = 0; i < ids->len; i++) {
                 explain_task(soc, stack, plan, &x, g_array_index(ids, uint32_t, i));

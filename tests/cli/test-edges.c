@@ -255,6 +255,18 @@ test_explain_reasons(void)
         }
     }
     g_assert_cmpuint(starts, >, 30);
+    /* an NPU kernel queued behind another: that one, then its graph
+     * launch (classroom's heterollm stack: npu.launch_us 20), not the
+     * host's submission that ended long before */
+    g_autoptr(Run) c = hs("explain", "--steps", "--soc", "classroom", "--model", "tiny", "-p",
+                          "96", "-d", "2", NULL);
+    assert_ok(c);
+    const char *wv = strstr(c->out, "start npu      #7 L0.wv[tokens 0:64]  (waited ");
+    g_assert_nonnull(wv);
+    const char *eol = strchr(wv, '\n');
+    g_autofree char *line = g_strndup(wv, eol - wv);
+    g_assert_nonnull(strstr(line, ": npu busy with #5 L0.wk[tokens 0:64] until "));
+    g_assert_nonnull(strstr(line, ", then its 0.0200 ms launch; input #2 ready at "));
 }
 
 /* The trace: a slice per decode step, the sync track named after the
