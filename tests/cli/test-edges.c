@@ -174,6 +174,25 @@ test_report_wording(void)
                           "memory.ceiling_gbps=0.8", NULL);
     assert_ok(d);
     g_assert_nonnull(strstr(d->out, "DRAM peak 0.80 GB/s of 1\n"));
+    /* compare's game column too: never above the target */
+    g_autoptr(Run) c = hs("compare", "--soc", "tiny", "--model", "tiny", "-p", "256", "-d", "16",
+                          "--functional", "off", "--render", "60", "-P", "gpu-only,hetero-tensor",
+                          NULL);
+    assert_ok(c);
+    g_auto(GStrv) lines = g_strsplit(c->out, "\n", -1);
+    guint rows = 0;
+    for (char **l = lines + 2; *l && g_str_has_prefix(*l, "  ") && !strstr(*l, ":"); l++) {
+        const char *slash = strrchr(*l, '/');
+        g_assert_nonnull(slash);
+        const char *p = slash - 1;
+        while (p > *l && p[-1] != ' ') {
+            p--;
+        }
+        g_assert_cmpfloat(g_ascii_strtod(p, NULL), <=, 60.0);
+        g_assert_cmpfloat(g_ascii_strtod(slash + 1, NULL), <=, 60.0);
+        rows++;
+    }
+    g_assert_cmpuint(rows, ==, 2);
 }
 
 /* compare runs the plug-in beside the policies -P names, once. */
