@@ -316,7 +316,8 @@ compare_baseline(const HsRunOpts *o, const char *dir, GError **error)
                             "%s)", cfg_path, i, got);
                 return FALSE;
             }
-            g_autofree char *sub = g_build_filename(dir, p->valuestring, NULL);
+            g_autofree char *folder = hs_run_dir_folder(p->valuestring);
+            g_autofree char *sub = g_build_filename(dir, folder, NULL);
             if (!baseline_rows(o, sub, p->valuestring, rows, &bp, error)) {
                 return FALSE;
             }

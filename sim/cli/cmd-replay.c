@@ -86,7 +86,8 @@ compare_dir_refused(const char *dir, GError **error)
     const cJSON *p = NULL;
     cJSON_ArrayForEach(p, pols) {
         if (cJSON_IsString(p)) {
-            g_autofree char *sub = g_build_filename(dir, p->valuestring, NULL);
+            g_autofree char *folder = hs_run_dir_folder(p->valuestring);
+            g_autofree char *sub = g_build_filename(dir, folder, NULL);
             g_autofree char *q = hs_shell_quote(sub);
             g_string_append_printf(which, "%s%s", which->len ? ", " : "", q);
         }

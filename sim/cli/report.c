@@ -293,32 +293,47 @@ hs_run_dir_open(const char *dir, GError **error)
     return rd;
 }
 
+char *
+hs_run_dir_folder(const char *name)
+{
+    /* a policy variant's name has a '/' (mllm-npu/in-order): one folder */
+    return g_strdelimit(g_strdup(name), "/\\", '_');
+}
+
 HsRunDir *
 hs_run_dir_child(HsRunDir *rd, const char *name, GError **error)
 {
+    g_autofree char *folder = hs_run_dir_folder(name);
     /* a folder name that stays inside DIR and is none of its files */
-    if (name[0] == '\0' || name[0] == '.' || strpbrk(name, "/\\") != NULL ||
-        g_strv_contains(run_dir_files, name)) {
+    if (folder[0] == '\0' || folder[0] == '.' || g_strv_contains(run_dir_files, folder)) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "--out %s: expected a policy name usable as a folder name (no '/', "
-                    "not starting with '.') (got \"%s\")", rd->dir, name);
+                    "--out %s: expected a policy name usable as a folder name (not empty, "
+                    "not starting with '.', none of the run directory's files) (got \"%s\")",
+                    rd->dir, name);
         return NULL;
     }
     if (rd->children == NULL) {
         rd->children = g_ptr_array_new_with_free_func((GDestroyNotify) hs_run_dir_free);
     }
+    g_autofree char *dir = g_build_filename(rd->dir, folder, NULL);
     for (guint i = 0; i < rd->children->len; i++) {
         HsRunDir *c = rd->children->pdata[i];
         if (strcmp(c->name, name) == 0) {
             return c;
         }
+        if (strcmp(c->dir, dir) == 0) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "--out %s: policies \"%s\" and \"%s\" would share the folder %s",
+                        rd->dir, c->name, name, dir);
+            return NULL;
+        }
     }
     HsRunDir *c = g_new0(HsRunDir, 1);
     c->name = g_strdup(name);
-    c->dir = g_build_filename(rd->dir, name, NULL);
+    c->dir = g_steal_pointer(&dir);
     /* its parts beside the parent's: the folder is made at commit */
-    g_autofree char *tp = g_strdup_printf(".%s.trace.json.part", name);
-    g_autofree char *rp = g_strdup_printf(".%s.recording.json.part", name);
+    g_autofree char *tp = g_strdup_printf(".%s.trace.json.part", folder);
+    g_autofree char *rp = g_strdup_printf(".%s.recording.json.part", folder);
     c->trace_part = g_build_filename(rd->dir, tp, NULL);
     c->record_part = g_build_filename(rd->dir, rp, NULL);
     g_ptr_array_add(rd->children, c);
@@ -449,7 +464,7 @@ hs_run_dir_commit(HsRunDir *rd, const HsRunTexts *t, GError **error)
         g_autofree char *sub = g_build_filename(rd->dir, e, NULL);
         gboolean ours = FALSE;
         for (guint i = 0; rd->children && i < rd->children->len; i++) {
-            ours = ours || strcmp(((HsRunDir *) rd->children->pdata[i])->name, e) == 0;
+            ours = ours || strcmp(((HsRunDir *) rd->children->pdata[i])->dir, sub) == 0;
         }
         if (ours || !g_file_test(sub, G_FILE_TEST_IS_DIR) ||
             g_file_test(sub, G_FILE_TEST_IS_SYMLINK) || !only_run_dir_files(sub)) {

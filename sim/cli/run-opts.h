@@ -127,12 +127,18 @@ const char *hs_run_dir_trace(HsRunDir *rd);
 const char *hs_run_dir_recording(HsRunDir *rd);
 /* config.json: @config (the resolved request) plus "provenance". */
 void hs_run_dir_set_config(HsRunDir *rd, const cJSON *config);
+/* The folder a compare directory keeps policy @name's run in: the name,
+ * a variant's '/' made '_' (mllm-npu/in-order: mllm-npu_in-order).
+ * (transfer full) */
+char *hs_run_dir_folder(const char *name);
 /*
- * A compare's run directory for one policy, DIR/@name (made at commit; its
+ * A compare's run directory for one policy, DIR/FOLDER (hs_run_dir_folder
+ * of @name; made at commit; its
  * trace and recording parts are hidden files in DIR meanwhile), committed
  * with @rd: a whole run directory of its own, which `replay DIR/NAME` and
  * `compare --baseline DIR/NAME` read.  The same @name gives the same
- * child.  NULL (config error) when @name cannot be a folder name.
+ * child.  NULL (config error) when @name cannot be a folder name or
+ * shares another child's.
  * (transfer none: @rd's)
  */
 HsRunDir *hs_run_dir_child(HsRunDir *rd, const char *name, GError **error);

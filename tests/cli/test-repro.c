@@ -392,6 +392,22 @@ test_compare_dir(void)
     g_assert_cmpint(no->status, !=, 0);
     g_assert_nonnull(strstr(no->err, "--out cd: expected an empty or a previous run"));
     g_assert_true(g_file_test(note, G_FILE_TEST_IS_REGULAR));
+    /* a policy variant's '/' becomes '_' in its folder, and the round
+     * trips still hold */
+    g_autoptr(Run) v = hs("compare", "--soc", "tiny", "--model", "tiny", QUICK, "-P",
+                          "mllm-npu,mllm-npu/in-order", "--out", "vd", NULL);
+    g_assert_cmpint(v->status, ==, 0);
+    g_autofree char *vrec = path_in("vd/mllm-npu_in-order/recording.json");
+    g_assert_true(g_file_test(vrec, G_FILE_TEST_IS_REGULAR));
+    g_autoptr(Run) vr = hs("replay", "vd/mllm-npu_in-order", "--format", "json", NULL);
+    g_assert_cmpint(vr->status, ==, 0);
+    g_autoptr(cJSON) vj = cJSON_Parse(vr->out);
+    g_assert_cmpstr(str_at(vj, "policy", NULL), ==, "mllm-npu/in-order");
+    g_autoptr(Run) vb = hs("compare", "--baseline", "vd", NULL);
+    g_assert_cmpint(vb->status, ==, 0);
+    g_assert_nonnull(strstr(vb->out, "mllm-npu/in-order: prefill.time_ms "));
+    g_assert_nonnull(strstr(vb->out, "\n0 of "));
+
     /* --trace beside --out: refused, nothing written */
     g_autoptr(Run) both = hs("compare", QUICK, "--out", "cd2", "--trace", "t.json", NULL);
     g_assert_cmpint(both->status, ==, 2);
