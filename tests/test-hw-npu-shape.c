@@ -12,6 +12,7 @@
 #include "models/spec.h"
 
 #include <math.h>
+#include <string.h>
 
 static const char *
 source_root(void)
@@ -77,9 +78,8 @@ npu_over_gpu(const HwSoc *soc, uint64_t out, uint64_t in, uint64_t seq, HwCost *
  * The tiny test model is in the FFN-down check; its other matmuls are too
  * small for any advantage (the launch sets their time). */
 static void
-test_every_model(void)
+every_model_on(const HwSoc *soc)
 {
-    g_autoptr(HwSoc) soc = sd8gen3();
     g_autofree char *dir = g_build_filename(source_root(), "models", NULL);
     g_autoptr(GError) error = NULL;
     g_auto(GStrv) names = mdl_spec_list(dir, &error);
@@ -95,9 +95,15 @@ test_every_model(void)
         for (uint64_t seq = 256; seq <= 1024; seq *= 4) {
             HwCost c;
             double down = npu_over_gpu(soc, h, f, seq, &c);
-            g_test_message("%s at %" G_GUINT64_FORMAT ": FFN-down %.2fx", *name, seq, down);
-            g_assert_cmpfloat(down, >=, 0.5);
-            g_assert_cmpfloat(down, <=, 1.5);
+            g_test_message("%s: %s at %" G_GUINT64_FORMAT ": FFN-down %.2fx", soc->name, *name,
+                           seq, down);
+            /* the range is HeteroLLM's measurement on the 8 Gen 3; elsewhere
+             * the ratio follows that SoC's GPU (the 8 Gen 2's Adreno 740,
+             * 25 % slower, puts it at ~1.75x) and the mechanism is checked */
+            if (strcmp(soc->name, "sd8gen3") == 0) {
+                g_assert_cmpfloat(down, >=, 0.5);
+                g_assert_cmpfloat(down, <=, 1.5);
+            }
             if (h < 1024) {
                 continue;
             }
@@ -112,9 +118,36 @@ test_every_model(void)
             }
         }
     }
-    g_test_message("QKV and gate/up: %.2f-%.2fx the GPU", lo, hi);
+    g_test_message("%s: QKV and gate/up: %.2f-%.2fx the GPU", soc->name, lo, hi);
     g_assert_cmpfloat(lo, >=, 2.5);
-    g_assert_cmpfloat(hi / lo, <, 1.25);
+    /* on the 8 Gen 3; the Dimensity 9300's assumed 4 MiB of TCM
+     * (stationary_kib 160) leaves fewer rows per pass and a little more
+     * spread between widths (1.25) */
+    g_assert_cmpfloat(hi / lo, <, strcmp(soc->name, "dimensity9300") == 0 ? 1.3 : 1.25);
+}
+
+/* ... on every shipped SoC with an NPU and a GPU: a second SoC's NPU runs
+ * the same runtime's schedules (depth-blocked FFN-down, a common advantage
+ * elsewhere) on its own arrays and TCM */
+static void
+test_every_model(void)
+{
+    g_autofree char *dir = g_build_filename(source_root(), "configs", NULL);
+    g_autoptr(GError) error = NULL;
+    g_auto(GStrv) socs = hw_soc_list(dir, &error);
+    g_assert_no_error(error);
+    guint checked = 0;
+    for (char **name = socs; *name; name++) {
+        g_autoptr(HwSoc) soc = hw_soc_load(*name, dir, &error);
+        g_assert_no_error(error);
+        /* tiny and classroom: teaching SoCs without a TCM of a phone's size */
+        if (hw_soc_find_kind(soc, HW_KIND_NPU) && hw_soc_find_kind(soc, HW_KIND_GPU) &&
+            strcmp(*name, "tiny") != 0 && strcmp(*name, "classroom") != 0) {
+            every_model_on(soc);
+            checked++;
+        }
+    }
+    g_assert_cmpuint(checked, >=, 3);   /* sd8gen3, sd8gen2, dimensity9300 */
 }
 
 /* The depth-blocked schedule is a shape class, not a constant: the same
