@@ -55,6 +55,10 @@ test_structure(void)
      * ends at 3500 ns, 5123457 ps at 5123 ns), never through a double */
     g_assert_nonnull(strstr(text, "\"ts\":1.000,\"dur\":2.500"));
     g_assert_nonnull(strstr(text, "\"ts\":4.003,\"dur\":1.120"));
+    /* a lone run's lanes are named after their processor too: Perfetto
+     * titles them "npu lane 0", "npu lane 1" (not "lane 1 1") */
+    g_assert_nonnull(strstr(text, "\"tid\":1,\"args\":{\"name\":\"npu lane\"}}"));
+    g_assert_null(strstr(text, "\"name\":\"lane "));
 
     int slices = 0, flows_s = 0, flows_f = 0, counters = 0;
     int lane_of_wk = -1, lane_of_wq = -1;

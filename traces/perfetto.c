@@ -147,15 +147,12 @@ track_name(TrcTrace *tr, uint32_t vpid, uint32_t tid, const char *name)
 
 /* Name the run's lane @lane of @vpid.  Perfetto titles a thread track
  * "<thread_name> <tid>" (its UI always appends the tid), and a lane's tid
- * is its number: a lone run's lane reads "lane 0 0" under its processor's
- * process, a labelled run's, named after its processor, "gpu lane 0"
- * under "<label> gpu". */
+ * is its number: named after its processor, a lane reads "gpu lane 0"
+ * under the "gpu" process (a labelled run's "<label> gpu"). */
 static void
 lane_name(TrcTrace *tr, uint32_t vpid, uint32_t lane)
 {
-    const Run *r = tr->run;
-    g_autofree char *name = r->label ? g_strdup_printf("%s lane", vpid_name(r, vpid))
-                                     : g_strdup_printf("lane %u", lane);
+    g_autofree char *name = g_strdup_printf("%s lane", vpid_name(tr->run, vpid));
     track_name(tr, vpid, lane, name);
 }
 
