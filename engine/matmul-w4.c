@@ -392,67 +392,10 @@ w4b_tile(const float *wr, const float *sc, size_t ng, const float *const x[W4B_T
     }
 }
 
-/* Two rows @w0, @w1 (totals @tot0, @tot1) at once: the same operations
- * per (row, token) as w4b_tile, in another schedule.  Each weight vector
- * then meets four tokens and each input vector two rows (6 loads for 8
- * FMAs, not 5 for 4: this VM's Zen 3 sustains ~1.6 256-bit loads a
- * cycle, so w4b_tile was bound by loads).  The registers hold one
- * accumulator k at a time for the 8 (row, token) pairs; a0, a0 + a1 and
- * a2 wait in @sp (L1) for their sums.  Tiles alone on L1 data, one
- * thread: 34.7 -> 36.4 G multiply-adds a second. */
-W4_TARGET static inline __attribute__((always_inline)) void
-w4b_tile2(const float *w0, const float *w1, const float *sc0, const float *sc1, size_t ng,
-          const float *const x[W4B_TOK], int nt, float *tot0, float *tot1)
-{
-    __m256 sp[3][2][W4B_TOK];    /* a0, a0 + a1, a2 */
-    for (size_t g = 0; g < ng; g++) {
-        _Pragma("GCC unroll 4")
-        for (int k = 0; k < 4; k++) {
-            __m256 a[2][W4B_TOK];
-            _Pragma("GCC unroll 4")
-            for (int j = 0; j < nt; j++) {
-                a[0][j] = _mm256_setzero_ps();
-                a[1][j] = _mm256_setzero_ps();
-            }
-            _Pragma("GCC unroll 4")
-            for (int i = 0; i < 4; i++) {
-                const size_t e = g * ENG_W4_GROUP + 32 * i + 8 * k;
-                const __m256 f0 = _mm256_load_ps(w0 + e), f1 = _mm256_load_ps(w1 + e);
-                _Pragma("GCC unroll 4")
-                for (int j = 0; j < nt; j++) {
-                    __m256 xv = _mm256_load_ps(x[j] + e);
-                    /* in a register: folded into both FMAs it is loaded twice */
-                    __asm__("" : "+x"(xv));
-                    a[0][j] = _mm256_fmadd_ps(f0, xv, a[0][j]);
-                    a[1][j] = _mm256_fmadd_ps(f1, xv, a[1][j]);
-                }
-            }
-            _Pragma("GCC unroll 4")
-            for (int j = 0; j < nt; j++) {
-                _Pragma("GCC unroll 2")
-                for (int r = 0; r < 2; r++) {
-                    if (k == 0) {
-                        sp[0][r][j] = a[r][j];
-                    } else if (k == 1) {
-                        sp[1][r][j] = _mm256_add_ps(sp[0][r][j], a[r][j]);
-                    } else if (k == 2) {
-                        sp[2][r][j] = a[r][j];
-                    } else {
-                        float *tot = (r == 0 ? tot0 : tot1) + 8 * j;
-                        const __m256 s = _mm256_set1_ps(r == 0 ? sc0[g] : sc1[g]);
-                        const __m256 h = _mm256_add_ps(sp[1][r][j],
-                                                       _mm256_add_ps(sp[2][r][j], a[r][j]));
-                        _mm256_store_ps(tot, _mm256_fmadd_ps(s, h, _mm256_load_ps(tot)));
-                    }
-                }
-            }
-        }
-    }
-}
-
 /* Unpack rows [ra, ra + nr) x groups [g0, g0 + ng) into @b. */
 W4_TARGET static void
-w4b_unpack(const EngMatrix *w, size_t ra, size_t nr, size_t g0, size_t ng, W4Block *b)
+w4b_unpack(const EngMatrix *w, size_t ra, size_t nr, size_t g0, size_t ng,
+           float (*wd)[W4B_GROUPS * ENG_W4_GROUP], float (*sd)[W4B_GROUPS])
 {
     for (size_t i = 0; i < nr; i++) {
         const uint8_t *q = w->q4 + ((ra + i) * w->groups + g0) * 64;
@@ -463,7 +406,7 @@ w4b_unpack(const EngMatrix *w, size_t ra, size_t nr, size_t g0, size_t ng, W4Blo
         }
         for (size_t g = 0; g < ng; g++) {
             for (int c = 0; c < 4; c++) {
-                float *d = b->w[i] + g * ENG_W4_GROUP + 32 * c;
+                float *d = wd[i] + g * ENG_W4_GROUP + 32 * c;
                 __m256 f[4];
                 w4_unpack32(q + g * 64 + c * 16, f);
                 /* one store each: GCC merged a loop of them into a copy
@@ -473,7 +416,7 @@ w4b_unpack(const EngMatrix *w, size_t ra, size_t nr, size_t g0, size_t ng, W4Blo
                 _mm256_store_ps(d + 16, f[2]);
                 _mm256_store_ps(d + 24, f[3]);
             }
-            b->scale[i][g] = _cvtsh_ss(w->scales[(ra + i) * w->groups + g0 + g]);
+            sd[i][g] = _cvtsh_ss(w->scales[(ra + i) * w->groups + g0 + g]);
         }
     }
 }
@@ -512,8 +455,6 @@ typedef void W4bPass(const W4Block *b, size_t nr, size_t ng, const float *const 
     static W4bPass *const w4b_pass_##isa[W4B_TOK] = {                                        \
         w4b_pass_##isa##_1, w4b_pass_##isa##_2, w4b_pass_##isa##_3, w4b_pass_##isa##_4,       \
     };
-
-W4B_PASS_FNS(avx2, W4_TARGET, w4b_tile2)
 
 #define W4_TARGET512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
 
@@ -609,7 +550,7 @@ w4b_rows(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, siz
     memset(b->tot, 0, sizeof(b->tot));
     for (size_t g0 = 0; g0 < full; g0 += W4B_GROUPS) {
         const size_t ng = MIN(W4B_GROUPS, full - g0);
-        w4b_unpack(w, ra, nr, g0, ng, b);
+        w4b_unpack(w, ra, nr, g0, ng, b->w, b->scale);
         for (size_t t = 0; t < nt; t += W4B_TOK) {
             const size_t m = MIN(W4B_TOK, nt - t);
             const float *xs[W4B_TOK];
@@ -674,6 +615,214 @@ w4b_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, s
         }
         g_aligned_free(b);
     }
+}
+
+/*
+ * The AVX2 blocked kernel: w4b_rows' blocks of unpacked weights, in tiles
+ * of 3 rows x 3 tokens.  Nine accumulators, the three tokens' input
+ * vectors and one weight vector stay in registers (4 x 3 left GCC no
+ * register and it spilled an accumulator in the loop): each step loads 6
+ * vectors for 9 FMAs.  The inputs are packed first, once per call, so
+ * that a tile's are contiguous (3 tokens x 2 groups, 3 KiB) and the
+ * tiles of a block of groups follow each other: copied per tile from the
+ * rows, k floats apart (a stride no prefetcher follows), the copy waited
+ * on L3 for every line (a quarter of the kernel's time).  Per (row,
+ * token, group) the operations of w4_row1_avx2, in its order.
+ */
+#define W4C_TOK 3
+#define W4C_RT 3
+#define W4C_MAX_TOKENS 66        /* 22 tiles of 3 tokens: 256 tokens in 4 chunks */
+#define W4C_TILES (W4C_MAX_TOKENS / W4C_TOK)
+#define W4C_SPAN (W4B_GROUPS * ENG_W4_GROUP)     /* inputs of a block of groups */
+
+/* A thread's scratch: 64 + 132 KiB, in L2 with a block of groups' packed
+ * inputs (66 KiB) */
+typedef struct W4cBlock {
+    float w[W4B_ROWS][W4C_SPAN];
+    float scale[W4B_ROWS][W4B_GROUPS];
+    float tot[W4B_ROWS][W4C_MAX_TOKENS][8];       /* [row][token]: lane totals */
+} W4cBlock;
+
+/* Rows i0 .. i0 + nr of the block against the @nt tokens of the packed
+ * tile @xp (token j at xp + j * W4C_SPAN; token t0 + j of the block), the
+ * block's @ng groups, into tot[row][t0 + j]. */
+W4_TARGET static inline __attribute__((always_inline)) void
+w4c_tile(W4cBlock *b, const float *xp, size_t i0, int nr, size_t t0, int nt, size_t ng)
+{
+    __m256 sp[3][W4C_RT][W4C_TOK];      /* a0, a0 + a1, a2 */
+    for (size_t g = 0; g < ng; g++) {
+        _Pragma("GCC unroll 4")
+        for (int k = 0; k < 4; k++) {
+            __m256 a[W4C_RT][W4C_TOK];
+            _Pragma("GCC unroll 4")
+            for (int r = 0; r < nr; r++) {
+                _Pragma("GCC unroll 3")
+                for (int j = 0; j < nt; j++) {
+                    a[r][j] = _mm256_setzero_ps();
+                }
+            }
+            _Pragma("GCC unroll 4")
+            for (int i = 0; i < 4; i++) {
+                const size_t e = g * ENG_W4_GROUP + 32 * i + 8 * k;
+                __m256 xv[W4C_TOK];
+                _Pragma("GCC unroll 3")
+                for (int j = 0; j < nt; j++) {
+                    xv[j] = _mm256_load_ps(xp + j * W4C_SPAN + e);
+                    /* in registers: folded into the FMAs they are loaded per row */
+                    __asm__("" : "+x"(xv[j]));
+                }
+                _Pragma("GCC unroll 4")
+                for (int r = 0; r < nr; r++) {
+                    __m256 f = _mm256_load_ps(b->w[i0 + r] + e);
+                    __asm__("" : "+x"(f));
+                    _Pragma("GCC unroll 3")
+                    for (int j = 0; j < nt; j++) {
+                        a[r][j] = _mm256_fmadd_ps(f, xv[j], a[r][j]);
+                    }
+                }
+            }
+            _Pragma("GCC unroll 4")
+            for (int r = 0; r < nr; r++) {
+                _Pragma("GCC unroll 3")
+                for (int j = 0; j < nt; j++) {
+                    if (k == 0) {
+                        sp[0][r][j] = a[r][j];
+                    } else if (k == 1) {
+                        sp[1][r][j] = _mm256_add_ps(sp[0][r][j], a[r][j]);
+                    } else if (k == 2) {
+                        sp[2][r][j] = a[r][j];
+                    } else {
+                        float *tot = b->tot[i0 + r][t0 + j];
+                        const __m256 s = _mm256_set1_ps(b->scale[i0 + r][g]);
+                        const __m256 h = _mm256_add_ps(sp[1][r][j],
+                                                       _mm256_add_ps(sp[2][r][j], a[r][j]));
+                        _mm256_store_ps(tot, _mm256_fmadd_ps(s, h, _mm256_load_ps(tot)));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* w4c_tile with constant counts (so its loops unroll), rows in threes. */
+#define W4C_PASS(nt)                                                                          \
+    W4_TARGET static void w4c_pass_##nt(W4cBlock *b, const float *xp, size_t nr, size_t t0,  \
+                                        size_t ng)                                            \
+    {                                                                                         \
+        size_t i = 0;                                                                         \
+        for (; i + W4C_RT <= nr; i += W4C_RT) {                                               \
+            w4c_tile(b, xp, i, W4C_RT, t0, nt, ng);                                           \
+        }                                                                                     \
+        for (; i < nr; i++) {                                                                 \
+            w4c_tile(b, xp, i, 1, t0, nt, ng);                                                \
+        }                                                                                     \
+    }
+W4C_PASS(1)
+W4C_PASS(2)
+W4C_PASS(3)
+
+/* Pack token @t (of a chunk starting at @s0) of x: its full groups, block
+ * of groups after block, at tile t / 3, place t % 3 (w4c_rows' layout). */
+W4_TARGET static void
+w4c_pack(const float *x, size_t k, size_t full, size_t s0, size_t t, float *xp)
+{
+    const float *xt = x + (s0 + t) * k;
+    for (size_t g0 = 0; g0 < full; g0 += W4B_GROUPS) {
+        float *d = xp + ((g0 / W4B_GROUPS * W4C_TILES + t / W4C_TOK) * W4C_TOK + t % W4C_TOK) *
+                   W4C_SPAN;
+        const size_t n = MIN(W4B_GROUPS, full - g0) * ENG_W4_GROUP;
+        for (size_t e = 0; e < n; e += 8) {
+            _mm256_store_ps(d + e, _mm256_loadu_ps(xt + g0 * ENG_W4_GROUP + e));
+        }
+    }
+}
+
+/* Rows [ra, ra + nr) (nr <= W4B_ROWS) of y for tokens [s0, s1) (at most
+ * W4C_MAX_TOKENS, packed in @xp by w4c_pack), with @b as scratch. */
+W4_TARGET static void
+w4c_rows(const float *x, const float *xp, const EngMatrix *w, float *y, size_t s0, size_t s1,
+         size_t ra, size_t nr, W4cBlock *b)
+{
+    const size_t k = w->cols, n = w->rows, full = k / ENG_W4_GROUP, nt = s1 - s0;
+    for (size_t i = 0; i < nr; i++) {
+        memset(b->tot[i], 0, sizeof(b->tot[i][0]) * nt);
+    }
+    for (size_t g0 = 0; g0 < full; g0 += W4B_GROUPS) {
+        const size_t ng = MIN(W4B_GROUPS, full - g0);
+        const float *xg = xp + g0 / W4B_GROUPS * W4C_TILES * W4C_TOK * W4C_SPAN;
+        w4b_unpack(w, ra, nr, g0, ng, b->w, b->scale);
+        for (size_t t = 0; t < nt; t += W4C_TOK) {
+            const size_t m = MIN(W4C_TOK, nt - t);
+            const float *xt = xg + t * W4C_SPAN;
+            if (m == 3) {
+                w4c_pass_3(b, xt, nr, t, ng);
+            } else if (m == 2) {
+                w4c_pass_2(b, xt, nr, t, ng);
+            } else {
+                w4c_pass_1(b, xt, nr, t, ng);
+            }
+        }
+    }
+    size_t i0 = 0;
+    if (full == w->groups) {
+        /* eight rows of a token at a time: their y side by side */
+        for (; i0 + 8 <= nr; i0 += 8) {
+            for (size_t t = 0; t < nt; t++) {
+                __m256 v[8];
+                for (int l = 0; l < 8; l++) {
+                    v[l] = _mm256_load_ps(b->tot[i0 + l][t]);
+                }
+                _mm256_storeu_ps(y + (s0 + t) * n + ra + i0, eng_reduce8x8_avx2(v));
+            }
+        }
+    }
+    for (size_t i = i0; i < nr; i++) {
+        const size_t r = ra + i;
+        for (size_t t = 0; t < nt; t++) {
+            __m256 tot = _mm256_load_ps(b->tot[i][t]);
+            if (full < w->groups) {
+                size_t c0 = full * ENG_W4_GROUP;
+                tot = w4_tail_avx2(w->q4 + (r * w->groups + full) * 64, x + (s0 + t) * k + c0,
+                                   k - c0, _cvtsh_ss(w->scales[r * w->groups + full]), tot);
+            }
+            y[(s0 + t) * n + r] = w4_reduce8_avx2(tot);
+        }
+    }
+}
+
+/* y[s0:s1, r0:r1] by the AVX2 blocked kernel: for each chunk of at most
+ * W4C_MAX_TOKENS tokens, its inputs packed (the threads sharing the
+ * tokens), then one thread owns each block of rows. */
+static void
+w4c_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r0,
+           size_t r1)
+{
+    const size_t k = w->cols, full = k / ENG_W4_GROUP, rows = eng_block_rows(r1 - r0, W4B_ROWS);
+    const size_t blocks = (r1 - r0 + rows - 1) / rows;
+    const size_t slots = (full + W4B_GROUPS - 1) / W4B_GROUPS;
+    /* 64-byte aligned for the loads */
+    float *xp = g_aligned_alloc(MAX(slots, 1) * W4C_MAX_TOKENS * W4C_SPAN, sizeof(float), 64);
+    #pragma omp parallel if (blocks > 1 && (r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
+    {
+        W4cBlock *b = g_aligned_alloc(1, sizeof(W4cBlock), 64);
+        /* chunks as even as can be: each unpacks the weights again */
+        const size_t chunks = (s1 - s0 + W4C_MAX_TOKENS - 1) / W4C_MAX_TOKENS;
+        const size_t per = (s1 - s0 + chunks - 1) / chunks;
+        for (size_t t0 = s0; t0 < s1; t0 += per) {
+            const size_t t1 = MIN(s1, t0 + per);
+            #pragma omp for schedule(static)
+            for (size_t t = 0; t < t1 - t0; t++) {
+                w4c_pack(x, k, full, t0, t, xp);
+            }
+            #pragma omp for schedule(static)
+            for (size_t i = 0; i < blocks; i++) {
+                size_t ra = r0 + i * rows;
+                w4c_rows(x, xp, w, y, t0, t1, ra, MIN(rows, r1 - ra), b);
+            }
+        }
+        g_aligned_free(b);
+    }
+    g_aligned_free(xp);
 }
 
 /* Unpack 32 weights (16 bytes) as q - 8: inputs 0-15 of the chunk (a[0]
@@ -958,9 +1107,12 @@ eng_w4_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1
      * of inputs for each of 14336 rows).  Every y[t, r] is still the
      * same operations in the same order: the bits do not change. */
 #ifdef HAVE_W4_AVX2
-    if (s1 - s0 >= W4B_MIN_TOKENS && isa_current() != ENG_ISA_PORTABLE) {
-        w4b_matmul(x, w, y, s0, s1, r0, r1,
-                   isa_current() == ENG_ISA_AVX512 ? w4b_pass_avx512 : w4b_pass_avx2);
+    if (s1 - s0 >= W4B_MIN_TOKENS && isa_current() == ENG_ISA_AVX2) {
+        w4c_matmul(x, w, y, s0, s1, r0, r1);
+        return;
+    }
+    if (s1 - s0 >= W4B_MIN_TOKENS && isa_current() == ENG_ISA_AVX512) {
+        w4b_matmul(x, w, y, s0, s1, r0, r1, w4b_pass_avx512);
         return;
     }
 #endif

@@ -129,7 +129,8 @@ test_matmul_w4_blocked(void)
 }
 
 /* Many tokens (the blocked kernel: blocks of 64 rows x 2 groups, 64
- * tokens a call, tiles of 2 rows x 4 tokens; here 70 tokens, 133 rows,
+ * tokens a call, tiles of 2 rows x 4 tokens; AVX2: chunks of at most 66
+ * tokens packed, tiles of 3 rows x 3 tokens; here 70 tokens, 133 rows,
  * an odd number of full groups and a partial one, or whole groups only,
  * whose rows are reduced eight at a time) give the portable path's bits,
  * whole and cut into token and row slices that split the blocks and
