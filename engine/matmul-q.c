@@ -291,7 +291,10 @@ qb_rows(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, size_t
         size_t nr, QmBlock *b, QbPass *const pass[QB_TOK])
 {
     const size_t k = w->cols, n = w->rows, nt = s1 - s0, k16 = k - k % QM_LANES;
-    memset(b->acc, 0, sizeof(b->acc));
+    /* only the sums this call uses (all of them are 256 KiB) */
+    for (size_t t = 0; t < nt; t += QB_TOK) {
+        memset(b->acc[t / QB_TOK], 0, sizeof(b->acc[0][0]) * nr);
+    }
     /* blocks of QB_K inputs (whole groups of every format), the last one
      * to the row's end: its last k % 16 weights are the tail's */
     size_t c0 = 0, c1;
