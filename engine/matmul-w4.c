@@ -166,6 +166,14 @@ w4_s28_ok(const float *x, size_t n)
     return ok;
 }
 
+/* How far ahead of its group a row's weights are fetched: a decode
+ * step's layer (112 MB for Llama-3-8B) comes from DRAM, and the hardware
+ * prefetchers alone left it there half the time.  One token, [14336 x
+ * 4096] x 8 matrices round robin, two Emerald Rapids threads: 25.1 ->
+ * 37.7 G multiply-adds a second (the in-cache speed; 512 B ahead: 28.8,
+ * 1 KiB: 32.8, 4 KiB: 39.1 but one thread slower). */
+#define W4_PREFETCH_BYTES 2048
+
 /* Row @r against one token: y = W[r, :] . x; @s28: the weights unpacked
  * as (q - 8) * 2^28 and the scales times 2^-28 (w4_s28_ok). */
 W4_TARGET static inline __attribute__((always_inline)) float
@@ -178,6 +186,8 @@ w4_row1_body(const EngMatrix *w, size_t r, const float *x, int s28)
     for (size_t g = 0; g < full; g++) {
         const float *xg = x + g * ENG_W4_GROUP;
         const uint8_t *qg = q + g * 64;
+        /* fetched ahead, as the AVX-512 path does (W4_PREFETCH_BYTES) */
+        _mm_prefetch((const char *) qg + W4_PREFETCH_BYTES, _MM_HINT_T0);
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < 4; i++) {
             __m256 f[4];
@@ -855,13 +865,6 @@ w4_fold512(__m512 a01, __m512 a23, __m256 s, __m256 tot)
 
 /* Row @r against @nt (1..W4_TOK_512) tokens x[t]: out[t] = W[r, :] . x[t] */
 #define W4_TOK_512 4
-/* How far ahead of its group a row's weights are fetched: a decode
- * step's layer (112 MB for Llama-3-8B) comes from DRAM, and the hardware
- * prefetchers alone left it there half the time.  One token, [14336 x
- * 4096] x 8 matrices round robin, two Emerald Rapids threads: 25.1 ->
- * 37.7 G multiply-adds a second (the in-cache speed; 512 B ahead: 28.8,
- * 1 KiB: 32.8, 4 KiB: 39.1 but one thread slower). */
-#define W4_PREFETCH_BYTES 2048
 W4_TARGET512 static inline __attribute__((always_inline)) void
 w4_row_avx512(const EngMatrix *w, size_t r, const float *const x[W4_TOK_512], int nt,
               float out[W4_TOK_512])
