@@ -705,9 +705,13 @@ run(gboolean quick, HsFormat format, GError **error)
                "roofline) / prefill %zu x [%zu x %zu] GFLOPS (share of the peak), %d threads\n",
                qn, qk, read_all, qt, qk, qk, nthreads);
         for (int i = 0; i < NQ; i++) {
-            printf("      %-12s %6.1f GB/s %4.0f %%  %6.1f GFLOPS %4.0f %%\n", q_name[i],
+            /* W8A8 multiplies integers: VPMADDWD does 16 multiply-adds a
+             * 256-bit instruction, twice an FMA's, so its limit is twice
+             * the FMA peak */
+            const double lim = i >= ENG_QFMT_COUNT ? 2 * f->peak : f->peak;
+            printf("      %-12s %6.1f GB/s %4.0f %%  %6.1f GFLOPS %4.0f %%%s\n", q_name[i],
                    f->q_gbps[i], 100 * f->q_gbps[i] / read_all, f->q_gflops[i],
-                   100 * f->q_gflops[i] / f->peak);
+                   100 * f->q_gflops[i] / lim, i >= ENG_QFMT_COUNT ? " (of 2x: integer)" : "");
         }
     }
     for (int i = 0; i < 2; i++) {
