@@ -14,9 +14,10 @@
  * the same per-lane operations with half the instructions.  The portable,
  * AVX2 and AVX-512 paths therefore give the same bits; the fastest the CPU
  * has is used (eng_set_isa() picks one; HS_ENGINE_NO_SIMD=1 forces the
- * portable one).  OpenMP parallelises over output rows; each row takes its
- * tokens two at a time (AVX-512: four, which has the registers for it) so
- * the INT4 weights are unpacked once per pair (quad).
+ * portable one, HS_ENGINE_ISA=avx2 the AVX2 one).  OpenMP parallelises
+ * over output rows; each row takes its tokens two at a time (AVX-512:
+ * four, which has the registers for it) so the INT4 weights are unpacked
+ * once per pair (quad).
  */
 #include "engine/matmul-w4.h"
 
@@ -1026,6 +1027,16 @@ isa_current(void)
         best = g_getenv("HS_ENGINE_NO_SIMD") ? ENG_ISA_PORTABLE
                : isa_supported(ENG_ISA_AVX512) ? ENG_ISA_AVX512
                : isa_supported(ENG_ISA_AVX2) ? ENG_ISA_AVX2 : ENG_ISA_PORTABLE;
+        /* HS_ENGINE_ISA=avx2 (or portable): a narrower path than the CPU
+         * has, to time the AVX2 kernels on an AVX-512 machine (the same
+         * bits either way); a path the CPU lacks, or a name it does not
+         * know, changes nothing */
+        const char *want = g_getenv("HS_ENGINE_ISA");
+        for (EngIsa i = ENG_ISA_PORTABLE; want != NULL && i < best; i++) {
+            if (g_ascii_strcasecmp(want, isa_name[i]) == 0 && isa_supported(i)) {
+                best = i;
+            }
+        }
         g_once_init_leave(&once, 1);
     }
     int forced = g_atomic_int_get(&isa_forced);
