@@ -734,6 +734,6 @@ run(gboolean quick, HsFormat format, GError **error)
 }
 
 const HsBench hs_bench_engine = {
-    "engine", "functional engine: each kernel's GFLOPS and GB/s beside this machine's FMA peak "
-    "and read bandwidth, GEMM vs OpenBLAS, infer tokens/s, memory", run,
+    /* the kernels' shares of the FMA peak and the read roofline are in its output */
+    "engine", "functional engine: GEMM vs OpenBLAS, W4A16 GB/s, infer tokens/s, memory", run,
 };
