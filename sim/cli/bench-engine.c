@@ -523,7 +523,10 @@ run(gboolean quick, HsFormat format, GError **error)
         path[j].isa = isa[j];
         const double *pk = isa[j] == ENG_ISA_AVX512 ? peak512 : peak256;
         path[j].peak1 = pk[0];
-        path[j].peak = pk[1];
+        /* each core's FMA units are its own: an all-thread probe below
+         * the threads times one thread's ran on a shared machine (another
+         * process had a core), and the limit is the sum */
+        path[j].peak = MAX(pk[1], nthreads * pk[0]);
     }
 
     /* W4A16 prefill, one thread, against OpenBLAS's FP32 GEMM at the same
@@ -669,8 +672,9 @@ run(gboolean quick, HsFormat format, GError **error)
     }
     printf("engine%s (%d threads, load %.2f)\n",
            quick ? " (--quick: small sizes, figures not meaningful)" : "", nthreads, load[0]);
-    printf("  limits: FMA peak (256-bit) %.1f GFLOPS on 1 thread, %.1f on %d", peak256[0],
-           peak256[1], nthreads);
+    printf("  limits: FMA peak (256-bit) %.1f GFLOPS on 1 thread, %.1f on %d (shares on %d "
+           "threads: of at least %d x 1 thread's)", peak256[0], peak256[1], nthreads, nthreads,
+           nthreads);
     if (peak512[0] > 0) {
         printf("; 512-bit %.1f, %.1f", peak512[0], peak512[1]);
     }
