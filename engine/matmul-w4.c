@@ -336,14 +336,13 @@ w4_matmul_avx2(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s
 #define W4B_MAX_TOKENS 64        /* tokens a call takes at once (bounds tot) */
 #define W4B_MIN_TOKENS 16
 
-/* A thread's scratch: 64 + 128 + 4 KiB, in L2 */
+/* A thread's scratch: 64 + 128 KiB, in L2 */
 typedef struct W4Block {
     float w[W4B_ROWS][W4B_GROUPS * ENG_W4_GROUP];
     float scale[W4B_ROWS][W4B_GROUPS];
     /* [token / W4B_TOK][row][token % W4B_TOK]: rows in the order a
      * tile of tokens meets them */
     float tot[W4B_MAX_TOKENS / W4B_TOK][W4B_ROWS][W4B_TOK * 8];
-    float x[W4B_TOK][W4B_GROUPS * ENG_W4_GROUP];
 } W4Block;
 
 /* tot[8 j ..] (j < nt <= 4) += the @ng groups of one unpacked row @wr
@@ -551,28 +550,46 @@ w4b_tile2_512(const float *w0, const float *w1, const float *sc0, const float *s
 
 W4B_PASS_FNS(avx512, W4_TARGET512, w4b_tile2_512)
 
-/* Rows [ra, ra + nr) (nr <= W4B_ROWS) of y for tokens [s0, s1) (at most
- * W4B_MAX_TOKENS), with @b as scratch and @pass's tiles. */
+/* Pack token @t (of a chunk starting at @s0) of x: its full groups, block
+ * of W4B_GROUPS after block (each block's @tiles tiles of @tok tokens),
+ * at tile t / tok, place t % tok: a tile's inputs contiguous, and the
+ * tiles of a block of groups one after the other.  Copied per tile from
+ * the rows, k floats apart (a stride no prefetcher follows), the copy
+ * waited on L3 for every line (a quarter of the AVX2 kernel's time). */
 W4_TARGET static void
-w4b_rows(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t ra,
-         size_t nr, W4Block *b, W4bPass *const pass[W4B_TOK])
+w4_pack(const float *x, size_t k, size_t full, size_t s0, size_t t, size_t tok, size_t tiles,
+        float *xp)
+{
+    const size_t span = W4B_GROUPS * ENG_W4_GROUP;
+    const float *xt = x + (s0 + t) * k;
+    for (size_t g0 = 0; g0 < full; g0 += W4B_GROUPS) {
+        float *d = xp + ((g0 / W4B_GROUPS * tiles + t / tok) * tok + t % tok) * span;
+        const size_t n = MIN(W4B_GROUPS, full - g0) * ENG_W4_GROUP;
+        for (size_t e = 0; e < n; e += 8) {
+            _mm256_store_ps(d + e, _mm256_loadu_ps(xt + g0 * ENG_W4_GROUP + e));
+        }
+    }
+}
+
+/* Rows [ra, ra + nr) (nr <= W4B_ROWS) of y for tokens [s0, s1) (at most
+ * W4B_MAX_TOKENS, packed in @xp by w4_pack in tiles of W4B_TOK), with @b
+ * as scratch and @pass's tiles. */
+W4_TARGET static void
+w4b_rows(const float *x, const float *xp, const EngMatrix *w, float *y, size_t s0, size_t s1,
+         size_t ra, size_t nr, W4Block *b, W4bPass *const pass[W4B_TOK])
 {
     const size_t k = w->cols, n = w->rows, full = k / ENG_W4_GROUP, nt = s1 - s0;
+    const size_t span = W4B_GROUPS * ENG_W4_GROUP, tiles = W4B_MAX_TOKENS / W4B_TOK;
     memset(b->tot, 0, sizeof(b->tot));
     for (size_t g0 = 0; g0 < full; g0 += W4B_GROUPS) {
         const size_t ng = MIN(W4B_GROUPS, full - g0);
+        const float *xg = xp + g0 / W4B_GROUPS * tiles * W4B_TOK * span;
         w4b_unpack(w, ra, nr, g0, ng, b->w, b->scale);
         for (size_t t = 0; t < nt; t += W4B_TOK) {
             const size_t m = MIN(W4B_TOK, nt - t);
             const float *xs[W4B_TOK];
             for (size_t j = 0; j < W4B_TOK; j++) {
-                xs[j] = b->x[MIN(j, m - 1)];
-            }
-            for (size_t j = 0; j < m; j++) {
-                const float *xt = x + (s0 + t + j) * k + g0 * ENG_W4_GROUP;
-                for (size_t e = 0; e < ng * ENG_W4_GROUP; e += 8) {
-                    _mm256_store_ps(b->x[j] + e, _mm256_loadu_ps(xt + e));
-                }
+                xs[j] = xg + (t + MIN(j, m - 1)) * span;
             }
             pass[m - 1](b, nr, ng, xs, b->tot[t / W4B_TOK]);
         }
@@ -610,22 +627,30 @@ static void
 w4b_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, size_t r0,
            size_t r1, W4bPass *const pass[W4B_TOK])
 {
-    const size_t k = w->cols, rows = eng_block_rows(r1 - r0, W4B_ROWS);
+    const size_t k = w->cols, full = k / ENG_W4_GROUP, rows = eng_block_rows(r1 - r0, W4B_ROWS);
     const size_t blocks = (r1 - r0 + rows - 1) / rows;
+    const size_t slots = (full + W4B_GROUPS - 1) / W4B_GROUPS;
+    /* the inputs packed per chunk of tokens (w4_pack); 64-byte aligned */
+    float *xp = g_aligned_alloc(MAX(slots, 1) * W4B_MAX_TOKENS * W4B_GROUPS * ENG_W4_GROUP,
+                                sizeof(float), 64);
     #pragma omp parallel if (blocks > 1 && (r1 - r0) * (s1 - s0) * k >= ENG_PAR_MIN_OPS)
     {
-        /* 64-byte aligned for the loads */
         W4Block *b = g_aligned_alloc(1, sizeof(W4Block), 64);
-        #pragma omp for schedule(static)
-        for (size_t i = 0; i < blocks; i++) {
-            size_t ra = r0 + i * rows;
-            for (size_t t = s0; t < s1; t += W4B_MAX_TOKENS) {
-                w4b_rows(x, w, y, t, MIN(s1, t + W4B_MAX_TOKENS), ra, MIN(rows, r1 - ra), b,
-                         pass);
+        for (size_t t0 = s0; t0 < s1; t0 += W4B_MAX_TOKENS) {
+            const size_t t1 = MIN(s1, t0 + W4B_MAX_TOKENS);
+            #pragma omp for schedule(static)
+            for (size_t t = 0; t < t1 - t0; t++) {
+                w4_pack(x, k, full, t0, t, W4B_TOK, W4B_MAX_TOKENS / W4B_TOK, xp);
+            }
+            #pragma omp for schedule(static)
+            for (size_t i = 0; i < blocks; i++) {
+                size_t ra = r0 + i * rows;
+                w4b_rows(x, xp, w, y, t0, t1, ra, MIN(rows, r1 - ra), b, pass);
             }
         }
         g_aligned_free(b);
     }
+    g_aligned_free(xp);
 }
 
 /*
@@ -732,24 +757,8 @@ W4C_PASS(1)
 W4C_PASS(2)
 W4C_PASS(3)
 
-/* Pack token @t (of a chunk starting at @s0) of x: its full groups, block
- * of groups after block, at tile t / 3, place t % 3 (w4c_rows' layout). */
-W4_TARGET static void
-w4c_pack(const float *x, size_t k, size_t full, size_t s0, size_t t, float *xp)
-{
-    const float *xt = x + (s0 + t) * k;
-    for (size_t g0 = 0; g0 < full; g0 += W4B_GROUPS) {
-        float *d = xp + ((g0 / W4B_GROUPS * W4C_TILES + t / W4C_TOK) * W4C_TOK + t % W4C_TOK) *
-                   W4C_SPAN;
-        const size_t n = MIN(W4B_GROUPS, full - g0) * ENG_W4_GROUP;
-        for (size_t e = 0; e < n; e += 8) {
-            _mm256_store_ps(d + e, _mm256_loadu_ps(xt + g0 * ENG_W4_GROUP + e));
-        }
-    }
-}
-
 /* Rows [ra, ra + nr) (nr <= W4B_ROWS) of y for tokens [s0, s1) (at most
- * W4C_MAX_TOKENS, packed in @xp by w4c_pack), with @b as scratch. */
+ * W4C_MAX_TOKENS, packed in @xp by w4_pack), with @b as scratch. */
 W4_TARGET static void
 w4c_rows(const float *x, const float *xp, const EngMatrix *w, float *y, size_t s0, size_t s1,
          size_t ra, size_t nr, W4cBlock *b)
@@ -823,7 +832,7 @@ w4c_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, s
             const size_t t1 = MIN(s1, t0 + per);
             #pragma omp for schedule(static)
             for (size_t t = 0; t < t1 - t0; t++) {
-                w4c_pack(x, k, full, t0, t, xp);
+                w4_pack(x, k, full, t0, t, W4C_TOK, W4C_TILES, xp);
             }
             #pragma omp for schedule(static)
             for (size_t i = 0; i < blocks; i++) {
