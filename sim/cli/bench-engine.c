@@ -505,6 +505,17 @@ run(gboolean quick, HsFormat format, GError **error)
     const int nisa = measured_isas(isa);
     PathFigures path[2] = { { 0 } };
 
+    /* infer first: the process's peak RSS read right after it is infer's,
+     * before the probes' buffers (512 MiB of read probe) raise it */
+    double tiny_tps, tiny_bytes, big_tps = 0, big_bytes = 0;
+    if (!infer_tps("tiny", 16, quick ? 8 : 64, &tiny_tps, &tiny_bytes, error)) {
+        return FALSE;
+    }
+    if (!quick && !infer_tps("llama-3.2-1b", 16, 8, &big_tps, &big_bytes, error)) {
+        return FALSE;
+    }
+    long rss = peak_rss_kib();
+
     /* the limits: FMA throughput per vector width (1 and all threads, 50
      * ms each) and the read bandwidth of 512 MiB (1 and all threads) */
     const double probe_s = quick ? 0.01 : 0.05;
@@ -598,14 +609,6 @@ run(gboolean quick, HsFormat format, GError **error)
         blas[i] = gemm_gflops(n, TRUE, quick ? 1 : 3);
     }
 
-    double tiny_tps, tiny_bytes, big_tps = 0, big_bytes = 0;
-    if (!infer_tps("tiny", 16, quick ? 8 : 64, &tiny_tps, &tiny_bytes, error)) {
-        return FALSE;
-    }
-    if (!quick && !infer_tps("llama-3.2-1b", 16, 8, &big_tps, &big_bytes, error)) {
-        return FALSE;
-    }
-    long rss = peak_rss_kib();
     double load[3] = { 0 };
     if (getloadavg(load, 3) < 1) {
         load[0] = -1;
