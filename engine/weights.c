@@ -166,14 +166,16 @@ eng_syn_qmatrix(uint64_t key, uint32_t rows, uint32_t cols, EngQFormat format)
 {
     EngQMatrix *m = eng_qmatrix_new(format, rows, cols);
     const size_t block = 256;
-    /* 14.7 MB for a 14336-wide block: in huge pages (hs_mem_alloc0), not
-     * faulted in 4 KiB at a time for every matrix made */
-    g_autofree float *w = hs_mem_alloc0(sizeof(float) * MIN(rows, block) * MAX(cols, 1));
+    /* 14.7 MB for a 14336-wide block: in huge pages, and the same
+     * buffer for the next matrix (hs_mem_alloc0, hs_mem_free) */
+    const size_t w_bytes = sizeof(float) * MIN(rows, block) * MAX(cols, 1);
+    float *w = hs_mem_alloc0(w_bytes);
     for (size_t r0 = 0; r0 < rows; r0 += block) {
         size_t r1 = MIN(rows, r0 + block);
         syn_rows(key, r0, r1, cols, w);
         eng_qmatrix_set_rows(m, (uint32_t) r0, (uint32_t) r1, w);
     }
+    hs_mem_free(w, w_bytes);
     return m;
 }
 
@@ -221,9 +223,10 @@ syn_matrix(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format, EngQFo
     EngMatrix *m = eng_matrix_new(format, rows, cols);
     EngQMatrix *q = also_out ? eng_qmatrix_new(also, rows, cols) : NULL;
     const size_t block = 256;
-    /* 14.7 MB for a 14336-wide block: in huge pages (hs_mem_alloc0), not
-     * faulted in 4 KiB at a time for every matrix made */
-    g_autofree float *w = hs_mem_alloc0(sizeof(float) * MIN(rows, block) * MAX(cols, 1));
+    /* 14.7 MB for a 14336-wide block: in huge pages, and the same
+     * buffer for the next matrix (hs_mem_alloc0, hs_mem_free) */
+    const size_t w_bytes = sizeof(float) * MIN(rows, block) * MAX(cols, 1);
+    float *w = hs_mem_alloc0(w_bytes);
     for (size_t r0 = 0; r0 < rows; r0 += block) {
         size_t r1 = MIN(rows, r0 + block);
         syn_rows(key, r0, r1, cols, w);
@@ -232,6 +235,7 @@ syn_matrix(uint64_t key, uint32_t rows, uint32_t cols, EngWFormat format, EngQFo
             eng_qmatrix_set_rows(q, (uint32_t) r0, (uint32_t) r1, w);
         }
     }
+    hs_mem_free(w, w_bytes);
     if (also_out) {
         *also_out = q;
     }

@@ -190,7 +190,7 @@ state_drop_phase(SimChecker *v, State *s, uint32_t p)
     }
     const MdlGraph *g = graph(v, p);
     for (uint32_t i = 0; i < g->n_nodes; i++) {
-        free(s->buf[p][i]);
+        hs_mem_free(s->buf[p][i], sizeof(float) * g->nodes[i].tokens * g->nodes[i].features);
     }
     g_clear_pointer(&s->buf[p], g_free);
 }
@@ -695,7 +695,7 @@ fp_kv_catch_up(SimChecker *v)
             }
         }
         for (uint32_t i = 0; i < chunk.n_nodes; i++) {
-            free(buf[i]);
+            hs_mem_free(buf[i], sizeof(float) * nodes[i].tokens * nodes[i].features);
         }
     }
     v->fp_kv_from = v->fp.next;
