@@ -6,6 +6,7 @@
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
 #include "engine/safetensors.h"
+#include "engine/wcache.h"
 #include "engine/weights.h"
 
 #include <math.h>
@@ -14,8 +15,9 @@
 struct EngModel {
     EngModelConfig cfg;
     GMutex lock;                 /* lazy generation */
-    EngMatrix **w;               /* [layer * ENG_W_COUNT + which] */
-    EngMatrix *lm_head;
+    EngMatrix **w;               /* [layer * ENG_W_COUNT + which]; synthetic: uses of
+                                  * the shared cache's entries (wcache.h), loaded: own */
+    EngMatrix *lm_head;          /* as w */
     float **norms;               /* [layer * 2 + which], [layers * 2] = final; [hidden] */
     float **bias;                /* [layer * ENG_W_COUNT + which], [layers * ENG_W_COUNT]
                                   * = LM head; NULL entries: no bias */
@@ -30,7 +32,9 @@ struct EngModel {
                                   * where there is none (a tied head, a packed
                                   * tensor: quantised from the loaded matrix) */
     EngQMatrix **wq[ENG_QFMT_COUNT];   /* other formats: [layer * ENG_W_COUNT + which],
-                                        * [layers * ENG_W_COUNT] = LM head; lazily */
+                                        * [layers * ENG_W_COUNT] = LM head; lazily; each
+                                        * a use of the shared cache's entry (wcache.h)
+                                        * until eng_model_release_format() or free */
     int also;                    /* synthetic: an EngQFormat made with every
                                   * matrix (eng_model_also_make), or -1 */
 };
@@ -167,10 +171,18 @@ eng_model_free(EngModel *m)
         return;
     }
     for (size_t i = 0; i < (size_t) m->cfg.layers * ENG_W_COUNT; i++) {
-        eng_matrix_free(m->w[i]);
+        if (m->loaded) {
+            eng_matrix_free(m->w[i]);
+        } else {
+            eng_wcache_release(m->w[i]);
+        }
     }
     g_free(m->w);
-    eng_matrix_free(m->lm_head);
+    if (m->loaded) {
+        eng_matrix_free(m->lm_head);
+    } else {
+        eng_wcache_release(m->lm_head);
+    }
     for (size_t i = 0; i <= (size_t) m->cfg.layers * 2; i++) {
         g_free(m->norms[i]);
         g_free(m->norm_bias[i]);
@@ -189,7 +201,7 @@ eng_model_free(EngModel *m)
     g_free(m->wname);
     for (int f = 0; f < ENG_QFMT_COUNT; f++) {
         for (size_t i = 0; m->wq[f] && i <= (size_t) m->cfg.layers * ENG_W_COUNT; i++) {
-            eng_qmatrix_free(m->wq[f][i]);
+            eng_wcache_release(m->wq[f][i]);
         }
         g_free(m->wq[f]);
     }
@@ -210,20 +222,66 @@ eng_model_also_make(EngModel *m, EngQFormat format)
     m->also = m->loaded ? -1 : (int) format;
 }
 
+/* The cache's entry of a synthetic matrix in @format (EngWCacheKey.format). */
+static EngWCacheKey
+syn_cache_key(uint64_t key, uint32_t rows, uint32_t cols, uint32_t format)
+{
+    return (EngWCacheKey) { key, rows, cols, format };
+}
+
+typedef struct SynMake {
+    EngModel *m;
+    size_t idx;
+} SynMake;
+
+static gpointer
+make_qmatrix(const EngWCacheKey *key, gpointer opaque, size_t *bytes)
+{
+    (void) opaque;
+    EngQMatrix *q = eng_syn_qmatrix(key->content, key->rows, key->cols,
+                                    (EngQFormat) (key->format & 0xffu));
+    *bytes = eng_qmatrix_bytes(q);
+    return q;
+}
+
+/* The model's own matrix (key->format: its EngWFormat) and, when the
+ * model makes m->also with it and the cache holds no such matrix yet,
+ * that copy from the same values, in use by the model as
+ * m->wq[m->also][idx]. */
+static gpointer
+make_matrix(const EngWCacheKey *key, gpointer opaque, size_t *bytes)
+{
+    SynMake *sm = opaque;
+    EngModel *m = sm->m;
+    EngWFormat wf = (EngWFormat) key->format;
+    EngWCacheKey also = syn_cache_key(key->content, key->rows, key->cols,
+                                      ENG_WCACHE_Q(m->also));
+    EngMatrix *w;
+    if (m->also >= 0 && m->wq[m->also][sm->idx] == NULL && !eng_wcache_has(&also)) {
+        EngQMatrix *q = NULL;
+        w = eng_syn_matrix_also(key->content, key->rows, key->cols, wf, (EngQFormat) m->also,
+                                &q);
+        m->wq[m->also][sm->idx] = eng_wcache_offer(&also, q, eng_qmatrix_bytes(q),
+                                                   (GDestroyNotify) eng_qmatrix_free);
+    } else {
+        w = eng_syn_matrix(key->content, key->rows, key->cols, wf);
+    }
+    *bytes = eng_matrix_bytes(w);
+    return w;
+}
+
 /* Synthetic matrix @idx of eng_model_weight_as()'s numbering (under the
- * lock), and its copy in m->also's format from the same values. */
+ * lock), from the shared cache, and its copy in m->also's format from the
+ * same values when it is made here. */
 static EngMatrix *
 syn_weight(EngModel *m, uint64_t key, uint32_t rows, uint32_t cols, size_t idx)
 {
-    if (m->also < 0) {
-        return eng_syn_matrix(key, rows, cols, m->cfg.weights);
-    }
-    if (m->wq[m->also] == NULL) {
+    if (m->also >= 0 && m->wq[m->also] == NULL) {
         m->wq[m->also] = g_new0(EngQMatrix *, (size_t) m->cfg.layers * ENG_W_COUNT + 1);
     }
-    g_assert(m->wq[m->also][idx] == NULL);
-    return eng_syn_matrix_also(key, rows, cols, m->cfg.weights, (EngQFormat) m->also,
-                               &m->wq[m->also][idx]);
+    EngWCacheKey k = syn_cache_key(key, rows, cols, ENG_WCACHE_BASE(m->cfg.weights));
+    SynMake sm = { m, idx };
+    return eng_wcache_acquire(&k, make_matrix, &sm, (GDestroyNotify) eng_matrix_free);
 }
 
 const EngMatrix *
@@ -293,21 +351,41 @@ eng_model_weight_as(EngModel *m, uint32_t layer, EngWeight which, EngQFormat for
             /* from the directory's own values (the file stays mapped) */
             t = read_tensor(m->st, m->wname[idx], src->rows, src->cols, NULL);
         }
+        EngQMatrix *q = NULL;
         if (t || (m->loaded && head && m->embed && m->wname[idx] == NULL)) {
-            m->wq[format][idx] = eng_qmatrix_new_from(format, t ? t : m->embed, src->rows,
-                                                      src->cols);
+            q = eng_qmatrix_new_from(format, t ? t : m->embed, src->rows, src->cols);
             g_free(t);
         } else if (m->loaded) {
-            m->wq[format][idx] = requantise(src, format);
+            q = requantise(src, format);
+        }
+        if (q) {
+            /* a loaded model's values: its own, never shared */
+            m->wq[format][idx] = eng_wcache_offer(NULL, q, eng_qmatrix_bytes(q),
+                                                  (GDestroyNotify) eng_qmatrix_free);
         } else {
-            /* from the same FP32 values the model's own matrix was made of */
+            /* from the same FP32 values the model's own matrix was made of:
+             * the shared entry of those values in @format */
             uint64_t key = head ? eng_syn_key(c->seed, ENG_SYN_LM_HEAD, 0)
                                 : eng_syn_key(c->seed, layer, which);
-            m->wq[format][idx] = eng_syn_qmatrix(key, src->rows, src->cols, format);
+            EngWCacheKey k = syn_cache_key(key, src->rows, src->cols, ENG_WCACHE_Q(format));
+            m->wq[format][idx] = eng_wcache_acquire(&k, make_qmatrix, NULL,
+                                                    (GDestroyNotify) eng_qmatrix_free);
         }
     }
     g_mutex_unlock(&m->lock);
     return m->wq[format][idx];
+}
+
+void
+eng_model_release_format(EngModel *m, EngQFormat format)
+{
+    g_assert(format < ENG_QFMT_COUNT);
+    g_mutex_lock(&m->lock);
+    for (size_t i = 0; m->wq[format] && i <= (size_t) m->cfg.layers * ENG_W_COUNT; i++) {
+        eng_wcache_release(m->wq[format][i]);
+        m->wq[format][i] = NULL;
+    }
+    g_mutex_unlock(&m->lock);
 }
 
 const float *

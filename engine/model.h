@@ -13,7 +13,8 @@
  * RMS, so activations stay finite through every layer.  Matmul weights are
  * generated when first asked for and stored in the configured format
  * (W4A16 by default), 256 rows at a time, so the FP32 matrix never exists
- * whole; embedding rows are generated on demand.  The synthetic LM head
+ * whole, and shared with every other model of the process that asks for
+ * the same values in the same format (engine/wcache.h); embedding rows are generated on demand.  The synthetic LM head
  * has its own table even when embeddings are tied (a tied head would only
  * rescale the synthetic embedding).
  */
@@ -135,6 +136,12 @@ const EngMatrix *eng_model_lm_head(EngModel *m);
  * quantised twice from W4A16).  (transfer none) */
 const EngQMatrix *eng_model_weight_as(EngModel *m, uint32_t layer, EngWeight which,
                                       EngQFormat format);
+/* The model stops holding its matrices in @format (eng_model_weight_as()'s
+ * pointers to them are no longer valid): they stay in the shared cache
+ * while its budget allows (engine/wcache.h), and are made again, or taken
+ * from there, if asked for later.  For a caller that knows it is done
+ * with a format (a checked run that ended). */
+void eng_model_release_format(EngModel *m, EngQFormat format);
 /* Norm gains [hidden]: attn (0) or ffn (1) of @layer; the final norm when
  * layer == layers.  (transfer none) */
 const float *eng_model_norm(EngModel *m, uint32_t layer, int which);

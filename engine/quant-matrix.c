@@ -3,6 +3,7 @@
  * quant-formats.h, built from FP32 rows and dequantised back.
  */
 #include "engine/quant-formats.h"
+#include "sim/util/mem.h"
 
 #include <string.h>
 
@@ -59,7 +60,8 @@ eng_qmatrix_new(EngQFormat format, uint32_t rows, uint32_t cols)
         break;
     }
     m->groups = (cols + m->group - 1) / m->group;
-    m->codes = g_malloc0((size_t) rows * m->groups * m->group_bytes + 1);
+    /* in huge pages when large (freed by g_free: it is free()) */
+    m->codes = hs_mem_alloc0((size_t) rows * m->groups * m->group_bytes + 1);
     m->scales = g_new0(uint16_t, (size_t) rows * m->groups + 1);
     if (format == ENG_QFMT_FP4) {
         m->biases = g_new0(uint16_t, (size_t) rows * m->groups + 1);

@@ -51,7 +51,10 @@ eng_q8_0_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
 {
     float amax = 0;
     for (size_t i = 0; i < n; i++) {
-        amax = fmaxf(amax, fabsf(w[i]));
+        /* fmaxf's value (a NaN is passed over), without its library call:
+         * the loop vectorises */
+        float a = fabsf(w[i]);
+        amax = a > amax ? a : amax;
     }
     const float d = amax / 127;
     const float id = d != 0 ? 1.0f / d : 0.0f;
@@ -70,12 +73,18 @@ eng_q8_0_decode(const int8_t *codes, uint16_t scale, size_t n, float *out)
     }
 }
 
-void
+/* Vectorised and cloned per ISA (the same operations, so the same bits):
+ * it encoded every weight of the default compare's W8A8 policy with a
+ * library call for each element's max and rounding (5 % of its CPU). */
+ENG_VECTORISE ENG_CLONES void
 eng_w8_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
 {
     float amax = 0;
     for (size_t i = 0; i < n; i++) {
-        amax = fmaxf(amax, fabsf(w[i]));
+        /* fmaxf's value (a NaN is passed over), without its library call:
+         * the loop vectorises */
+        float a = fabsf(w[i]);
+        amax = a > amax ? a : amax;
     }
     /* as W4A16 (quant.c): the scale is rounded to FP16 first, then used */
     *scale = eng_fp16_from_float(amax / 127.0f);

@@ -5,6 +5,7 @@
  */
 #include "engine/kernels.h"
 #include "engine/quant-formats.h"
+#include "sim/util/mem.h"
 
 #include <math.h>
 #include <string.h>
@@ -156,12 +157,13 @@ eng_matrix_new(EngWFormat format, uint32_t rows, uint32_t cols)
         m->f32 = g_new0(float, MAX(n, 1));
         break;
     case ENG_WFMT_F16:
-        m->f16 = g_new0(uint16_t, MAX(n, 1));
+        /* in huge pages when large (freed by g_free: it is free()) */
+        m->f16 = hs_mem_alloc0(sizeof(uint16_t) * MAX(n, 1));
         break;
     case ENG_WFMT_W4A16:
         m->groups = (cols + ENG_W4_GROUP - 1) / ENG_W4_GROUP;
         /* nibble 8 is a zero weight */
-        m->q4 = g_malloc(MAX((size_t) rows * m->groups * 64, 1));
+        m->q4 = hs_mem_alloc0(MAX((size_t) rows * m->groups * 64, 1));
         memset(m->q4, 0x88, (size_t) rows * m->groups * 64);
         m->scales = g_new0(uint16_t, MAX((size_t) rows * m->groups, 1));
         break;

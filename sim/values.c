@@ -190,7 +190,7 @@ state_drop_phase(SimChecker *v, State *s, uint32_t p)
     }
     const MdlGraph *g = graph(v, p);
     for (uint32_t i = 0; i < g->n_nodes; i++) {
-        free(s->buf[p][i]);
+        hs_mem_free(s->buf[p][i], sizeof(float) * g->nodes[i].tokens * g->nodes[i].features);
     }
     g_clear_pointer(&s->buf[p], g_free);
 }
@@ -695,7 +695,7 @@ fp_kv_catch_up(SimChecker *v)
             }
         }
         for (uint32_t i = 0; i < chunk.n_nodes; i++) {
-            free(buf[i]);
+            hs_mem_free(buf[i], sizeof(float) * nodes[i].tokens * nodes[i].features);
         }
     }
     v->fp_kv_from = v->fp.next;
@@ -1002,12 +1002,34 @@ sim_values_new(SimChecker *checker, const SimPlan *plan)
     return v;
 }
 
+/*
+ * Run @v ended: the model stops holding the weights its precisions made
+ * (W8, FP4, Q4_0, Q8_0: another run may use another), which stay in the
+ * engine's shared cache while its budget allows (engine/wcache.h), and
+ * the FP reference's FP16 copy once every phase of it is computed.  The
+ * next run that asks for one takes it from there or makes it again, the
+ * same bits: so a compare holds its weights in one run's formats at a
+ * time, not in every policy's at once (Llama-3-8B's first layer in all
+ * six: 1.2 GB).
+ */
+static void
+release_formats(SimChecker *c)
+{
+    for (int f = 0; f < ENG_QFMT_COUNT; f++) {
+        if (f == ENG_QFMT_F16 && c->fp.next < c->graphs->len) {
+            continue;
+        }
+        eng_model_release_format(c->model, (EngQFormat) f);
+    }
+}
+
 void
 sim_values_free(SimValues *v)
 {
     if (v == NULL) {
         return;
     }
+    release_formats(v->c);
     state_clear(v->c, &v->run);
     state_clear(v->c, &v->matched);
     for (guint p = 0; v->phase_tasks && p < v->c->graphs->len; p++) {

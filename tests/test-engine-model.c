@@ -7,6 +7,7 @@
  * and runs (errors naming the tensor and the file).
  */
 #include "engine/model.h"
+#include "engine/wcache.h"
 #include "engine/weights.h"
 #include "models/spec.h"
 #include "sim/forward.h"
@@ -131,6 +132,9 @@ static void
 test_synthetic(void)
 {
     EngModelConfig c = tiny(ENG_WFMT_F32, FALSE);
+    /* each model makes its own (no sharing: engine/wcache.h), so the two
+     * are really generated twice, in two orders */
+    eng_wcache_set_budget(0);
     g_autoptr(EngModel) a = eng_model_new(&c);
     g_autoptr(EngModel) b = eng_model_new(&c);
     const EngMatrix *wb_down = eng_model_weight(b, 1, ENG_W_DOWN);     /* other order */
@@ -202,6 +206,8 @@ static void
 test_also_make(void)
 {
     EngModelConfig c = tiny(ENG_WFMT_W4A16, FALSE);
+    /* each model makes its own: both's matrices not taken from alone's */
+    eng_wcache_set_budget(0);
     for (EngQFormat f = 0; f < ENG_QFMT_COUNT; f++) {
         g_autoptr(EngModel) alone = eng_model_new(&c);
         g_autoptr(EngModel) both = eng_model_new(&c);

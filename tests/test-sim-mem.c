@@ -1,6 +1,7 @@
 /*
  * test-sim-mem.c - the memory guard (sim/util/mem.h): a request is turned
- * down before it allocates, and concurrent runs (a sweep's workers) each get their share of the machine, not all of it.
+ * down before it allocates, and concurrent runs (a sweep's workers) each get their share of the machine, not all of it;
+ * large buffers freed are given again, zeroed.
  */
 #include "sim/util/error.h"
 #include "sim/util/mem.h"
@@ -38,10 +39,36 @@ test_concurrent_share(void)
     g_assert_null(strstr(error->message, "concurrent"));
 }
 
+/* A freed large buffer comes back, zeroed, for the next request of its
+ * size; another size gets its own; small buffers are plain heap memory. */
+static void
+test_pool(void)
+{
+    const size_t big = (size_t) 3 << 20, other = (size_t) 5 << 20;
+    unsigned char *a = hs_mem_alloc0(big);
+    memset(a, 0xab, big);
+    hs_mem_free(a, big);
+    unsigned char *b = hs_mem_alloc0(big);
+    g_assert_true(b == a);
+    for (size_t i = 0; i < big; i += 4093) {
+        g_assert_cmpuint(b[i], ==, 0);
+    }
+    g_assert_cmpuint(b[big - 1], ==, 0);
+    hs_mem_free(b, big);
+    unsigned char *c = hs_mem_alloc0(other);
+    g_assert_true(c != a);
+    hs_mem_free(c, other);
+    /* small buffers are plain heap memory */
+    char *s = hs_mem_alloc0(100);
+    hs_mem_free(s, 100);
+    hs_mem_free(NULL, big);
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/sim/mem/concurrent-share", test_concurrent_share);
+    g_test_add_func("/sim/mem/pool", test_pool);
     return g_test_run();
 }

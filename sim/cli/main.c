@@ -7,6 +7,7 @@
  * (HS_SIM_ERROR_MISMATCH, after its report) and 1 for bad input or a
  * failed simulation.
  */
+#include "engine/wcache.h"
 #include "sim/cli/cli.h"
 #include "sim/util/nearest.h"
 #include "sim/util/error.h"
@@ -224,6 +225,13 @@ main(int argc, char **argv)
                     args[0], hint ? hint : "");
         }
         return 2;
+    }
+
+    /* the weight cache's budget (engine/wcache.h): a bad value is refused
+     * before anything runs */
+    if (!eng_wcache_init(&error)) {
+        fprintf(stderr, "hetero-sim: %s\n", error->message);
+        return 1;
     }
 
     /* GOption may permute and shorten the vector; keep the owner intact. */

@@ -50,10 +50,74 @@ hs_mem_fits(uint64_t need, const char *what, const char *advice, GError **error)
 
 #define HUGE_PAGE_BYTES ((size_t) 2 << 20)
 
+/* Freed large buffers (hs_mem_free), least recently freed at the head. */
+typedef struct PoolBlock {
+    void *p;
+    size_t bytes;
+} PoolBlock;
+
+static GMutex pool_lock;
+static GQueue pool = G_QUEUE_INIT;
+static size_t pool_bytes;
+
+/* A pooled block of exactly @bytes, taken out, or NULL. */
+static void *
+pool_take(size_t bytes)
+{
+    void *p = NULL;
+    g_mutex_lock(&pool_lock);
+    for (GList *l = pool.tail; l; l = l->prev) {
+        PoolBlock *b = l->data;
+        if (b->bytes == bytes) {
+            p = b->p;
+            pool_bytes -= bytes;
+            g_queue_delete_link(&pool, l);
+            g_free(b);
+            break;
+        }
+    }
+    g_mutex_unlock(&pool_lock);
+    return p;
+}
+
+void
+hs_mem_free(void *p, size_t bytes)
+{
+    const size_t max = (size_t) HS_MEM_POOL_MIB << 20;
+    if (p == NULL) {
+        return;
+    }
+    if (bytes < HUGE_PAGE_BYTES || bytes > max) {
+        free(p);
+        return;
+    }
+    GPtrArray *dead = g_ptr_array_new();
+    g_mutex_lock(&pool_lock);
+    while (pool_bytes + bytes > max) {
+        PoolBlock *b = g_queue_pop_head(&pool);
+        pool_bytes -= b->bytes;
+        g_ptr_array_add(dead, b->p);
+        g_free(b);
+    }
+    PoolBlock *b = g_new(PoolBlock, 1);
+    *b = (PoolBlock) { p, bytes };
+    g_queue_push_tail(&pool, b);
+    pool_bytes += bytes;
+    g_mutex_unlock(&pool_lock);
+    for (guint i = 0; i < dead->len; i++) {
+        free(dead->pdata[i]);
+    }
+    g_ptr_array_free(dead, TRUE);
+}
+
 void *
 hs_mem_alloc0(size_t bytes)
 {
     void *p = NULL;
+    if (bytes >= HUGE_PAGE_BYTES && (p = pool_take(bytes)) != NULL) {
+        memset(p, 0, bytes);
+        return p;
+    }
     if (bytes < HUGE_PAGE_BYTES) {
         p = calloc(1, MAX(bytes, 1));
     } else if (posix_memalign(&p, HUGE_PAGE_BYTES, bytes) != 0) {
