@@ -80,6 +80,20 @@ typedef struct Queue {
     double slow;                 /* compute stretch at the clock now: f_top / f */
 } Queue;
 
+/* hw_dev_estimate's answers by processor and op.  The estimate is a pure
+ * function of the processor, the stack and the op, and a decode step
+ * submits the shapes the step before did (every layer the same ones), so
+ * most are found here.  Direct-mapped and bounded: an op whose entry holds
+ * another one is estimated again and takes the entry. */
+#define COST_MEMO 1024              /* entries: a power of two */
+
+typedef struct CostMemo {
+    gboolean used;
+    uint32_t dev;
+    HwOp op;
+    HwCost cost;
+} CostMemo;
+
 struct HwRuntime {
     const HwSoc *soc;
     const HwStack *stack;
@@ -93,14 +107,20 @@ struct HwRuntime {
     GArray *control;             /* of HwSpan: host submission work */
     SimTime host_free_ps;        /* end of the host's last submission */
     uint64_t seq;
-    GPtrArray *spare;            /* ended Job*, re-used (no malloc per task) */
+    Job *spare;                  /* ended jobs, re-used (no malloc per task),
+                                  * a list through their next */
+    CostMemo *memo;              /* COST_MEMO entries */
 };
 
 static Job *
 job_new(HwRuntime *rt)
 {
-    Job *j = rt->spare->len ? g_ptr_array_steal_index_fast(rt->spare, rt->spare->len - 1)
-                            : g_new(Job, 1);
+    Job *j = rt->spare;
+    if (j) {
+        rt->spare = j->next;
+    } else {
+        j = g_new(Job, 1);
+    }
     *j = (Job) { .rt = rt };
     return j;
 }
@@ -108,7 +128,8 @@ job_new(HwRuntime *rt)
 static void
 job_free(Job *j)
 {
-    g_ptr_array_add(j->rt->spare, j);
+    j->next = j->rt->spare;
+    j->rt->spare = j;
 }
 
 HwRuntime *
@@ -131,7 +152,7 @@ hw_runtime_new(const HwSoc *soc, const HwStack *stack, SimKernel *k)
     rt->npu_shapes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     rt->host = g_ptr_array_index(soc->devs, soc->control_cpu);
     rt->control = g_array_new(FALSE, FALSE, sizeof(HwSpan));
-    rt->spare = g_ptr_array_new_with_free_func(g_free);
+    rt->memo = g_new0(CostMemo, COST_MEMO);
     return rt;
 }
 
@@ -152,7 +173,11 @@ hw_runtime_free(HwRuntime *rt)
     hw_mem_free(rt->mem);
     g_hash_table_destroy(rt->npu_shapes);
     g_array_unref(rt->control);
-    g_ptr_array_unref(rt->spare);
+    for (Job *j = rt->spare, *next; j; j = next) {
+        next = j->next;
+        g_free(j);
+    }
+    g_free(rt->memo);
     g_free(rt);
 }
 
@@ -404,6 +429,49 @@ maybe_preempt(HwRuntime *rt, uint32_t dev, const Job *arrived)
     q->running = NULL;
 }
 
+/* Field by field: an op's padding bytes are whatever its maker left. */
+static gboolean
+op_equal(const HwOp *a, const HwOp *b)
+{
+    return a->kind == b->kind && a->m == b->m && a->k == b->k && a->n == b->n &&
+           a->a_dtype == b->a_dtype && a->b_dtype == b->b_dtype &&
+           a->compute == b->compute && a->wfmt == b->wfmt &&
+           a->weight_bytes == b->weight_bytes && a->flops == b->flops &&
+           a->read_bytes == b->read_bytes && a->write_bytes == b->write_bytes &&
+           a->busy_ps == b->busy_ps;
+}
+
+static inline uint64_t
+mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* hw_dev_estimate of @op on @d, through the memo. */
+static void
+estimate(HwRuntime *rt, const HwDev *d, const HwOp *op, HwCost *cost)
+{
+    uint64_t h = mix(d->index, op->kind);
+    h = mix(h, op->m);
+    h = mix(h, op->k);
+    h = mix(h, op->n);
+    h = mix(h, ((uint64_t) op->a_dtype << 24) ^ ((uint64_t) op->b_dtype << 16) ^
+               ((uint64_t) op->compute << 8) ^ (uint64_t) op->wfmt);
+    h = mix(h, op->weight_bytes);
+    h = mix(h, op->flops);
+    h = mix(h, op->read_bytes);
+    h = mix(h, op->write_bytes);
+    h = mix(h, op->busy_ps);
+    CostMemo *e = &rt->memo[(h ^ (h >> 29)) & (COST_MEMO - 1)];
+    if (e->used && e->dev == d->index && op_equal(&e->op, op)) {
+        *cost = e->cost;
+        return;
+    }
+    hw_dev_estimate(d, rt->stack, op, cost);
+    *e = (CostMemo) { TRUE, d->index, *op, *cost };
+}
+
 gboolean
 hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
 {
@@ -452,7 +520,7 @@ hw_runtime_submit(HwRuntime *rt, const HwSubmit *s, GError **error)
     }
     /* a cost beyond the horizon is the config's fault: refused here, with
      * the processor and the keys that made it, before anything happened */
-    hw_dev_estimate(d, rt->stack, &s->op, &j->cost);
+    estimate(rt, d, &s->op, &j->cost);
     if (!hw_cost_check(d, &j->cost, error)) {
         job_free(j);
         return FALSE;

@@ -49,6 +49,7 @@ typedef struct TaskRun {
 /* The tasks [id0, id0 + n) of one phase. */
 typedef struct Chunk {
     uint32_t id0, n, n_done;
+    uint32_t cap;                /* tasks and runs allocated */
     uint32_t min_dep;            /* the lowest id its tasks depend on */
     Task *tasks;
     TaskRun *runs;
@@ -68,6 +69,9 @@ struct Exec {
     const SimExecObserver *obs;
     void *obs_opaque;
     GPtrArray *chunks;           /* of Chunk*, by id; ended ones dropped */
+    Chunk *spare;                /* a dropped one, re-used by the next phase
+                                  * (a phase's arrays are ~100 KB: malloc
+                                  * gave them back to the system each time) */
     uint32_t n;                  /* tasks so far */
     uint32_t n_done;
     uint32_t n_prefill, n_prefill_done;
@@ -127,31 +131,51 @@ sim_exec_result_clear(SimExecResult *r)
     }
 }
 
+/* Its tasks' users lists go; the arrays stay for another phase. */
 static void
-chunk_free(gpointer p)
+chunk_clear(Chunk *c)
 {
-    Chunk *c = p;
     for (uint32_t i = 0; i < c->n; i++) {
         if (c->tasks[i].users != c->tasks[i].few) {
             g_free(c->tasks[i].users);
         }
     }
+    c->n = 0;
+}
+
+static void
+chunk_free(gpointer p)
+{
+    Chunk *c = p;
+    if (c == NULL) {
+        return;
+    }
+    chunk_clear(c);
     g_free(c->tasks);
     g_free(c->runs);
     g_free(c);
 }
 
-/* The run state of task @id, NULL if its phase has been dropped (ended). */
-static Task *
-task_of(const Exec *ex, uint32_t id)
+/* The phase of task @id, NULL if it has been dropped (ended).  Mostly the
+ * last one or the one before: searched from the end. */
+static inline Chunk *
+chunk_of(const Exec *ex, uint32_t id)
 {
+    Chunk **cs = (Chunk **) ex->chunks->pdata;
     for (guint i = ex->chunks->len; i-- > 0;) {
-        Chunk *c = g_ptr_array_index(ex->chunks, i);
-        if (id >= c->id0) {
-            return id - c->id0 < c->n ? &c->tasks[id - c->id0] : NULL;
+        if (id >= cs[i]->id0) {
+            return id - cs[i]->id0 < cs[i]->n ? cs[i] : NULL;
         }
     }
     return NULL;
+}
+
+/* The run state of task @id, NULL if its phase has been dropped (ended). */
+static inline Task *
+task_of(const Exec *ex, uint32_t id)
+{
+    Chunk *c = chunk_of(ex, id);
+    return c ? &c->tasks[id - c->id0] : NULL;
 }
 
 static gboolean
@@ -286,11 +310,19 @@ ask_next(Exec *ex)
         if (c->n_done < c->n || named < end) {
             break;
         }
-        g_ptr_array_remove_index(ex->chunks, 0);
+        g_ptr_array_steal_index(ex->chunks, 0);
+        if (ex->spare == NULL || ex->spare->cap < c->cap) {
+            chunk_free(ex->spare);
+            ex->spare = c;
+        } else {
+            chunk_free(c);
+        }
         ex->forget_to = end;
     }
-    /* the plan forgets in bulk: each time moves the tasks kept */
-    if (ex->forget_to - ex->plan->base >= sim_plan_len(ex->plan) - ex->forget_to) {
+    /* the plan forgets in bulk: each time moves the tasks kept, so only
+     * once four times as many can go (a quarter of a task moved per task
+     * run, and at most five times the live tasks kept) */
+    if (ex->forget_to - ex->plan->base >= 4 * (sim_plan_len(ex->plan) - ex->forget_to)) {
         sim_plan_forget(ex->plan, ex->forget_to);
     }
 }
@@ -354,13 +386,7 @@ task_done(void *opaque)
     if (t->phase == SIM_PHASE_PREFILL) {
         ex->n_prefill_done++;
     }
-    for (guint i = ex->chunks->len; i-- > 0;) {
-        Chunk *c = g_ptr_array_index(ex->chunks, i);
-        if (r->id >= c->id0) {
-            c->n_done++;
-            break;
-        }
-    }
+    chunk_of(ex, r->id)->n_done++;
     if (!ex->prefill_known && ex->n_prefill_done == ex->n_prefill &&
         (ex->chunks->len > 1 || !ex->more)) {
         ex->prefill_known = TRUE;
@@ -419,18 +445,12 @@ submit(Exec *ex, uint32_t id)
         }
     }
     const SimTask *t = sim_plan_task(ex->plan, id);
-    Task *me = task_of(ex, id);
+    Chunk *c = chunk_of(ex, id);
+    Task *me = &c->tasks[id - c->id0];
     HwSubmit s = {
         .dev = t->proc, .on_start = task_start, .on_done = task_done,
-        .on_resume = task_resume,
+        .on_resume = task_resume, .opaque = &c->runs[id - c->id0],
     };
-    for (guint i = ex->chunks->len; i-- > 0;) {
-        Chunk *c = g_ptr_array_index(ex->chunks, i);
-        if (id >= c->id0) {
-            s.opaque = &c->runs[id - c->id0];
-            break;
-        }
-    }
     if (t->kind == SIM_TASK_SYNC) {
         s.op.kind = HW_OP_SYNC;
         s.sync = t->sync == SIM_SYNC_DRIVER ? HW_SYNC_DRIVER : HW_SYNC_FAST;
@@ -701,15 +721,25 @@ add_phase(Exec *ex, uint32_t from, GError **error)
         hw_runtime_npu_prepared(ex->rt, g_array_index(ex->plan->npu_offline, uint32_t,
                                                       ex->n_offline));
     }
-    Chunk *c = g_new0(Chunk, 1);
+    Chunk *c = g_steal_pointer(&ex->spare);
+    if (c == NULL) {
+        c = g_new0(Chunk, 1);
+    }
+    chunk_clear(c);
+    if (c->cap < MAX(1, to - from)) {
+        g_free(c->tasks);
+        g_free(c->runs);
+        c->cap = MAX(1, to - from);
+        c->tasks = g_new(Task, c->cap);
+        c->runs = g_new(TaskRun, c->cap);
+    }
     c->id0 = from;
     c->n = to - from;
+    c->n_done = 0;
     c->min_dep = from;
-    c->tasks = g_new0(Task, MAX(1, c->n));
-    c->runs = g_new0(TaskRun, MAX(1, c->n));
     for (uint32_t i = 0; i < c->n; i++) {
+        c->tasks[i] = (Task) { .cap_users = G_N_ELEMENTS(c->tasks[i].few) };
         c->tasks[i].users = c->tasks[i].few;
-        c->tasks[i].cap_users = G_N_ELEMENTS(c->tasks[i].few);
         c->runs[i] = (TaskRun) { ex, from + i, &c->tasks[i] };
     }
     g_ptr_array_add(ex->chunks, c);
@@ -834,6 +864,7 @@ sim_exec_run_full(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
     g_free(ex.last_sync);
     g_free(ex.ready);
     g_ptr_array_unref(ex.chunks);
+    chunk_free(ex.spare);
     sim_measure_free(ex.measure);
     g_array_unref(ex.started);
     if (ex.bw) {

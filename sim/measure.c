@@ -38,6 +38,7 @@ typedef struct Prepare {
 struct SimMeasure {
     uint32_t n_procs;
     double *rate;                /* GB/s per initiator now */
+    double total;                /* their sum, in initiator order (total_rate) */
     Integral dram[2];            /* prefill, decode */
     gboolean peak_pending;
     SimTime peak_when;
@@ -136,8 +137,16 @@ sim_measure_free(SimMeasure *m)
 
 /* ---- DRAM: the average over a phase, the peak ------------------------- */
 
+/* The rates' sum, added in initiator order: what m->total keeps (summed
+ * afresh at each change, never adjusted, so the same bits). */
 static double
 total_rate(const SimMeasure *m)
+{
+    return m->total;
+}
+
+static double
+sum_rates(const SimMeasure *m)
 {
     double total = 0;
     for (uint32_t p = 0; p < m->n_procs; p++) {
@@ -178,6 +187,7 @@ sim_measure_bw(SimMeasure *m, SimTime when_ps, uint32_t initiator, double gbps)
         m->dram[i].prev = when_ps;
     }
     m->rate[initiator] = gbps;
+    m->total = sum_rates(m);
     m->peak_pending = TRUE;
     m->peak_when = when_ps;
 }

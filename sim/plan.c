@@ -82,6 +82,29 @@ sim_plan_add_named(SimPlan *plan, const SimTask *t)
 }
 
 uint32_t
+sim_plan_add_block(SimPlan *plan, const SimTask *src, uint32_t n)
+{
+    uint32_t id0 = sim_plan_len(plan);
+    if (n == 0) {
+        return id0;
+    }
+    uint64_t n_deps = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        n_deps += src[i].n_deps;
+    }
+    g_assert(n_deps < UINT32_MAX);
+    /* one place for them all, forgotten with the last of the tasks */
+    uint32_t *d = n_deps ? deps_alloc(plan, id0 + n - 1, (uint32_t) n_deps) : NULL;
+    g_array_append_vals(plan->tasks, src, n);
+    SimTask *t = &g_array_index(plan->tasks, SimTask, id0 - plan->base);
+    for (uint32_t i = 0; i < n; i++) {
+        t[i].deps = t[i].n_deps ? d : NULL;
+        d += t[i].n_deps;
+    }
+    return id0;
+}
+
+uint32_t
 sim_plan_add(SimPlan *plan, const SimTask *t)
 {
     SimTask named = *t;

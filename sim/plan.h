@@ -136,6 +136,11 @@ uint32_t sim_plan_add(SimPlan *plan, const SimTask *t);
  * name of one of its tasks, forgotten or not): not interned again. */
 uint32_t sim_plan_add_named(SimPlan *plan, const SimTask *t);
 
+/* Append copies of @src[0..@n) whose names are already in @plan's storage
+ * (as sim_plan_add_named), each with room for its n_deps deps, which the
+ * caller writes (their values are not copied); the first one's id. */
+uint32_t sim_plan_add_block(SimPlan *plan, const SimTask *src, uint32_t n);
+
 /* Add dependency @dep to task @id (no-op if already there). */
 void sim_plan_add_dep(SimPlan *plan, uint32_t id, uint32_t dep);
 

@@ -542,13 +542,29 @@ keep_template(Phases *ph, const SimPlan *plan, uint32_t first, const uint32_t *e
     ph->n_tmpl_exit = ph->n_entry;
 }
 
+/* @task's work (a kernel of @node) at @node's position now. */
+static void
+work_at(const MdlNode *node, SimTask *task)
+{
+    MdlWork mw;
+    const SimSlice *sl = &task->slice;
+    mdl_node_work(node, sl->tok0, sl->tok1, sl->row0, sl->row1, sl->pad_tokens,
+                  task->work.prec, &mw);
+    task->work.m = mw.m;
+    task->work.k = mw.k;
+    task->work.n = mw.n;
+    task->work.flops = mw.flops;
+    task->work.read_bytes = mw.read_bytes;
+    task->work.write_bytes = mw.write_bytes;
+}
+
 /* Decode step @s as the template with ids moved, entry deps on this
  * step's entry, and each kernel's work at this step's context (attention
  * reads a longer KV cache: the only cost that changes). */
 static void
 decode_from_template(Phases *ph, SimPlan *plan, uint32_t s)
 {
-    const SimPlan *t = ph->tmpl;
+    SimPlan *t = ph->tmpl;
     /* a decode graph differs from step to step only by its position */
     MdlGraph *g = ph->graph;
     if (g == NULL) {
@@ -557,38 +573,37 @@ decode_from_template(Phases *ph, SimPlan *plan, uint32_t s)
         for (uint32_t i = 0; i < g->n_nodes; i++) {
             ph->pos0[i] = g->nodes[i].pos0;
         }
+        /* of a kernel's work only attention's depends on the position
+         * (the KV cache it reads): every other one is the same at every
+         * step, computed here once as each step would */
+        for (uint32_t i = t->base; i < sim_plan_len(t); i++) {
+            SimTask *task = sim_plan_task(t, i);
+            if (task->kind == SIM_TASK_KERNEL &&
+                g->nodes[task->node].op != MDL_OP_ATTENTION) {
+                work_at(&g->nodes[task->node], task);
+            }
+        }
     }
     g->pos0 = ph->w->prompt + s;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         g->nodes[i].pos0 = ph->pos0[i] + s - 1;
     }
-    uint32_t first = sim_plan_len(plan);
-    uint32_t deps[64];
-    for (uint32_t i = t->base; i < sim_plan_len(t); i++) {
-        SimTask task = *sim_plan_task(t, i);
-        g_autofree uint32_t *many = task.n_deps > G_N_ELEMENTS(deps)
-                                    ? g_new(uint32_t, task.n_deps) : NULL;
-        uint32_t *d = many ? many : deps;
-        for (uint32_t k = 0; k < task.n_deps; k++) {
-            uint32_t dep = task.deps[k];
-            d[k] = dep >= t->base ? dep - t->base + first
-                                  : ph->entry[find_u32(ph->tmpl_entry, ph->n_tmpl_entry, dep)];
+    uint32_t n = t->tasks->len;
+    const SimTask *from = (const SimTask *) t->tasks->data;
+    uint32_t first = sim_plan_add_block(plan, from, n);
+    SimTask *to = sim_plan_task(plan, first);
+    for (uint32_t i = 0; i < n; i++) {
+        SimTask *task = &to[i];
+        for (uint32_t k = 0; k < task->n_deps; k++) {
+            uint32_t dep = from[i].deps[k];
+            task->deps[k] = dep >= t->base
+                            ? dep - t->base + first
+                            : ph->entry[find_u32(ph->tmpl_entry, ph->n_tmpl_entry, dep)];
         }
-        task.deps = d;
-        task.step = s;
-        if (task.kind == SIM_TASK_KERNEL) {
-            MdlWork mw;
-            const SimSlice *sl = &task.slice;
-            mdl_node_work(&g->nodes[task.node], sl->tok0, sl->tok1, sl->row0, sl->row1,
-                          sl->pad_tokens, task.work.prec, &mw);
-            task.work.m = mw.m;
-            task.work.k = mw.k;
-            task.work.n = mw.n;
-            task.work.flops = mw.flops;
-            task.work.read_bytes = mw.read_bytes;
-            task.work.write_bytes = mw.write_bytes;
+        task->step = s;
+        if (task->kind == SIM_TASK_KERNEL && g->nodes[task->node].op == MDL_OP_ATTENTION) {
+            work_at(&g->nodes[task->node], task);
         }
-        sim_plan_add_named(plan, &task);
     }
     for (uint32_t i = 0; i < ph->n_tmpl_exit; i++) {
         ph->entry[i] = ph->tmpl_exit[i] - t->base + first;
