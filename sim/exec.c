@@ -92,7 +92,7 @@ struct Exec {
     uint32_t ends;               /* tasks ended since the last fold */
     GArray *bw;                  /* retain only */
     SimTime spans_b;             /* end of the last host span read */
-    guint spans_read;            /* retain: spans read so far */
+    guint spans_read;            /* the runtime's spans read so far */
     GError *error;               /* first submission failure */
     SimRender render;            /* fps 0: none */
     uint32_t gpu;                /* the GPU rendering runs on */
@@ -241,10 +241,11 @@ read_spans(Exec *ex)
                           r ? sim_plan_task(ex->plan, r->id) : NULL);
         }
     }
-    if (ex->retain) {
-        ex->spans_read = spans->len;
-    } else {
+    ex->spans_read = spans->len;
+    if (!ex->retain && spans->len >= 1024) {
+        /* read ones go in bulk (each drop moves the array's tail) */
         hw_runtime_control_spans_drop(ex->rt, spans->len);
+        ex->spans_read = 0;
     }
 }
 
@@ -712,8 +713,16 @@ static gboolean
 add_phase(Exec *ex, uint32_t from, GError **error)
 {
     uint32_t to = sim_plan_len(ex->plan);
-    g_autofree uint32_t *order = sim_plan_checked_order_from(ex->plan, from, ex->n_procs, error);
-    if (order == NULL) {
+    g_autofree uint32_t *order = NULL;
+    if (ex->src && ex->src->order && from > ex->plan->base) {
+        /* a copy of a phase checked before (a decode step from its template) */
+        order = g_new(uint32_t, MAX(1, to - from));
+        if (!ex->src->order(ex->src->opaque, from, to - from, order)) {
+            g_clear_pointer(&order, g_free);
+        }
+    }
+    if (order == NULL &&
+        !(order = sim_plan_checked_order_from(ex->plan, from, ex->n_procs, error))) {
         return FALSE;
     }
     /* shapes prepared offline (no cost): known before any task needs one */

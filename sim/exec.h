@@ -124,6 +124,12 @@ gboolean sim_exec_run(const SimPlan *plan, const HwSoc *soc, const HwStack *stac
 typedef struct SimPlanSource {
     gboolean (*next)(void *opaque, SimPlan *plan, gboolean *more, GError **error);
     void *opaque;
+    /* May be NULL.  The phase @next just appended (@n tasks from id @from)
+     * is a copy, ids moved, of an earlier one that passed the executor's
+     * checks (sim_plan_checked_order_from): its topological order, the
+     * same moved, into @order and TRUE, and the executor checks it no
+     * more; FALSE: it is checked. */
+    gboolean (*order)(void *opaque, uint32_t from, uint32_t n, uint32_t *order);
 } SimPlanSource;
 
 /* Execute the phases @src appends to @plan (empty at first), as

@@ -486,6 +486,10 @@ typedef struct Phases {
     SimPlan *tmpl;
     uint32_t *tmpl_entry, n_tmpl_entry;
     uint32_t *tmpl_exit, n_tmpl_exit;
+    uint32_t *tmpl_order;        /* its topological order, ids from 0 (NULL:
+                                  * not known) */
+    uint32_t tmpl_first;         /* the last phase made from it starts here
+                                  * (UINT32_MAX: the last was not) */
     MdlGraph *graph;             /* decode step 1's graph, moved on to each step */
     uint32_t *pos0;              /* its nodes' positions at step 1 */
     SimValues *values;           /* the values check, told each phase's tasks
@@ -535,6 +539,15 @@ keep_template(Phases *ph, const SimPlan *plan, uint32_t first, const uint32_t *e
         /* its name stays the plan's own (decode_from_template) */
         sim_plan_task(t, sim_plan_add(t, task))->name = task->name;
     }
+    /* step 1 passed the executor's checks: its order, checked, is the
+     * order of every copy (the same ids moved) */
+    uint32_t *order = sim_plan_topo_order_from(t, t->base, NULL);
+    if (order) {
+        for (uint32_t i = 0; i < t->tasks->len; i++) {
+            order[i] -= t->base;
+        }
+    }
+    ph->tmpl_order = order;
     ph->tmpl = g_steal_pointer(&t);
     ph->tmpl_entry = g_memdup2(entry, sizeof(uint32_t) * MAX(1, n_entry));
     ph->n_tmpl_entry = n_entry;
@@ -608,6 +621,21 @@ decode_from_template(Phases *ph, SimPlan *plan, uint32_t s)
     for (uint32_t i = 0; i < ph->n_tmpl_exit; i++) {
         ph->entry[i] = ph->tmpl_exit[i] - t->base + first;
     }
+    ph->tmpl_first = first;
+}
+
+/* SimPlanSource.order: a step made from the template is ordered as it. */
+static gboolean
+phases_order(void *opaque, uint32_t from, uint32_t n, uint32_t *order)
+{
+    Phases *ph = opaque;
+    if (ph->tmpl_order == NULL || from != ph->tmpl_first || n != ph->tmpl->tasks->len) {
+        return FALSE;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        order[i] = ph->tmpl_order[i] + from;
+    }
+    return TRUE;
 }
 
 static gboolean
@@ -617,6 +645,7 @@ phases_next(void *opaque, SimPlan *plan, gboolean *more, GError **error)
     const SimWorkload *w = ph->w;
     uint32_t from = sim_plan_len(plan);
     gboolean ok;
+    ph->tmpl_first = UINT32_MAX;
     if (ph->next == 0) {
         g_autoptr(MdlGraph) pre = mdl_graph_new_prefill(ph->spec, w->prompt, 0);
         ok = plan_phase(plan, ph->soc, ph->cost, pre, ph->policy, w, SIM_PHASE_PREFILL, 0,
@@ -685,9 +714,9 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
         sim_cost_share_gpu(cost, CLAMP(1.0 - duty, 0.05, 1.0));
     }
     g_assert(w->prompt > 0 && w->batch > 0);
-    Phases ph = { soc, spec, policy, w, cost, 0, NULL, 0, NULL, NULL, 0, NULL, 0, NULL, NULL,
-                  values };
-    SimPlanSource src = { phases_next, &ph };
+    Phases ph = { .soc = soc, .spec = spec, .policy = policy, .w = w, .cost = cost,
+                  .tmpl_first = UINT32_MAX, .values = values };
+    SimPlanSource src = { phases_next, &ph, phases_order };
     SimExecResult r = { 0 };
     gboolean ok = sim_exec_run_full(plan, &src, soc, stack, &w->render,
                                     values ? &sim_values_ops : NULL, values,
@@ -701,6 +730,7 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     g_free(ph.pos0);
     g_free(ph.tmpl_entry);
     g_free(ph.tmpl_exit);
+    g_free(ph.tmpl_order);
     if (!ok) {
         if (!g_str_has_prefix((*error)->message, "policy ")) {
             g_prefix_error(error, "policy %s: ", policy->name);

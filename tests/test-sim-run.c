@@ -128,6 +128,71 @@ test_checked_stream(void)
     }
 }
 
+/* Two reports of the same request agree to the bit. */
+static void
+assert_same_report(const SimRunReport *a, const SimRunReport *b)
+{
+    const SimPhaseStats *pa[] = { &a->prefill, &a->decode }, *pb[] = { &b->prefill, &b->decode };
+    for (int i = 0; i < 2; i++) {
+        g_assert_cmpfloat(pa[i]->time_ms, ==, pb[i]->time_ms);
+        g_assert_cmpfloat(pa[i]->prepare_ms, ==, pb[i]->prepare_ms);
+        g_assert_cmpfloat(pa[i]->dram_gbps, ==, pb[i]->dram_gbps);
+        g_assert_cmpfloat(pa[i]->energy_j, ==, pb[i]->energy_j);
+    }
+    g_assert_cmpfloat(a->tpot_ms, ==, b->tpot_ms);
+    g_assert_cmpfloat(a->peak_gbps, ==, b->peak_gbps);
+    g_assert_cmpuint(a->tasks, ==, b->tasks);
+    g_assert_cmpuint(a->events, ==, b->events);
+    g_assert_cmpuint(a->n_procs, ==, b->n_procs);
+    for (uint32_t p = 0; p < a->n_procs; p++) {
+        g_assert_cmpfloat(a->busy_ms[p], ==, b->busy_ms[p]);
+    }
+}
+
+/* A long timing-only decode streamed (steps copied from the second one's
+ * plan with the order it was checked in, each phase's run state re-used,
+ * the plan forgotten in bulk, costs memoised) gives to the bit the
+ * figures of the whole plan, every step planned by the policy and run at
+ * once; and the same streamed with every step planned by the policy. */
+static void
+test_stream_long_decode(void)
+{
+    static const struct {
+        const char *policy;
+        SimSyncMech sync;
+    } cases[] = {
+        { "hetero-tensor", SIM_SYNC_FAST }, { "hetero-layer", SIM_SYNC_DRIVER },
+        { "npu-only", SIM_SYNC_DRIVER }, { "gpu-only", SIM_SYNC_FAST },
+    };
+    g_autoptr(HwSoc) soc = load_soc("tiny");
+    g_autoptr(MdlSpec) spec = load_model("tiny");
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        SimWorkload w;
+        tiny_workload(&w);
+        w.check_layers = -1;
+        w.decode = 90;               /* past the plan's first bulk forgetting */
+        w.batch = 1 + i % 2;
+        w.sync = cases[i].sync;
+        const SimPolicy *p = sim_policy_find(cases[i].policy);
+        Case whole;
+        run_case("tiny", "tiny", cases[i].policy, &w, &whole);
+        SimRunReport streamed = { 0 }, planned = { 0 };
+        g_autoptr(GError) error = NULL;
+        g_assert_true(sim_run(soc, spec, p, &w, NULL, &streamed, NULL, NULL, &error));
+        g_assert_no_error(error);
+        g_setenv("HS_NO_STEP_TEMPLATE", "1", TRUE);
+        g_assert_true(sim_run(soc, spec, p, &w, NULL, &planned, NULL, NULL, &error));
+        g_unsetenv("HS_NO_STEP_TEMPLATE");
+        g_assert_no_error(error);
+        g_assert_cmpuint(streamed.tasks, >, 90 * 10);
+        assert_same_report(&whole.r, &streamed);
+        assert_same_report(&planned, &streamed);
+        sim_run_report_clear(&streamed);
+        sim_run_report_clear(&planned);
+        case_clear(&whole);
+    }
+}
+
 /* A streamed check learns of another precision than W4A16 only at the
  * phase that has it: its matched reference starts there, from the
  * reference's KV caches, and gives the check of one that ran the plan's
@@ -1122,6 +1187,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/long-prompt", test_long_prompt);
     g_test_add_func("/sim/run/batch-decode", test_batch_decode);
     g_test_add_func("/sim/run/checked-stream", test_checked_stream);
+    g_test_add_func("/sim/run/stream-long-decode", test_stream_long_decode);
     g_test_add_func("/sim/run/checked-matched-late", test_checked_matched_late);
     g_test_add_func("/sim/run/batch-decode-padded", test_batch_decode_padded);
     g_test_add_func("/sim/run/calibration/decode-hetero-tensor", test_decode_hetero_tensor);
