@@ -184,6 +184,18 @@ reschedule(HwMem *m)
      * get 0 without changing the others' shares, so they are left out. */
     HwFlow **flows = (HwFlow **) m->flows->pdata;
     uint32_t k = 0;
+    if (nf == 1) {
+        /* one flow (half the calls of a decode): the arithmetic below
+         * with its one-element sums, sorts and shares taken out (a share
+         * of one is the whole: x / 1.0 == x) */
+        HwFlow *f = flows[0];
+        uint32_t ini = f->initiator;
+        double dem = MIN(f->demand, m->caps[ini]);
+        init_alloc[ini] = dem < m->ceiling ? dem : m->ceiling;
+        m->asking[ini] = TRUE;
+        f->rate = f->demand < init_alloc[ini] ? f->demand : init_alloc[ini];
+        nf = 0;                  /* the general part has nothing left to do */
+    }
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t ini = flows[i]->initiator;
         if (!m->asking[ini]) {
@@ -230,6 +242,7 @@ reschedule(HwMem *m)
         }
     }
 
+    nf = m->flows->len;
     SimTime now = sim_kernel_now(m->k), first = SIM_TIME_MAX;
     for (uint32_t i = 0; i < nf; i++) {
         HwFlow *f = flows[i];

@@ -452,17 +452,12 @@ mix(uint64_t h, uint64_t v)
 static void
 estimate(HwRuntime *rt, const HwDev *d, const HwOp *op, HwCost *cost)
 {
-    uint64_t h = mix(d->index, op->kind);
-    h = mix(h, op->m);
+    /* the fields that tell a step's ops apart (equality checks them all) */
+    uint64_t h = mix(((uint64_t) d->index << 32) ^ ((uint64_t) op->kind << 8) ^ op->wfmt,
+                     op->m);
     h = mix(h, op->k);
     h = mix(h, op->n);
-    h = mix(h, ((uint64_t) op->a_dtype << 24) ^ ((uint64_t) op->b_dtype << 16) ^
-               ((uint64_t) op->compute << 8) ^ (uint64_t) op->wfmt);
-    h = mix(h, op->weight_bytes);
-    h = mix(h, op->flops);
     h = mix(h, op->read_bytes);
-    h = mix(h, op->write_bytes);
-    h = mix(h, op->busy_ps);
     CostMemo *e = &rt->memo[(h ^ (h >> 29)) & (COST_MEMO - 1)];
     if (e->used && e->dev == d->index && op_equal(&e->op, op)) {
         *cost = e->cost;
