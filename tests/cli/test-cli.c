@@ -255,6 +255,34 @@ test_bench_default_quick(void)
     g_assert_cmpfloat(cJSON_GetObjectItem(root, "peak_rss_gib")->valuedouble, >, 0);
 }
 
+/* bench sim gives each request's events per CPU second and its ratio to
+ * the hold model's events per CPU second (the figure a loaded machine
+ * does not skew), as it gives them per wall second. */
+static void
+test_bench_sim_quick(void)
+{
+    g_autoptr(Run) r = hs("bench", "sim", "--quick", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) root = cJSON_Parse(r->out);
+    g_assert_nonnull(root);
+    double hold_cpu = cJSON_GetObjectItem(root, "hold_events_per_cpu_s")->valuedouble;
+    g_assert_cmpfloat(hold_cpu, >, 0);
+    const cJSON *rows = cJSON_GetObjectItem(root, "rows");
+    g_assert_cmpint(cJSON_GetArraySize(rows), ==, 2);
+    const cJSON *row = NULL;
+    cJSON_ArrayForEach(row, rows) {
+        double cpu_s = cJSON_GetObjectItem(row, "cpu_s")->valuedouble;
+        double ev_cpu = cJSON_GetObjectItem(row, "events_per_cpu_s")->valuedouble;
+        double ev_wall = cJSON_GetObjectItem(row, "events_per_s")->valuedouble;
+        double wall_s = cJSON_GetObjectItem(row, "wall_s")->valuedouble;
+        g_assert_cmpfloat(cpu_s, >, 0);
+        /* the same events over each clock */
+        g_assert_cmpfloat(fabs(ev_cpu * cpu_s - ev_wall * wall_s), <=, 1e-6 * ev_wall * wall_s);
+        g_assert_cmpfloat(fabs(cJSON_GetObjectItem(row, "events_vs_hold_cpu")->valuedouble -
+                               ev_cpu / hold_cpu), <=, 1e-12);
+    }
+}
+
 static void
 test_run_json_schema(void)
 {
@@ -1442,6 +1470,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/list-socs", test_list_socs);
     g_test_add_func("/cli/bench-kernel-quick", test_bench_kernel_quick);
     g_test_add_func("/cli/bench-default-quick", test_bench_default_quick);
+    g_test_add_func("/cli/bench-sim-quick", test_bench_sim_quick);
     g_test_add_func("/cli/run-json-schema", test_run_json_schema);
     g_test_add_func("/cli/determinism-threads", test_determinism_threads);
     g_test_add_func("/cli/run-errors", test_run_errors);
