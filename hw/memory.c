@@ -195,6 +195,28 @@ reschedule(HwMem *m)
         m->asking[ini] = TRUE;
         f->rate = f->demand < init_alloc[ini] ? f->demand : init_alloc[ini];
         nf = 0;                  /* the general part has nothing left to do */
+    } else if (nf == 2 && flows[0]->initiator != flows[1]->initiator) {
+        /* two flows of two initiators (most other calls): the same, each
+         * initiator's sum one flow's demand; the share of the smaller
+         * demand (ties: the lower initiator) first, then what is left */
+        HwFlow *lo = flows[0]->initiator < flows[1]->initiator ? flows[0] : flows[1];
+        HwFlow *hi = lo == flows[0] ? flows[1] : flows[0];
+        double dlo = MIN(lo->demand, m->caps[lo->initiator]);
+        double dhi = MIN(hi->demand, m->caps[hi->initiator]);
+        gboolean hi_first = dlo > dhi;
+        double d1 = hi_first ? dhi : dlo, d2 = hi_first ? dlo : dhi;
+        double left = m->ceiling, share = left / 2.0;
+        double a1 = d1 < share ? d1 : share;
+        left -= a1;
+        double a2 = d2 < left ? d2 : left;
+        init_alloc[lo->initiator] = hi_first ? a2 : a1;
+        init_alloc[hi->initiator] = hi_first ? a1 : a2;
+        m->asking[lo->initiator] = m->asking[hi->initiator] = TRUE;
+        for (int i = 0; i < 2; i++) {
+            double cap = init_alloc[flows[i]->initiator];
+            flows[i]->rate = flows[i]->demand < cap ? flows[i]->demand : cap;
+        }
+        nf = 0;
     }
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t ini = flows[i]->initiator;

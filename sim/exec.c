@@ -320,10 +320,10 @@ ask_next(Exec *ex)
         }
         ex->forget_to = end;
     }
-    /* the plan forgets in bulk: each time moves the tasks kept, so only
-     * once four times as many can go (a quarter of a task moved per task
-     * run, and at most five times the live tasks kept) */
-    if (ex->forget_to - ex->plan->base >= 4 * (sim_plan_len(ex->plan) - ex->forget_to)) {
+    /* the plan forgets in bulk: each time moves the tasks kept (waiting
+     * for four times as many to go moved fewer but ran slower: the
+     * plan's array then outgrew the cache) */
+    if (ex->forget_to - ex->plan->base >= sim_plan_len(ex->plan) - ex->forget_to) {
         sim_plan_forget(ex->plan, ex->forget_to);
     }
 }
