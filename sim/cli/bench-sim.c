@@ -39,8 +39,8 @@ static const Req full[] = {
     { "decode 8192", "1024", "8192", "1", "off", 0, 0 },
     { "decode 16384", "1024", "16384", "1", "off", 0, 100 },
     { "decode 16384 batch 32", "1024", "16384", "32", "off", 0, 100 },
-    { "check: prompt 256 + decode 4096", "256", "4096", "1", "layers=1", 60, 2048 },
-    { "check: batch 64 decode 32", "256", "32", "64", "layers=1", 15, 0 },
+    { "check: prompt 256 + decode 4096", "256", "4096", "1", "layers=1", 40, 2048 },
+    { "check: batch 64 decode 32", "256", "32", "64", "layers=1", 10, 0 },
 };
 static const Req small[] = {
     { "prompt 128 + decode 16", "128", "16", "1", "off", 0, 0 },
