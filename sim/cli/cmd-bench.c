@@ -4,6 +4,7 @@
 #include "sim/cli/bench.h"
 #include "sim/util/error.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -31,6 +32,37 @@ hs_bench_now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* `bench all`: each target in a process of its own, one after another.
+ * Peak RSS is a process's high-water mark, kept across fork and exec: a
+ * target that measures its children's memory (sim, default) would report
+ * whatever an earlier target left resident in a shared process (the
+ * engine's weight cache, the read probe's buffer). */
+static gboolean
+run_all(gboolean quick, HsFormat format, GError **error)
+{
+    g_autofree char *self = g_file_read_link("/proc/self/exe", error);
+    if (self == NULL) {
+        return FALSE;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(benches); i++) {
+        const char *argv[] = { self, "bench", benches[i]->name, "--format",
+                               format == HS_FORMAT_JSON ? "json" : "text",
+                               quick ? "--quick" : NULL, NULL };
+        fflush(stdout);
+        int status = 0;
+        if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_CHILD_INHERITS_STDIN, NULL, NULL,
+                          NULL, NULL, &status, error)) {
+            return FALSE;
+        }
+        if (!g_spawn_check_wait_status(status, NULL)) {
+            g_set_error(error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED,
+                        "bench all: target %s failed", benches[i]->name);
+            return FALSE;
+        }
+    }
+    return TRUE;
 }
 
 static gboolean
@@ -71,19 +103,13 @@ run(int argc, char **argv, GError **error)
     if (!hs_cli_no_extra_args(argc, argv, 1, error)) {
         return FALSE;
     }
-    gboolean all = strcmp(argv[1], "all") == 0;
-    for (size_t i = 0; i < G_N_ELEMENTS(benches); i++) {
-        if (all || strcmp(argv[1], benches[i]->name) == 0) {
-            if (!benches[i]->run(quick, format, error)) {
-                return FALSE;
-            }
-            if (!all) {
-                return TRUE;
-            }
-        }
+    if (strcmp(argv[1], "all") == 0) {
+        return run_all(quick, format, error);
     }
-    if (all) {
-        return TRUE;
+    for (size_t i = 0; i < G_N_ELEMENTS(benches); i++) {
+        if (strcmp(argv[1], benches[i]->name) == 0) {
+            return benches[i]->run(quick, format, error);
+        }
     }
     g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                 "bench: unknown target \"%s\" (see 'hetero-sim bench --help')",
