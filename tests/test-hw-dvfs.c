@@ -25,17 +25,24 @@ data_dir(const char *sub)
     return g_build_filename(root ? root : HS_SOURCE_ROOT, sub, NULL);
 }
 
-/* sd8gen3.json parsed, to edit before building. (transfer full) */
+/* @file of the source tree's @sub folder, parsed.  (transfer full) */
 static cJSON *
-sd8gen3_json(void)
+read_json(const char *sub, const char *file)
 {
-    g_autofree char *dir = data_dir("configs");
-    g_autofree char *path = g_build_filename(dir, "sd8gen3.json", NULL);
+    g_autofree char *dir = data_dir(sub);
+    g_autofree char *path = g_build_filename(dir, file, NULL);
     g_autofree char *text = NULL;
     g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
     cJSON *root = cJSON_Parse(text);
     g_assert_nonnull(root);
     return root;
+}
+
+/* sd8gen3.json parsed, to edit before building. (transfer full) */
+static cJSON *
+sd8gen3_json(void)
+{
+    return read_json("configs", "sd8gen3.json");
 }
 
 static cJSON *
@@ -199,11 +206,7 @@ static char *no_hint_stack;
 static char *
 write_no_hint_stack(void)
 {
-    g_autofree char *dir = data_dir("configs/stacks");
-    g_autofree char *path = g_build_filename(dir, "heterollm.json", NULL);
-    g_autofree char *text = NULL;
-    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-    g_autoptr(cJSON) root = cJSON_Parse(text);
+    g_autoptr(cJSON) root = read_json("configs/stacks", "heterollm.json");
     cJSON *gpu = cJSON_GetObjectItemCaseSensitive(root, "gpu");
     cJSON *pins = cJSON_GetObjectItemCaseSensitive(gpu, "pins_clock");
     g_assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pins, "value")));
