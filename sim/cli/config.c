@@ -325,26 +325,17 @@ hs_provenance_json(void)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "version", hs_version());
     cJSON_AddStringToObject(o, "command", hs_provenance_command_line());
-    if (prov.hash) {
-        cJSON_AddStringToObject(o, "config_hash", prov.hash);
-    }
-    if (prov.soc) {
-        cJSON_AddStringToObject(o, "soc", prov.soc);
-    }
-    if (prov.soc_file) {
-        cJSON_AddStringToObject(o, "soc_file", prov.soc_file);
-    }
-    if (prov.model) {
-        cJSON_AddStringToObject(o, "model", prov.model);
-    }
-    if (prov.model_file) {
-        cJSON_AddStringToObject(o, "model_file", prov.model_file);
-    }
-    if (prov.stack) {
-        cJSON_AddStringToObject(o, "stack", prov.stack);
-    }
-    if (prov.stack_file) {
-        cJSON_AddStringToObject(o, "stack_file", prov.stack_file);
+    const struct {
+        const char *key, *value;
+    } opt[] = {
+        { "config_hash", prov.hash }, { "soc", prov.soc }, { "soc_file", prov.soc_file },
+        { "model", prov.model }, { "model_file", prov.model_file },
+        { "stack", prov.stack }, { "stack_file", prov.stack_file },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(opt); i++) {
+        if (opt[i].value) {
+            cJSON_AddStringToObject(o, opt[i].key, opt[i].value);
+        }
     }
     return o;
 }
