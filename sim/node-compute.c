@@ -113,10 +113,76 @@ matmul_at(EngModel *model, uint32_t layer, EngWeight which, const EngMatrix *w,
     }
 }
 
+/*
+ * Whether the rows [tok0 + 1, tok1) of decode node @n's sources hold the
+ * bits of row tok0, for an op whose output row reads only its own input
+ * rows.  A decode step's rows are sequences, and in a check they often
+ * are the same sequence: a batch shares its prompt and its checked tokens
+ * (the embedding of every row is token [0]), so a batch of 64 would
+ * compute 64 copies of one row.  Such a slice is computed for its first
+ * row and copied: every kernel gives an output row the same bits whatever
+ * rows are computed with it (engine/kernels.h), except OpenBLAS, whose
+ * FP32/FP16 model weights are left out.  Attention reads each sequence's
+ * own cache and is always computed row by row.
+ */
+static gboolean
+rows_repeat(EngModel *m, const MdlGraph *g, const MdlNode *n, const SimNodeInputs *in,
+            const SimSlice *sl, MdlPrecision prec)
+{
+    if (!g->decode || sl->tok1 - sl->tok0 < 2 || n->src_tok_offset != 0) {
+        return FALSE;
+    }
+    switch (n->op) {
+    case MDL_OP_MATMUL:
+        if (prec_qfmt[prec] < 0 && n->weight != MDL_W_LM_HEAD) {
+            EngWeight wid = eng_weight(n->weight);
+            EngWFormat f = eng_model_weight(m, n->layer < 0 ? 0 : (uint32_t) n->layer, wid)->format;
+            if (f != ENG_WFMT_W4A16) {
+                return FALSE;
+            }
+        } else if (prec_qfmt[prec] < 0) {
+            return FALSE;            /* the head: its own storage, perhaps FP32 */
+        }
+        break;
+    case MDL_OP_RMSNORM:
+    case MDL_OP_LAYERNORM:
+    case MDL_OP_ROPE:
+    case MDL_OP_ACT:
+    case MDL_OP_ADD:
+        break;
+    default:
+        return FALSE;
+    }
+    for (uint32_t k = 0; k < n->n_src; k++) {
+        const size_t row = g->nodes[n->src[k]].features;
+        const float *first = in->src[k] + sl->tok0 * row;
+        for (size_t t = sl->tok0 + 1; t < sl->tok1; t++) {
+            if (memcmp(in->src[k] + t * row, first, sizeof(float) * row) != 0) {
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
 void
 sim_node_compute(EngModel *m, const MdlGraph *g, uint32_t ni, const SimNodeInputs *in,
                  const SimSlice *sl, MdlPrecision prec, float *out)
 {
+    const MdlNode *rn = &g->nodes[ni];
+    if (rows_repeat(m, g, rn, in, sl, prec)) {
+        SimSlice one = *sl;
+        one.tok1 = sl->tok0 + 1;
+        sim_node_compute(m, g, ni, in, &one, prec, out);
+        /* norms and RoPE write whole rows, the rest the slice's features */
+        const gboolean whole = rn->op == MDL_OP_RMSNORM || rn->op == MDL_OP_LAYERNORM ||
+                               rn->op == MDL_OP_ROPE;
+        const size_t d = rn->features, c0 = whole ? 0 : sl->row0, c1 = whole ? d : sl->row1;
+        for (size_t t = sl->tok0 + 1; t < sl->tok1; t++) {
+            memcpy(out + t * d + c0, out + sl->tok0 * d + c0, sizeof(float) * (c1 - c0));
+        }
+        return;
+    }
     const MdlNode *n = &g->nodes[ni];
     const EngModelConfig *c = eng_model_config(m);
     const size_t d = n->features, t0 = sl->tok0, t1 = sl->tok1;
