@@ -7,6 +7,7 @@
  * extraction than with it (the synthetic model has outlier channels,
  * engine/weights.h).
  */
+#include "sim/node-compute.h"
 #include "sim/run.h"
 #include "sim/util/error.h"
 
@@ -142,11 +143,79 @@ test_shadow_outliers(void)
     setup_clear(&su);
 }
 
+/*
+ * A decode step's rows are sequences; where their input rows hold the
+ * same bits, a node is computed for the first row and copied
+ * (sim/node-compute.c).  The copy must be what every row computed alone
+ * gives, for matmuls at several precisions and for a norm; and a row that
+ * differs must get its own result, not the first row's.
+ */
+static void
+test_repeated_rows(void)
+{
+    g_autofree char *mdir = data_dir("models");
+    g_autoptr(GError) error = NULL;
+    MdlSpec *spec = mdl_spec_load("llama-3.2-1b", mdir, &error);
+    g_assert_no_error(error);
+    EngConfig cfg;
+    sim_run_engine_config(spec, 1, &cfg);
+    cfg.layers = 1;
+    EngModel *m = eng_model_new(&cfg);
+    const uint32_t batch = 5;
+    MdlGraph *g = mdl_graph_new_decode(spec, 16, batch);
+    g_autoptr(GRand) r = g_rand_new_with_seed(7);
+    const MdlPrecision precs[] = { MDL_PREC_W4A16, SIM_PREC_FP_REF, MDL_PREC_Q4_0,
+                                   MDL_PREC_FP4A16 };
+    guint checked = 0;
+    for (uint32_t ni = 0; ni < g->n_nodes; ni++) {
+        const MdlNode *n = &g->nodes[ni];
+        if (n->layer != 0 || (n->op != MDL_OP_MATMUL && n->op != MDL_OP_RMSNORM) ||
+            n->n_src != 1) {
+            continue;
+        }
+        const size_t kin = g->nodes[n->src[0]].features, d = n->features;
+        g_autofree float *x = g_new(float, batch * kin);
+        for (size_t c = 0; c < kin; c++) {
+            x[c] = (float) g_rand_double_range(r, -2, 2);
+        }
+        for (uint32_t t = 1; t < batch; t++) {
+            memcpy(x + t * kin, x, sizeof(float) * kin);
+        }
+        for (guint pi = 0; pi < G_N_ELEMENTS(precs); pi++) {
+            const MdlPrecision prec = n->op == MDL_OP_MATMUL ? precs[pi] : MDL_PREC_W4A16;
+            for (int differ = 0; differ < 2; differ++) {
+                /* differ: row 3 is another sequence */
+                x[3 * kin] = differ ? x[0] + 1.0f : x[0];
+                SimNodeInputs in = { .src = { x } };
+                g_autofree float *all = g_new0(float, batch * d);
+                g_autofree float *alone = g_new0(float, batch * d);
+                SimSlice whole = { 0, batch, 0, (uint32_t) d, 0 };
+                sim_node_compute(m, g, ni, &in, &whole, prec, all);
+                for (uint32_t t = 0; t < batch; t++) {
+                    SimSlice one = { t, t + 1, 0, (uint32_t) d, 0 };
+                    sim_node_compute(m, g, ni, &in, &one, prec, alone);
+                }
+                g_assert_cmpmem(all, sizeof(float) * batch * d, alone, sizeof(float) * batch * d);
+                g_assert_true((memcmp(all + 3 * d, all, sizeof(float) * d) != 0) == differ);
+                checked++;
+            }
+            if (n->op != MDL_OP_MATMUL) {
+                break;
+            }
+        }
+    }
+    g_assert_cmpuint(checked, >=, 8 * 7 + 2 * 2);
+    mdl_graph_free(g);
+    eng_model_free(m);
+    mdl_spec_free(spec);
+}
+
 int
 main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/sim/precisions/every", test_every_precision);
     g_test_add_func("/sim/precisions/shadow", test_shadow_outliers);
+    g_test_add_func("/sim/precisions/repeated-rows", test_repeated_rows);
     return g_test_run();
 }
