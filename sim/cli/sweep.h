@@ -101,7 +101,9 @@ cJSON *hs_sweep_point_run(const HsSweepPoint *p);
  * A worker: a forked child that runs point after point of one spec, so
  * what a process keeps (the encoded weights of engine/wcache.h, the
  * memory pool of sim/util/mem.h) serves the next point too; results
- * cannot depend on it (a cache hit gives the bits a make would).  It sets
+ * cannot depend on it (a cache hit gives the bits a make would; the
+ * other process-wide setting, the engine's forced ISA, only `bench
+ * engine` sets).  It sets
  * @threads OpenMP threads and tells the memory guard @concurrent points
  * share the machine, once.  The parent talks to it over one socket: a
  * point's index (an int) in, its record (hs_sweep_point_run, JSON text)
