@@ -1,7 +1,9 @@
 /*
  * bench-sweep.c - timing-only sweep points per second with 1 and 2
- * workers: what a design-space grid costs, and what forking a process
- * per point and storing it in SQLite leave of the second core's gain.
+ * workers: what a design-space grid costs, and what the workers' pipes
+ * and storing each point in SQLite leave of the second core's gain; and
+ * a checked sweep's CPU seconds, whose points share one worker's encoded
+ * weights.
  */
 #include "sim/cli/bench.h"
 #include "sim/cli/sweep.h"
@@ -9,6 +11,7 @@
 
 #include <glib/gstdio.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 /* sd8gen3, llama-3.2-1b, timing only: 2 policies x 3 TCM sizes x 4
  * prompts (--quick: x 1 prompt) */
@@ -18,6 +21,70 @@ static const char spec_text[] =
     " \"axes\": {\"policy\": [\"gpu-only\", \"hetero-tensor\"],"
     " \"npu.stationary_kib\": [360, 1024, 4096], \"prompt\": %s}}";
 
+/* checked: the first layer's values computed, one policy, the DRAM
+ * ceiling varied, so every point needs the same encoded weights: what a
+ * worker's weight cache saves after its first point (--quick: 2 points) */
+static const char checked_text[] =
+    "{\"base\": {\"soc\": \"sd8gen3\", \"model\": \"llama-3.2-1b\","
+    " \"functional\": \"layers=1\", \"prompt\": 128, \"decode\": 4,"
+    " \"policy\": \"hetero-tensor\"},"
+    " \"axes\": {\"memory.ceiling_gbps\": %s}}";
+
+/* CPU seconds of this process and its reaped children (the workers). */
+static double
+cpu_s(void)
+{
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    const struct timeval t[] = { self.ru_utime, self.ru_stime, kids.ru_utime, kids.ru_stime };
+    double s = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(t); i++) {
+        s += (double) t[i].tv_sec + (double) t[i].tv_usec * 1e-6;
+    }
+    return s;
+}
+
+/* Every point of the spec @text into a new database in @dir on @jobs
+ * workers: *wall_s and *cpu_s (this process and the workers). */
+static gboolean
+sweep_once(const char *dir, const char *text, int jobs, guint *points, double *wall,
+           double *cpu, GError **error)
+{
+    g_autofree char *path = g_build_filename(dir, "spec.json", NULL);
+    if (!g_file_set_contents(path, text, -1, error)) {
+        return FALSE;
+    }
+    g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(path, NULL, error);
+    g_unlink(path);
+    if (spec == NULL) {
+        return FALSE;
+    }
+    g_autofree char *dbp = g_strdup_printf("%s/bench-%d.db", dir, jobs);
+    sqlite3 *db = hs_sweep_db_open(dbp, spec->names, error);
+    if (db == NULL) {
+        return FALSE;
+    }
+    HsSweepRun r = { .spec = spec, .db = db, .todo = g_array_new(FALSE, FALSE, sizeof(int)),
+                     .jobs = jobs };
+    for (int i = 0; i < (int) spec->points->len; i++) {
+        g_array_append_val(r.todo, i);
+    }
+    double t0 = hs_bench_now_s(), c0 = cpu_s();
+    gboolean ok = hs_sweep_run_local(&r, error);
+    *wall = hs_bench_now_s() - t0;
+    *cpu = cpu_s() - c0;
+    *points = spec->points->len;
+    g_array_unref(r.todo);
+    sqlite3_close(db);
+    for (const char *const *sfx = (const char *const[]) { "", "-wal", "-shm", NULL }; *sfx;
+         sfx++) {
+        g_autofree char *f = g_strdup_printf("%s%s", dbp, *sfx);
+        g_unlink(f);
+    }
+    return ok;
+}
+
 static gboolean
 run(gboolean quick, HsFormat format, GError **error)
 {
@@ -25,41 +92,17 @@ run(gboolean quick, HsFormat format, GError **error)
     if (dir == NULL) {
         return FALSE;
     }
-    g_autofree char *path = g_build_filename(dir, "spec.json", NULL);
     g_autofree char *text = g_strdup_printf(spec_text, quick ? "[64]" : "[64, 128, 256, 512]");
-    if (!g_file_set_contents(path, text, -1, error)) {
-        return FALSE;
-    }
-    g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(path, NULL, error);
-    if (spec == NULL) {
-        return FALSE;
-    }
-    double rate[2] = { 0, 0 };
+    g_autofree char *checked = g_strdup_printf(checked_text,
+                                               quick ? "[40, 60]" : "[20, 30, 40, 50, 60, 68]");
+    double rate[2] = { 0, 0 }, wall = 0, cpu = 0, c_wall = 0, c_cpu = 0;
+    guint points = 0, c_points = 0;
     gboolean ok = TRUE;
     for (int jobs = 1; jobs <= 2 && ok; jobs++) {
-        g_autofree char *dbp = g_strdup_printf("%s/bench-%d.db", dir, jobs);
-        sqlite3 *db = hs_sweep_db_open(dbp, spec->names, error);
-        if (db == NULL) {
-            ok = FALSE;
-            break;
-        }
-        HsSweepRun r = { .spec = spec, .db = db, .todo = g_array_new(FALSE, FALSE, sizeof(int)),
-                         .jobs = jobs };
-        for (int i = 0; i < (int) spec->points->len; i++) {
-            g_array_append_val(r.todo, i);
-        }
-        double t0 = hs_bench_now_s();
-        ok = hs_sweep_run_local(&r, error);
-        rate[jobs - 1] = spec->points->len / (hs_bench_now_s() - t0);
-        g_array_unref(r.todo);
-        sqlite3_close(db);
-        for (const char *const *sfx = (const char *const[]) { "", "-wal", "-shm", NULL };
-             *sfx; sfx++) {
-            g_autofree char *f = g_strdup_printf("%s%s", dbp, *sfx);
-            g_unlink(f);
-        }
+        ok = sweep_once(dir, text, jobs, &points, &wall, &cpu, error);
+        rate[jobs - 1] = points / wall;
     }
-    g_unlink(path);
+    ok = ok && sweep_once(dir, checked, 1, &c_points, &c_wall, &c_cpu, error);
     g_rmdir(dir);
     if (!ok) {
         return FALSE;
@@ -67,20 +110,26 @@ run(gboolean quick, HsFormat format, GError **error)
     if (format == HS_FORMAT_JSON) {
         g_autoptr(cJSON) root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "bench", "sweep");
-        cJSON_AddNumberToObject(root, "points", spec->points->len);
+        cJSON_AddNumberToObject(root, "points", points);
         cJSON_AddNumberToObject(root, "points_per_s_1_worker", rate[0]);
         cJSON_AddNumberToObject(root, "points_per_s_2_workers", rate[1]);
+        cJSON_AddNumberToObject(root, "checked_points", c_points);
+        cJSON_AddNumberToObject(root, "checked_wall_s", c_wall);
+        cJSON_AddNumberToObject(root, "checked_cpu_s", c_cpu);
         g_autofree char *s = hs_json_print(root, FALSE);
         printf("%s\n", s);
     } else {
         printf("sweep, %u timing-only points (sd8gen3, llama-3.2-1b, prompt 64-512): "
                "%.1f points/s with 1 worker, %.1f with 2 (x%.2f; %u cores)\n",
-               spec->points->len, rate[0], rate[1], rate[1] / rate[0],
-               g_get_num_processors());
+               points, rate[0], rate[1], rate[1] / rate[0], g_get_num_processors());
+        printf("sweep, %u checked points (layer 1's values, prompt 128 + decode 4, one "
+               "worker sharing the weights): %.2f s wall, %.2f s CPU, %.2f s CPU a point\n",
+               c_points, c_wall, c_cpu, c_cpu / c_points);
     }
     return TRUE;
 }
 
 const HsBench hs_bench_sweep = {
-    "sweep", "timing-only sweep points per second with 1 and 2 workers", run,
+    "sweep", "timing-only sweep points per second with 1 and 2 workers; a checked sweep's CPU "
+    "seconds", run,
 };

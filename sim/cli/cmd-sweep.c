@@ -407,7 +407,9 @@ run(int argc, char **argv, GError **error)
         { "db", 0, 0, G_OPTION_ARG_FILENAME, &db,
           "SQLite database of the results (default sweep.db)", "DB" },
         { "jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs,
-          "Points run at once (default: the number of cores)", "N" },
+          "Points run at once (default: the number of cores), by as many worker processes, "
+          "each keeping up to HS_WEIGHT_CACHE_MB (512) MiB of encoded weights and 96 MiB of "
+          "buffers from one point to the next", "N" },
         { "retry-errors", 0, 0, G_OPTION_ARG_NONE, &o.retry,
           "Run again the points stored with an error", NULL },
         { "reclaim", 0, 0, G_OPTION_ARG_NONE, &o.reclaim,

@@ -2,8 +2,8 @@
  * sweep-mpi.c - a sweep over MPI ranks (`mpirun -n N hetero-sim sweep
  * SPEC`): rank 0 owns the database and hands out point indices one at a
  * time to whichever rank asks (dynamic distribution: a slow point holds
- * up only its own rank); the other ranks run each point in a forked
- * child, as a local sweep does, and send back its record as JSON text.
+ * up only its own rank); each other rank runs its points in a worker
+ * process, as a local sweep does, and sends back each record as JSON text.
  * Every rank reads the same spec, so only indices and records travel.
  * Built only when meson finds MPI (HS_HAVE_MPI); otherwise a sweep under
  * mpirun is N independent local sweeps, which is why cmd-sweep.c refuses
@@ -65,29 +65,24 @@ hs_sweep_mpi_work(const HsSweepSpec *spec)
     /* an empty record asks for the first point */
     MPI_Send("", 0, MPI_CHAR, 0, TAG_RECORD, MPI_COMM_WORLD);
     int threads = hs_sweep_threads_per_point(local_ranks());
+    /* one worker runs this rank's points, as a local sweep's do */
+    HsSweepWorker worker = HS_SWEEP_WORKER_INIT;
     for (;;) {
         int point = -1;
         MPI_Status st;
         MPI_Recv(&point, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         if (st.MPI_TAG == TAG_STOP) {
+            hs_sweep_worker_stop(&worker);
             return;
         }
         g_assert(point >= 0 && (guint) point < spec->points->len);
         const HsSweepPoint *p = spec->points->pdata[point];
         g_autoptr(GError) error = NULL;
         g_autoptr(cJSON) rec = NULL;
-        int pid = -1, fd = -1;
-        if (hs_sweep_child_start(p, threads, (unsigned) local_ranks(), &pid, &fd, &error)) {
-            g_autoptr(GString) out = g_string_new(NULL);
-            char buf[65536];
-            ssize_t n;
-            while ((n = read(fd, buf, sizeof(buf))) != 0) {
-                if (n > 0) {
-                    g_string_append_len(out, buf, n);
-                }
+        if (hs_sweep_worker_give(&worker, spec, point, threads, (unsigned) local_ranks(),
+                                 &worker, 1, &error)) {
+            while (!hs_sweep_worker_read(&worker, spec, &rec)) {
             }
-            close(fd);
-            rec = hs_sweep_child_finish(p, pid, out);
         }
         if (rec == NULL) {
             rec = cJSON_CreateObject();

@@ -1,6 +1,6 @@
 /*
  * sweep-point.c - running one point of a sweep: in this process, or in a
- * forked child.  See sweep.h.
+ * worker process that runs one point after another.  See sweep.h.
  */
 #include "sim/cli/sweep.h"
 #include "sim/cli/config.h"
@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -194,63 +195,164 @@ write_all(int fd, const char *buf, size_t len)
     return TRUE;
 }
 
-gboolean
-hs_sweep_child_start(const HsSweepPoint *p, int threads, unsigned concurrent, int *pid,
-                     int *fd, GError **error)
+/* FALSE at the end of the file (or on an error) before @len bytes. */
+static gboolean
+read_all(int fd, void *buf, size_t len)
 {
-    int fds[2];
-    if (pipe(fds) != 0) {
+    char *at = buf;
+    while (len > 0) {
+        ssize_t n = read(fd, at, len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return FALSE;
+        }
+        at += n;
+        len -= (size_t) n;
+    }
+    return TRUE;
+}
+
+/* HS_SWEEP_TEST_KILL=POINT:SIGNAL (sweep.h): a worker's death, on cue */
+static void
+test_kill(int point)
+{
+    const char *s = g_getenv("HS_SWEEP_TEST_KILL");
+    int at = -1, sig = 0;
+    if (s && sscanf(s, "%d:%d", &at, &sig) == 2 && at == point) {
+        kill(getpid(), sig);
+    }
+}
+
+/* A worker's life: points in, records out, until the parent goes. */
+G_GNUC_NORETURN static void
+worker_main(const HsSweepSpec *spec, int fd, int threads, unsigned concurrent)
+{
+    /* the parent's Ctrl-C reaches the whole group; a point's own failure
+     * is its record */
+    omp_set_num_threads(MAX(threads, 1));
+    hs_mem_set_concurrent(concurrent);
+    int point = -1;
+    while (read_all(fd, &point, sizeof(point))) {
+        g_assert(point >= 0 && (guint) point < spec->points->len);
+        test_kill(point);
+        g_autoptr(cJSON) rec = hs_sweep_point_run(spec->points->pdata[point]);
+        g_autofree char *text = hs_json_print(rec, FALSE);
+        /* the NUL ends the record (JSON text has none of its own) */
+        if (!write_all(fd, text, strlen(text) + 1)) {
+            _exit(3);
+        }
+    }
+    _exit(0);
+}
+
+static gboolean
+worker_start(HsSweepWorker *w, const HsSweepSpec *spec, int threads, unsigned concurrent,
+             const HsSweepWorker *others, int n_others, GError **error)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
-                    "sweep: cannot create a pipe (%s)", g_strerror(errno));
+                    "sweep: cannot create a socket (%s)", g_strerror(errno));
         return FALSE;
     }
     fflush(stdout);
     fflush(stderr);
     pid_t child = fork();
     if (child < 0) {
-        close(fds[0]);
-        close(fds[1]);
+        close(sv[0]);
+        close(sv[1]);
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
                     "sweep: cannot start a worker process (%s)", g_strerror(errno));
         return FALSE;
     }
     if (child == 0) {
-        close(fds[0]);
-        /* the parent's Ctrl-C reaches the whole group; a point's own
-         * failure is its record */
-        omp_set_num_threads(MAX(threads, 1));
-        hs_mem_set_concurrent(concurrent);
-        g_autoptr(cJSON) rec = hs_sweep_point_run(p);
-        g_autofree char *text = hs_json_print(rec, FALSE);
-        _exit(write_all(fds[1], text, strlen(text)) ? 0 : 3);
+        close(sv[0]);
+        /* the other workers' sockets are the parent's alone: each worker
+         * then reads the end of its own when the parent goes */
+        for (int k = 0; k < n_others; k++) {
+            if (others[k].fd >= 0) {
+                close(others[k].fd);
+            }
+        }
+        worker_main(spec, sv[1], threads, concurrent);
     }
-    close(fds[1]);
-    *pid = (int) child;
-    *fd = fds[0];
+    close(sv[1]);
+    w->pid = (int) child;
+    w->fd = sv[0];
+    w->point = -1;
     return TRUE;
 }
 
-cJSON *
-hs_sweep_child_finish(const HsSweepPoint *p, int pid, const GString *out)
+/* Close @w's socket and reap its worker: the wait status (0 if none). */
+static int
+worker_reap(HsSweepWorker *w)
 {
     int status = 0;
-    while (waitpid((pid_t) pid, &status, 0) < 0 && errno == EINTR) {
+    if (w->fd >= 0) {
+        close(w->fd);
+        w->fd = -1;
     }
-    cJSON *rec = NULL;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-        (rec = cJSON_Parse(out->str)) != NULL) {
-        return rec;
+    if (w->pid > 0) {
+        while (waitpid((pid_t) w->pid, &status, 0) < 0 && errno == EINTR) {
+        }
     }
-    if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM ||
-                                WTERMSIG(status) == SIGHUP)) {
-        return NULL;                /* interrupted, not failed: the next run redoes it */
+    w->pid = -1;
+    return status;
+}
+
+void
+hs_sweep_worker_stop(HsSweepWorker *w)
+{
+    worker_reap(w);
+    w->point = -1;
+    if (w->out) {
+        g_string_free(w->out, TRUE);
+        w->out = NULL;
     }
-    g_autofree char *why = WIFSIGNALED(status)
-        ? g_strdup_printf("the point's process died (signal %d, %s)", WTERMSIG(status),
-                          g_strsignal(WTERMSIG(status)))
-        : g_strdup_printf("the point's process exited with status %d without a result",
-                          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    rec = cJSON_CreateObject();
+}
+
+gboolean
+hs_sweep_worker_give(HsSweepWorker *w, const HsSweepSpec *spec, int point, int threads,
+                     unsigned concurrent, const HsSweepWorker *others, int n_others,
+                     GError **error)
+{
+    g_assert(w->point < 0 && point >= 0 && (guint) point < spec->points->len);
+    for (int attempt = 0;; attempt++) {
+        if (w->pid < 0 && !worker_start(w, spec, threads, concurrent, others, n_others, error)) {
+            return FALSE;
+        }
+        ssize_t n;
+        /* MSG_NOSIGNAL: a worker gone is an error here, not our SIGPIPE */
+        while ((n = send(w->fd, &point, sizeof(point), MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+        }
+        if (n == (ssize_t) sizeof(point)) {
+            break;
+        }
+        /* it died between points (nothing of a point lost): a new one */
+        int why = n < 0 ? errno : EIO;
+        worker_reap(w);
+        if (attempt > 0) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                        "sweep: cannot give a point to a worker process (%s)",
+                        g_strerror(why));
+            return FALSE;
+        }
+    }
+    w->point = point;
+    if (w->out == NULL) {
+        w->out = g_string_new(NULL);
+    }
+    g_string_truncate(w->out, 0);
+    return TRUE;
+}
+
+/* The record of @p that says @why it has no result. */
+static cJSON *
+error_record(const HsSweepPoint *p, const char *why)
+{
+    cJSON *rec = cJSON_CreateObject();
     cJSON_AddStringToObject(rec, "key", p->key);
     cJSON_AddStringToObject(rec, "status", "error");
     cJSON_AddStringToObject(rec, "error", why);
@@ -258,4 +360,45 @@ hs_sweep_child_finish(const HsSweepPoint *p, int pid, const GString *out)
     g_autofree char *command = hs_sweep_point_command(p);
     cJSON_AddStringToObject(rec, "command", command);
     return rec;
+}
+
+gboolean
+hs_sweep_worker_read(HsSweepWorker *w, const HsSweepSpec *spec, cJSON **rec)
+{
+    g_assert(w->point >= 0 && w->fd >= 0);
+    const HsSweepPoint *p = spec->points->pdata[w->point];
+    char buf[65536];
+    ssize_t n = read(w->fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) {
+        return FALSE;
+    }
+    if (n > 0) {
+        g_string_append_len(w->out, buf, n);
+        if (memchr(buf, '\0', (size_t) n) == NULL) {
+            return FALSE;
+        }
+        /* the record, to its NUL (the worker sends nothing after it) */
+        *rec = cJSON_Parse(w->out->str);
+        w->point = -1;
+        if (*rec == NULL) {
+            hs_sweep_worker_stop(w);
+            *rec = error_record(p, "the point's process sent a record that is not JSON");
+        }
+        return TRUE;
+    }
+    /* the end of the socket (or an error on it): the worker is gone */
+    int status = worker_reap(w);
+    w->point = -1;
+    *rec = NULL;
+    if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM ||
+                                WTERMSIG(status) == SIGHUP)) {
+        return TRUE;                /* interrupted, not failed: the next run redoes it */
+    }
+    g_autofree char *why = WIFSIGNALED(status)
+        ? g_strdup_printf("the point's process died (signal %d, %s)", WTERMSIG(status),
+                          g_strsignal(WTERMSIG(status)))
+        : g_strdup_printf("the point's process exited with status %d without a result",
+                          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    *rec = error_record(p, why);
+    return TRUE;
 }

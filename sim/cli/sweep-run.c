@@ -1,9 +1,9 @@
 /*
- * sweep-run.c - a sweep's points on this machine's cores: one forked
- * process per point, at most --jobs at once, each claimed in the
- * database before it starts (so two sweeps on one database, or MPI
- * ranks, share the points instead of each running them all).  See
- * sweep.h.
+ * sweep-run.c - a sweep's points on this machine's cores: --jobs worker
+ * processes (sweep-point.c), each running one point after another, each
+ * point claimed in the database before it starts (so two sweeps on one
+ * database, or MPI ranks, share the points instead of each running them
+ * all).  See sweep.h.
  */
 #include "sim/cli/sweep.h"
 #include "sim/util/error.h"
@@ -106,29 +106,24 @@ hs_sweep_run_store(HsSweepRun *r, cJSON *rec, int point, GError **error)
     return hs_sweep_db_insert(r->db, rec, point, error);
 }
 
-typedef struct Slot {
-    int pid, fd, point;
-    GString *out;
-} Slot;
-
 gboolean
 hs_sweep_run_local(HsSweepRun *r, GError **error)
 {
     guint total = r->todo->len, next = r->next, done = 0, running = 0;
     int jobs = MAX(1, MIN(r->jobs, (int) MAX(total, 1)));
     int threads = hs_sweep_threads_per_point(jobs);
-    g_autofree Slot *slot = g_new0(Slot, jobs);
+    g_autofree HsSweepWorker *slot = g_new(HsSweepWorker, jobs);
     g_autofree struct pollfd *pfd = g_new0(struct pollfd, jobs);
     double t0 = (double) g_get_monotonic_time() * 1e-6;
     gboolean ok = TRUE;
 
     gboolean more = TRUE;
     for (int k = 0; k < jobs; k++) {
-        slot[k].fd = -1;
+        slot[k] = (HsSweepWorker) HS_SWEEP_WORKER_INIT;
     }
     while (ok && ((more && next < total) || running > 0)) {
         for (int k = 0; k < jobs && more && next < total; k++) {
-            if (slot[k].fd >= 0) {
+            if (slot[k].point >= 0) {
                 continue;
             }
             int point = hs_sweep_run_next(r, error);
@@ -141,14 +136,12 @@ hs_sweep_run_local(HsSweepRun *r, GError **error)
                 more = FALSE;           /* the rest is done or claimed */
                 break;
             }
-            if (!hs_sweep_child_start(r->spec->points->pdata[point], threads, (unsigned) jobs,
-                                      &slot[k].pid, &slot[k].fd, error)) {
+            if (!hs_sweep_worker_give(&slot[k], r->spec, point, threads, (unsigned) jobs, slot,
+                                      jobs, error)) {
                 hs_sweep_run_store(r, NULL, point, NULL);
                 ok = FALSE;
                 break;
             }
-            slot[k].point = point;
-            slot[k].out = g_string_new(NULL);
             running++;
         }
         if (!ok) {
@@ -158,7 +151,9 @@ hs_sweep_run_local(HsSweepRun *r, GError **error)
             continue;                   /* nothing left to claim or wait for */
         }
         for (int k = 0; k < jobs; k++) {
-            pfd[k] = (struct pollfd) { .fd = slot[k].fd, .events = POLLIN };
+            /* an idle worker is not listened to (poll skips fd -1) */
+            pfd[k] = (struct pollfd) { .fd = slot[k].point >= 0 ? slot[k].fd : -1,
+                                       .events = POLLIN };
         }
         if (poll(pfd, (nfds_t) jobs, -1) < 0) {
             if (errno == EINTR) {
@@ -170,41 +165,30 @@ hs_sweep_run_local(HsSweepRun *r, GError **error)
             break;
         }
         for (int k = 0; k < jobs && ok; k++) {
-            if (slot[k].fd < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) {
+            if (pfd[k].fd < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) {
                 continue;
             }
-            char buf[65536];
-            ssize_t n = read(slot[k].fd, buf, sizeof(buf));
-            if (n < 0 && errno == EINTR) {
-                continue;
+            int point = slot[k].point;
+            cJSON *rec = NULL;
+            if (!hs_sweep_worker_read(&slot[k], r->spec, &rec)) {
+                continue;               /* more of the record to come */
             }
-            if (n > 0) {
-                g_string_append_len(slot[k].out, buf, n);
-                continue;
-            }
-            /* end of the child's output: reap it and store its record */
-            close(slot[k].fd);
-            slot[k].fd = -1;
             running--;
-            const HsSweepPoint *p = r->spec->points->pdata[slot[k].point];
-            g_autoptr(cJSON) rec = hs_sweep_child_finish(p, slot[k].pid, slot[k].out);
-            g_string_free(slot[k].out, TRUE);
-            slot[k].out = NULL;
-            ok = hs_sweep_run_store(r, rec, slot[k].point, error);
+            ok = hs_sweep_run_store(r, rec, point, error);
             done += rec != NULL;
+            cJSON_Delete(rec);
             if (r->progress) {
                 hs_sweep_progress(done, total, t0, FALSE);
             }
         }
     }
-    /* on a failure, let the running points finish unrecorded */
+    /* the workers told to go (a point running finishes unrecorded: on a
+     * failure, its claim released) */
     for (int k = 0; k < jobs; k++) {
-        if (slot[k].fd >= 0) {
-            close(slot[k].fd);
-            cJSON_Delete(hs_sweep_child_finish(r->spec->points->pdata[slot[k].point],
-                                               slot[k].pid, slot[k].out));
-            g_string_free(slot[k].out, TRUE);
-            hs_sweep_run_store(r, NULL, slot[k].point, NULL);
+        int point = slot[k].point;
+        hs_sweep_worker_stop(&slot[k]);
+        if (point >= 0) {
+            hs_sweep_run_store(r, NULL, point, NULL);
         }
     }
     if (r->progress) {

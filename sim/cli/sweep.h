@@ -22,7 +22,8 @@
  * file, or another build, makes the row stale and the point runs again.
  *
  * sweep-spec.c: the spec and its points.  sweep-db.c: the database.
- * sweep-run.c: running points (forked workers, MPI ranks).
+ * sweep-point.c: running a point, in a worker process.  sweep-run.c:
+ * running points (workers on this machine; sweep-mpi.c: MPI ranks).
  */
 #ifndef HS_SWEEP_H
 #define HS_SWEEP_H
@@ -97,17 +98,50 @@ char *hs_sweep_point_command(const HsSweepPoint *p);
 cJSON *hs_sweep_point_run(const HsSweepPoint *p);
 
 /*
- * Run @p in a forked child, its own process, so no process-wide state
- * (the W4 kernel's forced ISA, caches) leaks from one point to the next:
- * the child sets @threads OpenMP threads and tells the memory guard
- * @concurrent points share the machine, runs the point and writes its
- * record to *fd.  hs_sweep_child_finish() reaps it: the record read from
- * the pipe, one saying how the child died, or NULL if it was interrupted
- * (SIGINT, SIGTERM, SIGHUP: not recorded, so a resumed sweep runs it).
+ * A worker: a forked child that runs point after point of one spec, so
+ * what a process keeps (the encoded weights of engine/wcache.h, the
+ * memory pool of sim/util/mem.h) serves the next point too; results
+ * cannot depend on it (a cache hit gives the bits a make would; the
+ * other process-wide setting, the engine's forced ISA, only `bench
+ * engine` sets).  It sets
+ * @threads OpenMP threads and tells the memory guard @concurrent points
+ * share the machine, once.  The parent talks to it over one socket: a
+ * point's index (an int) in, its record (hs_sweep_point_run, JSON text)
+ * and a NUL out.  The parent's end closed, the worker exits.
+ *
+ * A worker that dies mid-point takes only that point with it: its record
+ * says how the worker died, or there is none (NULL) if it was interrupted
+ * (SIGINT, SIGTERM, SIGHUP: not recorded, so a resumed sweep runs it);
+ * the next point gets a new worker.
+ *
+ * For the tests, HS_SWEEP_TEST_KILL=POINT:SIGNAL makes a worker given
+ * point index POINT kill itself with SIGNAL before running it.
  */
-gboolean hs_sweep_child_start(const HsSweepPoint *p, int threads, unsigned concurrent,
-                              int *pid, int *fd, GError **error);
-cJSON *hs_sweep_child_finish(const HsSweepPoint *p, int pid, const GString *out);
+typedef struct HsSweepWorker {
+    int pid;                     /* -1: none running */
+    int fd;                      /* the parent's end of the socket; -1: none */
+    int point;                   /* the point it runs; -1: idle */
+    GString *out;                /* its record so far */
+} HsSweepWorker;
+
+/* An empty worker slot (none running). */
+#define HS_SWEEP_WORKER_INIT { -1, -1, -1, NULL }
+
+/* Give @w point @point of @spec, starting a worker first if there is none
+ * (or the one there died while idle).  @others (@n_others slots, may
+ * include @w): their sockets are closed in a new worker, so each worker
+ * sees its parent go.  Errors: HS_CONFIG_ERROR "sweep: cannot ...". */
+gboolean hs_sweep_worker_give(HsSweepWorker *w, const HsSweepSpec *spec, int point,
+                              int threads, unsigned concurrent, const HsSweepWorker *others,
+                              int n_others, GError **error);
+/* One read() of @w's socket (blocks unless poll() said it is readable).
+ * FALSE: the record is not complete yet.  TRUE: the point is over, *rec
+ * its record (transfer full), or NULL if it was interrupted; if the
+ * worker died, it is reaped and @w has none. */
+gboolean hs_sweep_worker_read(HsSweepWorker *w, const HsSweepSpec *spec, cJSON **rec);
+/* Close @w's socket and reap its worker (which finishes a point it runs,
+ * unrecorded); @w is then empty. */
+void hs_sweep_worker_stop(HsSweepWorker *w);
 
 /* --- database (sweep-db.c) --- */
 
@@ -229,9 +263,9 @@ int hs_sweep_run_next(HsSweepRun *r, GError **error);
  * claim released. */
 gboolean hs_sweep_run_store(HsSweepRun *r, cJSON *rec, int point, GError **error);
 
-/* Run r->todo on r->jobs forked workers, each point claimed first,
- * storing each record as it arrives; a progress line on stderr if
- * r->progress. */
+/* Run r->todo on r->jobs workers (hs_sweep_worker_give), each point
+ * claimed first, storing each record as it arrives; a progress line on
+ * stderr if r->progress. */
 gboolean hs_sweep_run_local(HsSweepRun *r, GError **error);
 
 /* OpenMP threads for each of @workers concurrent points on this host. */

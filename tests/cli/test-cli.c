@@ -255,6 +255,24 @@ test_bench_default_quick(void)
     g_assert_cmpfloat(cJSON_GetObjectItem(root, "peak_rss_gib")->valuedouble, >, 0);
 }
 
+/* bench sweep: timing-only points per second with 1 and 2 workers, and
+ * the checked sweep's seconds, its workers' CPU counted (a worker is
+ * reaped before the figure is taken: a CPU time of zero would say not) */
+static void
+test_bench_sweep_quick(void)
+{
+    g_autoptr(Run) r = hs("bench", "sweep", "--quick", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) root = cJSON_Parse(r->out);
+    g_assert_nonnull(root);
+    g_assert_cmpint(cJSON_GetObjectItem(root, "points")->valueint, ==, 6);
+    g_assert_cmpfloat(cJSON_GetObjectItem(root, "points_per_s_1_worker")->valuedouble, >, 0);
+    g_assert_cmpfloat(cJSON_GetObjectItem(root, "points_per_s_2_workers")->valuedouble, >, 0);
+    g_assert_cmpint(cJSON_GetObjectItem(root, "checked_points")->valueint, ==, 2);
+    g_assert_cmpfloat(cJSON_GetObjectItem(root, "checked_wall_s")->valuedouble, >, 0);
+    g_assert_cmpfloat(cJSON_GetObjectItem(root, "checked_cpu_s")->valuedouble, >, 0.05);
+}
+
 /* bench sim gives each request's events per CPU second and its ratio to
  * the hold model's events per CPU second (the figure a loaded machine
  * does not skew), as it gives them per wall second. */
@@ -1471,6 +1489,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/bench-kernel-quick", test_bench_kernel_quick);
     g_test_add_func("/cli/bench-default-quick", test_bench_default_quick);
     g_test_add_func("/cli/bench-sim-quick", test_bench_sim_quick);
+    g_test_add_func("/cli/bench-sweep-quick", test_bench_sweep_quick);
     g_test_add_func("/cli/run-json-schema", test_run_json_schema);
     g_test_add_func("/cli/determinism-threads", test_determinism_threads);
     g_test_add_func("/cli/run-errors", test_run_errors);

@@ -258,6 +258,11 @@ rows_of_jobs(const char *db, int jobs)
     int cores = (int) g_get_num_processors();
     cJSON_ArrayForEach(row, j) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(row, "threads");
+        if (cJSON_IsNull(t)) {
+            /* a point whose process died: no host facts */
+            g_assert_cmpstr(at(row, "status")->valuestring, ==, "error");
+            continue;
+        }
         g_assert_true(cJSON_IsNumber(t));
         if (jobs > 0) {
             g_assert_cmpint(t->valueint, ==, MAX(1, cores / jobs));
@@ -398,6 +403,116 @@ test_sweep_jobs(void)
     g_autoptr(Run) s4 = hs_in(dir, "sweep", spec, "--set", "memory.peak_gbps", NULL);
     g_assert_cmpint(s4->status, ==, 2);
     assert_one_error_line(bad, "--where: no such column: nope");
+    rm_rf(dir);
+}
+
+/* Row @i of the rows JSON @rows (rows_of), as text. */
+static char *
+row_text(const char *rows, int i)
+{
+    g_autoptr(cJSON) j = parse(rows);
+    g_assert_cmpint(i, <, cJSON_GetArraySize(j));
+    return cJSON_PrintUnformatted(cJSON_GetArrayItem(j, i));
+}
+
+/* A worker that dies mid-point takes only that point: its row says how,
+ * a new worker runs the later points, and they equal an undisturbed
+ * sweep's; a worker interrupted (SIGTERM) leaves its point unrecorded, for
+ * the next run. */
+static void
+test_sweep_worker_dies(void)
+{
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = tiny_spec(&dir);
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", "--jobs", "1", NULL);
+    g_assert_cmpint(a->status, ==, 0);
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_autofree char *ra = rows_of(da);
+    static const char *const jobs[] = { "1", "2" };
+    for (size_t i = 0; i < G_N_ELEMENTS(jobs); i++) {
+        /* point 2 (gpu-only, SRAM 128, prompt 16): its worker has run
+         * points 0 and 1 when --jobs is 1 */
+        g_autoptr(Run) k = hs_env_in(dir, "HS_SWEEP_TEST_KILL", "2:9", "sweep", spec, "--db",
+                                     "k.db", "--jobs", jobs[i], NULL);
+        g_assert_cmpint(k->status, ==, 0);
+        g_assert_cmpstr(k->out, ==,
+                        "k.db: 13 points, 13 run now, 0 already there; 5 failed in all\n");
+        g_autofree char *dk = g_build_filename(dir, "k.db", NULL);
+        g_autofree char *rk = rows_of(dk);
+        g_autoptr(cJSON) rows = parse(rk);
+        g_assert_cmpint(cJSON_GetArraySize(rows), ==, 13);
+        const cJSON *dead = cJSON_GetArrayItem(rows, 2);
+        g_assert_cmpstr(at(dead, "status")->valuestring, ==, "error");
+        g_assert_cmpstr(at(dead, "error")->valuestring, ==,
+                        "the point's process died (signal 9, Killed)");
+        for (int p = 0; p < 13; p++) {
+            if (p != 2) {
+                g_autofree char *want = row_text(ra, p), *got = row_text(rk, p);
+                g_assert_cmpstr(got, ==, want);
+            }
+        }
+        g_unlink(dk);
+
+        /* SIGTERM: interrupted, not failed; the next run does it */
+        g_autoptr(Run) t = hs_env_in(dir, "HS_SWEEP_TEST_KILL", "2:15", "sweep", spec, "--db",
+                                     "t.db", "--jobs", jobs[i], NULL);
+        g_assert_cmpint(t->status, ==, 0);
+        g_assert_cmpstr(t->out, ==,
+                        "t.db: 13 points, 12 run now, 0 already there; 4 failed in all\n");
+        g_autoptr(Run) t2 = hs_in(dir, "sweep", spec, "--db", "t.db", "--jobs", jobs[i], NULL);
+        g_assert_cmpstr(t2->out, ==,
+                        "t.db: 13 points, 1 run now, 12 already there; 4 failed in all\n");
+        g_autofree char *dt = g_build_filename(dir, "t.db", NULL);
+        g_autofree char *rt = rows_of(dt);
+        g_assert_cmpstr(rt, ==, ra);
+        g_unlink(dt);
+    }
+    rm_rf(dir);
+}
+
+/* A checked sweep (values computed; the policies' formats share the
+ * tiny model's weights, so a worker's later points find them encoded):
+ * the same rows with 1 and 2 workers, and each row's result the one its
+ * point gives in a process of its own (sweep --point). */
+static void
+test_sweep_checked_workers(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    g_autofree char *spec = g_build_filename(dir, "spec.json", NULL);
+    static const char text[] =
+        "{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", \"functional\": \"layers=1\", "
+        "\"decode\": 2, \"prompt\": 16},\n"
+        " \"axes\": {\"policy\": [\"gpu-only\", \"mllm-npu\", \"transformer-lite\"], "
+        "\"npu.sram_kib\": [64, 128]}}\n";
+    g_assert_true(g_file_set_contents(spec, text, -1, NULL));
+    g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", "--jobs", "1", NULL);
+    g_assert_cmpstr(a->out, ==, "a.db: 6 points, 6 run now, 0 already there; 0 failed in all\n");
+    g_autoptr(Run) b = hs_in(dir, "sweep", spec, "--db", "b.db", "--jobs", "2", NULL);
+    g_assert_cmpstr(b->out, ==, "b.db: 6 points, 6 run now, 0 already there; 0 failed in all\n");
+    g_autofree char *da = g_build_filename(dir, "a.db", NULL);
+    g_autofree char *db = g_build_filename(dir, "b.db", NULL);
+    g_autofree char *ra = rows_of_jobs(da, 1), *rb = rows_of_jobs(db, 2);
+    g_assert_cmpstr(ra, ==, rb);
+
+    g_autoptr(cJSON) rows = parse(ra);
+    g_autoptr(GHashTable) errs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (int p = 0; p < 6; p++) {
+        const cJSON *row = cJSON_GetArrayItem(rows, p);
+        g_assert_true(cJSON_IsTrue(at(row, "result.functional.checked")));
+        g_assert_true(cJSON_IsTrue(at(row, "result.functional.match")));
+        g_hash_table_add(errs, g_strdup_printf("%.9g",
+                                               at(row, "result.functional.precision_err")
+                                                   ->valuedouble));
+        g_autofree char *n = g_strdup_printf("%d", p);
+        g_autoptr(Run) one = hs_in(dir, "sweep", spec, "--point", n, NULL);
+        g_assert_cmpint(one->status, ==, 0);
+        g_autoptr(cJSON) rec = parse(one->out);
+        g_autofree char *want = cJSON_PrintUnformatted(at(rec, "result"));
+        g_autofree char *got = cJSON_PrintUnformatted(at(row, "result"));
+        g_assert_cmpstr(got, ==, want);
+    }
+    /* the policies' formats differ, so their values do */
+    g_assert_cmpuint(g_hash_table_size(errs), ==, 3);
     rm_rf(dir);
 }
 
@@ -1243,6 +1358,8 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/set-replay", test_set_replay);
     g_test_add_func("/sweep/spec-errors", test_sweep_spec_errors);
     g_test_add_func("/sweep/jobs-same-rows", test_sweep_jobs);
+    g_test_add_func("/sweep/worker-dies", test_sweep_worker_dies);
+    g_test_add_func("/sweep/checked-workers", test_sweep_checked_workers);
     g_test_add_func("/sweep/list-merge", test_sweep_list_merge);
     g_test_add_func("/sweep/mpi", test_sweep_mpi);
     g_test_add_func("/sweep/plot", test_plot);
