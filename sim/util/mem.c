@@ -110,12 +110,29 @@ hs_mem_free(void *p, size_t bytes)
     g_ptr_array_free(dead, TRUE);
 }
 
+/*
+ * Zero @bytes at @p in huge-page pieces on every OpenMP thread.  For
+ * fresh memory this first touch is where the kernel zeroes its pages:
+ * done on one thread, it was a sixth of the default compare's CPU, all of
+ * it on the main thread while the other core waited.
+ */
+static void
+zero(void *p, size_t bytes)
+{
+    const size_t n = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES;
+    #pragma omp parallel for schedule(static) if (n >= 4)
+    for (size_t i = 0; i < n; i++) {
+        const size_t at = i * HUGE_PAGE_BYTES;
+        memset((char *) p + at, 0, MIN(HUGE_PAGE_BYTES, bytes - at));
+    }
+}
+
 void *
 hs_mem_alloc0(size_t bytes)
 {
     void *p = NULL;
     if (bytes >= HUGE_PAGE_BYTES && (p = pool_take(bytes)) != NULL) {
-        memset(p, 0, bytes);
+        zero(p, bytes);
         return p;
     }
     if (bytes < HUGE_PAGE_BYTES) {
@@ -127,7 +144,7 @@ hs_mem_alloc0(size_t bytes)
         /* advice only: without it the buffer still works, in small pages */
         (void) madvise(p, bytes & ~(HUGE_PAGE_BYTES - 1), MADV_HUGEPAGE);
 #endif
-        memset(p, 0, bytes);
+        zero(p, bytes);
     }
     if (p == NULL) {
         g_error("hs_mem_alloc0: failed to allocate %zu bytes", bytes);
