@@ -813,12 +813,11 @@ eng_qmatmul_a8(const EngTensor *x, const EngActInt8 *a, const EngQMatrix *w, Eng
         const gboolean vnni = k < A8_VNNI_MAX_K && eng_isa_vnni();
         g_autofree int16_t *a16 = vnni ? NULL : g_new(int16_t, nt * k);
         g_autofree uint8_t *qu = vnni ? g_new(uint8_t, nt * k) : NULL;
-        for (size_t i = 0; i < nt * k; i++) {
-            if (vnni) {
-                qu[i] = (uint8_t) q[i] ^ 0x80u;
-            } else {
-                a16[i] = q[i];
-            }
+        for (size_t i = 0; vnni && i < nt * k; i++) {
+            qu[i] = (uint8_t) q[i] ^ 0x80u;
+        }
+        for (size_t i = 0; !vnni && i < nt * k; i++) {
+            a16[i] = q[i];
         }
         const size_t blocks = (r1 - r0 + A8_ROWS - 1) / A8_ROWS;
         #pragma omp parallel for schedule(static) if (blocks > 1 && nt * (r1 - r0) * k >= ENG_PAR_MIN_OPS)
