@@ -125,6 +125,20 @@ matmul_at(EngModel *model, uint32_t layer, EngWeight which, const EngMatrix *w,
  * FP32/FP16 model weights are left out.  Attention reads each sequence's
  * own cache and is always computed row by row.
  */
+gboolean
+sim_node_rows_apart(EngModel *m, const MdlNode *n, MdlPrecision prec)
+{
+    if (prec_qfmt[prec] >= 0) {
+        return TRUE;
+    }
+    if (n->weight == MDL_W_LM_HEAD) {
+        return FALSE;                /* the head: its own storage, perhaps FP32 */
+    }
+    EngWeight wid = eng_weight(n->weight);
+    return eng_model_weight(m, n->layer < 0 ? 0 : (uint32_t) n->layer, wid)->format ==
+           ENG_WFMT_W4A16;
+}
+
 static gboolean
 rows_repeat(EngModel *m, const MdlGraph *g, const MdlNode *n, const SimNodeInputs *in,
             const SimSlice *sl, MdlPrecision prec)
@@ -134,14 +148,8 @@ rows_repeat(EngModel *m, const MdlGraph *g, const MdlNode *n, const SimNodeInput
     }
     switch (n->op) {
     case MDL_OP_MATMUL:
-        if (prec_qfmt[prec] < 0 && n->weight != MDL_W_LM_HEAD) {
-            EngWeight wid = eng_weight(n->weight);
-            EngWFormat f = eng_model_weight(m, n->layer < 0 ? 0 : (uint32_t) n->layer, wid)->format;
-            if (f != ENG_WFMT_W4A16) {
-                return FALSE;
-            }
-        } else if (prec_qfmt[prec] < 0) {
-            return FALSE;            /* the head: its own storage, perhaps FP32 */
+        if (!sim_node_rows_apart(m, n, prec)) {
+            return FALSE;
         }
         break;
     case MDL_OP_RMSNORM:
@@ -163,6 +171,29 @@ rows_repeat(EngModel *m, const MdlGraph *g, const MdlNode *n, const SimNodeInput
         }
     }
     return TRUE;
+}
+
+void
+sim_node_matmul(EngModel *m, const MdlNode *n, const float *x, size_t tokens,
+                const EngActInt8 *act8, const SimSlice *sl, MdlPrecision prec, float *out)
+{
+    const EngModelConfig *c = eng_model_config(m);
+    const uint32_t layer = n->layer < 0 ? c->layers : (uint32_t) n->layer;
+    const size_t d = n->features;
+    EngWeight wid = eng_weight(n->weight);
+    const EngMatrix *w = wid == ENG_W_COUNT ? eng_model_lm_head(m)
+                                            : eng_model_weight(m, layer, wid);
+    EngTensor xv = { (float *) x, tokens, n->k };
+    EngTensor yv = { out, tokens, d };
+    matmul_at(m, layer, wid, w, prec, &xv, act8, &yv, sl->tok0, sl->tok1, sl->row0, sl->row1);
+    /* the projection's bias: one add per element */
+    const float *b = n->bias ? eng_model_bias(m, layer, wid) : NULL;
+    g_assert(b || !n->bias);
+    for (size_t t = sl->tok0; b && t < sl->tok1; t++) {
+        for (size_t r = sl->row0; r < sl->row1; r++) {
+            out[t * d + r] += b[r];
+        }
+    }
 }
 
 void
@@ -211,23 +242,9 @@ sim_node_compute(EngModel *m, const MdlGraph *g, uint32_t ni, const SimNodeInput
                            eng_model_norm_bias(m, layer, which_norm), out, d, c->rms_eps,
                            t0, t1);
         break;
-    case MDL_OP_MATMUL: {
-        EngWeight wid = eng_weight(n->weight);
-        const EngMatrix *w = wid == ENG_W_COUNT ? eng_model_lm_head(m)
-                                                : eng_model_weight(m, layer, wid);
-        EngTensor xv = { (float *) src0 + off * src_d, n->tokens, n->k };
-        EngTensor yv = { out, n->tokens, d };
-        matmul_at(m, layer, wid, w, prec, &xv, in->act8, &yv, t0, t1, sl->row0, sl->row1);
-        /* the projection's bias: one add per element */
-        const float *b = n->bias ? eng_model_bias(m, layer, wid) : NULL;
-        g_assert(b || !n->bias);
-        for (size_t t = t0; b && t < t1; t++) {
-            for (size_t r = sl->row0; r < sl->row1; r++) {
-                out[t * d + r] += b[r];
-            }
-        }
+    case MDL_OP_MATMUL:
+        sim_node_matmul(m, n, src0 + off * src_d, n->tokens, in->act8, sl, prec, out);
         break;
-    }
     case MDL_OP_ROPE: {
         size_t heads = d / n->head_dim;
         EngRopeScale scale = { n->rope_scale[0], n->rope_scale[1], n->rope_scale[2],

@@ -52,4 +52,19 @@ typedef struct SimNodeInputs {
 void sim_node_compute(EngModel *m, const MdlGraph *g, uint32_t ni, const SimNodeInputs *in,
                       const SimSlice *sl, MdlPrecision prec, float *out);
 
+/*
+ * Matmul node @n's slice @sl (tokens of @x, [tokens, n->k]) into @out
+ * ([tokens, n->features]): sim_node_compute's arithmetic for any number of
+ * rows stacked in @x, such as several decode steps' inputs.
+ */
+void sim_node_matmul(EngModel *m, const MdlNode *n, const float *x, size_t tokens,
+                     const EngActInt8 *act8, const SimSlice *sl, MdlPrecision prec, float *out);
+
+/*
+ * Whether matmul @n at @prec gives an output row the same bits whatever
+ * other rows are computed with it: every engine kernel does
+ * (engine/kernels.h), OpenBLAS (a model's own FP32/FP16 weights) does not.
+ */
+gboolean sim_node_rows_apart(EngModel *m, const MdlNode *n, MdlPrecision prec);
+
 #endif /* SIM_NODE_COMPUTE_H */

@@ -89,6 +89,12 @@ struct SimValues {
                                   * W4A16 tasks, where it is the reference */
     GArray **phase_tasks;        /* [phase] -> its kernel tasks' Slices in plan
                                   * order, until the phase is compared */
+    GArray **guess;              /* [phase] -> the Slices a phase computed ahead
+                                  * of its tasks was computed with (matched_ahead),
+                                  * until its own tasks confirm them */
+    gboolean guessed_wrong;      /* a phase's own Slices were not the guess:
+                                  * its steps differ, only known ones are
+                                  * computed ahead from then on */
     uint32_t *left;              /* [phase] -> kernel tasks not yet ended */
     gboolean *done;              /* [phase] -> compared and freed */
     double err, ref_max, prec_err;   /* running maxima over compared phases */
@@ -883,12 +889,212 @@ ref_needed(const SimValues *v, uint32_t p)
     return v->c->full || !matched_for(v, p);
 }
 
+/* Node @ni of phase @q of the matched reference: each of its slices in
+ * @sls at its task's precision, straight into the phase's buffer, then
+ * published (K/V filed) once all are computed. */
+static void
+matched_node(SimChecker *c, State *m, uint32_t q, uint32_t ni, const GArray *sls)
+{
+    const MdlNode *n = &graph(c, q)->nodes[ni];
+    gboolean unused = FALSE;
+    float *out = NULL;
+    for (guint k = 0; k < sls->len; k++) {
+        const Slice *t = &g_array_index(sls, Slice, k);
+        if (t->node != ni) {
+            continue;
+        }
+        if (out == NULL) {
+            out = buffer(c, m, q, ni);
+        }
+        if (same_as_reference(c, m, NULL, q, ni, &t->slice, t->prec)) {
+            copy_slice(&t->slice, n->features, buffer(c, &c->ref, q, ni), out);
+        } else {
+            compute(c, m, q, ni, &t->slice, t->prec, &unused, out);
+        }
+    }
+    for (guint k = 0; out && k < sls->len; k++) {
+        const Slice *t = &g_array_index(sls, Slice, k);
+        if (t->node == ni) {
+            publish(c, m, q, ni, &t->slice, out);
+        }
+    }
+}
+
+static gboolean
+same_slices(const GArray *a, const GArray *b)
+{
+    if (a->len != b->len) {
+        return FALSE;
+    }
+    for (guint k = 0; k < a->len; k++) {
+        const Slice *x = &g_array_index(a, Slice, k), *y = &g_array_index(b, Slice, k);
+        if (x->node != y->node || x->prec != y->prec || x->slice.tok0 != y->slice.tok0 ||
+            x->slice.tok1 != y->slice.tok1 || x->slice.row0 != y->slice.row0 ||
+            x->slice.row1 != y->slice.row1) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* Decode steps the matched reference computes at once (matched_ahead),
+ * and the most their node buffers may hold meanwhile */
+#define AHEAD_STEPS 32
+#define AHEAD_BYTES ((uint64_t) 64 << 20)
+
+/*
+ * How many phases from decode phase @q the matched reference computes as
+ * one block: @q's Slices are known, and the phases after it either have
+ * the same Slices or are not planned yet (then guessed to be the same:
+ * from the second decode step on, a built-in policy plans every step as
+ * a copy of one template, sim/run.c; once a guess was wrong, only phases
+ * planned already).  Only when the checked layers' tokens are known ahead
+ * (not the whole model's, whose next token is the reference's choice)
+ * and the block's buffers fit AHEAD_BYTES.
+ */
+static uint32_t
+ahead_steps(const SimValues *run, uint32_t q)
+{
+    SimChecker *c = run->c;
+    const uint32_t np = c->graphs->len;
+    if (c->full || q < 2 || q + 1 >= np || run->phase_tasks[q] == NULL ||
+        !graph(c, q)->decode) {
+        return 1;
+    }
+    const MdlGraph *g = graph(c, q);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        bytes += computed(c, &g->nodes[i]) ? sizeof(float) * node_floats(g, i) : 0;
+    }
+    const uint32_t most = (uint32_t) MIN(MIN((uint64_t) AHEAD_STEPS, np - q),
+                                         MAX(AHEAD_BYTES / MAX(bytes, 1), 1));
+    uint32_t n = 1;
+    while (n < most && (run->phase_tasks[q + n] == NULL
+                        ? !run->guessed_wrong
+                        : same_slices(run->phase_tasks[q + n], run->phase_tasks[q]))) {
+        n++;
+    }
+    return n;
+}
+
+/*
+ * Matmul node @ni's slice @t in the @nph phases from @q at once: their
+ * inputs stacked, one pass over the weights for all of them (a decode
+ * step alone is a matvec, which streams every weight for one row), then
+ * each phase's rows put back.  Every engine kernel gives a row the same
+ * bits whatever rows are computed with it, so each phase gets exactly
+ * what it would alone.
+ */
+static void
+matched_stacked(SimChecker *c, State *m, uint32_t q, uint32_t nph, uint32_t ni, const Slice *t)
+{
+    const MdlGraph *g = graph(c, q);
+    const MdlNode *n = &g->nodes[ni];
+    const size_t rows = n->tokens, k = n->k, d = n->features;
+    const size_t off = (size_t) n->src_tok_offset * g->nodes[n->src[0]].features;
+    float *x = hs_mem_alloc0(sizeof(float) * nph * rows * k);
+    float *y = hs_mem_alloc0(sizeof(float) * nph * rows * d);
+    for (uint32_t j = 0; j < nph; j++) {
+        memcpy(x + j * rows * k, buffer(c, m, q + j, n->src[0]) + off, sizeof(float) * rows * k);
+    }
+    const EngActInt8 *act8 = int8_activations(t->prec)
+                             ? calibration(c, n, t->prec == MDL_PREC_W8A8_SHADOW) : NULL;
+    SimSlice all = t->slice;
+    all.tok0 = 0;
+    all.tok1 = (uint32_t) (nph * rows);
+    sim_node_matmul(c->model, n, x, nph * rows, act8, &all, t->prec, y);
+    for (uint32_t j = 0; j < nph; j++) {
+        copy_slice(&t->slice, d, y + j * rows * d, buffer(c, m, q + j, ni));
+    }
+    hs_mem_free(x, sizeof(float) * nph * rows * k);
+    hs_mem_free(y, sizeof(float) * nph * rows * d);
+}
+
+/*
+ * Phases [q, q + nph) of the matched reference, node by node across the
+ * phases: a matmul's slices as one stacked pass (matched_stacked) when
+ * each covers all of a step's rows; every other node phase after phase,
+ * so a step's attention reads the K/V its predecessors filed.  Phases not
+ * planned yet are computed with @q's Slices and remember them (guess):
+ * sim_values_add compares them with the tasks when they come.
+ */
+static void
+matched_ahead(SimValues *run, uint32_t q, uint32_t nph)
+{
+    SimChecker *c = run->c;
+    State *m = &run->matched;
+    const GArray *sls = run->phase_tasks[q];
+    for (uint32_t j = 1; j < nph; j++) {
+        if (run->phase_tasks[q + j] == NULL) {
+            run->guess[q + j] = g_array_ref((GArray *) sls);
+        }
+    }
+    for (uint32_t j = 0; j < nph; j++) {
+        tokens_for(c, q + j);
+    }
+    const MdlGraph *g = graph(c, q);
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const MdlNode *n = &g->nodes[i];
+        if (!computed(c, n)) {
+            continue;
+        }
+        gboolean stack = n->op == MDL_OP_MATMUL;
+        for (guint k = 0; stack && k < sls->len; k++) {
+            const Slice *t = &g_array_index(sls, Slice, k);
+            stack = t->node != i || (t->slice.tok0 == 0 && t->slice.tok1 == n->tokens &&
+                                     sim_node_rows_apart(c->model, n, t->prec));
+        }
+        if (!stack) {
+            for (uint32_t j = 0; j < nph; j++) {
+                matched_node(c, m, q + j, i, sls);
+            }
+            continue;
+        }
+        for (guint k = 0; k < sls->len; k++) {
+            const Slice *t = &g_array_index(sls, Slice, k);
+            if (t->node == i) {
+                matched_stacked(c, m, q, nph, i, t);
+            }
+        }
+    }
+}
+
+/*
+ * Phase @q's tasks have come: if it was computed ahead with guessed
+ * Slices (matched_ahead) that are not its own, it and every phase
+ * computed after it (from its K/V) are computed again when reached.  A
+ * stale K/V row is written again before any step reads it: a step reads
+ * only earlier positions.
+ */
+static void
+confirm_guess(SimValues *run, uint32_t q)
+{
+    if (run->guess[q] == NULL) {
+        return;
+    }
+    gboolean same = same_slices(run->guess[q], run->phase_tasks[q]);
+    g_clear_pointer(&run->guess[q], g_array_unref);
+    if (same) {
+        return;
+    }
+    run->guessed_wrong = TRUE;
+    State *m = &run->matched;
+    for (uint32_t r = q; r < m->next; r++) {
+        state_drop_phase(run->c, m, r);
+        if (run->guess[r]) {
+            g_clear_pointer(&run->guess[r], g_array_unref);
+        }
+    }
+    m->next = q;
+}
+
 /* Phase @p of the plan's own arithmetic: node by node in graph order,
  * each of the node's slices at its task's precision from the complete
- * inputs (phases before it computed first).  Before the first phase with
- * another precision than W4A16 it is the reference itself (a W4A16 slice
- * from the reference's inputs is the reference's, engine/kernels.h): its
- * KV caches start as a copy of the reference's. */
+ * inputs (phases before it computed first; decode steps in blocks,
+ * matched_ahead).  Before the first phase with another precision than
+ * W4A16 it is the reference itself (a W4A16 slice from the reference's
+ * inputs is the reference's, engine/kernels.h): its KV caches start as a
+ * copy of the reference's. */
 static void
 matched_phase(SimValues *run, uint32_t p)
 {
@@ -905,40 +1111,22 @@ matched_phase(SimValues *run, uint32_t p)
         m->next = run->matched_from;
     }
     while (m->next <= p) {
-        uint32_t q = m->next++;
+        uint32_t q = m->next;
+        uint32_t nph = ref_needed(run, q) ? 1 : ahead_steps(run, q);
+        if (nph > 1) {
+            matched_ahead(run, q, nph);
+            m->next = q + nph;
+            continue;
+        }
+        m->next++;
         if (ref_needed(run, q)) {
             ref_phase(c, q);
         }
         const MdlGraph *g = graph(c, q);
         GArray *sls = run->phase_tasks[q];
-        gboolean unused = FALSE;
         for (uint32_t i = 0; sls && i < g->n_nodes; i++) {
-            const MdlNode *n = &g->nodes[i];
-            if (!computed(c, n)) {
-                continue;
-            }
-            float *out = NULL;
-            for (guint k = 0; k < sls->len; k++) {
-                const Slice *t = &g_array_index(sls, Slice, k);
-                if (t->node != i) {
-                    continue;
-                }
-                if (out == NULL) {
-                    /* straight into the phase's buffer: its slices are
-                     * filed (K/V) below, once all are computed */
-                    out = buffer(c, m, q, i);
-                }
-                if (same_as_reference(c, m, NULL, q, i, &t->slice, t->prec)) {
-                    copy_slice(&t->slice, n->features, buffer(c, &c->ref, q, i), out);
-                } else {
-                    compute(c, m, q, i, &t->slice, t->prec, &unused, out);
-                }
-            }
-            for (guint k = 0; out && k < sls->len; k++) {
-                const Slice *t = &g_array_index(sls, Slice, k);
-                if (t->node == i) {
-                    publish(c, m, q, i, &t->slice, out);
-                }
+            if (computed(c, &g->nodes[i])) {
+                matched_node(c, m, q, i, sls);
             }
         }
     }
@@ -974,6 +1162,13 @@ sim_values_add(SimValues *v, const SimPlan *plan, uint32_t from)
         Slice sl = { (uint32_t) t->node, t->work.prec, t->slice };
         g_array_append_val(v->phase_tasks[p], sl);
     }
+    /* a phase is planned whole (sim/run.c): the ones that came are complete */
+    for (uint32_t i = from; i < sim_plan_len(plan); i++) {
+        const SimTask *t = sim_plan_task(plan, i);
+        if (t->kind == SIM_TASK_KERNEL) {
+            confirm_guess(v, sim_values_phase_index(t));
+        }
+    }
 }
 
 SimValues *
@@ -988,6 +1183,7 @@ sim_values_new(SimChecker *checker, const SimPlan *plan)
     v->left = g_new0(uint32_t, np);
     v->done = g_new0(gboolean, np);
     v->phase_tasks = g_new0(GArray *, np);
+    v->guess = g_new0(GArray *, np);
     v->kv_same = g_new0(uint32_t,
                         (size_t) eng_model_config(checker->model)->layers * checker->batch);
     for (uint32_t i = plan->base; i < sim_plan_len(plan) && !v->has_matched; i++) {
@@ -1036,8 +1232,12 @@ sim_values_free(SimValues *v)
         if (v->phase_tasks[p]) {
             g_array_unref(v->phase_tasks[p]);
         }
+        if (v->guess[p]) {
+            g_array_unref(v->guess[p]);
+        }
     }
     g_free(v->phase_tasks);
+    g_free(v->guess);
     g_free(v->kv_same);
     g_free(v->left);
     g_free(v->done);

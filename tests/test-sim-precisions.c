@@ -30,7 +30,7 @@ typedef struct Setup {
 
 static void
 setup_init(Setup *su, const char *soc_name, const char *model, int32_t layers,
-           uint32_t prompt)
+           uint32_t prompt, uint32_t decode)
 {
     g_autofree char *cdir = data_dir("configs");
     g_autofree char *mdir = data_dir("models");
@@ -41,7 +41,7 @@ setup_init(Setup *su, const char *soc_name, const char *model, int32_t layers,
     g_assert_no_error(error);
     sim_workload_init(&su->w);
     su->w.prompt = prompt;
-    su->w.decode = 2;
+    su->w.decode = decode;
     su->w.check_layers = layers;
     su->checker = sim_run_checker_new(su->spec, &su->w, &error);
     g_assert_no_error(error);
@@ -91,9 +91,9 @@ test_every_precision(void)
      * prompt 64, on sd8gen3): how README's table of precision_err was made */
     const char *model = g_getenv("HS_PREC_MODEL");
     if (model) {
-        setup_init(&su, "sd8gen3", model, 1, 64);
+        setup_init(&su, "sd8gen3", model, 1, 64, 2);
     } else {
-        setup_init(&su, "tiny", "tiny", 0, 40);
+        setup_init(&su, "tiny", "tiny", 0, 40, 2);
     }
     SimCheck all[MDL_PREC_COUNT];
     for (int p = 0; p < MDL_PREC_COUNT; p++) {
@@ -124,7 +124,7 @@ static void
 test_shadow_outliers(void)
 {
     Setup su;
-    setup_init(&su, "sd8gen3", "qwen1.5-1.8b", 1, 32);
+    setup_init(&su, "sd8gen3", "qwen1.5-1.8b", 1, 32, 2);
     SimCheck c[3];
     const MdlPrecision ps[3] = { MDL_PREC_W8A16, MDL_PREC_W8A8, MDL_PREC_W8A8_SHADOW };
     for (int i = 0; i < 3; i++) {
@@ -210,6 +210,82 @@ test_repeated_rows(void)
     mdl_spec_free(spec);
 }
 
+/* A policy whose decode steps differ: every matmul on the GPU at W8A16,
+ * except in every other run of three steps, where they run at Q8_0 with
+ * their rows cut in two.  The checker computes decode steps ahead,
+ * guessing that the steps not planned yet are planned like the last one
+ * (sim/values.c): here the guess is wrong where a run of three ends. */
+static gboolean
+alternating_plan(SimBuilder *b, GError **error)
+{
+    const SimPhaseInfo *info = sim_builder_info(b);
+    const gboolean odd = info->phase == SIM_PHASE_DECODE && info->step / 3 % 2 == 1;
+    for (uint32_t i = 0; i < sim_builder_n_nodes(b); i++) {
+        const MdlNode *n = sim_builder_node(b, i);
+        SimSlice s = sim_builder_full(b, i);
+        const gboolean mm = n->op == MDL_OP_MATMUL;
+        const MdlPrecision prec = !mm ? MDL_PREC_W4A16 : odd ? MDL_PREC_Q8_0 : MDL_PREC_W8A16;
+        SimSlice cut[2] = { s, s };
+        uint32_t parts = 1;
+        if (mm && odd) {
+            cut[0].row1 = cut[1].row0 = s.row0 + (s.row1 - s.row0) / 2;
+            parts = 2;
+        }
+        for (uint32_t k = 0; k < parts; k++) {
+            if (sim_builder_kernel(b, i, info->proc_gpu, cut[k], prec, error) == UINT32_MAX) {
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
+static const SimPolicy alternating = {
+    SIM_POLICY_ABI, "test-alternating", "runs of decode steps at another precision, rows cut",
+    alternating_plan, NULL,
+};
+
+/*
+ * Decode steps computed ahead in blocks (the plan's own arithmetic,
+ * sim/values.c) give each step the bits it gets computed alone: the run,
+ * made to compute every slice itself one step at a time (recompute),
+ * equals them exactly, for a built-in policy planned from a template
+ * (every guess right) and for one whose steps differ (guesses wrong,
+ * computed again); copying the run's slices from them changes nothing.
+ */
+static void
+test_steps_ahead(void)
+{
+    Setup su;
+    /* one of tiny's two layers checked: its tokens are known ahead */
+    setup_init(&su, "sd8gen3", "tiny", 1, 24, 40);
+    const SimPolicy *policies[] = { sim_policy_find("transformer-lite"), &alternating };
+    for (guint i = 0; i < G_N_ELEMENTS(policies); i++) {
+        SimCheck c[2];
+        for (int recompute = 0; recompute < 2; recompute++) {
+            g_autoptr(GError) error = NULL;
+            SimRunReport rep;
+            sim_checker_set_recompute(su.checker, recompute);
+            g_assert_true(sim_run(su.soc, su.spec, policies[i], &su.w, su.checker, &rep, NULL,
+                                  NULL, &error));
+            g_assert_no_error(error);
+            c[recompute] = rep.check;
+            sim_run_report_clear(&rep);
+        }
+        g_test_message("%s: precision_err %.4g, max |ref| %.3g", policies[i]->name,
+                       c[0].precision_err, c[0].max_abs_ref);
+        for (int k = 0; k < 2; k++) {
+            g_assert_true(c[k].precision_changed);
+            g_assert_cmpfloat(c[k].max_abs_err, ==, 0);
+        }
+        g_assert_cmpuint(c[0].reused, >, 0);
+        g_assert_cmpuint(c[1].reused, ==, 0);
+        g_assert_cmpfloat(c[0].precision_err, ==, c[1].precision_err);
+        g_assert_cmpfloat(c[0].precision_err, >, 0);
+    }
+    setup_clear(&su);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -217,5 +293,6 @@ main(int argc, char **argv)
     g_test_add_func("/sim/precisions/every", test_every_precision);
     g_test_add_func("/sim/precisions/shadow", test_shadow_outliers);
     g_test_add_func("/sim/precisions/repeated-rows", test_repeated_rows);
+    g_test_add_func("/sim/precisions/steps-ahead", test_steps_ahead);
     return g_test_run();
 }
