@@ -977,13 +977,27 @@ ahead_steps(const SimValues *run, uint32_t q)
     return n;
 }
 
+/* Whether rows [1, rows) of @x ([rows, k]) hold row 0's bits */
+static gboolean
+rows_all_first(const float *x, size_t rows, size_t k)
+{
+    for (size_t t = 1; t < rows; t++) {
+        if (memcmp(x + t * k, x, sizeof(float) * k) != 0) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 /*
  * Matmul node @ni's slice @t in the @nph phases from @q at once: their
  * inputs stacked, one pass over the weights for all of them (a decode
  * step alone is a matvec, which streams every weight for one row), then
- * each phase's rows put back.  Every engine kernel gives a row the same
- * bits whatever rows are computed with it, so each phase gets exactly
- * what it would alone.
+ * each phase's rows put back.  A step whose rows (a batch's sequences)
+ * all hold the same input, as a checked batch's do, gives one row to the
+ * stack, copied to all (sim/node-compute.c computes such a step so too).
+ * Every engine kernel gives a row the same bits whatever rows are
+ * computed with it, so each phase gets exactly what it would alone.
  */
 static void
 matched_stacked(SimChecker *c, State *m, uint32_t q, uint32_t nph, uint32_t ni, const Slice *t)
@@ -992,22 +1006,35 @@ matched_stacked(SimChecker *c, State *m, uint32_t q, uint32_t nph, uint32_t ni, 
     const MdlNode *n = &g->nodes[ni];
     const size_t rows = n->tokens, k = n->k, d = n->features;
     const size_t off = (size_t) n->src_tok_offset * g->nodes[n->src[0]].features;
-    float *x = hs_mem_alloc0(sizeof(float) * nph * rows * k);
-    float *y = hs_mem_alloc0(sizeof(float) * nph * rows * d);
+    g_autofree size_t *at = g_new(size_t, nph + 1);     /* phase j's rows in the stack */
+    at[0] = 0;
     for (uint32_t j = 0; j < nph; j++) {
-        memcpy(x + j * rows * k, buffer(c, m, q + j, n->src[0]) + off, sizeof(float) * rows * k);
+        const float *src = buffer(c, m, q + j, n->src[0]) + off;
+        at[j + 1] = at[j] + (rows_all_first(src, rows, k) ? 1 : rows);
+    }
+    float *x = hs_mem_alloc0(sizeof(float) * at[nph] * k);
+    float *y = hs_mem_alloc0(sizeof(float) * at[nph] * d);
+    for (uint32_t j = 0; j < nph; j++) {
+        memcpy(x + at[j] * k, buffer(c, m, q + j, n->src[0]) + off,
+               sizeof(float) * (at[j + 1] - at[j]) * k);
     }
     const EngActInt8 *act8 = int8_activations(t->prec)
                              ? calibration(c, n, t->prec == MDL_PREC_W8A8_SHADOW) : NULL;
     SimSlice all = t->slice;
     all.tok0 = 0;
-    all.tok1 = (uint32_t) (nph * rows);
-    sim_node_matmul(c->model, n, x, nph * rows, act8, &all, t->prec, y);
+    all.tok1 = (uint32_t) at[nph];
+    sim_node_matmul(c->model, n, x, at[nph], act8, &all, t->prec, y);
+    const size_t r0 = t->slice.row0, r1 = t->slice.row1;
     for (uint32_t j = 0; j < nph; j++) {
-        copy_slice(&t->slice, d, y + j * rows * d, buffer(c, m, q + j, ni));
+        float *out = buffer(c, m, q + j, ni);
+        const gboolean one = at[j + 1] - at[j] == 1;
+        for (size_t r = 0; r < rows; r++) {
+            memcpy(out + r * d + r0, y + (at[j] + (one ? 0 : r)) * d + r0,
+                   sizeof(float) * (r1 - r0));
+        }
     }
-    hs_mem_free(x, sizeof(float) * nph * rows * k);
-    hs_mem_free(y, sizeof(float) * nph * rows * d);
+    hs_mem_free(x, sizeof(float) * at[nph] * k);
+    hs_mem_free(y, sizeof(float) * at[nph] * d);
 }
 
 /*
