@@ -9,27 +9,41 @@
 #include <math.h>
 #include <string.h>
 
-void
+/*
+ * ggml's operations, in loops that vectorise: the largest magnitude by a
+ * max over the group, then the first element that has it (ggml keeps the
+ * first of equal magnitudes, and its sign); the codes of a whole group
+ * into a buffer, then packed.  The scalar loop with a branch per element
+ * was a twentieth of the default compare's CPU, making its Q4_0 weights.
+ */
+ENG_VECTORISE ENG_CLONES void
 eng_q4_0_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale)
 {
     float amax = 0, max = 0;
     for (size_t i = 0; i < n; i++) {
-        if (amax < fabsf(w[i])) {
-            amax = fabsf(w[i]);
+        /* a NaN is passed over, as ggml's amax < |w| does */
+        float a = fabsf(w[i]);
+        amax = a > amax ? a : amax;
+    }
+    for (size_t i = 0; amax > 0 && i < n; i++) {
+        if (fabsf(w[i]) == amax) {
             max = w[i];
+            break;
         }
     }
     const float d = max / -8;
     const float id = d != 0 ? 1.0f / d : 0.0f;
     *scale = eng_fp16_from_float(d);
-    memset(codes, 0x88, ENG_Q_GROUP / 2);           /* absent elements: code 8 = 0 */
+    /* absent elements: code 8 = 0 */
+    uint8_t q[ENG_Q_GROUP];
+    memset(q, 8, sizeof(q));
     for (size_t i = 0; i < n; i++) {
         /* ggml: MIN(15, (int8_t) (x * id + 8.5f)), x * id in [-8, 8] */
-        int q = (int) (w[i] * id + 8.5f);
-        uint8_t c = (uint8_t) (q > 15 ? 15 : q);
-        size_t j = i % (ENG_Q_GROUP / 2);
-        codes[j] = i < ENG_Q_GROUP / 2 ? (uint8_t) ((codes[j] & 0xf0u) | c)
-                                       : (uint8_t) ((codes[j] & 0x0fu) | c << 4);
+        int c = (int) (w[i] * id + 8.5f);
+        q[i] = (uint8_t) (c > 15 ? 15 : c);
+    }
+    for (size_t j = 0; j < ENG_Q_GROUP / 2; j++) {
+        codes[j] = (uint8_t) (q[j] | q[j + ENG_Q_GROUP / 2] << 4);
     }
 }
 

@@ -222,6 +222,17 @@ test_known_values(void)
     float back[32];
     eng_q4_0_decode(q, d, 32, back);
     g_assert_cmpfloat(back[31], ==, 1.3125);
+    /* of two largest magnitudes, the first one's sign (ggml's strict <) */
+    for (int first = 0; first < 2; first++) {
+        float v[32] = { 0 };
+        v[3] = first ? 1.5f : -1.5f;
+        v[20] = -v[3];
+        eng_q4_0_encode(v, 32, q, &d);
+        g_assert_cmpfloat(eng_fp16_to_float(d), ==, v[3] / -8);
+    }
+    float zeros[32] = { -0.0f };
+    eng_q4_0_encode(zeros, 32, q, &d);
+    g_assert_cmphex(d, ==, 0x8000);                 /* 0 / -8: ggml's -0 scale */
     uint8_t c[64];
     uint16_t s, b;
     eng_fp4_encode(w, 32, c, &s, &b);
