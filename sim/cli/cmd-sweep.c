@@ -398,7 +398,8 @@ do_run(const HsSweepSpec *spec, const Opts *o, GError **error)
 static gboolean
 run(int argc, char **argv, GError **error)
 {
-    Opts o = { .point = -1 };
+    /* jobs G_MININT: not given (one per core); 0 or less given is refused */
+    Opts o = { .point = -1, .jobs = G_MININT };
     gboolean help = FALSE;
     g_autofree char *db = NULL, *show = NULL, *where = NULL, *format = NULL, *columns = NULL;
     g_autofree char *point = NULL;
@@ -496,7 +497,7 @@ run(int argc, char **argv, GError **error)
                     "sweep: --list, --point and --merge exclude each other");
         return FALSE;
     }
-    if (o.jobs < 0 || o.jobs > 4096) {
+    if (o.jobs != G_MININT && (o.jobs < 1 || o.jobs > 4096)) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                     "--jobs: expected an integer in [1, 4096] (got %d)", o.jobs);
         return FALSE;

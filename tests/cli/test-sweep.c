@@ -785,6 +785,17 @@ test_sweep_spec_errors(void)
     g_autoptr(Run) u = hs("sweep", NULL);
     assert_one_error_line(u, "sweep: missing SPEC (see 'hetero-sim sweep --help')");
     g_assert_cmpint(u->status, ==, 2);
+    /* --jobs given must be a count of workers: 0 is not "the default" */
+    static const char *const jobs[] = { "0", "-1", "4097" };
+    g_assert_true(g_file_set_contents(path, "{\"axes\": {\"prompt\": [16]}}", -1, NULL));
+    for (size_t i = 0; i < G_N_ELEMENTS(jobs); i++) {
+        g_autoptr(Run) j = hs_in(dir, "sweep", path, "--jobs", jobs[i], NULL);
+        g_autofree char *want = g_strdup_printf("--jobs: expected an integer in [1, 4096] (got %s)",
+                                                jobs[i]);
+        assert_one_error_line(j, want);
+        g_assert_cmpint(j->status, ==, 2);
+    }
+    g_assert_false(g_file_test(db, G_FILE_TEST_EXISTS));
     rm_rf(dir);
 }
 
