@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Write docs/cli.md and docs/config.md from the program's own tables: each
 # command's --help (GOption's text of the option table it parses with) and
-# `soc describe` / `stack describe` (the param tables that load configs).
+# `soc describe` / `stack describe` (the param tables that load configs);
+# and the block of docs/accuracy.md between its validate markers from
+# `hetero-sim validate` (the published rows beside this build's figures).
 #   tools/gen-docs.sh BINARY [OUTDIR]      (OUTDIR: docs/ of the source tree)
 # The test docs-fresh runs it into a temporary folder and fails when the
 # checked-in files differ: regenerate with
@@ -49,5 +51,16 @@ commands=$("$bin" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { pri
     "$bin" stack describe
     echo '```'
 } > "$out/config.md.tmp"
+src=$(dirname "$0")/../docs/accuracy.md
+"$bin" validate > "$out/validate.tmp"
+awk -v table="$out/validate.tmp" '
+    /^<!-- end validate -->$/ { skip = 0 }
+    !skip { print }
+    /^<!-- validate: generated/ {
+        while ((getline line < table) > 0) print line
+        skip = 1
+    }' "$src" > "$out/accuracy.md.tmp"
+rm "$out/validate.tmp"
 mv "$out/cli.md.tmp" "$out/cli.md"
 mv "$out/config.md.tmp" "$out/config.md"
+mv "$out/accuracy.md.tmp" "$out/accuracy.md"
