@@ -530,6 +530,8 @@ kv_nodes(const SimChecker *v, const MdlGraph *g)
  * freed) gives the same bits: the KV caches then hold later positions
  * too, which nothing in phase @p reads.
  */
+static void reference_done(SimChecker *v, State *s, uint32_t p);
+
 static void
 reference_phase(SimChecker *v, State *s, uint32_t p)
 {
@@ -558,22 +560,33 @@ reference_phase(SimChecker *v, State *s, uint32_t p)
         compute(v, s, p, i, &all, fp && n->op == MDL_OP_MATMUL ? SIM_PREC_FP_REF : MDL_PREC_W4A16,
                 &unused, out);
         publish(v, s, p, i, &all, out);
-        if (s == &v->ref && v->ref_bad_at[0] == '\0') {
-            /* one pass over what was just written: cheap beside computing it */
-            size_t nf = node_floats(g, i);
-            for (size_t e = 0; e < nf; e++) {
-                if (!isfinite(out[e])) {
-                    g_autofree char *phase = p == 0 ? g_strdup("prefill")
-                                                    : g_strdup_printf("decode step %u", p - 1);
-                    g_snprintf(v->ref_bad_at, sizeof(v->ref_bad_at), "%s of %s", n->name,
-                               phase);
-                    break;
-                }
-            }
-        }
         if (v->progress && s == &v->ref && p == 0) {
             /* the prefill of a whole model takes minutes */
             v->progress(v->progress_opaque, "computing the reference", ++done, n_computed);
+        }
+    }
+    reference_done(v, s, p);
+}
+
+/* Phase @p of reference @s is computed: the reference's first non-finite
+ * value noted; the first time, its compared output kept and (the whole
+ * model's reference) the next token chosen. */
+static void
+reference_done(SimChecker *v, State *s, uint32_t p)
+{
+    const MdlGraph *g = graph(v, p);
+    const gboolean fp = s == &v->fp;
+    for (uint32_t i = 0; s == &v->ref && v->ref_bad_at[0] == '\0' && i < g->n_nodes; i++) {
+        /* one pass over what was written: cheap beside computing it */
+        const float *out = computed(v, &g->nodes[i]) ? s->buf[p][i] : NULL;
+        for (size_t e = 0; out && e < node_floats(g, i); e++) {
+            if (!isfinite(out[e])) {
+                g_autofree char *phase = p == 0 ? g_strdup("prefill")
+                                                : g_strdup_printf("decode step %u", p - 1);
+                g_snprintf(v->ref_bad_at, sizeof(v->ref_bad_at), "%s of %s", g->nodes[i].name,
+                           phase);
+                break;
+            }
         }
     }
     if (p < s->next) {
@@ -606,12 +619,15 @@ ref_before(SimChecker *v, uint32_t p)
 }
 
 /* The reference's buffers of phase @p, computed (with every phase before
- * it, the first time) if they are not held. */
+ * it, the first time) if they are not held: a decode step with the steps
+ * after it not held either, as one block (ref_block). */
+static gboolean ref_block(SimChecker *v, uint32_t p);
+
 static void
 ref_phase(SimChecker *v, uint32_t p)
 {
     ref_before(v, p);
-    if (v->ref.buf[p] == NULL) {
+    if (v->ref.buf[p] == NULL && !ref_block(v, p)) {
         reference_phase(v, &v->ref, p);
     }
 }
@@ -1038,24 +1054,15 @@ matched_stacked(SimChecker *c, State *m, uint32_t q, uint32_t nph, uint32_t ni, 
 }
 
 /*
- * Phases [q, q + nph) of the matched reference, node by node across the
- * phases: a matmul's slices as one stacked pass (matched_stacked) when
- * each covers all of a step's rows; every other node phase after phase,
- * so a step's attention reads the K/V its predecessors filed.  Phases not
- * planned yet are computed with @q's Slices and remember them (guess):
- * sim_values_add compares them with the tasks when they come.
+ * Phases [q, q + nph) of @s with the Slices @sls each, node by node
+ * across the phases: a matmul's slices as one stacked pass
+ * (matched_stacked) when each covers all of a step's rows; every other
+ * node phase after phase, so a step's attention reads the K/V its
+ * predecessors filed.
  */
 static void
-matched_ahead(SimValues *run, uint32_t q, uint32_t nph)
+block_phases(SimChecker *c, State *s, uint32_t q, uint32_t nph, const GArray *sls)
 {
-    SimChecker *c = run->c;
-    State *m = &run->matched;
-    const GArray *sls = run->phase_tasks[q];
-    for (uint32_t j = 1; j < nph; j++) {
-        if (run->phase_tasks[q + j] == NULL) {
-            run->guess[q + j] = g_array_ref((GArray *) sls);
-        }
-    }
     for (uint32_t j = 0; j < nph; j++) {
         tokens_for(c, q + j);
     }
@@ -1073,17 +1080,76 @@ matched_ahead(SimValues *run, uint32_t q, uint32_t nph)
         }
         if (!stack) {
             for (uint32_t j = 0; j < nph; j++) {
-                matched_node(c, m, q + j, i, sls);
+                matched_node(c, s, q + j, i, sls);
             }
             continue;
         }
         for (guint k = 0; k < sls->len; k++) {
             const Slice *t = &g_array_index(sls, Slice, k);
             if (t->node == i) {
-                matched_stacked(c, m, q, nph, i, t);
+                matched_stacked(c, s, q, nph, i, t);
             }
         }
     }
+}
+
+/*
+ * The matched reference's phases [q, q + nph) as one block
+ * (block_phases).  Phases not planned yet are computed with @q's Slices
+ * and remember them (guess): sim_values_add compares them with the tasks
+ * when they come.
+ */
+static void
+matched_ahead(SimValues *run, uint32_t q, uint32_t nph)
+{
+    const GArray *sls = run->phase_tasks[q];
+    for (uint32_t j = 1; j < nph; j++) {
+        if (run->phase_tasks[q + j] == NULL) {
+            run->guess[q + j] = g_array_ref((GArray *) sls);
+        }
+    }
+    block_phases(run->c, &run->matched, q, nph, sls);
+}
+
+/*
+ * The reference's decode phases from @p whose buffers are not held, up
+ * to AHEAD_STEPS and AHEAD_BYTES, as one block (block_phases: every
+ * computed node whole at W4A16, as reference_phase computes them), when
+ * the checked layers' tokens are known ahead.  Returns FALSE (nothing
+ * done) when it would be one phase.
+ */
+static gboolean
+ref_block(SimChecker *v, uint32_t p)
+{
+    const uint32_t np = v->graphs->len;
+    if (v->full || p == 0 || p + 1 >= np || !graph(v, p)->decode) {
+        return FALSE;
+    }
+    const MdlGraph *g = graph(v, p);
+    uint64_t bytes = 0;
+    g_autoptr(GArray) sls = g_array_new(FALSE, FALSE, sizeof(Slice));
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const MdlNode *n = &g->nodes[i];
+        if (computed(v, n)) {
+            bytes += sizeof(float) * node_floats(g, i);
+            Slice t = { i, MDL_PREC_W4A16, { 0, n->tokens, 0, n->features, 0 } };
+            g_array_append_val(sls, t);
+        }
+    }
+    const uint32_t most = (uint32_t) MIN(MIN((uint64_t) AHEAD_STEPS, np - p),
+                                         MAX(AHEAD_BYTES / MAX(bytes, 1), 1));
+    uint32_t nph = 1;
+    while (nph < most && v->ref.buf[p + nph] == NULL) {
+        nph++;
+    }
+    if (nph < 2) {
+        return FALSE;
+    }
+    block_phases(v, &v->ref, p, nph, sls);
+    for (uint32_t j = 0; j < nph; j++) {
+        reference_done(v, &v->ref, p + j);
+    }
+    return TRUE;
 }
 
 /*

@@ -246,12 +246,14 @@ static const SimPolicy alternating = {
 };
 
 /*
- * Decode steps computed ahead in blocks (the plan's own arithmetic,
- * sim/values.c) give each step the bits it gets computed alone: the run,
- * made to compute every slice itself one step at a time (recompute),
- * equals them exactly, for a built-in policy planned from a template
- * (every guess right) and for one whose steps differ (guesses wrong,
- * computed again); copying the run's slices from them changes nothing.
+ * Decode steps computed ahead in blocks (sim/values.c: the plan's own
+ * arithmetic, and the unpartitioned reference) give each step the bits
+ * it gets computed alone: the run, made to compute every slice itself one
+ * step at a time (recompute), equals them exactly, for a built-in policy
+ * planned from a template (every guess right), for one whose steps differ
+ * (guesses wrong, computed again), and for a policy at W4A16 throughout
+ * (compared with the reference); copying the run's slices from them
+ * changes nothing.
  */
 static void
 test_steps_ahead(void)
@@ -259,9 +261,11 @@ test_steps_ahead(void)
     Setup su;
     /* one of tiny's two layers checked: its tokens are known ahead */
     setup_init(&su, "sd8gen3", "tiny", 1, 24, 40);
-    const SimPolicy *policies[] = { sim_policy_find("transformer-lite"), &alternating };
-    for (guint i = 0; i < 4; i++) {
-        if (i == 2) {
+    const SimPolicy *policies[] = { sim_policy_find("transformer-lite"), &alternating,
+                                    sim_policy_find("gpu-only") };
+    const guint np = G_N_ELEMENTS(policies);
+    for (guint i = 0; i < 2 * np; i++) {
+        if (i == np) {
             /* a batch of 3 (a checked batch's sequences share their
              * tokens: each step gives the stack one row) */
             g_autoptr(GError) error = NULL;
@@ -275,16 +279,16 @@ test_steps_ahead(void)
             g_autoptr(GError) error = NULL;
             SimRunReport rep;
             sim_checker_set_recompute(su.checker, recompute);
-            g_assert_true(sim_run(su.soc, su.spec, policies[i % 2], &su.w, su.checker, &rep,
+            g_assert_true(sim_run(su.soc, su.spec, policies[i % np], &su.w, su.checker, &rep,
                                   NULL, NULL, &error));
             g_assert_no_error(error);
             c[recompute] = rep.check;
             sim_run_report_clear(&rep);
         }
         g_test_message("%s, batch %u: precision_err %.4g, max |ref| %.3g",
-                       policies[i % 2]->name, su.w.batch, c[0].precision_err, c[0].max_abs_ref);
+                       policies[i % np]->name, su.w.batch, c[0].precision_err, c[0].max_abs_ref);
         for (int k = 0; k < 2; k++) {
-            g_assert_true(c[k].precision_changed);
+            g_assert_cmpint(c[k].precision_changed, ==, policies[i % np] != policies[2]);
             g_assert_cmpfloat(c[k].max_abs_err, ==, 0);
         }
         g_assert_cmpuint(c[0].reused, >, 0);
