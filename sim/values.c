@@ -905,11 +905,12 @@ ref_needed(const SimValues *v, uint32_t p)
     return v->c->full || !matched_for(v, p);
 }
 
-/* Node @ni of phase @q of the matched reference: each of its slices in
- * @sls at its task's precision, straight into the phase's buffer, then
- * published (K/V filed) once all are computed. */
+/* Node @ni of phase @q of a reference @m (the plan's own arithmetic, or
+ * the reference in blocks): each of its slices in @sls at its task's
+ * precision, straight into the phase's buffer, then published (K/V
+ * filed) once all are computed. */
 static void
-matched_node(SimChecker *c, State *m, uint32_t q, uint32_t ni, const GArray *sls)
+node_slices(SimChecker *c, State *m, uint32_t q, uint32_t ni, const GArray *sls)
 {
     const MdlNode *n = &graph(c, q)->nodes[ni];
     gboolean unused = FALSE;
@@ -958,6 +959,20 @@ same_slices(const GArray *a, const GArray *b)
 #define AHEAD_STEPS 32
 #define AHEAD_BYTES ((uint64_t) 64 << 20)
 
+/* The most phases from @q a block may take: AHEAD_STEPS, the last phase,
+ * and AHEAD_BYTES of node buffers */
+static uint32_t
+block_most(SimChecker *c, uint32_t q)
+{
+    const MdlGraph *g = graph(c, q);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        bytes += computed(c, &g->nodes[i]) ? sizeof(float) * node_floats(g, i) : 0;
+    }
+    return (uint32_t) MIN(MIN((uint64_t) AHEAD_STEPS, c->graphs->len - q),
+                          MAX(AHEAD_BYTES / MAX(bytes, 1), 1));
+}
+
 /*
  * How many phases from decode phase @q the matched reference computes as
  * one block: @q's Slices are known, and the phases after it either have
@@ -977,13 +992,7 @@ ahead_steps(const SimValues *run, uint32_t q)
         !graph(c, q)->decode) {
         return 1;
     }
-    const MdlGraph *g = graph(c, q);
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        bytes += computed(c, &g->nodes[i]) ? sizeof(float) * node_floats(g, i) : 0;
-    }
-    const uint32_t most = (uint32_t) MIN(MIN((uint64_t) AHEAD_STEPS, np - q),
-                                         MAX(AHEAD_BYTES / MAX(bytes, 1), 1));
+    const uint32_t most = block_most(c, q);
     uint32_t n = 1;
     while (n < most && (run->phase_tasks[q + n] == NULL
                         ? !run->guessed_wrong
@@ -1016,7 +1025,7 @@ rows_all_first(const float *x, size_t rows, size_t k)
  * computed with it, so each phase gets exactly what it would alone.
  */
 static void
-matched_stacked(SimChecker *c, State *m, uint32_t q, uint32_t nph, uint32_t ni, const Slice *t)
+stacked_matmul(SimChecker *c, State *m, uint32_t q, uint32_t nph, uint32_t ni, const Slice *t)
 {
     const MdlGraph *g = graph(c, q);
     const MdlNode *n = &g->nodes[ni];
@@ -1056,7 +1065,7 @@ matched_stacked(SimChecker *c, State *m, uint32_t q, uint32_t nph, uint32_t ni, 
 /*
  * Phases [q, q + nph) of @s with the Slices @sls each, node by node
  * across the phases: a matmul's slices as one stacked pass
- * (matched_stacked) when each covers all of a step's rows; every other
+ * (stacked_matmul) when each covers all of a step's rows; every other
  * node phase after phase, so a step's attention reads the K/V its
  * predecessors filed.
  */
@@ -1080,14 +1089,14 @@ block_phases(SimChecker *c, State *s, uint32_t q, uint32_t nph, const GArray *sl
         }
         if (!stack) {
             for (uint32_t j = 0; j < nph; j++) {
-                matched_node(c, s, q + j, i, sls);
+                node_slices(c, s, q + j, i, sls);
             }
             continue;
         }
         for (guint k = 0; k < sls->len; k++) {
             const Slice *t = &g_array_index(sls, Slice, k);
             if (t->node == i) {
-                matched_stacked(c, s, q, nph, i, t);
+                stacked_matmul(c, s, q, nph, i, t);
             }
         }
     }
@@ -1126,18 +1135,15 @@ ref_block(SimChecker *v, uint32_t p)
         return FALSE;
     }
     const MdlGraph *g = graph(v, p);
-    uint64_t bytes = 0;
     g_autoptr(GArray) sls = g_array_new(FALSE, FALSE, sizeof(Slice));
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const MdlNode *n = &g->nodes[i];
         if (computed(v, n)) {
-            bytes += sizeof(float) * node_floats(g, i);
             Slice t = { i, MDL_PREC_W4A16, { 0, n->tokens, 0, n->features, 0 } };
             g_array_append_val(sls, t);
         }
     }
-    const uint32_t most = (uint32_t) MIN(MIN((uint64_t) AHEAD_STEPS, np - p),
-                                         MAX(AHEAD_BYTES / MAX(bytes, 1), 1));
+    const uint32_t most = block_most(v, p);
     uint32_t nph = 1;
     while (nph < most && v->ref.buf[p + nph] == NULL) {
         nph++;
@@ -1219,7 +1225,7 @@ matched_phase(SimValues *run, uint32_t p)
         GArray *sls = run->phase_tasks[q];
         for (uint32_t i = 0; sls && i < g->n_nodes; i++) {
             if (computed(c, &g->nodes[i])) {
-                matched_node(c, m, q, i, sls);
+                node_slices(c, m, q, i, sls);
             }
         }
     }
