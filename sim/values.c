@@ -978,8 +978,9 @@ block_most(SimChecker *c, uint32_t q)
  * one block: @q's Slices are known, and the phases after it either have
  * the same Slices or are not planned yet (then guessed to be the same:
  * from the second decode step on, a built-in policy plans every step as
- * a copy of one template, sim/run.c; once a guess was wrong, only phases
- * planned already).  Only when the checked layers' tokens are known ahead
+ * a copy of one template, sim/run.c; from the first only when the second
+ * is planned like it; once a guess was wrong, only phases planned
+ * already).  Only when the checked layers' tokens are known ahead
  * (not the whole model's, whose next token is the reference's choice)
  * and the block's buffers fit AHEAD_BYTES.
  */
@@ -988,8 +989,14 @@ ahead_steps(const SimValues *run, uint32_t q)
 {
     SimChecker *c = run->c;
     const uint32_t np = c->graphs->len;
-    if (c->full || q < 2 || q + 1 >= np || run->phase_tasks[q] == NULL ||
+    if (c->full || q < 1 || q + 1 >= np || run->phase_tasks[q] == NULL ||
         !graph(c, q)->decode) {
+        return 1;
+    }
+    /* the first step's plan is not the template's: the steps after it are
+     * guessed from it only when the second step is planned like it */
+    if (q == 1 && (run->phase_tasks[2] == NULL ||
+                   !same_slices(run->phase_tasks[2], run->phase_tasks[1]))) {
         return 1;
     }
     const uint32_t most = block_most(c, q);
