@@ -64,8 +64,11 @@ eng_q4_0_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale)
     uint8_t q[ENG_Q_GROUP];
     memset(q, 8, sizeof(q));
     for (size_t i = 0; i < n; i++) {
-        /* ggml: MIN(15, (int8_t) (x * id + 8.5f)), x * id in [-8, 8] */
-        int c = (int) (w[i] * id + 8.5f);
+        /* ggml: MIN(15, (int8_t) (x * id + 8.5f)), x * id in [-8, 8]; a
+         * NaN (or an infinity times a zero id) is code 8, the value 0, not
+         * an undefined conversion */
+        float v = w[i] * id + 8.5f;
+        int c = (int) (v == v ? v : 8.5f);
         q[i] = (uint8_t) (c > 15 ? 15 : c);
     }
     for (size_t j = 0; j < ENG_Q_GROUP / 2; j++) {
@@ -93,7 +96,9 @@ eng_q8_0_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
     const float id = d != 0 ? 1.0f / d : 0.0f;
     *scale = eng_fp16_from_float(d);
     for (size_t i = 0; i < n; i++) {
-        codes[i] = (int8_t) roundf(w[i] * id);
+        /* a NaN is 0, not an undefined conversion */
+        float v = roundf(w[i] * id);
+        codes[i] = (int8_t) (v == v ? v : 0);
     }
 }
 
@@ -123,6 +128,7 @@ eng_w8_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
     }
     for (size_t i = 0; i < n; i++) {
         float q = nearbyintf(w[i] / s);
+        q = q == q ? q : 0;              /* a NaN is 0, not an undefined conversion */
         q = q < -127 ? -127 : q;
         q = q > 127 ? 127 : q;
         codes[i] = (int8_t) (int) q;
