@@ -37,7 +37,6 @@ abs_max(const float *w, size_t n)
     return a;
 }
 
-
 /*
  * ggml's operations, in loops that vectorise: the largest magnitude by a
  * max over the group, then the first element that has it (ggml keeps the

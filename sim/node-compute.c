@@ -113,18 +113,6 @@ matmul_at(EngModel *model, uint32_t layer, EngWeight which, const EngMatrix *w,
     }
 }
 
-/*
- * Whether the rows [tok0 + 1, tok1) of decode node @n's sources hold the
- * bits of row tok0, for an op whose output row reads only its own input
- * rows.  A decode step's rows are sequences, and in a check they often
- * are the same sequence: a batch shares its prompt and its checked tokens
- * (the embedding of every row is token [0]), so a batch of 64 would
- * compute 64 copies of one row.  Such a slice is computed for its first
- * row and copied: every kernel gives an output row the same bits whatever
- * rows are computed with it (engine/kernels.h), except OpenBLAS, whose
- * FP32/FP16 model weights are left out.  Attention reads each sequence's
- * own cache and is always computed row by row.
- */
 gboolean
 sim_node_rows_apart(EngModel *m, const MdlNode *n, MdlPrecision prec)
 {
@@ -139,6 +127,18 @@ sim_node_rows_apart(EngModel *m, const MdlNode *n, MdlPrecision prec)
            ENG_WFMT_W4A16;
 }
 
+/*
+ * Whether the rows [tok0 + 1, tok1) of decode node @n's sources hold the
+ * bits of row tok0, for an op whose output row reads only its own input
+ * rows.  A decode step's rows are sequences, and in a check they often
+ * are the same sequence: a batch shares its prompt and its checked tokens
+ * (the embedding of every row is token [0]), so a batch of 64 would
+ * compute 64 copies of one row.  Such a slice is computed for its first
+ * row and copied: every kernel gives an output row the same bits whatever
+ * rows are computed with it (engine/kernels.h), except OpenBLAS, whose
+ * FP32/FP16 model weights are left out.  Attention reads each sequence's
+ * own cache and is always computed row by row.
+ */
 static gboolean
 rows_repeat(EngModel *m, const MdlGraph *g, const MdlNode *n, const SimNodeInputs *in,
             const SimSlice *sl, MdlPrecision prec)
