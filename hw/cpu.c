@@ -11,6 +11,8 @@
  * with the model.  A stack whose attention masks the future in the softmax
  * instead of skipping it computes the whole query x key block, and writes
  * it to memory and reads it back (ggml's KQ tensor, llama.cpp 2024).
+ * Scalar loops a stack runs on one thread beside its kernels (an op's
+ * serial_elems) cost the stack's cycles per element at one core's clock.
  */
 #include "hw/cpu.h"
 #include "hw/stack.h"
@@ -41,6 +43,13 @@ hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                            "reaching %g of their SIMD peak = %.2f us\n", f,
                            cpu->cores, cpu->freq_mhz, stack->cpu.simd_efficiency,
                            (double) c->compute_ps / 1e6);
+    if (op->serial_elems > 0) {
+        g_string_append_printf(out, "    of which a scalar scan of %" G_GUINT64_FORMAT
+                               " elements on one core at %g cycles each = %.2f us\n",
+                               op->serial_elems, stack->cpu.serial_cycles_per_elem,
+                               (double) op->serial_elems * stack->cpu.serial_cycles_per_elem /
+                               cpu->freq_mhz);
+    }
 }
 
 static void
@@ -92,6 +101,14 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
         c->compute_ps += hw_cost_ps(c, (double) op->weight_bytes * 1000.0 / dq,
                                     "dequantisation time (the stack's cpu.dequant rate of "
                                     "this weight format)");
+    }
+    if (op->serial_elems > 0) {
+        /* one thread's scalar loop beside the SIMD work (mllm's shadow
+         * linear scans every input and output element on one core) */
+        c->compute_ps += hw_cost_ps(c, (double) op->serial_elems * sc->serial_cycles_per_elem /
+                                    (cpu->freq_mhz * 1e-6),
+                                    "scalar scan time (serial elements x the stack's "
+                                    "cpu.serial_cycles_per_elem / freq_mhz, one core)");
     }
     c->dram_bytes = op->read_bytes + op->write_bytes + score_bytes;
 }

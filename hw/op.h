@@ -68,6 +68,8 @@ typedef struct HwOp {
     uint64_t read_bytes;     /* compulsory DRAM reads */
     uint64_t write_bytes;    /* DRAM writes */
     uint64_t busy_ps;        /* HW_OP_RENDER: device time of the frame alone */
+    uint64_t serial_elems;   /* CPU: elements one thread walks in scalar code,
+                              * at the stack's cpu.serial_cycles_per_elem */
 } HwOp;
 
 /* What an op costs on one processor, alone.  Breakdown fields are filled

@@ -38,6 +38,9 @@ static const HsParam cpu_params[] = {
                   "its worker threads spin between operators, so the compute cores' "
                   "governor sees them busy and holds the top operating point (false: "
                   "the SoC's cpu governor samples them)"),
+    HS_PARAM_F64("serial_cycles_per_elem", HwStackCpu, serial_cycles_per_elem, 0, 1000, 0,
+                 "core cycles per element of its scalar loops that run on one thread "
+                 "(mllm's shadow-outlier scan); 0: it has none"),
     HS_PARAM_END
 };
 static const HsParam cpu_dequant[] = { DEQUANT_PARAMS(HwStackCpu) };

@@ -51,6 +51,8 @@ typedef struct HwStackCpu {
     gboolean attention_full_scores; /* prefill attention: all m x n scores */
     gboolean pins_clock;         /* its runtime holds the cores at their top
                                   * operating point (worker threads spin) */
+    double serial_cycles_per_elem; /* core cycles per element of its scalar,
+                                  * single-thread loops (an op's serial_elems) */
     HwStackDequant dequant;
 } HwStackCpu;
 

@@ -66,7 +66,7 @@ sim_work_to_hw_op(const SimWork *w, SimTaskKind kind, HwOp *op)
 {
     *op = (HwOp) {
         .flops = w->flops, .read_bytes = w->read_bytes, .write_bytes = w->write_bytes,
-        .compute = act_dtype(w->prec), .wfmt = (HwWfmt) w->prec,
+        .serial_elems = w->serial_elems, .compute = act_dtype(w->prec), .wfmt = (HwWfmt) w->prec,
         .m = w->m, .k = w->k, .n = w->n,
         .a_dtype = act_dtype(w->prec), .b_dtype = weight_dtype(w->prec),
     };

@@ -72,6 +72,9 @@ typedef struct SimWork {
     uint64_t flops;
     uint64_t read_bytes;      /* DRAM bytes read */
     uint64_t write_bytes;     /* DRAM bytes written */
+    uint64_t serial_elems;    /* elements one thread walks in scalar code
+                               * beside the rest (a shadow linear's outlier
+                               * scan); 0 for a kernel */
 } SimWork;
 
 typedef struct SimTask {

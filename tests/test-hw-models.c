@@ -4,6 +4,7 @@
  * alone and shared, NPU stage, order and shape sensitivity, graph preparation cost, sync
  * costs, GPU linear performance, cost-query purity.
  */
+#include "hw/cpu.h"
 #include "hw/gpu.h"
 #include "hw/npu.h"
 #include "hw/runtime.h"
@@ -494,6 +495,26 @@ test_mllm_stack(void)
     double causal = (2.0 * 512 - 256 + 1) * 256 / 2, full = 256.0 * 512;
     g_assert_cmpfloat(fabs((double) c2.compute_ps / (double) c1.compute_ps -
                            2.0 * full / causal), <, 1e-3);
+
+    /* mllm's shadow linear scans its elements on one core: the op's
+     * serial elements add elements x cycles / clock to its time, the
+     * same whatever the cores' SIMD width; llama.cpp's stack has no such
+     * loop (0 cycles) */
+    HwOp scan = { .kind = HW_OP_MATMUL, .m = 256, .k = 11, .n = 2048,
+                  .compute = HW_DTYPE_FP16, .wfmt = HW_WFMT_FP16, .flops = 2 * 256 * 11 * 2048 };
+    HwCost s0, s1;
+    hw_dev_estimate(cpu, mllm, &scan, &s0);
+    scan.serial_elems = 256 * (5504 + 2048);
+    hw_dev_estimate(cpu, mllm, &scan, &s1);
+    double cycles = mllm->cpu.serial_cycles_per_elem, mhz = ((const HwCpu *) cpu)->freq_mhz;
+    g_assert_cmpfloat(cycles, >, 0);
+    g_assert_cmpfloat(fabs((double) (s1.compute_ps - s0.compute_ps) -
+                           (double) scan.serial_elems * cycles / (mhz * 1e-6)), <, 2);
+    hw_dev_estimate(cpu, ggml, &scan, &s1);
+    hw_dev_estimate(cpu, ggml, &(HwOp) { .kind = HW_OP_MATMUL, .m = 256, .k = 11, .n = 2048,
+                                         .compute = HW_DTYPE_FP16, .wfmt = HW_WFMT_FP16,
+                                         .flops = 2 * 256 * 11 * 2048 }, &s0);
+    g_assert_cmpuint(s1.compute_ps, ==, s0.compute_ps);
 }
 
 /* The array's own cycle count against SCALE-Sim v2's weight-stationary

@@ -76,8 +76,11 @@ proc_of(const HwSoc *soc, HwKind kind)
 
 /* Shadow tasks: on the CPU, only in the 15 % of layers nearest the input
  * and the output (Qwen1.5-1.8B: 24 layers -> 4: 0, 1, 22, 23), one per
- * linear kernel of those layers, whose kernels run W8A8_SHADOW (the rest
- * W8A8), and every reader of such a matmul waits on its shadow task. */
+ * FFN-down kernel of those layers (the one linear mllm's code shadows),
+ * whose kernels run W8A8_SHADOW (every other linear W8A8), and every
+ * reader of such a matmul waits on its shadow task.  Each copies its
+ * FP32 input and its outputs and scans every element on one thread, as
+ * mllm's CPULinearINT8Shadow does. */
 static void
 test_mllm_shadow_plan(void)
 {
@@ -101,6 +104,12 @@ test_mllm_shadow_plan(void)
             g_assert_cmpuint(t->work.k, <=, 15);
             int layer = atoi(t->name + 1);
             g_assert_true(layer <= 1 || layer >= 22);
+            g_assert_nonnull(strstr(t->name, "ffn_down"));
+            /* a chunk of 256 tokens: FFN-down's 5504 inputs and 2048 outputs */
+            g_assert_cmpuint(t->work.m, ==, 256);
+            g_assert_cmpuint(t->work.n, ==, 2048);
+            g_assert_cmpuint(t->work.serial_elems, ==, 256 * (5504 + 2048));
+            g_assert_cmpuint(t->work.read_bytes, >=, 4 * 256 * 5504 + 9 * 256 * 2048);
         } else if (t->kind == SIM_TASK_KERNEL && t->work.op != MDL_OP_MATMUL) {
             /* mllm's QNN graph after the attention also runs the residual
              * adds, the FFN norm and SiLU x up; the CPU keeps the input
@@ -114,16 +123,17 @@ test_mllm_shadow_plan(void)
             if (t->work.prec == MDL_PREC_W8A8_SHADOW) {
                 shadow_kernels++;
                 g_assert_true(layer <= 1 || layer >= 22);
+                g_assert_nonnull(strstr(t->name, "ffn_down"));
             } else {
                 g_assert_cmpint(t->work.prec, ==, MDL_PREC_W8A8);
                 plain++;
             }
         }
     }
-    /* 4 layers x 7 linear layers x 2 chunks */
-    g_assert_cmpuint(shadows, ==, 4 * 7 * 2);
+    /* 4 layers x FFN-down x 2 chunks */
+    g_assert_cmpuint(shadows, ==, 4 * 1 * 2);
     g_assert_cmpuint(shadow_kernels, ==, shadows);
-    g_assert_cmpuint(plain, ==, 20 * 7 * 2);
+    g_assert_cmpuint(plain, ==, (24 * 7 - 4) * 2);
     /* 24 layers x (2 adds, ffn_norm, act) x 2 chunks */
     g_assert_cmpuint(npu_float, ==, 24 * 4 * 2);
     for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
@@ -187,9 +197,10 @@ test_mllm_shadow_values(void)
     g_assert_true(s.r.check.match && n.r.check.match);    /* each its own arithmetic */
     g_assert_true(n.r.check.precision_changed);
     g_assert_cmpfloat(n.r.check.precision_err, >, 0);
-    /* the outlier channels computed in float recover much of what plain
-     * per-tensor INT8 loses (measured 0.622 vs 0.922) */
-    g_assert_cmpfloat(s.r.check.precision_err, <, 0.8 * n.r.check.precision_err);
+    /* FFN-down's outlier channels computed in float recover part of what
+     * plain per-tensor INT8 loses (measured 0.796 vs 0.922; 0.622 when
+     * every linear was shadowed, which mllm's code does not do) */
+    g_assert_cmpfloat(s.r.check.precision_err, <, 0.9 * n.r.check.precision_err);
     /* the static (offline-calibrated) scale: the cut changes no bit */
     g_assert_cmpfloat(s.r.check.precision_err, ==, whole.r.check.precision_err);
     case_clear(&s);

@@ -50,6 +50,9 @@ task_json(const SimTask *t, uint32_t id, const HwSoc *soc)
         cJSON_AddNumberToObject(o, "flops", (double) t->work.flops);
         cJSON_AddNumberToObject(o, "read_bytes", (double) t->work.read_bytes);
         cJSON_AddNumberToObject(o, "write_bytes", (double) t->work.write_bytes);
+        if (t->work.serial_elems > 0) {
+            cJSON_AddNumberToObject(o, "serial_elems", (double) t->work.serial_elems);
+        }
     }
     cJSON *deps = cJSON_AddArrayToObject(o, "deps");
     for (uint32_t d = 0; d < t->n_deps; d++) {
@@ -363,7 +366,9 @@ static const HsParam task_kind_params[] = {
     HS_PARAM_U64("read_bytes", TaskKeys, t.work.read_bytes, 0, 1e18, HS_REQUIRED,        \
                  "DRAM reads"),                                                        \
     HS_PARAM_U64("write_bytes", TaskKeys, t.work.write_bytes, 0, 1e18, HS_REQUIRED,      \
-                 "DRAM writes")
+                 "DRAM writes"),                                                       \
+    HS_PARAM_U64("serial_elems", TaskKeys, t.work.serial_elems, 0, 1e18, 0,             \
+                 "elements one thread scans in scalar code (shadow tasks; 0: none)")
 
 static const HsParam task_kernel_params[] = {
     TASK_HEAD,
@@ -528,7 +533,9 @@ check_kernel_work(const cJSON *t, const char *path, const MdlNode *node, int32_t
                       mdl_precision_name[w->prec]) &&
         check_derived(t, path, "write_bytes", w->write_bytes, mw.write_bytes, error,
                       "what the slice of node %d (%s) writes at %s", id, nm,
-                      mdl_precision_name[w->prec]);
+                      mdl_precision_name[w->prec]) &&
+        check_derived(t, path, "serial_elems", w->serial_elems, 0, error,
+                      "as a kernel runs no scalar scan");
     if (ok && w->weight_lhs && !mm) {
         g_autofree char *p = hs_json_path_key(path, "weight_lhs");
         return bad(error, cJSON_GetObjectItemCaseSensitive(t, "weight_lhs"), p,
@@ -542,7 +549,7 @@ check_kernel_work(const cJSON *t, const char *path, const MdlNode *node, int32_t
  * another processor: sim/policies/mllm-npu.c shadow_work) records no
  * slice, so its work is bounded by its node's: at most the node's tokens,
  * input features and rows, and the costs of a product of that shape that
- * also scans its input.
+ * also copies its FP32 input and its output four ways and scans both.
  */
 static gboolean
 check_shadow_work(const cJSON *t, const char *path, const MdlNode *node, int32_t id,
@@ -574,8 +581,9 @@ check_shadow_work(const cJSON *t, const char *path, const MdlNode *node, int32_t
         uint64_t got, max;
     } costs[] = {
         { "flops", w->flops, 2 * m * k * n + m * in + m * n },
-        { "read_bytes", w->read_bytes, 2 * (m * in + k * n + m * n) },
-        { "write_bytes", w->write_bytes, 2 * m * n },
+        { "read_bytes", w->read_bytes, 4 * m * in + 9 * m * n + 2 * k * n },
+        { "write_bytes", w->write_bytes, 4 * m * in + 9 * m * n },
+        { "serial_elems", w->serial_elems, m * (in + n) },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(costs); i++) {
         if (costs[i].got > costs[i].max) {

@@ -15,15 +15,17 @@
  *   attention depends on the chunk index and runs on the CPU.
  * - Shadow outliers (§3.3): the activation channels beyond the per-tensor
  *   scale (~0.2 % of channels, 5-15 per layer) are multiplied in float on
- *   the CPU and merged into the NPU's INT8 result.  Only the layers that
- *   matter most keep it — those near the input and the output, 15 % of the
- *   layers (the 85 % least important are pruned, §3.3) — as
- *   MDL_PREC_W8A8_SHADOW; the others run plain MDL_PREC_W8A8.  The shadow
- *   matmul's CPU time is a SIM_TASK_SHADOW task: it scans the activations
- *   for outliers, multiplies them by the hot-channel rows kept in CPU
- *   memory and adds the result into the NPU's output, and every reader of
- *   the matmul waits for it.  Its values are already in the kernel's (the
- *   engine computes W8A8_SHADOW with the outliers in float).
+ *   the CPU and merged into the NPU's INT8 result, on FFN-down (the one
+ *   linear mllm's code shadows).  Only the layers that matter most keep
+ *   it — those near the input and the output, 15 % of the layers (the
+ *   85 % least important are pruned, §3.3) — as MDL_PREC_W8A8_SHADOW;
+ *   every other linear runs plain MDL_PREC_W8A8.  The shadow linear's
+ *   CPU time is a SIM_TASK_SHADOW task: it copies its inputs, scans them
+ *   for outliers on one thread, multiplies the outliers by their weight
+ *   rows kept in CPU memory and adds the result into the NPU's output,
+ *   and every reader of the matmul waits for it.  Its values are already
+ *   in the kernel's (the engine computes W8A8_SHADOW with the outliers in
+ *   float).
  * - Out-of-order subgraphs (§3.4): any unit (one operator of one chunk)
  *   whose inputs are ready may run; each processor runs one at a time and
  *   picks, among its ready units, the one with the largest contribution:
@@ -125,6 +127,12 @@ n_layers(SimBuilder *b)
     return (uint32_t) (top + 1);
 }
 
+/* Shadow execution sits on FFN-down alone: the one linear whose input
+ * (SiLU(gate) x up) carries the outliers.  mllm's NPU models give only it
+ * a shadow linear (UbiquitousLearning/mllm, src/models/qwen/
+ * modeling_qwen_npu.hpp and phonelm/modeling_phonelm_npu.hpp,
+ * QwenNPU_CPUDecoderWithShadow: ShadowLinear over down_proj); the other
+ * linears of every layer run plain per-tensor W8A8. */
 static MdlPrecision
 linear_prec(const MllmVariant *v, const MdlNode *n, uint32_t layers)
 {
@@ -134,26 +142,39 @@ linear_prec(const MllmVariant *v, const MdlNode *n, uint32_t layers)
     case ACT_W8A8:
         return MDL_PREC_W8A8;
     case ACT_SHADOW_ALL:
-        return MDL_PREC_W8A8_SHADOW;
+        return n->weight == MDL_W_DOWN ? MDL_PREC_W8A8_SHADOW : MDL_PREC_W8A8;
     default:
-        return n->layer >= 0 && mllm_layer_keeps_shadow((uint32_t) n->layer, layers)
+        return n->weight == MDL_W_DOWN && n->layer >= 0 &&
+               mllm_layer_keeps_shadow((uint32_t) n->layer, layers)
                ? MDL_PREC_W8A8_SHADOW : MDL_PREC_W8A8;
     }
 }
 
-/* The shadow matmul of @slice of linear node @n on the CPU: scan the
- * input for outliers, multiply the outlier channels by their hot weight
- * rows (FP16, kept in CPU memory), add into the NPU's output. */
+/*
+ * The shadow linear of @slice of linear node @n ([m, k] x [k, feat]) on
+ * the CPU, as mllm's CPULinearINT8Shadow::execute does it
+ * (UbiquitousLearning/mllm, src/backends/cpu/op/CPULinearINT8Shadow.cpp):
+ * - it copies its three inputs and the output: the FP32 input (m x k),
+ *   the NPU's INT8 result (m x feat) and its dequantised sum (FP32,
+ *   m x feat, twice): 4 m k + 9 m feat bytes read and as many written;
+ * - it walks every input element on one thread (divide by the scale,
+ *   round, compare with 8 x the INT8 range) and every INT8 result
+ *   (compare with the clip): m (k + feat) scalar elements;
+ * - each outlier adds its weight row times its excess into the output:
+ *   2 m ch feat flops over the outlier channels (§3.3: 0.1-0.3 % of
+ *   channels, ~5-15 a layer).  The INT8 weight rows stay in CPU memory.
+ */
 static void
 shadow_work(const MdlNode *n, const SimSlice *s, SimWork *w)
 {
-    uint64_t m = s->tok1 - s->tok0, feat = s->row1 - s->row0;
-    uint64_t ch = MAX(MLLM_OUTLIER_MIN, (uint64_t) ceil(MLLM_OUTLIER_SHARE * n->k));
+    uint64_t m = s->tok1 - s->tok0, feat = s->row1 - s->row0, k = n->k;
+    uint64_t ch = MAX(MLLM_OUTLIER_MIN, (uint64_t) ceil(MLLM_OUTLIER_SHARE * k));
     *w = (SimWork) {
         .op = MDL_OP_MATMUL, .prec = MDL_PREC_FP16, .m = m, .k = ch, .n = feat,
-        .flops = 2 * m * ch * feat + m * n->k + m * feat,
-        .read_bytes = m * n->k * 2 + ch * feat * 2 + m * feat * 2,
-        .write_bytes = m * feat * 2,
+        .flops = 2 * m * ch * feat,
+        .read_bytes = 4 * m * k + 9 * m * feat + ch * feat,
+        .write_bytes = 4 * m * k + 9 * m * feat,
+        .serial_elems = m * (k + feat),
     };
 }
 
