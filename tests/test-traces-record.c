@@ -28,6 +28,74 @@ soc(const char *name)
     return s;
 }
 
+/* A plan with shadow tasks (mllm-npu: FFN-down's shadow linear, whose
+ * scalar scan is a work field of its own) recorded and read back: the
+ * same work, to the scan's element count, and the same times. */
+static void
+test_round_trip_shadow(void)
+{
+    g_autofree char *mdir = src_path("models");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) tiny = soc("tiny");
+    g_autoptr(MdlSpec) spec = mdl_spec_load("tiny", mdir, &error);
+    g_assert_no_error(error);
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 40;
+    w.decode = 1;
+    SimRunReport r1 = { 0 }, r2 = { 0 };
+    SimExecResult x1 = { 0 }, x2 = { 0 };
+    g_autoptr(SimPlan) plan = NULL;
+    g_assert_true(sim_run(tiny, spec, sim_policy_find("mllm-npu"), &w, NULL, &r1, &x1, &plan,
+                          &error));
+    g_autofree char *dir = g_dir_make_tmp("hs-rec-XXXXXX", &error);
+    g_autofree char *file = g_build_filename(dir, "rec.json", NULL);
+    g_assert_true(trc_record_write(file, tiny, spec, "mllm-npu", &w, plan, &error));
+    g_autoptr(TrcRecording) rec = trc_record_read(file, &error);
+    g_assert_no_error(error);
+    g_autoptr(SimPlan) again = trc_record_plan_for(rec, tiny, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(sim_plan_len(again), ==, sim_plan_len(plan));
+    uint32_t scans = 0;
+    for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
+        const SimTask *a = sim_plan_task(plan, i), *b = sim_plan_task(again, i);
+        g_assert_cmpint(memcmp(&a->work, &b->work, sizeof(SimWork)), ==, 0);
+        scans += a->kind == SIM_TASK_SHADOW && a->work.serial_elems > 0;
+    }
+    g_assert_cmpuint(scans, >, 0);
+    g_assert_true(sim_run_execute(tiny, rec->spec, rec->policy, again, &rec->workload, NULL,
+                                  &r2, &x2, &error));
+    g_assert_cmpint(memcmp(x1.times, x2.times, sizeof(SimTaskTime) * x1.n_tasks), ==, 0);
+
+    /* a scan longer than its node's inputs and outputs is refused */
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(file, &text, NULL, &error));
+    g_autoptr(cJSON) j = cJSON_Parse(text);
+    cJSON *tasks = cJSON_GetObjectItem(j, "tasks"), *t;
+    int idx = 0;
+    cJSON_ArrayForEach(t, tasks) {
+        if (g_strcmp0(cJSON_GetStringValue(cJSON_GetObjectItem(t, "kind")), "shadow") == 0) {
+            break;
+        }
+        idx++;
+    }
+    g_assert_nonnull(t);
+    cJSON_SetNumberValue(cJSON_GetObjectItem(t, "serial_elems"), 1e12);
+    g_autofree char *edited = cJSON_PrintUnformatted(j);
+    g_assert_true(g_file_set_contents(file, edited, -1, &error));
+    g_autoptr(TrcRecording) bad = trc_record_read(file, &error);
+    g_assert_null(bad);
+    g_autofree char *want = g_strdup_printf("$.tasks[%d].serial_elems: expected at most", idx);
+    g_assert_nonnull(strstr(error->message, want));
+
+    sim_exec_result_clear(&x1);
+    sim_exec_result_clear(&x2);
+    sim_run_report_clear(&r1);
+    sim_run_report_clear(&r2);
+    g_unlink(file);
+    g_rmdir(dir);
+}
+
 static void
 test_round_trip(void)
 {
@@ -217,6 +285,7 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/traces/record/round-trip", test_round_trip);
+    g_test_add_func("/traces/record/round-trip-shadow", test_round_trip_shadow);
     g_test_add_func("/traces/record/write-fails-cleanly", test_write_fails_cleanly);
     g_test_add_func("/traces/record/base-is-valid", test_base_is_valid);
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
