@@ -9,10 +9,10 @@
  * at a time, OpenBLAS itself single-threaded (no oversubscription, and
  * its rounding does not depend on how many threads it would use).
  */
+#include "engine/blas.h"
 #include "engine/kernels.h"
 #include "engine/matmul-w4.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -20,16 +20,6 @@
 #endif
 
 /* ---- FP32 / FP16 through OpenBLAS on a fixed tile grid ------------------ */
-
-static void
-blas_single_thread(void)
-{
-    static gsize once = 0;
-    if (g_once_init_enter(&once)) {
-        openblas_set_num_threads(1);
-        g_once_init_leave(&once, 1);
-    }
-}
 
 /*
  * @t_rows fixes the grid: tiles of tm = min(t_rows, ENG_TILE_M) rows by
@@ -47,7 +37,9 @@ tiled_matmul(const float *x, size_t t_rows, const EngMatrix *w, float *y, size_t
     const size_t m_a = s0 / tm, m_b = (s1 - 1) / tm + 1;
     const size_t n_a = r0 / tn, n_b = (r1 - 1) / tn + 1;
     const size_t nm = m_b - m_a, tiles = nm * (n_b - n_a);
-    blas_single_thread();
+    /* opened here, outside the parallel region (it sets an environment
+     * variable on the way) */
+    eng_blas_set_threads(1);
     #pragma omp parallel if (tiles > 1 && tiles * tm * tn * k >= ENG_PAR_MIN_OPS)
     {
         float *xs = g_malloc(sizeof(float) * tm * k);
@@ -75,8 +67,8 @@ tiled_matmul(const float *x, size_t t_rows, const EngMatrix *w, float *y, size_t
                 wt = ws;
             }
             /* ys [tm, tn] = xs [tm, K] . wt [tn, K]^T */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) tm, (int) tn, (int) k,
-                        1.0f, xs, (int) k, wt, (int) k, 0.0f, ys, (int) tn);
+            eng_blas_sgemm_nt((int) tm, (int) tn, (int) k, xs, (int) k, wt, (int) k, ys,
+                              (int) tn);
             for (size_t t = lo; t < hi; t++) {
                 memcpy(y + t * n + c_lo, ys + (t - a0) * tn + (c_lo - b0),
                        sizeof(float) * (c_hi - c_lo));

@@ -7,9 +7,9 @@
  * bound 1e-5 stated below).  Also: results byte-identical with 1 and 4
  * OpenMP threads, and what OpenBLAS itself does on slices (documented).
  */
+#include "engine/blas.h"
 #include "engine/kernels.h"
 
-#include <cblas.h>
 #include <glib.h>
 #include <math.h>
 #include <omp.h>
@@ -218,14 +218,13 @@ test_blas_slices_fact(void)
         size_t n = (size_t) g_rand_int_range(r, 2, 400), s = pick(r, t), q = pick(r, n);
         g_autofree float *x = randv(r, t * k, 1), *w = randv(r, n * k, 0.1);
         g_autofree float *y0 = g_new0(float, t * n), *y1 = g_new0(float, t * n);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) t, (int) n, (int) k, 1, x,
-                    (int) k, w, (int) k, 0, y0, (int) n);
+        eng_blas_sgemm_nt((int) t, (int) n, (int) k, x, (int) k, w, (int) k, y0, (int) n);
         size_t tc[] = { 0, s, t }, rc[] = { 0, q, n };
         for (int i = 0; i < 2; i++) {
             for (int j = 0; j < 2; j++) {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) (tc[i + 1] - tc[i]),
-                            (int) (rc[j + 1] - rc[j]), (int) k, 1, x + tc[i] * k, (int) k,
-                            w + rc[j] * k, (int) k, 0, y1 + tc[i] * n + rc[j], (int) n);
+                eng_blas_sgemm_nt((int) (tc[i + 1] - tc[i]), (int) (rc[j + 1] - rc[j]), (int) k,
+                                  x + tc[i] * k, (int) k, w + rc[j] * k, (int) k,
+                                  y1 + tc[i] * n + rc[j], (int) n);
             }
         }
         differ += memcmp(y0, y1, sizeof(float) * t * n) != 0;

@@ -16,12 +16,12 @@
 #include "engine/kernels.h"
 #include "engine/quant-formats.h"
 #include "models/spec.h"
+#include "engine/blas.h"
 #include "sim/cli/bench.h"
 #include "sim/run.h"
 #include "sim/util/json.h"
 #include "sim/util/mem.h"
 
-#include <cblas.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,13 +40,12 @@ gemm_gflops(size_t n, gboolean direct, int reps)
      * (and sets that on first use); called directly, OpenBLAS gets every
      * core, as a user calling it would give it */
     eng_matmul_f32(a, n, b, n, n, c, 0, MIN(n, 8), 0, MIN(n, 8));
-    openblas_set_num_threads(direct ? (int) g_get_num_processors() : 1);
+    eng_blas_set_threads(direct ? (int) g_get_num_processors() : 1);
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         double t0 = hs_bench_now_s();
         if (direct) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) n, (int) n, (int) n,
-                        1.0f, a, (int) n, b, (int) n, 0.0f, c, (int) n);
+            eng_blas_sgemm_nt((int) n, (int) n, (int) n, a, (int) n, b, (int) n, c, (int) n);
         } else {
             eng_matmul_f32(a, n, b, n, n, c, 0, n, 0, n);
         }
@@ -401,13 +400,12 @@ prefill_1thread(size_t t, size_t n, size_t k, int rounds, const EngIsa *isa, int
     const double flop = 2.0 * t * n * k;
     int was = omp_get_max_threads();
     omp_set_num_threads(1);
-    openblas_set_num_threads(1);
+    eng_blas_set_threads(1);
     double b[16], v[2][16], r[2][16];
     rounds = MIN(rounds, 16);
     for (int i = 0; i < rounds; i++) {
         double t0 = hs_bench_now_s();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) t, (int) n, (int) k, 1.0f, x,
-                    (int) k, w, (int) k, 0.0f, y, (int) n);
+        eng_blas_sgemm_nt((int) t, (int) n, (int) k, x, (int) k, w, (int) k, y, (int) n);
         b[i] = flop / (hs_bench_now_s() - t0) / 1e9;
         for (int j = 0; j < nisa; j++) {
             eng_set_isa(isa[j]);
@@ -613,7 +611,7 @@ run(gboolean quick, HsFormat format, GError **error)
     if (getloadavg(load, 3) < 1) {
         load[0] = -1;
     }
-    const char *blas_core = openblas_get_corename();
+    const char *blas_core = eng_blas_corename();
     /* the best path (what runs by default) for the figures without a path */
     const PathFigures *best = &path[nisa - 1];
 

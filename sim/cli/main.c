@@ -69,12 +69,11 @@ static const char *const default_argv[] = { "compare", NULL };
  * with OMP_WAIT_POLICY=PASSIVE, unless the user chose a wait policy or a
  * spin count.  Values do not depend on it (every iteration writes only its
  * own outputs).  If the program cannot be run again it goes on as it is.
- * The same run starts OpenBLAS with one thread (unless the user set
- * OPENBLAS_NUM_THREADS): the engine calls it from its own OpenMP threads,
- * one thread each (engine/matmul.c), and the pool OpenBLAS starts when it
- * is loaded spins in sched_yield for a while: 0.08-0.11 s of system CPU
- * for every run, even a timing-only one (`bench engine`'s direct OpenBLAS
- * figure asks for its threads with openblas_set_num_threads()).
+ * A command that runs no OpenMP region is not run again: starting costs
+ * ~22 ms of CPU, so a timing-only run (`--functional off`) and the
+ * commands that never compute a value (validate, list, probe, soc, stack,
+ * plot) start once.  (OpenBLAS, whose thread pool once made every run
+ * start again, is opened only when a product needs it: engine/blas.c.)
  *
  * libgomp has no call that changes the wait policy or GOMP_SPINCOUNT once
  * loaded (both are read only by its constructor), so the run again stays;
@@ -133,25 +132,43 @@ exe_is_self(void)
     return FALSE;
 }
 
+/* Whether the command line can run OpenMP regions (compute values).  A
+ * wrong yes costs a second start, a wrong no spinning threads: neither
+ * changes a result. */
+static gboolean
+computes_values(int argc, char **argv)
+{
+    static const char *const none[] = {
+        "--help", "-h", "help", "--version", "validate", "list", "probe", "soc", "stack", "plot",
+    };
+    for (size_t i = 0; argc >= 2 && i < G_N_ELEMENTS(none); i++) {
+        if (strcmp(argv[1], none[i]) == 0) {
+            return FALSE;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--functional=off") == 0 ||
+            (strcmp(argv[i], "--functional") == 0 && i + 1 < argc &&
+             strcmp(argv[i + 1], "off") == 0)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static void
-passive_omp(char **argv)
+passive_omp(int argc, char **argv)
 {
     if (g_getenv("OMP_WAIT_POLICY") || g_getenv("GOMP_SPINCOUNT")) {
         return;                  /* the user's choice, or already run again */
     }
-    if (g_getenv("HS_NO_REEXEC") || traced() || !exe_is_self()) {
+    if (!computes_values(argc, argv) || g_getenv("HS_NO_REEXEC") || traced() ||
+        !exe_is_self()) {
         return;
     }
     g_setenv("OMP_WAIT_POLICY", "PASSIVE", FALSE);
-    gboolean blas_set = g_getenv("OPENBLAS_NUM_THREADS") == NULL;
-    if (blas_set) {
-        g_setenv("OPENBLAS_NUM_THREADS", "1", FALSE);
-    }
     execv("/proc/self/exe", argv);
     g_unsetenv("OMP_WAIT_POLICY");
-    if (blas_set) {
-        g_unsetenv("OPENBLAS_NUM_THREADS");
-    }
 }
 
 static void
@@ -185,7 +202,7 @@ main(int argc, char **argv)
     g_autoptr(GError) error = NULL;
     g_auto(GStrv) args = NULL;
 
-    passive_omp(argv);
+    passive_omp(argc, argv);
     g_set_prgname("hetero-sim");              /* "Usage: hetero-sim [OPTION…] run" */
 
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
