@@ -438,7 +438,7 @@ op_equal(const HwOp *a, const HwOp *b)
            a->compute == b->compute && a->wfmt == b->wfmt &&
            a->weight_bytes == b->weight_bytes && a->flops == b->flops &&
            a->read_bytes == b->read_bytes && a->write_bytes == b->write_bytes &&
-           a->busy_ps == b->busy_ps;
+           a->busy_ps == b->busy_ps && a->serial_elems == b->serial_elems;
 }
 
 static inline uint64_t

@@ -515,6 +515,24 @@ test_mllm_stack(void)
                                          .compute = HW_DTYPE_FP16, .wfmt = HW_WFMT_FP16,
                                          .flops = 2 * 256 * 11 * 2048 }, &s0);
     g_assert_cmpuint(s1.compute_ps, ==, s0.compute_ps);
+
+    /* and the runtime's cost memo tells the two apart: the same op
+     * without, then with its scan, one after the other on the cores */
+    g_autoptr(SimKernel) k = sim_kernel_new();
+    g_autoptr(HwRuntime) rt = hw_runtime_new(soc, mllm, k);
+    uint64_t elems[] = { 0, 256 * (5504 + 2048) }, took[2];
+    for (int i = 0; i < 2; i++) {
+        Count c = { 1 };
+        SimTime t0 = sim_kernel_now(k);
+        scan.serial_elems = elems[i];
+        HwSubmit s = { .dev = cpu->index, .op = scan, .on_done = done, .opaque = &c };
+        g_assert_true(hw_runtime_submit(rt, &s, NULL));
+        sim_kernel_run_until(k, SIM_TIME_MAX);
+        g_assert_cmpuint(c.left, ==, 0);
+        took[i] = sim_kernel_now(k) - t0;
+    }
+    g_assert_cmpfloat((double) (took[1] - took[0]), >=,
+                      0.99 * (double) elems[1] * cycles / (mhz * 1e-6));
 }
 
 /* The array's own cycle count against SCALE-Sim v2's weight-stationary
