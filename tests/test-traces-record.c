@@ -28,17 +28,25 @@ soc(const char *name)
     return s;
 }
 
+static MdlSpec *
+tiny_model(void)
+{
+    g_autofree char *mdir = src_path("models");
+    g_autoptr(GError) error = NULL;
+    MdlSpec *spec = mdl_spec_load("tiny", mdir, &error);
+    g_assert_no_error(error);
+    return spec;
+}
+
 /* A plan with shadow tasks (mllm-npu: FFN-down's shadow linear, whose
  * scalar scan is a work field of its own) recorded and read back: the
  * same work, to the scan's element count, and the same times. */
 static void
 test_round_trip_shadow(void)
 {
-    g_autofree char *mdir = src_path("models");
     g_autoptr(GError) error = NULL;
     g_autoptr(HwSoc) tiny = soc("tiny");
-    g_autoptr(MdlSpec) spec = mdl_spec_load("tiny", mdir, &error);
-    g_assert_no_error(error);
+    g_autoptr(MdlSpec) spec = tiny_model();
     SimWorkload w;
     sim_workload_init(&w);
     w.prompt = 40;
@@ -99,11 +107,9 @@ test_round_trip_shadow(void)
 static void
 test_round_trip(void)
 {
-    g_autofree char *mdir = src_path("models");
     g_autoptr(GError) error = NULL;
     g_autoptr(HwSoc) tiny = soc("tiny");
-    g_autoptr(MdlSpec) spec = mdl_spec_load("tiny", mdir, &error);
-    g_assert_no_error(error);
+    g_autoptr(MdlSpec) spec = tiny_model();
     SimWorkload w;
     sim_workload_init(&w);
     w.prompt = 50;
