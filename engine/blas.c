@@ -59,10 +59,14 @@ open_blas(void)
         return;
     }
     g_module_make_resident(m);
+    /* one thread even if the user's environment asked for more: the
+     * engine's own threads call it, and its rounding must not depend on
+     * how many it would use */
+    blas.set_threads(1);
 }
 
-gboolean
-eng_blas_load(GError **error)
+void
+eng_blas_need(void)
 {
     static gsize once = 0;
     if (g_once_init_enter(&once)) {
@@ -70,18 +74,7 @@ eng_blas_load(GError **error)
         g_once_init_leave(&once, 1);
     }
     if (blas.failure) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "%s", blas.failure);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-static void
-need_blas(void)
-{
-    g_autoptr(GError) error = NULL;
-    if (!eng_blas_load(&error)) {
-        fprintf(stderr, "hetero-sim: %s\n", error->message);
+        fprintf(stderr, "hetero-sim: %s\n", blas.failure);
         exit(EXIT_FAILURE);
     }
 }
@@ -90,7 +83,7 @@ void
 eng_blas_sgemm_nt(int m, int n, int k, const float *a, int lda, const float *b, int ldb,
                   float *c, int ldc)
 {
-    need_blas();
+    eng_blas_need();
     blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c,
                ldc);
 }
@@ -98,13 +91,13 @@ eng_blas_sgemm_nt(int m, int n, int k, const float *a, int lda, const float *b, 
 void
 eng_blas_set_threads(int n)
 {
-    need_blas();
+    eng_blas_need();
     blas.set_threads(n);
 }
 
 const char *
 eng_blas_corename(void)
 {
-    need_blas();
+    eng_blas_need();
     return blas.corename();
 }

@@ -13,13 +13,15 @@
 
 #include <glib.h>
 
-/* Open OpenBLAS if it is not open yet: FALSE, with @error saying which
- * file and why, if it cannot be.  Safe from any thread. */
-gboolean eng_blas_load(GError **error);
+/* Open OpenBLAS if it is not open yet, or stop the program with a
+ * one-line message naming the file and why (an install without its
+ * OpenBLAS).  Call it outside parallel regions: opening sets an
+ * environment variable. */
+void eng_blas_need(void);
 
 /* C [m, n] = A [m, k] . B [n, k]^T, row-major FP32 (cblas_sgemm with B
- * transposed).  Opens OpenBLAS first; if it cannot be opened the program
- * stops with a one-line message (an install without its OpenBLAS). */
+ * transposed), on one OpenBLAS thread unless eng_blas_set_threads said
+ * otherwise.  Opens OpenBLAS first (eng_blas_need). */
 void eng_blas_sgemm_nt(int m, int n, int k, const float *a, int lda, const float *b, int ldb,
                        float *c, int ldc);
 

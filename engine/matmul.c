@@ -37,9 +37,7 @@ tiled_matmul(const float *x, size_t t_rows, const EngMatrix *w, float *y, size_t
     const size_t m_a = s0 / tm, m_b = (s1 - 1) / tm + 1;
     const size_t n_a = r0 / tn, n_b = (r1 - 1) / tn + 1;
     const size_t nm = m_b - m_a, tiles = nm * (n_b - n_a);
-    /* opened here, outside the parallel region (it sets an environment
-     * variable on the way) */
-    eng_blas_set_threads(1);
+    eng_blas_need();           /* opened outside the parallel region */
     #pragma omp parallel if (tiles > 1 && tiles * tm * tn * k >= ENG_PAR_MIN_OPS)
     {
         float *xs = g_malloc(sizeof(float) * tm * k);
