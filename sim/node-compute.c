@@ -139,6 +139,17 @@ sim_node_rows_apart(EngModel *m, const MdlNode *n, MdlPrecision prec)
  * FP32/FP16 model weights are left out.  Attention reads each sequence's
  * own cache and is always computed row by row.
  */
+gboolean
+sim_rows_same(const float *x, size_t rows, size_t k)
+{
+    for (size_t t = 1; t < rows; t++) {
+        if (memcmp(x + t * k, x, sizeof(float) * k) != 0) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static gboolean
 rows_repeat(EngModel *m, const MdlGraph *g, const MdlNode *n, const SimNodeInputs *in,
             const SimSlice *sl, MdlPrecision prec)
@@ -163,11 +174,8 @@ rows_repeat(EngModel *m, const MdlGraph *g, const MdlNode *n, const SimNodeInput
     }
     for (uint32_t k = 0; k < n->n_src; k++) {
         const size_t row = g->nodes[n->src[k]].features;
-        const float *first = in->src[k] + sl->tok0 * row;
-        for (size_t t = sl->tok0 + 1; t < sl->tok1; t++) {
-            if (memcmp(in->src[k] + t * row, first, sizeof(float) * row) != 0) {
-                return FALSE;
-            }
+        if (!sim_rows_same(in->src[k] + sl->tok0 * row, sl->tok1 - sl->tok0, row)) {
+            return FALSE;
         }
     }
     return TRUE;

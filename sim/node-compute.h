@@ -67,4 +67,8 @@ void sim_node_matmul(EngModel *m, const MdlNode *n, const float *x, size_t token
  */
 gboolean sim_node_rows_apart(EngModel *m, const MdlNode *n, MdlPrecision prec);
 
+/* Whether the @rows rows of @k floats at @x all equal the first, bit for
+ * bit (a checked batch's sequences share their input). */
+gboolean sim_rows_same(const float *x, size_t rows, size_t k);
+
 #endif /* SIM_NODE_COMPUTE_H */

@@ -1009,18 +1009,6 @@ ahead_steps(const SimValues *run, uint32_t q)
     return n;
 }
 
-/* Whether rows [1, rows) of @x ([rows, k]) hold row 0's bits */
-static gboolean
-rows_all_first(const float *x, size_t rows, size_t k)
-{
-    for (size_t t = 1; t < rows; t++) {
-        if (memcmp(x + t * k, x, sizeof(float) * k) != 0) {
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
 /*
  * Matmul node @ni's slice @t in the @nph phases from @q at once: their
  * inputs stacked, one pass over the weights for all of them (a decode
@@ -1042,7 +1030,7 @@ stacked_matmul(SimChecker *c, State *m, uint32_t q, uint32_t nph, uint32_t ni, c
     at[0] = 0;
     for (uint32_t j = 0; j < nph; j++) {
         const float *src = buffer(c, m, q + j, n->src[0]) + off;
-        at[j + 1] = at[j] + (rows_all_first(src, rows, k) ? 1 : rows);
+        at[j + 1] = at[j] + (sim_rows_same(src, rows, k) ? 1 : rows);
     }
     float *x = hs_mem_alloc0(sizeof(float) * at[nph] * k);
     float *y = hs_mem_alloc0(sizeof(float) * at[nph] * d);
