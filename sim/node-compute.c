@@ -127,6 +127,17 @@ sim_node_rows_apart(EngModel *m, const MdlNode *n, MdlPrecision prec)
            ENG_WFMT_W4A16;
 }
 
+gboolean
+sim_rows_same(const float *x, size_t rows, size_t k)
+{
+    for (size_t t = 1; t < rows; t++) {
+        if (memcmp(x + t * k, x, sizeof(float) * k) != 0) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 /*
  * Whether the rows [tok0 + 1, tok1) of decode node @n's sources hold the
  * bits of row tok0, for an op whose output row reads only its own input
@@ -139,17 +150,6 @@ sim_node_rows_apart(EngModel *m, const MdlNode *n, MdlPrecision prec)
  * FP32/FP16 model weights are left out.  Attention reads each sequence's
  * own cache and is always computed row by row.
  */
-gboolean
-sim_rows_same(const float *x, size_t rows, size_t k)
-{
-    for (size_t t = 1; t < rows; t++) {
-        if (memcmp(x + t * k, x, sizeof(float) * k) != 0) {
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
 static gboolean
 rows_repeat(EngModel *m, const MdlGraph *g, const MdlNode *n, const SimNodeInputs *in,
             const SimSlice *sl, MdlPrecision prec)

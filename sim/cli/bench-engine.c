@@ -13,10 +13,10 @@
  */
 #include "engine/model.h"
 #include "sim/forward.h"
+#include "engine/blas.h"
 #include "engine/kernels.h"
 #include "engine/quant-formats.h"
 #include "models/spec.h"
-#include "engine/blas.h"
 #include "sim/cli/bench.h"
 #include "sim/run.h"
 #include "sim/util/json.h"
@@ -37,8 +37,8 @@ gemm_gflops(size_t n, gboolean direct, int reps)
         b[i] = (float) (i % 5) * 0.1f;
     }
     /* the engine runs OpenBLAS single-threaded inside its own OpenMP tiles
-     * (and sets that on first use); called directly, OpenBLAS gets every
-     * core, as a user calling it would give it */
+     * (engine/blas.c sets that when it opens it); called directly,
+     * OpenBLAS gets every core, as a user calling it would give it */
     eng_matmul_f32(a, n, b, n, n, c, 0, MIN(n, 8), 0, MIN(n, 8));
     eng_blas_set_threads(direct ? (int) g_get_num_processors() : 1);
     double best = 1e30;
