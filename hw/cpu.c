@@ -12,7 +12,8 @@
  * instead of skipping it computes the whole query x key block, and writes
  * it to memory and reads it back (ggml's KQ tensor, llama.cpp 2024).
  * Scalar loops a stack runs on one thread beside its kernels (an op's
- * serial_elems) cost the stack's cycles per element at one core's clock.
+ * serial_elems) cost the stack's cycles per element at one core's clock,
+ * after the op's own copies.
  */
 #include "hw/cpu.h"
 #include "hw/stack.h"
@@ -32,6 +33,29 @@ static const HsParam hw_cpu_params[] = {
     HS_PARAM_END
 };
 
+/*
+ * An op with a scalar scan (serial_elems) runs on one thread as mllm's
+ * shadow linear does (src/backends/cpu/op/CPULinearINT8Shadow.cpp,
+ * execute): it first copies its input and results (its bytes), then
+ * walks the elements; the two follow each other, so both are compute
+ * time, not a copy overlapped with the scan.  The copies are priced at
+ * the cluster's DRAM cap, a lower bound (one core copies slower).
+ */
+static double
+serial_scan_ps(const HwCpu *cpu, const HwStack *stack, const HwOp *op)
+{
+    return (double) op->serial_elems * stack->cpu.serial_cycles_per_elem /
+           (cpu->freq_mhz * 1e-6);
+}
+
+static double
+serial_copy_ps(const HwDev *dev, const HwStack *stack, const HwOp *op)
+{
+    /* GB/s == bytes per ns */
+    return (double) (op->read_bytes + op->write_bytes) * 1000.0 /
+           hw_dev_dram_cap_gbps(dev, stack);
+}
+
 static void
 hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwCost *c,
                GString *out)
@@ -44,11 +68,13 @@ hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
                            cpu->cores, cpu->freq_mhz, stack->cpu.simd_efficiency,
                            (double) c->compute_ps / 1e6);
     if (op->serial_elems > 0) {
-        g_string_append_printf(out, "    of which a scalar scan of %" G_GUINT64_FORMAT
-                               " elements on one core at %g cycles each = %.2f us\n",
-                               op->serial_elems, stack->cpu.serial_cycles_per_elem,
-                               (double) op->serial_elems * stack->cpu.serial_cycles_per_elem /
-                               cpu->freq_mhz);
+        g_string_append_printf(out, "    of which the op's copies, %" G_GUINT64_FORMAT
+                               " bytes at the cluster's %g GB/s = %.2f us, then a scalar scan "
+                               "of %" G_GUINT64_FORMAT " elements on one core at %g cycles "
+                               "each = %.2f us\n",
+                               op->read_bytes + op->write_bytes, hw_dev_dram_cap_gbps(dev, stack),
+                               serial_copy_ps(dev, stack, op) / 1e6, op->serial_elems,
+                               stack->cpu.serial_cycles_per_elem, serial_scan_ps(cpu, stack, op) / 1e6);
     }
 }
 
@@ -103,10 +129,10 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
                                     "this weight format)");
     }
     if (op->serial_elems > 0) {
-        /* one thread's scalar loop beside the SIMD work (mllm's shadow
-         * linear scans every input and output element on one core) */
-        c->compute_ps += hw_cost_ps(c, (double) op->serial_elems * sc->serial_cycles_per_elem /
-                                    (cpu->freq_mhz * 1e-6),
+        /* one thread's copies, then its scalar loop (serial_scan_ps) */
+        c->compute_ps += hw_cost_ps(c, serial_copy_ps(dev, stack, op),
+                                    "copy time of a scanning op (its bytes at dram_cap_gbps)");
+        c->compute_ps += hw_cost_ps(c, serial_scan_ps(cpu, stack, op),
                                     "scalar scan time (serial elements x the stack's "
                                     "cpu.serial_cycles_per_elem / freq_mhz, one core)");
     }

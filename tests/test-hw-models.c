@@ -510,6 +510,16 @@ test_mllm_stack(void)
     g_assert_cmpfloat(cycles, >, 0);
     g_assert_cmpfloat(fabs((double) (s1.compute_ps - s0.compute_ps) -
                            (double) scan.serial_elems * cycles / (mhz * 1e-6)), <, 2);
+    /* its copies come first, on the same thread (CPULinearINT8Shadow::
+     * execute copies, then loops): alone, the op takes the copies plus
+     * the scan, not the longer of the two */
+    HwOp copying = scan;
+    copying.read_bytes = copying.write_bytes = 10u << 20;
+    HwCost s2;
+    hw_dev_estimate(cpu, mllm, &copying, &s2);
+    double copy_ps = 2.0 * (10u << 20) * 1000.0 / hw_dev_dram_cap_gbps(cpu, mllm);
+    g_assert_cmpfloat(fabs((double) (s2.alone_ps - s1.alone_ps) - copy_ps), <, 2);
+    g_assert_cmpuint(s2.alone_ps, >, s1.alone_ps);
     HwOp plain = scan;
     plain.serial_elems = 0;
     hw_dev_estimate(cpu, ggml, &scan, &s1);
