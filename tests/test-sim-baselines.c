@@ -176,7 +176,9 @@ test_cpu_attention(void)
 /* Transformer-Lite's kernels on the Dimensity 9300's Mali-G720 (4.0
  * TFLOPS by HeteroLLM Table 1) run Gemma-2B's prefill slightly slower than
  * on the 8 Gen 3's Adreno 750 (2.8 by the same table), as §3.2 observed;
- * a stack without a Mali entry keeps its one share on both. */
+ * the other Adreno-measured GPU libraries (PPL) take the same 0.9x of
+ * their Adreno TFLOPS there; a stack without a Mali entry keeps its one
+ * share on both. */
 static void
 test_gpu_arch(void)
 {
@@ -197,9 +199,19 @@ test_gpu_arch(void)
                       tl->gpu.matmul_efficiency);
     g_assert_cmpfloat(hw_stack_gpu_efficiency(tl, HW_GPU_ARCH_MALI_VALHALL5), <,
                       0.7 * tl->gpu.matmul_efficiency);
+    g_assert_cmpfloat(fabs(hw_stack_gpu_efficiency(ppl, HW_GPU_ARCH_MALI_VALHALL5) -
+                           ppl->gpu.matmul_efficiency * 2.8 * 0.9 / 4.0), <, 1e-3);
+    double ppl_adreno = prefill_tps("sd8gen3", "llama-3-8b", "gpu-only", "heterollm", 256);
+    double ppl_mali = prefill_tps("dimensity9300", "llama-3-8b", "gpu-only", "heterollm", 256);
+    g_test_message("llama-3-8b gpu-only prefill 256 on PPL: sd8gen3 %.1f, dimensity9300 %.1f",
+                   ppl_adreno, ppl_mali);
+    g_assert_cmpfloat(ppl_mali / ppl_adreno, >=, 0.85);
+    g_assert_cmpfloat(ppl_mali / ppl_adreno, <, 1.0);
+    g_autoptr(HwStack) ggml = hw_stack_load("llama-cpp", stacks, &error);
+    g_assert_no_error(error);
     for (int a = 0; a < HW_GPU_ARCH_COUNT; a++) {
-        g_assert_cmpfloat(hw_stack_gpu_efficiency(ppl, (HwGpuArch) a), ==,
-                          ppl->gpu.matmul_efficiency);
+        g_assert_cmpfloat(hw_stack_gpu_efficiency(ggml, (HwGpuArch) a), ==,
+                          ggml->gpu.matmul_efficiency);
     }
     /* the per-architecture block belongs to the GPU section */
     g_autoptr(cJSON) j = hw_stack_to_json(tl);
