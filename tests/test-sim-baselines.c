@@ -101,6 +101,11 @@ test_points_stacks(void)
     g_assert_nonnull(cJSON_GetObjectItemCaseSensitive(hllm->stacks, "cpu-only"));
     g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(hllm->stacks, "cpu-only")->valuestring,
                     ==, "llama-cpp-heterollm");
+    /* HeteroLLM's two GPU baselines: gpu-only, each on its own build's stack */
+    g_assert_cmpstr(point(hllm, "prefill-layer-vs-mnn-opencl-256")->base.stack, ==,
+                    "mnn-opencl-heterollm");
+    g_assert_cmpstr(point(hllm, "prefill-layer-vs-mlc-256")->base.stack, ==, "mlc-heterollm");
+    g_assert_null(point(hllm, "prefill-layer-vs-gpu-256")->base.stack);     /* PPL: heterollm */
 
     /* from memory: the file's entry serves either side; a side's own wins */
     const char *text =

@@ -13,6 +13,7 @@
 #include "hw/sync.h"
 #include "sim/cli/config.h"
 #include "sim/util/error.h"
+#include "sim/util/override.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -148,7 +149,17 @@ hs_cal_overrides(const HsCalSpec *s, const double *x)
         double v = key->integer ? round(x[k]) : x[k];
         char num[G_ASCII_DTOSTR_BUF_SIZE];
         g_ascii_formatd(num, sizeof(num), key->integer ? "%.0f" : "%.17g", v);
-        out[k] = g_strdup_printf("%s=%s", key->path, num);
+        /* a stack key edits the spec's stack only, not the other side's of
+         * a ratio measured against another stack (a stack given as a
+         * file path: every stack) */
+        if (s->stack && strcmp(hs_override_doc(key->path), "stack") == 0 &&
+            strspn(s->stack, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
+                strlen(s->stack)) {
+            out[k] = g_strdup_printf("stack@%s.%s=%s", s->stack,
+                                     key->path + strlen("stack."), num);
+        } else {
+            out[k] = g_strdup_printf("%s=%s", key->path, num);
+        }
     }
     return out;
 }

@@ -35,7 +35,13 @@ hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error)
                                   (void *) ovr, error);
     if (soc == NULL) {
         hs_overrides_explain(ovr, "soc", error);
-    } else if (hs_overrides_count(ovr, "stack") > 0) {
+        return NULL;
+    }
+    if (hs_overrides_count(ovr, "stack") > 0) {
+        if (!hs_overrides_check_targets(ovr, soc->stacks_dir, error)) {
+            hw_soc_free(soc);
+            return NULL;
+        }
         soc->stack_edit = stack_edit;
         soc->stack_edit_opaque = (void *) ovr;
     }
@@ -58,7 +64,13 @@ hs_config_soc_from_json(const cJSON *json, const char *what, const HsOverrides *
     }
     if (soc == NULL) {
         hs_overrides_explain(ovr, "soc", error);
-    } else if (hs_overrides_count(ovr, "stack") > 0) {
+        return NULL;
+    }
+    if (hs_overrides_count(ovr, "stack") > 0) {
+        if (!hs_overrides_check_targets(ovr, soc->stacks_dir, error)) {
+            hw_soc_free(soc);
+            return NULL;
+        }
         soc->stack_edit = stack_edit;
         soc->stack_edit_opaque = (void *) ovr;
     }

@@ -302,7 +302,7 @@ hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
     /* --governor G is the first --set (hs_cli_governor): said as itself */
     for (guint i = o->governor ? 1 : 0; o->set[i]; i++) {
         const char *arg = o->set[i];
-        if (g_str_has_prefix(arg, "stack.")) {
+        if (g_str_has_prefix(arg, "stack.") || g_str_has_prefix(arg, "stack@")) {
             continue;            /* stacks are loaded per policy, not in the hash */
         }
         const char *one[] = { arg, NULL };

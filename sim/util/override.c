@@ -18,6 +18,7 @@ typedef struct HsOverride {
     char *arg;          /* "npu.sram_kib=16384", as given */
     char *doc;          /* "soc" */
     char *key;          /* "npu.sram_kib" without the document prefix */
+    char *target;       /* "stack@NAME.KEY": the one stack it edits (NULL: every one) */
     cJSON *value;       /* parsed VALUE */
     char *json_path;    /* set by apply: "$.processors[2].sram_kib" */
     char *parent_path;  /* "$.processors[2]" */
@@ -33,6 +34,7 @@ override_free(HsOverride *v)
     g_free(v->arg);
     g_free(v->doc);
     g_free(v->key);
+    g_free(v->target);
     cJSON_Delete(v->value);
     g_free(v->json_path);
     g_free(v->parent_path);
@@ -54,7 +56,7 @@ hs_override_doc(const char *path)
 {
     for (const char *const *d = hs_override_docs; *d; d++) {
         size_t n = strlen(*d);
-        if (strncmp(path, *d, n) == 0 && path[n] == '.') {
+        if (strncmp(path, *d, n) == 0 && (path[n] == '.' || (path[n] == '@' && strcmp(*d, "stack") == 0))) {
             return *d;
         }
     }
@@ -67,8 +69,14 @@ hs_override_key_valid(const char *key)
     if (key[0] == '\0' || key[0] == '.' || g_str_has_suffix(key, ".") || strstr(key, "..")) {
         return FALSE;
     }
+    /* "stack@NAME.KEY": one '@', right after "stack", NAME non-empty */
+    const char *at = strchr(key, '@');
+    if (at && (at != key + strlen("stack") || !g_str_has_prefix(key, "stack") ||
+               at[1] == '.' || at[1] == '\0' || strchr(at + 1, '.') == NULL)) {
+        return FALSE;
+    }
     for (const char *p = key; *p; p++) {
-        if (!g_ascii_isalnum(*p) && *p != '_' && *p != '-' && *p != '.') {
+        if (!g_ascii_isalnum(*p) && *p != '_' && *p != '-' && *p != '.' && p != at) {
             return FALSE;
         }
     }
@@ -94,6 +102,12 @@ hs_overrides_new(const char *const *args, GError **error)
         v->doc = g_strdup(hs_override_doc(path));
         size_t skip = strchr(path, '.') && g_str_has_prefix(path, v->doc) &&
                       path[strlen(v->doc)] == '.' ? strlen(v->doc) + 1 : 0;
+        const char *at = strchr(path, '@');
+        if (at) {
+            const char *dot = strchr(at, '.');
+            v->target = g_strndup(at + 1, dot - at - 1);
+            skip = dot + 1 - path;
+        }
         v->key = g_strdup(path + skip);
         const char *end = NULL;
         v->value = cJSON_ParseWithOpts(eq + 1, &end, TRUE);
@@ -212,12 +226,23 @@ apply_one(HsOverride *v, cJSON *root, GError **error)
     return TRUE;
 }
 
+/* Is @v aimed at the document @root (a targeted one at its "name" only)? */
+static gboolean
+aims_at(const HsOverride *v, const char *doc, const cJSON *root)
+{
+    if (strcmp(v->doc, doc) != 0) {
+        return FALSE;
+    }
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    return v->target == NULL || (cJSON_IsString(name) && strcmp(name->valuestring, v->target) == 0);
+}
+
 gboolean
 hs_overrides_apply(const HsOverrides *o, const char *doc, cJSON *root, GError **error)
 {
     for (guint i = 0; o && i < o->items->len; i++) {
         HsOverride *v = o->items->pdata[i];
-        if (strcmp(v->doc, doc) == 0 && !apply_one(v, root, error)) {
+        if (aims_at(v, doc, root) && !apply_one(v, root, error)) {
             return FALSE;
         }
     }
@@ -311,6 +336,23 @@ hs_overrides_check_known(const HsOverrides *o, const char *doc, const cJSON *kno
                     "--set %s: unknown %s key \"%s\" (known keys: %s)", v->arg, doc,
                     v->key, list->str);
         return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+hs_overrides_check_targets(const HsOverrides *o, const char *dir, GError **error)
+{
+    for (guint i = 0; o && i < o->items->len; i++) {
+        const HsOverride *v = o->items->pdata[i];
+        g_autofree char *file = v->target ? g_strdup_printf("%s.json", v->target) : NULL;
+        g_autofree char *path = file ? g_build_filename(dir, file, NULL) : NULL;
+        if (path && !g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "--set %s: no stack \"%s\" (hetero-sim list stacks)", v->arg,
+                        v->target);
+            return FALSE;
+        }
     }
     return TRUE;
 }

@@ -187,6 +187,33 @@ test_stacks(void)
     g_autoptr(Run) s = hs("stack", "show", NULL);
     g_assert_cmpint(s->status, ==, 2);
 
+    /* --set stack.KEY edits every stack the run loads, stack@NAME.KEY only
+     * NAME: aimed at another stack it leaves the run as it was */
+    double ta = cJSON_GetObjectItem(cJSON_GetObjectItem(ja, "prefill"), "tokens_per_s")->valuedouble;
+    g_autoptr(Run) o1 = hs("run", "-P", "gpu-only", "-p", "64", "-d", "4", "--functional", "off",
+                           "--format", "json", "--set",
+                           "stack@transformer-lite.gpu.matmul_efficiency=0.1", NULL);
+    g_autoptr(Run) o2 = hs("run", "-P", "gpu-only", "-p", "64", "-d", "4", "--functional", "off",
+                           "--format", "json", "--set",
+                           "stack@heterollm.gpu.matmul_efficiency=0.1", NULL);
+    g_autoptr(Run) o3 = hs("run", "-P", "gpu-only", "-p", "64", "-d", "4", "--functional", "off",
+                           "--format", "json", "--set", "stack.gpu.matmul_efficiency=0.1", NULL);
+    g_assert_cmpint(o1->status + o2->status + o3->status, ==, 0);
+    g_autoptr(cJSON) j1 = cJSON_Parse(o1->out);
+    g_autoptr(cJSON) j2 = cJSON_Parse(o2->out);
+    g_autoptr(cJSON) j3 = cJSON_Parse(o3->out);
+    double t1 = cJSON_GetObjectItem(cJSON_GetObjectItem(j1, "prefill"), "tokens_per_s")->valuedouble;
+    double t2 = cJSON_GetObjectItem(cJSON_GetObjectItem(j2, "prefill"), "tokens_per_s")->valuedouble;
+    double t3 = cJSON_GetObjectItem(cJSON_GetObjectItem(j3, "prefill"), "tokens_per_s")->valuedouble;
+    g_assert_cmpfloat(t1, ==, ta);
+    g_assert_cmpfloat(t2, <, 0.5 * ta);         /* 0.1 of the peak, not 0.357 */
+    g_assert_cmpfloat(t3, ==, t2);
+    g_autoptr(Run) o4 = hs("run", "-P", "gpu-only", "--functional", "off", "--set",
+                           "stack@ppl.gpu.matmul_efficiency=0.1", NULL);
+    g_assert_cmpint(o4->status, ==, 2);
+    g_assert_cmpstr(o4->err, ==, "hetero-sim: --set stack@ppl.gpu.matmul_efficiency=0.1: "
+                    "no stack \"ppl\" (hetero-sim list stacks)\n");
+
     /* replay: the same plan on Transformer-Lite's kernels */
     g_autoptr(GError) error = NULL;
     g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
