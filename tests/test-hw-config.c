@@ -72,6 +72,91 @@ test_shipped(gconstpointer data)
     check_sources(root, "$");
 }
 
+/* The node of @root at the same place as @node of @other_root: a
+ * processor by its name, anything else by its key. */
+static const cJSON *
+same_place(const cJSON *root, const char *proc, const char *const *keys, int n)
+{
+    const cJSON *at = root;
+    if (proc) {
+        const cJSON *p = NULL;
+        at = NULL;
+        cJSON_ArrayForEach(p, cJSON_GetObjectItem(root, "processors")) {
+            const cJSON *nm = cJSON_GetObjectItem(p, "name");
+            if (cJSON_IsString(nm) && strcmp(nm->valuestring, proc) == 0) {
+                at = p;
+            }
+        }
+    }
+    for (int i = 0; at && i < n; i++) {
+        at = cJSON_GetObjectItem(at, keys[i]);
+    }
+    return at;
+}
+
+/* Every sourced value of @node (under processor @proc, keys @keys) whose
+ * source says it is sd8gen3's ("as sd8gen3 (...)", "assumed: as sd8gen3",
+ * "sd8gen3's NPU value") has
+ * sd8gen3's value: a derived SoC must not keep a stale copy. */
+static guint
+check_as_sd8gen3(const cJSON *node, const cJSON *g3, const char *proc, const char **keys,
+                 int n, const char *file)
+{
+    guint checked = 0;
+    if (cJSON_IsObject(node) && cJSON_GetObjectItem(node, "value")) {
+        const char *s = cJSON_GetObjectItem(node, "source")->valuestring;
+        if (g_str_has_prefix(s, "as sd8gen3") || strstr(s, ": as sd8gen3") ||
+            strstr(s, "sd8gen3's value") || strstr(s, "sd8gen3's NPU value")) {
+            const cJSON *ref = same_place(g3, proc, keys, n);
+            g_assert_nonnull(ref);
+            const cJSON *rv = cJSON_GetObjectItem(ref, "value");
+            const cJSON *v = cJSON_GetObjectItem(node, "value");
+            if (!cJSON_Compare(rv, v, TRUE)) {
+                g_error("%s: %s.%s says it is sd8gen3's value but is %g (sd8gen3: %g)", file,
+                        proc ? proc : "$", keys[n - 1], v->valuedouble, rv->valuedouble);
+            }
+            checked++;
+        }
+        return checked;
+    }
+    const cJSON *it = NULL;
+    cJSON_ArrayForEach(it, node) {
+        if (n == 0 && it->string && strcmp(it->string, "processors") == 0) {
+            const cJSON *p = NULL;
+            cJSON_ArrayForEach(p, it) {
+                const char *pn = cJSON_GetObjectItem(p, "name")->valuestring;
+                checked += check_as_sd8gen3(p, g3, pn, keys, 0, file);
+            }
+        } else if (it->string && n < 8) {
+            keys[n] = it->string;
+            checked += check_as_sd8gen3(it, g3, proc, keys, n + 1, file);
+        }
+    }
+    return checked;
+}
+
+static void
+test_as_sd8gen3(void)
+{
+    g_autofree char *dir = configs_dir();
+    g_autoptr(GError) error = NULL;
+    g_autofree char *g3_path = g_build_filename(dir, "sd8gen3.json", NULL);
+    g_autoptr(cJSON) g3 = hs_json_load_file(g3_path, 0, &error);
+    g_assert_no_error(error);
+    static const char *const derived[] = { "sd8gen2.json", "dimensity9300.json" };
+    guint checked = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(derived); i++) {
+        g_autofree char *path = g_build_filename(dir, derived[i], NULL);
+        g_autoptr(cJSON) root = hs_json_load_file(path, 0, &error);
+        g_assert_no_error(error);
+        const char *keys[8];
+        checked += check_as_sd8gen3(root, g3, NULL, keys, 0, derived[i]);
+    }
+    /* stationary_kib, deep_rows, the NPU's active power, the driver's
+     * finish time ...: at least these */
+    g_assert_cmpuint(checked, >=, 8);
+}
+
 static void
 test_sd8gen3_values(void)
 {
@@ -328,6 +413,7 @@ main(int argc, char **argv)
     g_test_add_data_func("/hw/config/shipped/dimensity9300", "dimensity9300", test_shipped);
     g_test_add_data_func("/hw/config/shipped/sd8gen2", "sd8gen2", test_shipped);
     g_test_add_func("/hw/config/sd8gen3-values", test_sd8gen3_values);
+    g_test_add_func("/hw/config/as-sd8gen3", test_as_sd8gen3);
     g_test_add_func("/hw/config/by-path", test_by_path);
     g_test_add_func("/hw/config/unknown-name", test_unknown_name);
     g_test_add_func("/hw/config/defaults", test_defaults);
