@@ -249,12 +249,12 @@ run(HwSoc *soc, const char *policy, uint32_t prompt, uint32_t decode, SimRunRepo
     run_on(soc, no_hint_stack, policy, prompt, decode, r);
 }
 
-/* sd8gen3 under @mode (its GPU runs msm's simple_ondemand, as the config
- * says) unless @strip_dvfs drops every table. */
+/* The shipped SoC @file under @mode (its GPU runs msm's simple_ondemand,
+ * as the config says) unless @strip_dvfs drops every table. */
 static HwSoc *
-sd8gen3(HwGovernorMode mode, gboolean strip_dvfs)
+shipped(const char *file, HwGovernorMode mode, gboolean strip_dvfs)
 {
-    g_autoptr(cJSON) root = sd8gen3_json();
+    g_autoptr(cJSON) root = read_json("configs", file);
     g_assert_cmpstr(cJSON_GetObjectItemCaseSensitive(
                         cJSON_GetObjectItemCaseSensitive(processor(root, "gpu"), "dvfs"),
                         "governor")->valuestring, ==, "simple_ondemand");
@@ -271,13 +271,20 @@ sd8gen3(HwGovernorMode mode, gboolean strip_dvfs)
     return soc;
 }
 
-/* hetero-layer prefill: the GPU, busy a few % between the NPU's matmuls,
- * clocks down under ondemand and the prefill draws less. */
-static void
-test_paced_gpu_saves(void)
+static HwSoc *
+sd8gen3(HwGovernorMode mode, gboolean strip_dvfs)
 {
-    g_autoptr(HwSoc) perf = sd8gen3(HW_GOVERNOR_PERFORMANCE, FALSE);
-    g_autoptr(HwSoc) ond = sd8gen3(HW_GOVERNOR_ONDEMAND, FALSE);
+    return shipped("sd8gen3.json", mode, strip_dvfs);
+}
+
+/* hetero-layer prefill: the GPU, busy a few % between the NPU's matmuls,
+ * clocks down under ondemand and the prefill draws less; on the 8 Gen 3
+ * and on the 8 Gen 2 (the Adreno 740's own table). */
+static void
+test_paced_gpu_saves(gconstpointer file)
+{
+    g_autoptr(HwSoc) perf = shipped(file, HW_GOVERNOR_PERFORMANCE, FALSE);
+    g_autoptr(HwSoc) ond = shipped(file, HW_GOVERNOR_ONDEMAND, FALSE);
     SimRunReport a, b;
     run(perf, "hetero-layer", 256, 0, &a);
     run(ond, "hetero-layer", 256, 0, &b);
@@ -398,7 +405,10 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/hw/dvfs/governors", test_governors);
     g_test_add_func("/hw/dvfs/bad-tables", test_bad_tables);
-    g_test_add_func("/hw/dvfs/paced-gpu-saves", test_paced_gpu_saves);
+    g_test_add_data_func("/hw/dvfs/paced-gpu-saves/sd8gen3", "sd8gen3.json",
+                         test_paced_gpu_saves);
+    g_test_add_data_func("/hw/dvfs/paced-gpu-saves/sd8gen2", "sd8gen2.json",
+                         test_paced_gpu_saves);
     g_test_add_func("/hw/dvfs/stack-pins-clock", test_stack_pins_clock);
     g_test_add_func("/hw/dvfs/busy-stays-on-top", test_busy_stays_on_top);
     g_test_add_func("/hw/dvfs/performance-is-exact", test_performance_is_exact);
