@@ -152,9 +152,9 @@ hs_cal_overrides(const HsCalSpec *s, const double *x)
         /* a stack key edits the spec's stack only, not the other side's of
          * a ratio measured against another stack (a stack given as a
          * file path: every stack) */
-        if (s->stack && strcmp(hs_override_doc(key->path), "stack") == 0 &&
-            strspn(s->stack, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
-                strlen(s->stack)) {
+        g_autofree char *probe = s->stack ? g_strdup_printf("stack@%s.x", s->stack) : NULL;
+        if (probe && strcmp(hs_override_doc(key->path), "stack") == 0 &&
+            hs_override_key_valid(probe)) {
             out[k] = g_strdup_printf("stack@%s.%s=%s", s->stack,
                                      key->path + strlen("stack."), num);
         } else {

@@ -56,7 +56,9 @@ hs_override_doc(const char *path)
 {
     for (const char *const *d = hs_override_docs; *d; d++) {
         size_t n = strlen(*d);
-        if (strncmp(path, *d, n) == 0 && (path[n] == '.' || (path[n] == '@' && strcmp(*d, "stack") == 0))) {
+        /* "stack@NAME.KEY" names one stack */
+        gboolean at = path[n] == '@' && strcmp(*d, "stack") == 0;
+        if (strncmp(path, *d, n) == 0 && (path[n] == '.' || at)) {
             return *d;
         }
     }
@@ -234,7 +236,8 @@ aims_at(const HsOverride *v, const char *doc, const cJSON *root)
         return FALSE;
     }
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
-    return v->target == NULL || (cJSON_IsString(name) && strcmp(name->valuestring, v->target) == 0);
+    return v->target == NULL ||
+           (cJSON_IsString(name) && strcmp(name->valuestring, v->target) == 0);
 }
 
 gboolean
