@@ -13,6 +13,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The name column's width: the longest name, at least 16 (one column
+ * whatever the names: a longer one no longer pushes its row out) */
+static int
+name_width(char **names)
+{
+    size_t w = 16;
+    for (char **n = names; *n; n++) {
+        w = MAX(w, strlen(*n));
+    }
+    return (int) w;
+}
+
 static gboolean
 list_socs(GError **error)
 {
@@ -21,15 +33,16 @@ list_socs(GError **error)
     if (names == NULL) {
         return FALSE;
     }
+    const int w = name_width(names);
     for (char **n = names; *n; n++) {
         g_autoptr(GError) local = NULL;
         g_autoptr(HwSoc) soc = hw_soc_load(*n, dir, &local);
         if (soc == NULL) {
             /* a broken shipped file is our bug, but listing must go on */
-            printf("%-16s (cannot load: %s)\n", *n, local->message);
+            printf("%-*s (cannot load: %s)\n", w, *n, local->message);
             continue;
         }
-        printf("%-16s %s\n", *n, soc->description);
+        printf("%-*s %s\n", w, *n, soc->description);
     }
     return TRUE;
 }
@@ -42,14 +55,15 @@ list_stacks(GError **error)
     if (names == NULL) {
         return FALSE;
     }
+    const int w = name_width(names);
     for (char **n = names; *n; n++) {
         g_autoptr(GError) local = NULL;
         g_autoptr(HwStack) st = hw_stack_load(*n, dir, &local);
         if (st == NULL) {
-            printf("%-16s (cannot load: %s)\n", *n, local->message);
+            printf("%-*s (cannot load: %s)\n", w, *n, local->message);
             continue;
         }
-        printf("%-16s %s\n", *n, st->description);
+        printf("%-*s %s\n", w, *n, st->description);
     }
     return TRUE;
 }
@@ -62,11 +76,12 @@ list_models(GError **error)
     if (names == NULL) {
         return FALSE;
     }
+    const int w = name_width(names);
     for (char **n = names; *n; n++) {
         g_autoptr(GError) local = NULL;
         g_autoptr(MdlSpec) spec = mdl_spec_load(*n, dir, &local);
         if (spec == NULL) {
-            printf("%-16s (cannot load: %s)\n", *n, local->message);
+            printf("%-*s (cannot load: %s)\n", w, *n, local->message);
             continue;
         }
         /* billions for the real models, millions for a teaching one;
@@ -76,7 +91,7 @@ list_models(GError **error)
                                               : g_strdup_printf("%6.2f M", params / 1e6);
         g_autofree char *gap = mdl_spec_functional_gap(spec, 256 + 32);
         /* two spaces between columns: "values+timing" fills its 13 */
-        printf("%-16s %s params  %-13s  %s\n", *n, size,
+        printf("%-*s %s params  %-13s  %s\n", w, *n, size,
                gap ? "timing only" : "values+timing", spec->description);
     }
     return TRUE;
