@@ -198,8 +198,6 @@ test_gpu_arch(void)
     g_autoptr(GError) error = NULL;
     g_autoptr(HwStack) tl = hw_stack_load("transformer-lite", stacks, &error);
     g_assert_no_error(error);
-    g_autoptr(HwStack) ppl = hw_stack_load("heterollm", stacks, &error);
-    g_assert_no_error(error);
     g_assert_cmpfloat(hw_stack_gpu_efficiency(tl, HW_GPU_ARCH_ADRENO7XX), ==,
                       tl->gpu.matmul_efficiency);
     g_assert_cmpfloat(hw_stack_gpu_efficiency(tl, HW_GPU_ARCH_MALI_VALHALL5), <,

@@ -56,9 +56,10 @@ hs_override_doc(const char *path)
 {
     for (const char *const *d = hs_override_docs; *d; d++) {
         size_t n = strlen(*d);
-        /* "stack@NAME.KEY" names one stack */
-        gboolean at = path[n] == '@' && strcmp(*d, "stack") == 0;
-        if (strncmp(path, *d, n) == 0 && (path[n] == '.' || at)) {
+        /* "stack@NAME.KEY" names one stack (path[n] is read only once the
+         * first n characters matched: a shorter path ends before it) */
+        if (strncmp(path, *d, n) == 0 &&
+            (path[n] == '.' || (path[n] == '@' && strcmp(*d, "stack") == 0))) {
             return *d;
         }
     }

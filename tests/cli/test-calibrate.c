@@ -462,6 +462,14 @@ test_bad_specs(void)
           "\"measurements\": [{\"probe\": \"sync\", \"metric\": \"sync_round_trip_us\", "
           "\"value\": 2}]}",
           "bad.json: $.keys.stack.gpu.arch_matmul_efficiency.nosuch: missing keys \"min\" and \"max\"" },
+        /* found by fuzz-calibrate: a key shorter than "stack" had the
+         * document test read past its end (ASan, as CI runs this) */
+        { "{\"stack\": \"npu-tts\", \"keys\": {\"st\": \"heterollm\"}, "
+          "\"points\": \"../points/npu-tts.json\", \"rows\": 2}",
+          "bad.json: $.keys.st: expected an object" },
+        { "{\"keys\": {\"s\": {\"min\": 0.1, \"max\": 1}}, \"measurements\": "
+          "[{\"probe\": \"sync\", \"metric\": \"sync_round_trip_us\", \"value\": 2}]}",
+          "unknown key \"s\" (known keys: name, description" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         gboolean csv = g_str_has_prefix(cases[i].text, "id,");
