@@ -72,8 +72,8 @@ test_shipped(gconstpointer data)
     check_sources(root, "$");
 }
 
-/* The node of @root at the same place as @node of @other_root: a
- * processor by its name, anything else by its key. */
+/* The node of @root under processor @proc (by its name; NULL: the top)
+ * at the keys @keys[0..n). */
 static const cJSON *
 same_place(const cJSON *root, const char *proc, const char *const *keys, int n)
 {
@@ -96,8 +96,8 @@ same_place(const cJSON *root, const char *proc, const char *const *keys, int n)
 
 /* Every sourced value of @node (under processor @proc, keys @keys) whose
  * source says it is sd8gen3's ("as sd8gen3 (...)", "assumed: as sd8gen3",
- * "sd8gen3's NPU value") has
- * sd8gen3's value: a derived SoC must not keep a stale copy. */
+ * "sd8gen3's NPU value") has sd8gen3's value: a derived SoC must not
+ * keep a stale copy. */
 static guint
 check_as_sd8gen3(const cJSON *node, const cJSON *g3, const char *proc, const char **keys,
                  int n, const char *file)

@@ -26,13 +26,12 @@ stack_edit(cJSON *root, void *ovr, GError **error)
     return TRUE;
 }
 
-HwSoc *
-hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error)
+/* @soc (NULL: its loader failed, *error set) with the run's --set
+ * stack.KEY / stack@NAME.KEY attached, each NAME a shipped stack; the SoC
+ * is freed on error. */
+static HwSoc *
+with_stack_edits(HwSoc *soc, const HsOverrides *ovr, GError **error)
 {
-    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
-    HwSoc *soc = hw_soc_load_edit(name, configs,
-                                  hs_overrides_count(ovr, "soc") ? hs_overrides_apply_soc : NULL,
-                                  (void *) ovr, error);
     if (soc == NULL) {
         hs_overrides_explain(ovr, "soc", error);
         return NULL;
@@ -49,6 +48,16 @@ hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error)
 }
 
 HwSoc *
+hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error)
+{
+    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
+    HwSoc *soc = hw_soc_load_edit(name, configs,
+                                  hs_overrides_count(ovr, "soc") ? hs_overrides_apply_soc : NULL,
+                                  (void *) ovr, error);
+    return with_stack_edits(soc, ovr, error);
+}
+
+HwSoc *
 hs_config_soc_from_json(const cJSON *json, const char *what, const HsOverrides *ovr,
                         GError **error)
 {
@@ -62,19 +71,7 @@ hs_config_soc_from_json(const cJSON *json, const char *what, const HsOverrides *
         g_free(soc->stacks_dir);
         soc->stacks_dir = g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL);
     }
-    if (soc == NULL) {
-        hs_overrides_explain(ovr, "soc", error);
-        return NULL;
-    }
-    if (hs_overrides_count(ovr, "stack") > 0) {
-        if (!hs_overrides_check_targets(ovr, soc->stacks_dir, error)) {
-            hw_soc_free(soc);
-            return NULL;
-        }
-        soc->stack_edit = stack_edit;
-        soc->stack_edit_opaque = (void *) ovr;
-    }
-    return soc;
+    return with_stack_edits(soc, ovr, error);
 }
 
 MdlSpec *
