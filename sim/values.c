@@ -79,6 +79,22 @@ typedef struct Slice {
     SimSlice slice;
 } Slice;
 
+/* A kernel task's output, computed when it starts and published into the
+ * run's buffers when it ends; node-sized, so it comes from the pool of
+ * large buffers (sim/util/mem.h) rather than fresh pages each time. */
+typedef struct Staged {
+    float *p;
+    size_t bytes;
+} Staged;
+
+static void
+staged_free(gpointer data)
+{
+    Staged *s = data;
+    hs_mem_free(s->p, s->bytes);
+    g_free(s);
+}
+
 /* One checked run: its own buffers, and what it has in flight. */
 struct SimValues {
     SimChecker *c;
@@ -98,7 +114,7 @@ struct SimValues {
     uint32_t *left;              /* [phase] -> kernel tasks not yet ended */
     gboolean *done;              /* [phase] -> compared and freed */
     double err, ref_max, prec_err;   /* running maxima over compared phases */
-    GHashTable *staging;         /* task id -> float* */
+    GHashTable *staging;         /* task id -> Staged */
     GHashTable *from_ref;        /* task id -> the State whose slice it takes */
     gboolean precision_changed;
     uint64_t reused;             /* slices copied from the reference */
@@ -1272,7 +1288,7 @@ sim_values_new(SimChecker *checker, const SimPlan *plan)
     const guint np = checker->graphs->len;
     v->c = checker;
     state_init(checker, &v->run);
-    v->staging = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    v->staging = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, staged_free);
     v->from_ref = g_hash_table_new(g_direct_hash, g_direct_equal);
     v->left = g_new0(uint32_t, np);
     v->done = g_new0(gboolean, np);
@@ -1429,9 +1445,11 @@ values_start(void *opaque, uint32_t id, const SimTask *t)
         v->precision_changed |= n->op == MDL_OP_MATMUL && t->work.prec != MDL_PREC_W4A16;
         return;
     }
-    float *out = g_new0(float, (size_t) n->tokens * n->features);
+    Staged *out = g_new(Staged, 1);
+    out->bytes = sizeof(float) * n->tokens * n->features;
+    out->p = hs_mem_alloc0(out->bytes);
     compute(v->c, &v->run, p, (uint32_t) t->node, &t->slice, t->work.prec,
-            &v->precision_changed, out);
+            &v->precision_changed, out->p);
     g_hash_table_insert(v->staging, GUINT_TO_POINTER(id), out);
 }
 
@@ -1484,7 +1502,7 @@ values_end(void *opaque, uint32_t id, const SimTask *t)
     }
     uint32_t p = sim_values_phase_index(t);
     State *same = g_hash_table_lookup(v->from_ref, GUINT_TO_POINTER(id));
-    float *out = g_hash_table_lookup(v->staging, GUINT_TO_POINTER(id));
+    Staged *out = g_hash_table_lookup(v->staging, GUINT_TO_POINTER(id));
     if (same) {
         if (same == &v->c->ref) {
             ref_phase(v->c, p);
@@ -1493,7 +1511,7 @@ values_end(void *opaque, uint32_t id, const SimTask *t)
                 buffer(v->c, same, p, (uint32_t) t->node));
         g_hash_table_remove(v->from_ref, GUINT_TO_POINTER(id));
     } else if (out) {
-        publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice, out);
+        publish(v->c, &v->run, p, (uint32_t) t->node, &t->slice, out->p);
         g_hash_table_remove(v->staging, GUINT_TO_POINTER(id));
     }
     if ((same || out) && graph(v->c, p)->nodes[t->node].op == MDL_OP_ATTENTION) {
