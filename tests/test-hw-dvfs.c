@@ -6,7 +6,8 @@
  * busy one stays at its top point (same timing), a stack whose runtime
  * pins the clock (OpenCL's perf hint) keeping it at the top whatever the
  * SoC's governor, and `performance` reproducing the energy of a SoC
- * without operating points to the bit.
+ * without operating points to the bit; the CPU's public power table,
+ * whose level NPU-TTS's measured power rules out.
  */
 #include "hw/energy.h"
 #include "hw/stack.h"
@@ -399,6 +400,76 @@ test_baseline(void)
     sim_run_report_clear(&b);
 }
 
+/*
+ * The 8 Gen 3's CPU points take their power shares from a public table
+ * (Xiaomi 14's power_profile.xml, see the config), whose level, the top
+ * point's power_w, is not taken: at that level NPU-TTS §7's own
+ * measurement, decode under 5 W at batch 32 with its CPU running lm_head
+ * ~60 % of the time, would miss.  Kept here because the config and
+ * docs/accuracy.md rest the shipped active_w on it: when a change makes
+ * the table's level pass, the choice is to be made again.
+ */
+static double
+npu_tts_decode_w(HwSoc *soc)
+{
+    g_autofree char *dir = data_dir("models");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MdlSpec) spec = mdl_spec_load("qwen2.5-1.5b", dir, &error);
+    g_assert_no_error(error);
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 256;
+    w.decode = 8;
+    w.batch = 32;
+    w.check_layers = -1;
+    SimRunReport r;
+    memset(&r, 0, sizeof(r));
+    g_assert_true(sim_run(soc, spec, sim_policy_find("npu-tts"), &w, NULL, &r, NULL, NULL,
+                          &error));
+    g_assert_no_error(error);
+    double wat = r.decode.avg_w;
+    sim_run_report_clear(&r);
+    return wat;
+}
+
+static void
+test_cpu_table_level(void)
+{
+    g_autoptr(cJSON) root = sd8gen3_json();
+    cJSON *cpu = processor(root, "cpu");
+    cJSON *points = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cpu, "dvfs"), "points");
+    int n = cJSON_GetArraySize(points);
+    g_assert_cmpint(n, >=, 2);
+    /* the table gives powers, rising with the clock; the level is lower */
+    double prev = 0;
+    for (int k = 0; k < n; k++) {
+        cJSON *pw = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(points, k), "power_w");
+        g_assert_nonnull(pw);
+        double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(pw, "value"));
+        g_assert_cmpfloat(v, >, prev);
+        prev = v;
+    }
+    const double table_top_w = prev;
+    cJSON *active = cJSON_GetObjectItemCaseSensitive(cpu, "active_w");
+    g_assert_cmpfloat(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(active, "value")),
+                      <, table_top_w);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) shipped_soc = build(root, &error);
+    g_assert_no_error(error);
+    double shipped_w = npu_tts_decode_w(shipped_soc);
+    cJSON_ReplaceItemInObjectCaseSensitive(active, "value", cJSON_CreateNumber(table_top_w));
+    g_autoptr(HwSoc) table_soc = build(root, &error);
+    g_assert_no_error(error);
+    double table_w = npu_tts_decode_w(table_soc);
+    if (g_test_verbose()) {
+        g_printerr("npu-tts decode batch 32: %.3f W shipped, %.3f W at the table's %.2f W\n",
+                   shipped_w, table_w, table_top_w);
+    }
+    g_assert_cmpfloat(shipped_w, <=, 5.0);
+    g_assert_cmpfloat(table_w, >, 5.0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -413,6 +484,7 @@ main(int argc, char **argv)
     g_test_add_func("/hw/dvfs/busy-stays-on-top", test_busy_stays_on_top);
     g_test_add_func("/hw/dvfs/performance-is-exact", test_performance_is_exact);
     g_test_add_func("/hw/dvfs/baseline", test_baseline);
+    g_test_add_func("/hw/dvfs/cpu-table-level", test_cpu_table_level);
     no_hint_stack = write_no_hint_stack();
     int rc = g_test_run();
     g_unlink(no_hint_stack);
