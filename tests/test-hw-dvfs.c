@@ -222,25 +222,35 @@ write_no_hint_stack(void)
     return file;
 }
 
-/* @policy on @soc and Llama-3-8B, on @stack (NULL: the policy's own) */
+/* @policy on @soc and @model, timing only, on @stack (NULL: the policy's
+ * own) */
 static void
-run_on(HwSoc *soc, const char *stack, const char *policy, uint32_t prompt, uint32_t decode,
-       SimRunReport *r)
+run_model(HwSoc *soc, const char *model, const char *stack, const char *policy,
+          uint32_t prompt, uint32_t decode, uint32_t batch, SimRunReport *r)
 {
     g_autofree char *dir = data_dir("models");
     g_autoptr(GError) error = NULL;
-    g_autoptr(MdlSpec) spec = mdl_spec_load("llama-3-8b", dir, &error);
+    g_autoptr(MdlSpec) spec = mdl_spec_load(model, dir, &error);
     g_assert_no_error(error);
     SimWorkload w;
     sim_workload_init(&w);
     w.prompt = prompt;
     w.decode = decode;
+    w.batch = batch;
     w.check_layers = -1;
     w.stack = stack;
     memset(r, 0, sizeof(*r));
     g_assert_true(sim_run(soc, spec, sim_policy_find(policy), &w, NULL, r, NULL, NULL,
                           &error));
     g_assert_no_error(error);
+}
+
+/* @policy on @soc and Llama-3-8B, on @stack (NULL: the policy's own) */
+static void
+run_on(HwSoc *soc, const char *stack, const char *policy, uint32_t prompt, uint32_t decode,
+       SimRunReport *r)
+{
+    run_model(soc, "llama-3-8b", stack, policy, prompt, decode, 1, r);
 }
 
 /* On an engine without the perf hint: what the governors do. */
@@ -412,21 +422,8 @@ test_baseline(void)
 static double
 npu_tts_decode_w(HwSoc *soc)
 {
-    g_autofree char *dir = data_dir("models");
-    g_autoptr(GError) error = NULL;
-    g_autoptr(MdlSpec) spec = mdl_spec_load("qwen2.5-1.5b", dir, &error);
-    g_assert_no_error(error);
-    SimWorkload w;
-    sim_workload_init(&w);
-    w.prompt = 256;
-    w.decode = 8;
-    w.batch = 32;
-    w.check_layers = -1;
     SimRunReport r;
-    memset(&r, 0, sizeof(r));
-    g_assert_true(sim_run(soc, spec, sim_policy_find("npu-tts"), &w, NULL, &r, NULL, NULL,
-                          &error));
-    g_assert_no_error(error);
+    run_model(soc, "qwen2.5-1.5b", NULL, "npu-tts", 256, 8, 32, &r);
     double wat = r.decode.avg_w;
     sim_run_report_clear(&r);
     return wat;
