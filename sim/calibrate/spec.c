@@ -522,6 +522,38 @@ resolve(const char *dir, const char *file)
     return g_path_is_absolute(file) ? g_strdup(file) : g_build_filename(dir, file, NULL);
 }
 
+/* A points file's rows name the SoC they were measured on ("sd8gen3").
+ * When the spec's base SoC is a file of that name (a user's edited copy of
+ * sd8gen3.json), those rows run on the file: it is what the fit changes
+ * and what --out writes, so fitting on the embedded SoC instead would
+ * silently ignore the user's other edits.  Rows naming another SoC stay
+ * on it. */
+static gboolean
+rows_on_base_soc(const HsCalSpec *s, HsPoints *ps, const char *what, GError **error)
+{
+    if (!strchr(s->soc, '/') && !g_str_has_suffix(s->soc, ".json")) {
+        return TRUE;
+    }
+    g_autofree char *file = NULL;
+    g_autoptr(cJSON) root = hs_json_load_named(s->soc, NULL, "SoC", NULL, NULL, &file, error);
+    if (root == NULL) {
+        g_prefix_error(error, "%s: $.soc: ", what);
+        return FALSE;
+    }
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (!cJSON_IsString(name)) {
+        return TRUE;
+    }
+    for (guint i = 0; i < ps->n; i++) {
+        HsPoint *p = &ps->points[i];
+        if (g_strcmp0(p->soc, name->valuestring) == 0) {
+            g_free(p->soc);
+            p->soc = g_strdup(s->soc);
+        }
+    }
+    return TRUE;
+}
+
 /* $.points (+ $.rows): a points file's rows as measurements, each with
  * its tolerance as the uncertainty */
 static gboolean
@@ -553,6 +585,9 @@ add_points(HsCalSpec *s, const cJSON *root, const char *what, const char *dir, G
         return FALSE;
     }
     g_ptr_array_add(s->point_sets, ps);
+    if (!rows_on_base_soc(s, ps, what, error)) {
+        return FALSE;
+    }
     int n_rows = rows ? cJSON_GetArraySize(rows) : (int) ps->n;
     for (int r = 0; r < n_rows; r++) {
         const HsPoint *p = NULL;

@@ -17,6 +17,7 @@
  *     fit; a nested key (gpu.arch_matmul_efficiency.ARCH) takes its own
  *     table's range;
  *   bad specs fail in one line naming the file and JSON path;
+ *   a points file's rows naming sd8gen3 run on the spec's own copy of it;
  *   every spec in configs/calibration re-derives its shipped key: the
  *     shipped value lies inside the fit's interval; every key a shipped
  *     config marks calibrated is re-derived by a spec its source names.
@@ -546,6 +547,38 @@ test_shipped(void)
     g_assert_cmpuint(n, >=, 8);
 }
 
+/* A points file's rows name sd8gen3; a spec whose base SoC is the user's
+ * edited copy of sd8gen3.json (DRAM at 40 pJ/B, not 20) fits on that copy:
+ * the DRAM then draws ~0.5 W more in HeteroLLM's layer prefill, so the NPU
+ * power that gives its 2.23 W is lower than the shipped 1.09 W (fitted on
+ * the embedded SoC, it came back 1.09 whatever the copy said). */
+static void
+test_points_on_own_soc(void)
+{
+    g_autofree char *src = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs",
+                                            "sd8gen3.json", NULL);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(src, &text, NULL, NULL));
+    const char *from = "\"energy_pj_per_byte\": {\"value\": 20,";
+    char *at = strstr(text, from);
+    g_assert_nonnull(at);
+    g_autofree char *edited = g_strdup_printf("%.*s\"energy_pj_per_byte\": {\"value\": 40,%s",
+                                              (int) (at - text), text, at + strlen(from));
+    g_autofree char *soc = write_tmp("my-sd8gen3.json", edited);
+    g_autofree char *points = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs", "points",
+                                               "heterollm.json", NULL);
+    g_autofree char *spec_text = g_strdup_printf(
+        "{\"soc\": \"%s\", \"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5}}, "
+        "\"points\": \"%s\", \"rows\": [\"layer-prefill-power-256\"], \"starts\": 2}",
+        soc, points);
+    g_autofree char *spec = write_tmp("own-soc.json", spec_text);
+    g_autoptr(cJSON) j = calibrate_json(spec, NULL, NULL);
+    double fit = num(key_of(j, "npu.active_w"), "value");
+    g_test_message("npu.active_w on the copy at 40 pJ/B: %g", fit);
+    g_assert_cmpfloat(fit, <, 0.8);
+    g_assert_cmpfloat(fit, >, 0.2);
+}
+
 /* Every object under @j whose "source" starts "calibrated": the key it is
  * the value of (its name) and the source, into @out as "KEY\tSOURCE". */
 static void
@@ -641,6 +674,7 @@ main(int argc, char **argv)
     g_test_add_func("/calibrate/nested-bounds", test_nested_bounds);
     g_test_add_func("/calibrate/bad-specs", test_bad_specs);
     g_test_add_func("/calibrate/shipped", test_shipped);
+    g_test_add_func("/calibrate/points-on-own-soc", test_points_on_own_soc);
     g_test_add_func("/calibrate/calibrated-have-specs", test_calibrated_have_specs);
     int rc = g_test_run();
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmpdir);
