@@ -99,6 +99,9 @@ typedef struct HsCalMeas {
 typedef struct HsCalSpec {
     char *path;
     char *description;
+    char *dir;                   /* the spec's folder: relative paths in it
+                                  * are read from there (NULL: a spec in
+                                  * memory, paths as given) */
     char *soc;                   /* base SoC (name or path) */
     char *stack;                 /* base stack (name or path; NULL: none) */
     HsCalKey keys[HS_CAL_MAX_KEYS];
@@ -114,8 +117,9 @@ typedef struct HsCalSpec {
  * the file and the JSON path ("s.json: $.keys.npu.x.min: ..."). */
 HsCalSpec *hs_cal_spec_load(const char *path, GError **error);
 /* The same from @len bytes of JSON; @what names it; relative "points" and
- * "csv" files are read from @dir (NULL: no file is read, a spec naming one
- * is refused: what the fuzzer calls). */
+ * "csv" files, and SoC and stack files, are read from @dir (NULL: no
+ * points or CSV file is read, a spec naming one is refused, and SoC and
+ * stack paths stay as given: what the fuzzer calls). */
 HsCalSpec *hs_cal_spec_parse(const char *text, gsize len, const char *what, const char *dir,
                              GError **error);
 void hs_cal_spec_free(HsCalSpec *s);

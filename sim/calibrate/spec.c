@@ -56,6 +56,7 @@ hs_cal_spec_free(HsCalSpec *s)
         return;
     }
     g_free(s->path);
+    g_free(s->dir);
     g_free(s->description);
     g_free(s->soc);
     g_free(s->stack);
@@ -293,6 +294,30 @@ probe_same(const HsCalProbe *a, const HsCalProbe *b)
            a->driver == b->driver && a->membw_mask == b->membw_mask;
 }
 
+/* A SoC or stack as a spec names it: a name as it is, a relative path
+ * (one with a '/' or ending ".json") read from the spec's folder, as its
+ * "points" and "csv" files are. */
+static char *
+config_ref(const HsCalSpec *s, const char *name)
+{
+    gboolean is_path = strchr(name, '/') || g_str_has_suffix(name, ".json");
+    if (s->dir == NULL || !is_path || g_path_is_absolute(name)) {
+        return g_strdup(name);
+    }
+    return g_build_filename(s->dir, name, NULL);
+}
+
+/* *@ref (read from the spec as written) -> config_ref() of it */
+static void
+resolve_ref(const HsCalSpec *s, char **ref)
+{
+    if (*ref) {
+        char *r = config_ref(s, *ref);
+        g_free(*ref);
+        *ref = r;
+    }
+}
+
 /* a micro-measurement: {"probe": "gemm", "processor": "npu", "m", "k", "n",
  * "dtype", "metric": "gemm_time_us" | "gemm_tflops"}, {"probe": "sync",
  * "mechanism": "fast" | "driver", "metric": "sync_round_trip_us"} or
@@ -380,6 +405,12 @@ parse_probe(const HsCalSpec *s, const cJSON *j, const char *path, gboolean allow
     if (!get_string(j, "soc", path, &p->soc, error) ||
         !get_string(j, "stack", path, &p->stack, error)) {
         return FALSE;
+    }
+    if (cJSON_HasObjectItem(j, "soc")) {
+        resolve_ref(s, &p->soc);
+    }
+    if (cJSON_HasObjectItem(j, "stack")) {
+        resolve_ref(s, &p->stack);
     }
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "baseline");
     if (b == NULL) {
@@ -473,6 +504,20 @@ add_measurement(HsCalSpec *s, const cJSON *j, const char *what, const char *jpat
     }
     if (!cJSON_HasObjectItem(pt, "paper")) {
         cJSON_AddStringToObject(pt, "paper", "measured");
+    }
+    /* its SoC and stacks (its own, its baseline's) as the spec's are read */
+    cJSON *base = cJSON_GetObjectItemCaseSensitive(pt, "baseline");
+    struct { cJSON *obj; const char *key; } refs[] = {
+        { pt, "soc" }, { pt, "stack" }, { cJSON_IsObject(base) ? base : NULL, "stack" },
+    };
+    for (guint r = 0; r < G_N_ELEMENTS(refs); r++) {
+        const cJSON *v = refs[r].obj ? cJSON_GetObjectItemCaseSensitive(refs[r].obj, refs[r].key)
+                                     : NULL;
+        if (cJSON_IsString(v)) {
+            g_autofree char *ref = config_ref(s, v->valuestring);
+            cJSON_ReplaceItemInObjectCaseSensitive(refs[r].obj, refs[r].key,
+                                                   cJSON_CreateString(ref));
+        }
     }
     if (!cJSON_HasObjectItem(pt, "soc")) {
         cJSON_AddStringToObject(pt, "soc", s->soc);
@@ -659,6 +704,9 @@ spec_from_json(const cJSON *root, const char *what, const char *dir, GError **er
     if (s->soc == NULL) {
         s->soc = g_strdup("sd8gen3");
     }
+    s->dir = g_strdup(dir);
+    resolve_ref(s, &s->soc);
+    resolve_ref(s, &s->stack);
     double starts = 4, max_evals = 0;
     if (!get_number(root, "starts", "$", 1, HS_CAL_MAX_STARTS, &starts, NULL, error) ||
         !get_number(root, "max_evals", "$", 1, 100000, &max_evals, NULL, error)) {

@@ -17,7 +17,8 @@
  *     fit; a nested key (gpu.arch_matmul_efficiency.ARCH) takes its own
  *     table's range;
  *   bad specs fail in one line naming the file and JSON path;
- *   a points file's rows naming sd8gen3 run on the spec's own copy of it;
+ *   a points file's rows naming sd8gen3 run on the spec's own copy of it,
+ *     named relative to the spec's folder;
  *   every spec in configs/calibration re-derives its shipped key: the
  *     shipped value lies inside the fit's interval; every key a shipped
  *     config marks calibrated is re-derived by a spec its source names.
@@ -548,7 +549,8 @@ test_shipped(void)
 }
 
 /* A points file's rows name sd8gen3; a spec whose base SoC is the user's
- * edited copy of sd8gen3.json (DRAM at 40 pJ/B, not 20) fits on that copy:
+ * edited copy of sd8gen3.json (DRAM at 40 pJ/B, not 20), next to the spec
+ * and named relative to it, fits on that copy:
  * the DRAM then draws ~0.5 W more in HeteroLLM's layer prefill, so the NPU
  * power that gives its 2.23 W is lower than the shipped 1.09 W (fitted on
  * the embedded SoC, it came back 1.09 whatever the copy said). */
@@ -567,10 +569,13 @@ test_points_on_own_soc(void)
     g_autofree char *soc = write_tmp("my-sd8gen3.json", edited);
     g_autofree char *points = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs", "points",
                                                "heterollm.json", NULL);
+    g_assert_nonnull(soc);
+    /* named relative to the spec's folder (the test runs in the source
+     * tree), as its points and CSV files are */
     g_autofree char *spec_text = g_strdup_printf(
-        "{\"soc\": \"%s\", \"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5}}, "
-        "\"points\": \"%s\", \"rows\": [\"layer-prefill-power-256\"], \"starts\": 2}",
-        soc, points);
+        "{\"soc\": \"my-sd8gen3.json\", \"keys\": {\"npu.active_w\": {\"min\": 0.1, "
+        "\"max\": 5}}, \"points\": \"%s\", \"rows\": [\"layer-prefill-power-256\"], "
+        "\"starts\": 2}", points);
     g_autofree char *spec = write_tmp("own-soc.json", spec_text);
     g_autoptr(cJSON) j = calibrate_json(spec, NULL, NULL);
     double fit = num(key_of(j, "npu.active_w"), "value");
