@@ -8,6 +8,7 @@
 #include "sim/cli/cli.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "sim/util/outfile.h"
 #include "sim/util/override.h"
 
 #include <math.h>
@@ -83,7 +84,8 @@ write_out(const HsCalSpec *s, const HsCalResult *r, const char *doc, const char 
     }
     g_autofree char *text = hs_json_print(root, TRUE);
     g_autofree char *with_nl = g_strconcat(text, "\n", NULL);
-    if (!g_file_set_contents(out, with_nl, -1, error)) {
+    /* whole or not at all, and never over an input the fit read */
+    if (!hs_outfile_write_all(out, with_nl, strlen(with_nl), error)) {
         g_prefix_error(error, "%s: ", opt);
         return FALSE;
     }
@@ -267,6 +269,26 @@ run(int argc, char **argv, GError **error)
     }
     if (out) {
         *(fits_soc ? &out_soc : &out_stack) = g_steal_pointer(&out);
+    }
+    /* An output may not be an input (the spec, its points and CSV files,
+     * the base SoC and stack, read here so that they are noted), refused
+     * before the fit; the files its measurements name are checked again
+     * when the output is written. */
+    const char *bases[][3] = {
+        { s->soc, "configs", "SoC" }, { s->stack, "configs/stacks", "stack" },
+    };
+    for (guint b = 0; b < G_N_ELEMENTS(bases); b++) {
+        if (bases[b][0] == NULL) {
+            continue;
+        }
+        g_autofree char *dir = g_build_filename(hs_cli_data_dir(), bases[b][1], NULL);
+        g_autofree char *file = NULL;
+        g_autoptr(cJSON) base = hs_json_load_named(bases[b][0], dir, bases[b][2], NULL, NULL,
+                                                   &file, NULL);
+    }
+    if ((out_soc && !hs_outfile_check(out_soc, error)) ||
+        (out_stack && !hs_outfile_check(out_stack, error))) {
+        return FALSE;
     }
     g_autoptr(HsCalResult) r = hs_cal_fit(s, loo, error);
     if (r == NULL) {

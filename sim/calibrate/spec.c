@@ -28,6 +28,7 @@
 #include "sim/calibrate/calibrate.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
+#include "sim/util/outfile.h"
 #include "sim/util/override.h"
 
 #include <math.h>
@@ -780,6 +781,7 @@ spec_from_json(const cJSON *root, const char *what, const char *dir, GError **er
             g_prefix_error(error, "%s: $.csv: ", what);
             return NULL;
         }
+        hs_input_note(file);     /* --out may not overwrite it */
         g_autoptr(cJSON) rows = hs_cal_csv_parse(text, len, file, error);
         if (rows == NULL) {
             return NULL;

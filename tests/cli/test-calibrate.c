@@ -7,7 +7,8 @@
  *   contradictory measurements give a large residual and a warning, exit 0
  *     (their key's bounds the stack table's documented range);
  *   the result is byte-identical with 1 and 2 OpenMP threads;
- *   --out writes a stack that `run` accepts and that reproduces the fit;
+ *   --out writes a stack that `run` accepts and that reproduces the fit,
+ *     and never one of the fit's inputs (refused before the fit);
  *   a CSV of measurements is read as the same measurements inline;
  *   probe micro-measurements (a matmul's TFLOPS, a sync round trip);
  *   recovery from probe measurements `probe` itself gives at known keys (a
@@ -584,6 +585,50 @@ test_points_on_own_soc(void)
     g_assert_cmpfloat(fit, >, 0.2);
 }
 
+/* --out (--out-soc, --out-stack) never overwrites what the fit reads: the
+ * base SoC, the spec, its CSV, the base stack; each is refused in one line
+ * before the fit, its bytes unchanged. */
+static void
+test_out_not_input(void)
+{
+    g_autofree char *src = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs",
+                                            "sd8gen3.json", NULL);
+    g_autofree char *soc_text = NULL;
+    g_assert_true(g_file_get_contents(src, &soc_text, NULL, NULL));
+    g_autofree char *soc = write_tmp("base-soc.json", soc_text);
+    g_autofree char *csv = write_tmp("base.csv",
+        "id,model,policy,prompt,decode,metric,value\n"
+        "p,llama-3.2-1b,gpu-only,128,0,prefill_tokens_per_s,900\n");
+    g_autofree char *spec = write_tmp("out-in.json",
+        "{\"soc\": \"base-soc.json\", \"stack\": \"heterollm\", \"csv\": \"base.csv\", "
+        "\"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5}}}");
+    /* a copy: a regression must not overwrite the source tree's stack */
+    g_autofree char *stack_src = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs",
+                                                  "stacks", "heterollm.json", NULL);
+    g_autofree char *stack_text = NULL;
+    g_assert_true(g_file_get_contents(stack_src, &stack_text, NULL, NULL));
+    g_autofree char *stack = write_tmp("base-stack.json", stack_text);
+    g_autofree char *spec_stack = write_tmp("out-in-stack.json",
+        "{\"stack\": \"base-stack.json\", \"csv\": \"base.csv\", "
+        "\"keys\": {\"stack.gpu.matmul_efficiency\": {\"min\": 0.01, \"max\": 1}}}");
+    const char *const cases[][3] = {
+        { spec, "--out", soc }, { spec, "--out", spec }, { spec, "--out", csv },
+        { spec_stack, "--out-stack", stack },
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autofree char *before = NULL, *after = NULL;
+        g_assert_true(g_file_get_contents(cases[c][2], &before, NULL, NULL));
+        g_autoptr(Run) r = hs("calibrate", cases[c][0], cases[c][1], cases[c][2], NULL);
+        g_test_message("%s %s: %s", cases[c][1], cases[c][2], r->err);
+        g_assert_cmpint(r->status, ==, 1);
+        g_assert_nonnull(strstr(r->err, "is an input of this run"));
+        g_assert_null(strchr(strchr(r->err, '\n') + 1, '\n'));     /* one line */
+        g_assert_cmpstr(r->out, ==, "");                            /* before the fit */
+        g_assert_true(g_file_get_contents(cases[c][2], &after, NULL, NULL));
+        g_assert_cmpstr(before, ==, after);
+    }
+}
+
 /* Every object under @j whose "source" starts "calibrated": the key it is
  * the value of (its name) and the source, into @out as "KEY\tSOURCE". */
 static void
@@ -680,6 +725,7 @@ main(int argc, char **argv)
     g_test_add_func("/calibrate/bad-specs", test_bad_specs);
     g_test_add_func("/calibrate/shipped", test_shipped);
     g_test_add_func("/calibrate/points-on-own-soc", test_points_on_own_soc);
+    g_test_add_func("/calibrate/out-not-input", test_out_not_input);
     g_test_add_func("/calibrate/calibrated-have-specs", test_calibrated_have_specs);
     int rc = g_test_run();
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmpdir);
