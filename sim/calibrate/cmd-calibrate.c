@@ -43,18 +43,26 @@ replace_source(cJSON *j, const char *old, const char *new)
     return n;
 }
 
+/* The base @doc ("soc" or "stack") as its file holds it (reading it notes
+ * the file as an input, which no output may overwrite). */
+static cJSON *
+load_base(const HsCalSpec *s, const char *doc, GError **error)
+{
+    gboolean stack = strcmp(doc, "stack") == 0;
+    g_autofree char *dir = stack ? g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL)
+                                 : g_build_filename(hs_cli_data_dir(), "configs", NULL);
+    g_autofree char *file = NULL;
+    return hs_json_load_named(stack ? s->stack : s->soc, dir, stack ? "stack" : "SoC", NULL,
+                              NULL, &file, error);
+}
+
 /* The base @doc ("soc" or "stack") with the fitted keys of that document
  * replaced, to @out; @opt names the option in errors. */
 static gboolean
 write_out(const HsCalSpec *s, const HsCalResult *r, const char *doc, const char *out,
           const char *opt, GError **error)
 {
-    gboolean stack = strcmp(doc, "stack") == 0;
-    g_autofree char *dir = stack ? g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL)
-                                 : g_build_filename(hs_cli_data_dir(), "configs", NULL);
-    g_autofree char *file = NULL;
-    g_autoptr(cJSON) root = hs_json_load_named(stack ? s->stack : s->soc, dir,
-                                               stack ? "stack" : "SoC", NULL, NULL, &file, error);
+    g_autoptr(cJSON) root = load_base(s, doc, error);
     if (root == NULL) {
         return FALSE;
     }
@@ -274,18 +282,8 @@ run(int argc, char **argv, GError **error)
      * the base SoC and stack, read here so that they are noted), refused
      * before the fit; the files its measurements name are checked again
      * when the output is written. */
-    const char *bases[][3] = {
-        { s->soc, "configs", "SoC" }, { s->stack, "configs/stacks", "stack" },
-    };
-    for (guint b = 0; b < G_N_ELEMENTS(bases); b++) {
-        if (bases[b][0] == NULL) {
-            continue;
-        }
-        g_autofree char *dir = g_build_filename(hs_cli_data_dir(), bases[b][1], NULL);
-        g_autofree char *file = NULL;
-        g_autoptr(cJSON) base = hs_json_load_named(bases[b][0], dir, bases[b][2], NULL, NULL,
-                                                   &file, NULL);
-    }
+    g_autoptr(cJSON) base_soc = load_base(s, "soc", NULL);
+    g_autoptr(cJSON) base_stack = s->stack ? load_base(s, "stack", NULL) : NULL;
     if ((out_soc && !hs_outfile_check(out_soc, error)) ||
         (out_stack && !hs_outfile_check(out_stack, error))) {
         return FALSE;
