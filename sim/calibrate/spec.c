@@ -295,14 +295,20 @@ probe_same(const HsCalProbe *a, const HsCalProbe *b)
            a->driver == b->driver && a->membw_mask == b->membw_mask;
 }
 
+/* Does a SoC or stack reference name a file (a '/' or ".json", as
+ * hs_json_load_named() reads it) rather than a shipped config? */
+static gboolean
+is_file_ref(const char *name)
+{
+    return strchr(name, '/') || g_str_has_suffix(name, ".json");
+}
+
 /* A SoC or stack as a spec names it: a name as it is, a relative path
- * (one with a '/' or ending ".json") read from the spec's folder, as its
- * "points" and "csv" files are. */
+ * read from the spec's folder, as its "points" and "csv" files are. */
 static char *
 config_ref(const HsCalSpec *s, const char *name)
 {
-    gboolean is_path = strchr(name, '/') || g_str_has_suffix(name, ".json");
-    if (s->dir == NULL || !is_path || g_path_is_absolute(name)) {
+    if (s->dir == NULL || !is_file_ref(name) || g_path_is_absolute(name)) {
         return g_strdup(name);
     }
     return g_build_filename(s->dir, name, NULL);
@@ -577,7 +583,7 @@ resolve(const char *dir, const char *file)
 static gboolean
 rows_on_base_soc(const HsCalSpec *s, HsPoints *ps, const char *what, GError **error)
 {
-    if (!strchr(s->soc, '/') && !g_str_has_suffix(s->soc, ".json")) {
+    if (!is_file_ref(s->soc)) {
         return TRUE;
     }
     g_autofree char *file = NULL;
