@@ -33,6 +33,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static gboolean fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -641,6 +642,8 @@ add_points(HsCalSpec *s, const cJSON *root, const char *what, const char *dir, G
         return FALSE;
     }
     int n_rows = rows ? cJSON_GetArraySize(rows) : (int) ps->n;
+    guint others = 0;            /* rows left on another SoC than the spec's file */
+    const char *other = NULL;
     for (int r = 0; r < n_rows; r++) {
         const HsPoint *p = NULL;
         if (rows) {
@@ -665,6 +668,10 @@ add_points(HsCalSpec *s, const cJSON *root, const char *what, const char *dir, G
             return FAIL("%s: $.rows[%d]: row \"%s\" is a published range, not a value", what, r,
                         p->id);
         }
+        if (is_file_ref(s->soc) && g_strcmp0(p->soc, s->soc) != 0) {
+            others++;
+            other = p->soc;
+        }
         if (s->n_meas >= HS_CAL_MAX_MEAS) {
             return FAIL("%s: $.points: expected at most %d measurements", what,
                         HS_CAL_MAX_MEAS);
@@ -678,6 +685,14 @@ add_points(HsCalSpec *s, const cJSON *root, const char *what, const char *dir, G
         /* the row's tolerance as one standard deviation (a tolerance of
          * 0 would make the weight infinite) */
         m->uncertainty = fmax(p->tolerance_pct, 0.01) / 100.0;
+    }
+    if (others) {
+        /* not an error (a ratio across SoCs is legitimate), but not
+         * silent: a renamed copy of a paper's SoC leaves the paper's rows
+         * on the SoC they were measured on */
+        fprintf(stderr, "hetero-sim: warning: %s: %u row(s) of %s run on the SoC they name (%s), "
+                "not on the spec's %s; the fitted keys are set on it too\n", what, others,
+                file, other, s->soc);
     }
     return TRUE;
 }

@@ -19,7 +19,8 @@
  *     table's range;
  *   bad specs fail in one line naming the file and JSON path;
  *   a points file's rows naming sd8gen3 run on the spec's own copy of it,
- *     named relative to the spec's folder;
+ *     named relative to the spec's folder; a renamed copy leaves them on
+ *     sd8gen3, with a warning;
  *   every spec in configs/calibration re-derives its shipped key: the
  *     shipped value lies inside the fit's interval; every key a shipped
  *     config marks calibrated is re-derived by a spec its source names.
@@ -583,6 +584,19 @@ test_points_on_own_soc(void)
     g_test_message("npu.active_w on the copy at 40 pJ/B: %g", fit);
     g_assert_cmpfloat(fit, <, 0.8);
     g_assert_cmpfloat(fit, >, 0.2);
+    g_autoptr(Run) quiet = hs("calibrate", spec, NULL);
+    g_assert_null(strstr(quiet->err, "warning"));
+    /* renamed, the copy no longer is the rows' SoC: they stay on sd8gen3,
+     * and a warning says so */
+    g_autofree char *renamed_text = g_strdup(edited);
+    char *name = strstr(renamed_text, "\"name\": \"sd8gen3\"");
+    g_assert_nonnull(name);
+    memcpy(name, "\"name\": \"myphone\"", strlen("\"name\": \"myphone\""));
+    g_autofree char *renamed = write_tmp("my-sd8gen3.json", renamed_text);
+    g_autoptr(Run) warned = hs("calibrate", spec, NULL);
+    g_assert_cmpint(warned->status, ==, 0);
+    g_assert_nonnull(strstr(warned->err, "warning:"));
+    g_assert_nonnull(strstr(warned->err, "run on the SoC they name (sd8gen3)"));
 }
 
 /* --out (--out-soc, --out-stack) never overwrites what the fit reads: the
