@@ -282,8 +282,10 @@ run(int argc, char **argv, GError **error)
      * the base SoC and stack, read here so that they are noted), refused
      * before the fit; the files its measurements name are checked again
      * when the output is written. */
-    g_autoptr(cJSON) base_soc = load_base(s, "soc", NULL);
-    g_autoptr(cJSON) base_stack = s->stack ? load_base(s, "stack", NULL) : NULL;
+    cJSON_Delete(load_base(s, "soc", NULL));
+    if (s->stack) {
+        cJSON_Delete(load_base(s, "stack", NULL));
+    }
     if ((out_soc && !hs_outfile_check(out_soc, error)) ||
         (out_stack && !hs_outfile_check(out_stack, error))) {
         return FALSE;
