@@ -593,6 +593,7 @@ test_points_on_own_soc(void)
     g_assert_nonnull(name);
     memcpy(name, "\"name\": \"myphone\"", strlen("\"name\": \"myphone\""));
     g_autofree char *renamed = write_tmp("my-sd8gen3.json", renamed_text);
+    g_assert_nonnull(renamed);
     g_autoptr(Run) warned = hs("calibrate", spec, NULL);
     g_assert_cmpint(warned->status, ==, 0);
     g_assert_nonnull(strstr(warned->err, "warning:"));
