@@ -71,7 +71,7 @@ def commands(first_line, body):
 
 
 def line_matches(shown, actual):
-    parts = [p for p in normalise(shown).split("...")]
+    parts = normalise(shown).split("...")
     actual = normalise(actual)
     if len(parts) == 1:
         return actual == parts[0]

@@ -30,6 +30,7 @@
 
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,21 @@ write_tmp(const char *name, const char *text)
     char *p = g_build_filename(tmpdir, name, NULL);
     g_assert_true(g_file_set_contents(p, text, -1, NULL));
     return p;
+}
+
+/* The text of a file of the source tree, @first and the rest of its path
+ * as for g_build_filename(). */
+static char *
+source_text(const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    g_autofree char *rel = g_build_filename_valist(first, &ap);
+    va_end(ap);
+    g_autofree char *path = g_build_filename(g_getenv("HS_SOURCE_ROOT"), rel, NULL);
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    return text;
 }
 
 /* the simulator's own value of a metric (prefill or decode tokens/s) */
@@ -559,10 +575,7 @@ test_shipped(void)
 static void
 test_points_on_own_soc(void)
 {
-    g_autofree char *src = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs",
-                                            "sd8gen3.json", NULL);
-    g_autofree char *text = NULL;
-    g_assert_true(g_file_get_contents(src, &text, NULL, NULL));
+    g_autofree char *text = source_text("configs", "sd8gen3.json", NULL);
     const char *from = "\"energy_pj_per_byte\": {\"value\": 20,";
     char *at = strstr(text, from);
     g_assert_nonnull(at);
@@ -606,10 +619,7 @@ test_points_on_own_soc(void)
 static void
 test_out_not_input(void)
 {
-    g_autofree char *src = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs",
-                                            "sd8gen3.json", NULL);
-    g_autofree char *soc_text = NULL;
-    g_assert_true(g_file_get_contents(src, &soc_text, NULL, NULL));
+    g_autofree char *soc_text = source_text("configs", "sd8gen3.json", NULL);
     g_autofree char *soc = write_tmp("base-soc.json", soc_text);
     g_autofree char *csv = write_tmp("base.csv",
         "id,model,policy,prompt,decode,metric,value\n"
@@ -618,10 +628,7 @@ test_out_not_input(void)
         "{\"soc\": \"base-soc.json\", \"stack\": \"heterollm\", \"csv\": \"base.csv\", "
         "\"keys\": {\"npu.active_w\": {\"min\": 0.1, \"max\": 5}}}");
     /* a copy: a regression must not overwrite the source tree's stack */
-    g_autofree char *stack_src = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "configs",
-                                                  "stacks", "heterollm.json", NULL);
-    g_autofree char *stack_text = NULL;
-    g_assert_true(g_file_get_contents(stack_src, &stack_text, NULL, NULL));
+    g_autofree char *stack_text = source_text("configs", "stacks", "heterollm.json", NULL);
     g_autofree char *stack = write_tmp("base-stack.json", stack_text);
     g_autofree char *spec_stack = write_tmp("out-in-stack.json",
         "{\"stack\": \"base-stack.json\", \"csv\": \"base.csv\", "
