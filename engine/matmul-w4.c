@@ -311,7 +311,7 @@ w4_matmul_avx2(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s
  * Many tokens (batch decode, prefill): the blocked kernel.  A block of
  * W4B_ROWS rows x W4B_GROUPS groups is unpacked once into FP32 (the values
  * q - 8 are exact, so nothing changes); then, four tokens at a time, the
- * tokens' inputs of the block are copied into a 4 KiB buffer that stays
+ * tokens' inputs of the block are copied into a 2 KiB buffer that stays
  * in L1 while every row of the block meets them (one weight load for four
  * FMAs).  Per (row, token, group) the operations are those of
  * w4_row1_avx2, tot carried in memory between blocks.  The pair kernel
@@ -328,15 +328,20 @@ w4_matmul_avx2(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s
  * Emerald Rapids thread, 64 tokens x [4096 x 4096], 25.6 GFLOPS (the
  * unblocked four-token kernel it used before) -> 83.5.  Blocks of 128
  * rows or 4 groups (this CPU's L2 is 2 MiB) were within the run-to-run
- * noise (+-10 %) and not kept.
+ * noise (+-10 %) and not kept.  One group a block: its unpacked weights
+ * (64 rows, 32 KiB) stay in a 48 KiB L1 where two groups' (64 KiB) were
+ * read from L2 for every tile of tokens.  One AMD EPYC (Zen 5) thread,
+ * 256 tokens x [4096 x 4096], three alternated rounds: AVX2 0.85-0.88x
+ * -> 0.91-0.92x the OpenBLAS sgemm of the same `bench engine` run,
+ * AVX-512 164-175 -> 176-181 GFLOPS; 32 rows a block were no faster.
  */
 #define W4B_ROWS 64
-#define W4B_GROUPS 2
+#define W4B_GROUPS 1
 #define W4B_TOK 4
 #define W4B_MAX_TOKENS 64        /* tokens a call takes at once (bounds tot) */
 #define W4B_MIN_TOKENS 16
 
-/* A thread's scratch: 64 + 128 KiB, in L2 */
+/* A thread's scratch: 32 + 128 KiB, in L2 (the weights in L1) */
 typedef struct W4Block {
     float w[W4B_ROWS][W4B_GROUPS * ENG_W4_GROUP];
     float scale[W4B_ROWS][W4B_GROUPS];
@@ -659,7 +664,7 @@ w4b_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, s
  * vectors and one weight vector stay in registers (4 x 3 left GCC no
  * register and it spilled an accumulator in the loop): each step loads 6
  * vectors for 9 FMAs.  The inputs are packed first, once per call, so
- * that a tile's are contiguous (3 tokens x 2 groups, 3 KiB) and the
+ * that a tile's are contiguous (3 tokens x a group, 1.5 KiB) and the
  * tiles of a block of groups follow each other: copied per tile from the
  * rows, k floats apart (a stride no prefetcher follows), the copy waited
  * on L3 for every line (a quarter of the kernel's time).  Per (row,
@@ -671,8 +676,8 @@ w4b_matmul(const float *x, const EngMatrix *w, float *y, size_t s0, size_t s1, s
 #define W4C_TILES (W4C_MAX_TOKENS / W4C_TOK)
 #define W4C_SPAN (W4B_GROUPS * ENG_W4_GROUP)     /* inputs of a block of groups */
 
-/* A thread's scratch: 64 + 132 KiB, in L2 with a block of groups' packed
- * inputs (66 KiB) */
+/* A thread's scratch: 32 + 132 KiB, in L2 with a block of groups' packed
+ * inputs (33 KiB) */
 typedef struct W4cBlock {
     float w[W4B_ROWS][W4C_SPAN];
     float scale[W4B_ROWS][W4B_GROUPS];
