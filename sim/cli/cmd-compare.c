@@ -395,7 +395,8 @@ run(int argc, char **argv, GError **error)
           "after it)", "FILE" },
         { "baseline", 'B', 0, G_OPTION_ARG_FILENAME, &baseline,
           "Re-run a run directory's request (run --out DIR) with this binary and --set, "
-          "and print each metric: baseline, now, delta %", "DIR" },
+          "and print each metric: baseline, now, delta % (takes only --set, --governor and "
+          "--format beside it)", "DIR" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
           "Write a compare directory: config.json (the request and its policies), "
           "report.json, report.csv, trace.json, summary.txt, and a run directory per "
@@ -411,7 +412,19 @@ run(int argc, char **argv, GError **error)
         return ok;
     }
     if (baseline) {
-        ok = compare_baseline(&o, baseline, error);
+        /* the directory's own request is re-run: an option that would
+         * change it, or write or choose something else, would be
+         * silently dropped */
+        static const char *const taken[] = { "baseline", "set", "governor", "format", NULL };
+        for (char **g = o.given; ok && *g; g++) {
+            if (!g_strv_contains(taken, *g)) {
+                g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                            "compare: --baseline DIR re-runs DIR's own request: --%s is not "
+                            "taken with it (change its configs with --set or --governor)", *g);
+                ok = FALSE;
+            }
+        }
+        ok = ok && compare_baseline(&o, baseline, error);
         hs_run_opts_clear(&o);
         return ok;
     }

@@ -10,6 +10,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The long names of the options of @entries that @argv gives, in order
+ * ("--name", "--name=V", "-x", "-xV", "-x V", short flags clustered),
+ * as GOption will read them; a value is never taken for an option. */
+static char **
+given_options(int argc, char **argv, const GOptionEntry *entries)
+{
+    g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            break;
+        }
+        if (a[0] != '-' || a[1] == '\0') {
+            continue;
+        }
+        if (a[1] == '-') {
+            size_t n = strcspn(a + 2, "=");
+            for (const GOptionEntry *e = entries; e->long_name; e++) {
+                if (strlen(e->long_name) == n && strncmp(e->long_name, a + 2, n) == 0) {
+                    g_strv_builder_add(b, e->long_name);
+                    i += e->arg != G_OPTION_ARG_NONE && a[2 + n] == '\0';
+                    break;
+                }
+            }
+            continue;
+        }
+        for (const char *c = a + 1; *c; c++) {
+            const GOptionEntry *e = entries;
+            while (e->long_name && e->short_name != *c) {
+                e++;
+            }
+            if (e->long_name == NULL) {
+                break;
+            }
+            g_strv_builder_add(b, e->long_name);
+            if (e->arg != G_OPTION_ARG_NONE) {
+                i += c[1] == '\0';          /* "-x V": the next word is its value */
+                break;
+            }
+        }
+    }
+    return g_strv_builder_end(b);
+}
+
 gboolean
 hs_run_opts_parse(const char *command, const char *summary, const GOptionEntry *extra,
                   HsRunOpts *o, int *argc, char ***argv, gboolean *help_shown,
@@ -29,6 +73,7 @@ hs_run_opts_parse(const char *command, const char *summary, const GOptionEntry *
     }
     memcpy(all + ne, common, sizeof(GOptionEntry) * nc);
     hs_provenance_command(*argc, *argv);        /* before GOption takes it apart */
+    o->given = given_options(*argc, *argv, all);
     if (!hs_cli_parse(command, NULL, summary, all, argc, argv, help_shown, error)) {
         return FALSE;
     }
@@ -77,6 +122,7 @@ hs_run_opts_clear(HsRunOpts *o)
     g_free(o->functional);
     g_free(o->llm_priority);
     g_strfreev(o->set);
+    g_strfreev(o->given);
     hs_overrides_free(o->ovr);
 }
 

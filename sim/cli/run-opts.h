@@ -27,6 +27,7 @@ typedef struct HsRunOpts {
     char *governor;              /* ondemand | performance (DVFS), or NULL */
     char **set;                  /* --set PATH=VALUE, repeatable */
     HsOverrides *ovr;            /* parsed from set (owned) */
+    char **given;                /* the long names of the options on the command line */
 } HsRunOpts;
 
 /*

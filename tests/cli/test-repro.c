@@ -220,6 +220,33 @@ test_run_dir(void)
     g_assert_cmpint(moved->status, ==, 0);
     g_assert_nonnull(strstr(moved->out, "prefill.time_ms"));
     g_assert_null(strstr(moved->out, "\n0 of "));
+    /* an option that would change the request, or write elsewhere, is
+     * refused, not silently dropped: the baseline directory stays as it
+     * was and no other is made */
+    g_autofree char *rep_before = NULL, *rep_after = NULL;
+    g_autofree char *rep_path = path_in("d1/report.json");
+    g_assert_true(g_file_get_contents(rep_path, &rep_before, NULL, NULL));
+    static const char *const dropped[][3] = {
+        { "--out", "d1", "--out is not taken" },
+        { "--out", "d9", "--out is not taken" },
+        { "-p", "64", "--prompt is not taken" },
+        { "--policies=gpu-only", NULL, "--policies is not taken" },
+        { "-t", "t.json", "--trace is not taken" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(dropped); i++) {
+        g_autoptr(Run) d = hs("compare", "--baseline", "d1", "--set", "memory.ceiling_gbps=50",
+                              dropped[i][0], dropped[i][1], NULL);
+        g_assert_cmpint(d->status, ==, 2);
+        g_assert_nonnull(strstr(d->err, "--baseline DIR re-runs DIR's own request"));
+        g_assert_nonnull(strstr(d->err, dropped[i][2]));
+        g_assert_cmpstr(d->out, ==, "");
+    }
+    g_assert_true(g_file_get_contents(rep_path, &rep_after, NULL, NULL));
+    g_assert_cmpstr(rep_before, ==, rep_after);
+    g_autofree char *d9 = path_in("d9");
+    g_autofree char *tj = path_in("t.json");
+    g_assert_false(g_file_test(d9, G_FILE_TEST_EXISTS));
+    g_assert_false(g_file_test(tj, G_FILE_TEST_EXISTS));
 
     /* all-or-nothing target checks: a folder holding other files is
      * refused, untouched; a previous run directory is replaced */
