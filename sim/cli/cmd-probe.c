@@ -421,9 +421,7 @@ run(int argc, char **argv, GError **error)
     }
     p.w4a16 = dtype && strcmp(dtype, "w4a16") == 0;
     p.q8_0 = dtype && strcmp(dtype, "q8_0") == 0;
-    if (out_dir && g_mkdir_with_parents(out_dir, 0755) != 0) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot create directory",
-                    out_dir);
+    if (out_dir && !hs_outdir_make(out_dir, error)) {
         return FALSE;
     }
     if (!hs_cli_governor(governor, &set, error)) {

@@ -342,9 +342,7 @@ print_json(const Row *rows, guint n, GPtrArray *files)
 static gboolean
 write_out(const char *out_dir, const Row *rows, guint n, GError **error)
 {
-    if (g_mkdir_with_parents(out_dir, 0755) != 0) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot create directory",
-                    out_dir);
+    if (!hs_outdir_make(out_dir, error)) {
         return FALSE;
     }
     g_autoptr(GString) csv = g_string_new("file,id,metric,published,simulated,error_pct,"
@@ -404,7 +402,8 @@ run(int argc, char **argv, GError **error)
     HsFormat format;
     g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
     if (ovr == NULL || !hs_cli_no_extra_args(argc, argv, 0, error) ||
-        !hs_cli_format(format_name, HS_FORMATS_TEXT_JSON, &format, error)) {
+        !hs_cli_format(format_name, HS_FORMATS_TEXT_JSON, &format, error) ||
+        (out_dir && !hs_outdir_check(out_dir, error))) {
         return FALSE;
     }
     g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);

@@ -255,12 +255,10 @@ only_run_dir_files(const char *path)
 HsRunDir *
 hs_run_dir_open(const char *dir, GError **error)
 {
+    if (!hs_outdir_check(dir, error)) {
+        return NULL;
+    }
     if (g_file_test(dir, G_FILE_TEST_EXISTS)) {
-        if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
-                        "--out %s: expected a directory (got a file)", dir);
-            return NULL;
-        }
         /* empty, or a previous run directory (only our names, and a
          * compare's run directories, one per policy): replaced */
         g_autoptr(GDir) d = g_dir_open(dir, 0, error);

@@ -76,6 +76,32 @@ hs_input_note_dir(const char *dir)
 }
 
 gboolean
+hs_outdir_check(const char *dir, GError **error)
+{
+    if (g_file_test(dir, G_FILE_TEST_EXISTS) && !g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                    "--out %s: expected a directory (got a file)", dir);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+hs_outdir_make(const char *dir, GError **error)
+{
+    if (!hs_outdir_check(dir, error)) {
+        return FALSE;
+    }
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        int e = errno;
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "--out %s: cannot create it: %s",
+                    dir, g_strerror(e));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
 hs_outfile_check(const char *path, GError **error)
 {
     struct stat st;

@@ -64,6 +64,14 @@ void hs_outgroup_free(HsOutGroup *g);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsOutGroup, hs_outgroup_free)
 
+/* FALSE with "--out DIR: expected a directory (got a file)" when @dir
+ * names something other than a folder: said before the work, not after. */
+gboolean hs_outdir_check(const char *dir, GError **error);
+
+/* Make folder @dir (and its parents) for an --out DIR: hs_outdir_check(),
+ * then "--out DIR: cannot create it: REASON" when it cannot be made. */
+gboolean hs_outdir_make(const char *dir, GError **error);
+
 /* Remember @path (following symbolic links) as an input of this run; a
  * file that does not exist is ignored.  Thread-safe. */
 void hs_input_note(const char *path);

@@ -1348,6 +1348,17 @@ test_probe(void)
         g_unlink(f);
     }
     g_rmdir(out);
+    /* --out naming a file: one line, the file untouched */
+    g_autofree char *file = g_build_filename(dir, "notes.txt", NULL);
+    g_assert_true(g_file_set_contents(file, "mine", -1, NULL));
+    g_autoptr(Run) f = hs("probe", "--what", "membw", "--out", file, NULL);
+    g_assert_cmpint(f->status, ==, 1);
+    g_autofree char *want = g_strdup_printf("--out %s: expected a directory (got a file)", file);
+    assert_one_error_line(f, want);
+    g_autofree char *kept = NULL;
+    g_assert_true(g_file_get_contents(file, &kept, NULL, NULL));
+    g_assert_cmpstr(kept, ==, "mine");
+    g_unlink(file);
     g_rmdir(dir);
 
     g_autoptr(Run) b = hs("probe", "--what", "npu-dance", NULL);

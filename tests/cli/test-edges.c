@@ -421,6 +421,17 @@ static void
 test_validate_groups(void)
 {
     g_autofree char *dir = g_dir_make_tmp("hs-edges-XXXXXX", NULL);
+    /* --out naming a file: refused before anything runs, the file kept */
+    g_autofree char *file = g_build_filename(dir, "out", NULL);
+    g_assert_true(g_file_set_contents(file, "mine", -1, NULL));
+    g_autoptr(Run) f = hs_in(dir, "validate", "-o", "out", NULL);
+    g_assert_cmpint(f->status, ==, 1);
+    g_assert_cmpstr(f->err, ==, "hetero-sim: --out out: expected a directory (got a file)\n");
+    g_assert_cmpstr(f->out, ==, "");
+    g_autofree char *kept = NULL;
+    g_assert_true(g_file_get_contents(file, &kept, NULL, NULL));
+    g_assert_cmpstr(kept, ==, "mine");
+    g_unlink(file);
     g_autoptr(Run) r = hs_in(dir, "validate", "-o", "out", NULL);
     g_assert_cmpint(r->status, <=, 1);              /* 1: a miss, still written */
     g_autofree char *out = g_build_filename(dir, "out", NULL);
