@@ -40,25 +40,31 @@ typedef struct Opts {
     gboolean list, merge, retry, reclaim, all, quiet;
 } Opts;
 
-/* What resuming @spec on @db finds: each point's hash now
- * (hs_sweep_point_hash, NULL where it does not resolve), and the points
- * to try to claim, in order.  (transfer full) */
+/* What resuming @spec on @db finds: the hash now (hs_sweep_point_hash,
+ * NULL where it does not resolve) of each point that has a row, to tell
+ * a stale one (*@hashed marks them; the others' are computed when they
+ * are claimed), and the points to try to claim, in order.
+ * (transfer full) */
 static GArray *
 plan(const HsSweepSpec *spec, sqlite3 *db, const HsSweepPolicy *pol, char ***hashes,
-     guint *done, GError **error)
+     guint8 **hashed, guint *done, GError **error)
 {
     g_autoptr(GHashTable) rows = hs_sweep_db_rows(db, error);
     if (rows == NULL) {
         return NULL;
     }
     *hashes = g_new0(char *, spec->points->len + 1);
+    *hashed = g_new0(guint8, spec->points->len + 1);
     *done = 0;
     GArray *todo = g_array_new(FALSE, FALSE, sizeof(int));
     for (guint i = 0; i < spec->points->len; i++) {
         const HsSweepPoint *p = spec->points->pdata[i];
-        (*hashes)[i] = hs_sweep_point_hash(p, NULL, NULL);
-        HsSweepState s = hs_sweep_row_state(g_hash_table_lookup(rows, p->key), (*hashes)[i],
-                                            pol);
+        const HsSweepRow *row = g_hash_table_lookup(rows, p->key);
+        if (row) {
+            (*hashes)[i] = hs_sweep_point_hash(p, NULL, NULL);
+            (*hashed)[i] = TRUE;
+        }
+        HsSweepState s = hs_sweep_row_state(row, (*hashes)[i], pol);
         if (s == HS_SWEEP_DONE) {
             ++*done;
         } else {
@@ -99,7 +105,9 @@ do_list(const HsSweepSpec *spec, const Opts *o, GError **error)
         g_autoptr(sqlite3) db = hs_sweep_db_open_read(o->db, error);
         HsSweepPolicy pol = { NULL, o->retry, o->reclaim };
         guint done = 0;
-        if (db == NULL || (todo = plan(spec, db, &pol, &hashes, &done, error)) == NULL) {
+        g_autofree guint8 *hashed = NULL;
+        if (db == NULL ||
+            (todo = plan(spec, db, &pol, &hashes, &hashed, &done, error)) == NULL) {
             return FALSE;
         }
         hashes_free(hashes, spec->points->len);
@@ -335,7 +343,7 @@ do_run(const HsSweepSpec *spec, const Opts *o, GError **error)
     g_autofree char *me = hs_sweep_claimant();
     r.pol = (HsSweepPolicy) { me, o->retry, o->reclaim };
     guint already = 0;
-    r.todo = db ? plan(spec, db, &r.pol, &r.hashes, &already, error) : NULL;
+    r.todo = db ? plan(spec, db, &r.pol, &r.hashes, &r.hashed, &already, error) : NULL;
     if (r.todo == NULL) {
         if (mpi) {
             /* the other ranks wait for work: tell them there is none */
@@ -350,6 +358,7 @@ do_run(const HsSweepSpec *spec, const Opts *o, GError **error)
                       : hs_sweep_run_local(&r, error);
     g_array_unref(r.todo);
     hashes_free(r.hashes, spec->points->len);
+    g_free(r.hashed);
     if (mpi) {
         hs_sweep_mpi_finish();
     }

@@ -248,6 +248,7 @@ typedef struct HsSweepRun {
     gboolean progress;
     /* (zero: no hashes, claims as hs_sweep_claimant(), no retries) */
     char **hashes;               /* per point: hs_sweep_point_hash(), or NULL */
+    guint8 *hashed;              /* per point: hashes[i] computed yet (NULL: all are) */
     HsSweepPolicy pol;
     guint next;                  /* first of todo not yet tried */
     /* what the claims found, for the summary */

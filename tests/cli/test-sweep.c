@@ -451,6 +451,14 @@ test_sweep_worker_dies(void)
                 g_assert_cmpstr(got, ==, want);
             }
         }
+        /* the dead point's row carries its configuration's hash (resolved
+         * when it was claimed), so a resume finds it current */
+        g_autoptr(cJSON) arows = parse(ra);
+        g_assert_cmpstr(at(dead, "point_hash")->valuestring, ==,
+                        at(cJSON_GetArrayItem(arows, 2), "point_hash")->valuestring);
+        g_autoptr(Run) k2 = hs_in(dir, "sweep", spec, "--db", "k.db", "--jobs", jobs[i], NULL);
+        g_assert_cmpstr(k2->out, ==,
+                        "k.db: 13 points, 0 run now, 13 already there; 5 failed in all\n");
         g_unlink(dk);
 
         /* SIGTERM: interrupted, not failed; the next run does it */
