@@ -85,6 +85,65 @@ sweep_once(const char *dir, const char *text, int jobs, guint *points, double *w
     return ok;
 }
 
+/* A grid of @n^3 x 2 timing-only points (prompt, decode and batch 1..n,
+ * two seeds) on a fresh database: how long planning it takes (*plan_s)
+ * and resolving one of its points (*point_ms, over the first 200), which
+ * the plan did for every point before the first one ran. */
+static gboolean
+plan_once(const char *dir, int n, guint *points, double *plan_s, double *point_ms,
+          GError **error)
+{
+    g_autoptr(GString) axis = g_string_new("[");
+    for (int i = 1; i <= n; i++) {
+        g_string_append_printf(axis, "%s%d", i > 1 ? ", " : "", i);
+    }
+    g_string_append(axis, "]");
+    g_autofree char *text = g_strdup_printf("{\"base\": {\"functional\": \"off\"}, \"axes\": "
+                                            "{\"prompt\": %s, \"decode\": %s, \"batch\": %s, "
+                                            "\"seed\": [1, 2]}}", axis->str, axis->str,
+                                            axis->str);
+    g_autofree char *path = g_build_filename(dir, "grid.json", NULL);
+    if (!g_file_set_contents(path, text, -1, error)) {
+        return FALSE;
+    }
+    g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(path, NULL, error);
+    g_unlink(path);
+    if (spec == NULL) {
+        return FALSE;
+    }
+    g_autofree char *dbp = g_build_filename(dir, "grid.db", NULL);
+    sqlite3 *db = hs_sweep_db_open(dbp, spec->names, error);
+    if (db == NULL) {
+        return FALSE;
+    }
+    HsSweepPolicy pol = { 0 };
+    char **hashes = NULL;
+    g_autofree guint8 *hashed = NULL;
+    guint done = 0;
+    double t0 = hs_bench_now_s();
+    GArray *todo = hs_sweep_plan(spec, db, &pol, &hashes, &hashed, &done, error);
+    *plan_s = hs_bench_now_s() - t0;
+    const guint k = MIN(200u, spec->points->len);
+    t0 = hs_bench_now_s();
+    for (guint i = 0; i < k; i++) {
+        g_free(hs_sweep_point_hash(spec->points->pdata[i], NULL, NULL));
+    }
+    *point_ms = (hs_bench_now_s() - t0) * 1e3 / MAX(k, 1);
+    *points = spec->points->len;
+    hs_sweep_hashes_free(hashes, spec->points->len);
+    sqlite3_close(db);
+    for (const char *const *sfx = (const char *const[]) { "", "-wal", "-shm", NULL }; *sfx;
+         sfx++) {
+        g_autofree char *f = g_strdup_printf("%s%s", dbp, *sfx);
+        g_unlink(f);
+    }
+    if (todo == NULL) {
+        return FALSE;
+    }
+    g_array_unref(todo);
+    return TRUE;
+}
+
 static gboolean
 run(gboolean quick, HsFormat format, GError **error)
 {
@@ -103,6 +162,9 @@ run(gboolean quick, HsFormat format, GError **error)
         rate[jobs - 1] = points / wall;
     }
     ok = ok && sweep_once(dir, checked, 1, &c_points, &c_wall, &c_cpu, error);
+    guint g_points = 0;
+    double plan_s = 0, point_ms = 0;
+    ok = ok && plan_once(dir, quick ? 10 : 30, &g_points, &plan_s, &point_ms, error);
     g_rmdir(dir);
     if (!ok) {
         return FALSE;
@@ -116,6 +178,9 @@ run(gboolean quick, HsFormat format, GError **error)
         cJSON_AddNumberToObject(root, "checked_points", c_points);
         cJSON_AddNumberToObject(root, "checked_wall_s", c_wall);
         cJSON_AddNumberToObject(root, "checked_cpu_s", c_cpu);
+        cJSON_AddNumberToObject(root, "grid_points", g_points);
+        cJSON_AddNumberToObject(root, "grid_plan_s", plan_s);
+        cJSON_AddNumberToObject(root, "point_resolve_ms", point_ms);
         g_autofree char *s = hs_json_print(root, FALSE);
         printf("%s\n", s);
     } else {
@@ -125,11 +190,14 @@ run(gboolean quick, HsFormat format, GError **error)
         printf("sweep, %u checked points (layer 1's values, prompt 128 + decode 4, one "
                "worker sharing the weights): %.2f s wall, %.2f s CPU, %.2f s CPU a point\n",
                c_points, c_wall, c_cpu, c_cpu / c_points);
+        printf("sweep, a fresh %u-point grid: planned in %.3f s; a point resolved in %.2f ms "
+               "when it is claimed (all of them before the first ran: %.1f s)\n", g_points,
+               plan_s, point_ms, point_ms * g_points / 1e3);
     }
     return TRUE;
 }
 
 const HsBench hs_bench_sweep = {
     "sweep", "timing-only sweep points per second with 1 and 2 workers; a checked sweep's CPU "
-    "seconds", run,
+    "seconds; planning a fresh 54 000-point grid", run,
 };

@@ -40,54 +40,6 @@ typedef struct Opts {
     gboolean list, merge, retry, reclaim, all, quiet;
 } Opts;
 
-/* What resuming @spec on @db finds: the hash now (hs_sweep_point_hash,
- * NULL where it does not resolve) of each point that has a row, to tell
- * a stale one (*@hashed marks them; the others' are computed when they
- * are claimed), and the points to try to claim, in order.
- * (transfer full) */
-static GArray *
-plan(const HsSweepSpec *spec, sqlite3 *db, const HsSweepPolicy *pol, char ***hashes,
-     guint8 **hashed, guint *done, GError **error)
-{
-    g_autoptr(GHashTable) rows = hs_sweep_db_rows(db, error);
-    if (rows == NULL) {
-        return NULL;
-    }
-    *hashes = g_new0(char *, spec->points->len + 1);
-    *hashed = g_new0(guint8, spec->points->len + 1);
-    *done = 0;
-    GArray *todo = g_array_new(FALSE, FALSE, sizeof(int));
-    for (guint i = 0; i < spec->points->len; i++) {
-        const HsSweepPoint *p = spec->points->pdata[i];
-        const HsSweepRow *row = g_hash_table_lookup(rows, p->key);
-        if (row) {
-            (*hashes)[i] = hs_sweep_point_hash(p, NULL, NULL);
-            (*hashed)[i] = TRUE;
-        }
-        HsSweepState s = hs_sweep_row_state(row, (*hashes)[i], pol);
-        if (s == HS_SWEEP_DONE) {
-            ++*done;
-        } else {
-            /* a live claim is tried again when its turn comes: its sweep
-             * may have died or finished by then */
-            int idx = (int) i;
-            g_array_append_val(todo, idx);
-        }
-    }
-    return todo;
-}
-
-/* hs_sweep_point_hash of every point (NULL where it does not resolve),
- * NULL-terminated... with NULL holes, so freed by length. */
-static void
-hashes_free(char **h, guint n)
-{
-    for (guint i = 0; h && i < n; i++) {
-        g_free(h[i]);
-    }
-    g_free(h);
-}
-
 /* The executable's own path, so --list lines run without PATH. */
 static char *
 self_path(void)
@@ -107,10 +59,10 @@ do_list(const HsSweepSpec *spec, const Opts *o, GError **error)
         guint done = 0;
         g_autofree guint8 *hashed = NULL;
         if (db == NULL ||
-            (todo = plan(spec, db, &pol, &hashes, &hashed, &done, error)) == NULL) {
+            (todo = hs_sweep_plan(spec, db, &pol, &hashes, &hashed, &done, error)) == NULL) {
             return FALSE;
         }
-        hashes_free(hashes, spec->points->len);
+        hs_sweep_hashes_free(hashes, spec->points->len);
     }
     g_autofree char *exe = self_path();
     g_autofree char *sp = g_shell_quote(spec->path);
@@ -129,7 +81,7 @@ do_list(const HsSweepSpec *spec, const Opts *o, GError **error)
 static void
 hashes3_free(char **h)
 {
-    hashes_free(h, 3);
+    hs_sweep_hashes_free(h, 3);
 }
 
 /* Is @v of JSON type for SQL column type @sql? */
@@ -343,7 +295,7 @@ do_run(const HsSweepSpec *spec, const Opts *o, GError **error)
     g_autofree char *me = hs_sweep_claimant();
     r.pol = (HsSweepPolicy) { me, o->retry, o->reclaim };
     guint already = 0;
-    r.todo = db ? plan(spec, db, &r.pol, &r.hashes, &r.hashed, &already, error) : NULL;
+    r.todo = db ? hs_sweep_plan(spec, db, &r.pol, &r.hashes, &r.hashed, &already, error) : NULL;
     if (r.todo == NULL) {
         if (mpi) {
             /* the other ranks wait for work: tell them there is none */
@@ -357,7 +309,7 @@ do_run(const HsSweepSpec *spec, const Opts *o, GError **error)
     gboolean ok = mpi ? hs_sweep_mpi_coordinate(&r, size, error)
                       : hs_sweep_run_local(&r, error);
     g_array_unref(r.todo);
-    hashes_free(r.hashes, spec->points->len);
+    hs_sweep_hashes_free(r.hashes, spec->points->len);
     g_free(r.hashed);
     if (mpi) {
         hs_sweep_mpi_finish();

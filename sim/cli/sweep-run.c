@@ -41,6 +41,47 @@ hs_sweep_progress(guint done, guint total, double t0_s, gboolean last)
     fflush(stderr);
 }
 
+GArray *
+hs_sweep_plan(const HsSweepSpec *spec, sqlite3 *db, const HsSweepPolicy *pol, char ***hashes,
+              guint8 **hashed, guint *done, GError **error)
+{
+    g_autoptr(GHashTable) rows = hs_sweep_db_rows(db, error);
+    if (rows == NULL) {
+        return NULL;
+    }
+    *hashes = g_new0(char *, spec->points->len + 1);
+    *hashed = g_new0(guint8, spec->points->len + 1);
+    *done = 0;
+    GArray *todo = g_array_new(FALSE, FALSE, sizeof(int));
+    for (guint i = 0; i < spec->points->len; i++) {
+        const HsSweepPoint *p = spec->points->pdata[i];
+        const HsSweepRow *row = g_hash_table_lookup(rows, p->key);
+        if (row) {
+            (*hashes)[i] = hs_sweep_point_hash(p, NULL, NULL);
+            (*hashed)[i] = TRUE;
+        }
+        HsSweepState s = hs_sweep_row_state(row, (*hashes)[i], pol);
+        if (s == HS_SWEEP_DONE) {
+            ++*done;
+        } else {
+            /* a live claim is tried again when its turn comes: its sweep
+             * may have died or finished by then */
+            int idx = (int) i;
+            g_array_append_val(todo, idx);
+        }
+    }
+    return todo;
+}
+
+void
+hs_sweep_hashes_free(char **h, guint n)
+{
+    for (guint i = 0; h && i < n; i++) {
+        g_free(h[i]);
+    }
+    g_free(h);
+}
+
 /* r->hashes[@point], computed when first asked for: a point without a
  * row needs its hash only when it is claimed, so a fresh sweep of many
  * points starts at once instead of resolving every point first (a

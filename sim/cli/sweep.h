@@ -256,6 +256,17 @@ typedef struct HsSweepRun {
         stale_version, reclaimed;
 } HsSweepRun;
 
+/* What resuming @spec on @db finds: the hash now (hs_sweep_point_hash,
+ * NULL where it does not resolve) of each point that has a row, to tell
+ * a stale one (*@hashed marks them; the others' are computed when they
+ * are claimed: a fresh grid starts at once), and the points to try to
+ * claim, in order.  Free *@hashes with hs_sweep_hashes_free, *@hashed
+ * with g_free.  (transfer full) */
+GArray *hs_sweep_plan(const HsSweepSpec *spec, sqlite3 *db, const HsSweepPolicy *pol,
+                      char ***hashes, guint8 **hashed, guint *done, GError **error);
+/* @n hashes (NULL where a point does not resolve), then @h. */
+void hs_sweep_hashes_free(char **h, guint n);
+
 /* The next point of r->todo this process claims (hs_sweep_db_claim), or
  * -1 when none is left; -2 on a database error. */
 int hs_sweep_run_next(HsSweepRun *r, GError **error);

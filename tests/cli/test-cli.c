@@ -298,6 +298,9 @@ test_bench_sweep_quick(void)
     g_assert_cmpint(cJSON_GetObjectItem(root, "checked_points")->valueint, ==, 2);
     g_assert_cmpfloat(cJSON_GetObjectItem(root, "checked_wall_s")->valuedouble, >, 0);
     g_assert_cmpfloat(cJSON_GetObjectItem(root, "checked_cpu_s")->valuedouble, >, 0.05);
+    g_assert_cmpint(cJSON_GetObjectItem(root, "grid_points")->valueint, ==, 2000);
+    g_assert_cmpfloat(cJSON_GetObjectItem(root, "grid_plan_s")->valuedouble, >=, 0);
+    g_assert_cmpfloat(cJSON_GetObjectItem(root, "point_resolve_ms")->valuedouble, >, 0);
 }
 
 /* bench sim gives each request's events per CPU second and its ratio to
