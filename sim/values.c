@@ -852,6 +852,7 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
         g_array_append_val(v->tokens, tok);
     }
     v->recompute = g_getenv("HS_VALUES_RECOMPUTE") != NULL;
+    v->fp_whole = g_getenv("HS_VALUES_FP_WHOLE") != NULL;
     v->made = g_new0(gboolean, graphs->len);
     v->act8 = g_new0(EngActInt8, 2 * (size_t) pre->n_nodes);
     v->act8_made = g_new0(gboolean, 2 * (size_t) pre->n_nodes);
@@ -868,6 +869,17 @@ sim_checker_new(EngModel *model, GPtrArray *graphs, uint32_t layers, uint32_t ba
     /* the prefill now (it is the costly phase, shared by every run); the
      * rest as runs reach it */
     ref_phase(v, 0);
+    /* The FP reference whole now too (checked layers: its tokens are the
+     * fixed sequence, known in advance), so its FP16 weights go before
+     * the first run makes its own formats: held until that run ended,
+     * they were in use beside them (Llama-3-8B's first layer: 436 MB;
+     * `run -P mllm-npu` peaked at 1.13 GB).  The same phases, computed
+     * earlier: the same bits.  Whole models choose their tokens from the
+     * reference as runs reach them, so theirs waits. */
+    if (!v->full) {
+        fp_out(v, graphs->len - 1);
+        eng_model_release_format(model, ENG_QFMT_F16);
+    }
     v->progress = NULL;
     return v;
 }
@@ -876,12 +888,6 @@ void
 sim_checker_set_recompute(SimChecker *c, gboolean recompute)
 {
     c->recompute = recompute;
-}
-
-void
-sim_checker_set_fp_whole(SimChecker *c, gboolean whole)
-{
-    c->fp_whole = whole;
 }
 
 void

@@ -99,11 +99,13 @@ void sim_checker_set_recompute(SimChecker *c, gboolean recompute);
 
 /*
  * The FP reference computes, of a decode step it does not compare, only
- * what later steps read (the K/V rows of the checked layers); @whole
- * TRUE computes those steps whole, to show (a test) that the compared
- * steps' values, hence precision_err, are the same.
+ * what later steps read (the K/V rows of the checked layers); with
+ * HS_VALUES_FP_WHOLE set when the checker is made, it computes those
+ * steps whole, to show (a test) that the compared steps' values, hence
+ * precision_err, are the same.  When layers are checked, the FP
+ * reference is computed whole by sim_checker_new(), its FP16 weights
+ * let go before any run makes its own formats.
  */
-void sim_checker_set_fp_whole(SimChecker *c, gboolean whole);
 
 /* The FP reference's compared output of @phase (its @n floats), computing
  * it and the phases before it if not yet; NULL if @phase is not compared.

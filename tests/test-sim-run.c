@@ -870,9 +870,10 @@ test_fp_reference_sampled(void)
             w.check_layers = layers;
             g_autoptr(SimChecker) some = sim_run_checker_new(spec, &w, &error);
             g_assert_no_error(error);
+            g_setenv("HS_VALUES_FP_WHOLE", "1", TRUE);
             g_autoptr(SimChecker) whole = sim_run_checker_new(spec, &w, &error);
+            g_unsetenv("HS_VALUES_FP_WHOLE");
             g_assert_no_error(error);
-            sim_checker_set_fp_whole(whole, TRUE);
             for (uint32_t p = 0; p <= w.decode; p++) {
                 size_t n = 0, n_whole = 0;
                 uint32_t d = p - 1;
