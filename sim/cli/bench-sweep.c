@@ -45,18 +45,39 @@ cpu_s(void)
     return s;
 }
 
+/* The sweep spec @text, through a file in @dir (removed again).
+ * (transfer full) */
+static HsSweepSpec *
+spec_of(const char *dir, const char *text, GError **error)
+{
+    g_autofree char *path = g_build_filename(dir, "spec.json", NULL);
+    if (!g_file_set_contents(path, text, -1, error)) {
+        return NULL;
+    }
+    HsSweepSpec *spec = hs_sweep_spec_load(path, NULL, error);
+    g_unlink(path);
+    return spec;
+}
+
+/* Close @db and remove its files (@path and SQLite's -wal and -shm). */
+static void
+db_discard(sqlite3 *db, const char *path)
+{
+    sqlite3_close(db);
+    for (const char *const *sfx = (const char *const[]) { "", "-wal", "-shm", NULL }; *sfx;
+         sfx++) {
+        g_autofree char *f = g_strdup_printf("%s%s", path, *sfx);
+        g_unlink(f);
+    }
+}
+
 /* Every point of the spec @text into a new database in @dir on @jobs
  * workers: *wall_s and *cpu_s (this process and the workers). */
 static gboolean
 sweep_once(const char *dir, const char *text, int jobs, guint *points, double *wall,
            double *cpu, GError **error)
 {
-    g_autofree char *path = g_build_filename(dir, "spec.json", NULL);
-    if (!g_file_set_contents(path, text, -1, error)) {
-        return FALSE;
-    }
-    g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(path, NULL, error);
-    g_unlink(path);
+    g_autoptr(HsSweepSpec) spec = spec_of(dir, text, error);
     if (spec == NULL) {
         return FALSE;
     }
@@ -76,12 +97,7 @@ sweep_once(const char *dir, const char *text, int jobs, guint *points, double *w
     *cpu = cpu_s() - c0;
     *points = spec->points->len;
     g_array_unref(r.todo);
-    sqlite3_close(db);
-    for (const char *const *sfx = (const char *const[]) { "", "-wal", "-shm", NULL }; *sfx;
-         sfx++) {
-        g_autofree char *f = g_strdup_printf("%s%s", dbp, *sfx);
-        g_unlink(f);
-    }
+    db_discard(db, dbp);
     return ok;
 }
 
@@ -102,12 +118,7 @@ plan_once(const char *dir, int n, guint *points, double *plan_s, double *point_m
                                             "{\"prompt\": %s, \"decode\": %s, \"batch\": %s, "
                                             "\"seed\": [1, 2]}}", axis->str, axis->str,
                                             axis->str);
-    g_autofree char *path = g_build_filename(dir, "grid.json", NULL);
-    if (!g_file_set_contents(path, text, -1, error)) {
-        return FALSE;
-    }
-    g_autoptr(HsSweepSpec) spec = hs_sweep_spec_load(path, NULL, error);
-    g_unlink(path);
+    g_autoptr(HsSweepSpec) spec = spec_of(dir, text, error);
     if (spec == NULL) {
         return FALSE;
     }
@@ -131,12 +142,7 @@ plan_once(const char *dir, int n, guint *points, double *plan_s, double *point_m
     *point_ms = (hs_bench_now_s() - t0) * 1e3 / MAX(k, 1);
     *points = spec->points->len;
     hs_sweep_hashes_free(hashes, spec->points->len);
-    sqlite3_close(db);
-    for (const char *const *sfx = (const char *const[]) { "", "-wal", "-shm", NULL }; *sfx;
-         sfx++) {
-        g_autofree char *f = g_strdup_printf("%s%s", dbp, *sfx);
-        g_unlink(f);
-    }
+    db_discard(db, dbp);
     if (todo == NULL) {
         return FALSE;
     }
