@@ -306,13 +306,12 @@ is_file_ref(const char *name)
 
 /* A SoC or stack as a spec names it: a name as it is, a relative path
  * read from the spec's folder, as its "points" and "csv" files are. */
+static char *resolve(const char *dir, const char *file);
+
 static char *
 config_ref(const HsCalSpec *s, const char *name)
 {
-    if (s->dir == NULL || !is_file_ref(name) || g_path_is_absolute(name)) {
-        return g_strdup(name);
-    }
-    return g_build_filename(s->dir, name, NULL);
+    return s->dir && is_file_ref(name) ? resolve(s->dir, name) : g_strdup(name);
 }
 
 /* *@ref (read from the spec as written) -> config_ref() of it */

@@ -279,9 +279,7 @@ hs_run_dir_open(const char *dir, GError **error)
                 return NULL;
             }
         }
-    } else if (g_mkdir_with_parents(dir, 0777) != 0) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
-                    "--out %s: cannot create the directory: %s", dir, g_strerror(errno));
+    } else if (!hs_outdir_make(dir, error)) {
         return NULL;
     }
     HsRunDir *rd = g_new0(HsRunDir, 1);

@@ -92,10 +92,10 @@ hs_outdir_make(const char *dir, GError **error)
     if (!hs_outdir_check(dir, error)) {
         return FALSE;
     }
-    if (g_mkdir_with_parents(dir, 0755) != 0) {
+    if (g_mkdir_with_parents(dir, 0777) != 0) {
         int e = errno;
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "--out %s: cannot create it: %s",
-                    dir, g_strerror(e));
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                    "--out %s: cannot create the directory: %s", dir, g_strerror(e));
         return FALSE;
     }
     return TRUE;

@@ -69,7 +69,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsOutGroup, hs_outgroup_free)
 gboolean hs_outdir_check(const char *dir, GError **error);
 
 /* Make folder @dir (and its parents) for an --out DIR: hs_outdir_check(),
- * then "--out DIR: cannot create it: REASON" when it cannot be made. */
+ * then "--out DIR: cannot create the directory: REASON". */
 gboolean hs_outdir_make(const char *dir, GError **error);
 
 /* Remember @path (following symbolic links) as an input of this run; a
