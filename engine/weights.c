@@ -23,11 +23,53 @@ eng_syn_key(uint64_t seed, uint64_t layer, uint64_t which)
     return mix(mix(seed) ^ (layer * 64 + which + 1));
 }
 
+/*
+ * A 32-bit integer hash (Wellons' "lowbias32": two multiply-xorshift
+ * rounds, a bijection).  Element values come from 32-bit operations only,
+ * so every vector unit does eight or sixteen lanes with one multiply
+ * instruction each: splitmix64's 64-bit multiplies, emulated by three
+ * 32-bit ones on AVX2, made generating the weights 15 % of the default
+ * compare's CPU there.
+ */
+static inline uint32_t
+hash32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    return x ^ (x >> 16);
+}
+
+/* The two 32-bit keys of the 2^32 elements [i >> 32 << 32, ...) of the
+ * tensor with @key. */
+static inline void
+seg_keys(uint64_t key, uint64_t i, uint32_t *ka, uint32_t *kb)
+{
+    *ka = (uint32_t) key ^ hash32((uint32_t) (i >> 32) ^ 0x9E3779B9u);
+    *kb = (uint32_t) (key >> 32);
+}
+
+/* Element bits: a keyed permutation of the low 32 bits of the index. */
+static inline uint32_t
+unit_bits(uint32_t ka, uint32_t kb, uint32_t lo)
+{
+    return hash32(hash32(lo ^ ka) ^ kb);
+}
+
+/* The signed 32-bit integer scaled by 2^-31 (exact), in [-1, 1]. */
+static inline float
+unit_float(uint32_t h)
+{
+    return (float) (int32_t) h * 0x1p-31f;
+}
+
 float
 eng_syn_unit(uint64_t key, uint64_t i)
 {
-    /* 53 random bits -> [0, 2) -> [-1, 1) */
-    return (float) ((double) (mix(key ^ mix(i)) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    uint32_t ka, kb;
+    seg_keys(key, i, &ka, &kb);
+    return unit_float(unit_bits(ka, kb, (uint32_t) i));
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -35,99 +77,63 @@ eng_syn_unit(uint64_t key, uint64_t i)
 #define HAVE_SYN_AVX2 1
 #define SYN_TARGET __attribute__((target("avx2")))
 
-/* x * c mod 2^64 in each lane, from 32-bit products (AVX2 has no 64-bit
- * multiply): lo(x)lo(c) + ((hi(x)lo(c) + lo(x)hi(c)) << 32). */
 SYN_TARGET static inline __m256i
-mul64_avx2(__m256i x, uint64_t c)
+hash32_avx2(__m256i x)
 {
-    const __m256i clo = _mm256_set1_epi64x((long long) (c & 0xffffffffu));
-    const __m256i chi = _mm256_set1_epi64x((long long) (c >> 32));
-    __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), clo),
-                                     _mm256_mul_epu32(x, chi));
-    return _mm256_add_epi64(_mm256_mul_epu32(x, clo), _mm256_slli_epi64(cross, 32));
+    x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
+    x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0x7feb352d));
+    x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 15));
+    x = _mm256_mullo_epi32(x, _mm256_set1_epi32((int) 0x846ca68bu));
+    return _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
 }
 
-/* mix() in four lanes: the same integer operations, so the same bits. */
-SYN_TARGET static inline __m256i
-mix_avx2(__m256i x)
-{
-    x = _mm256_add_epi64(x, _mm256_set1_epi64x((long long) 0x9E3779B97F4A7C15ull));
-    x = mul64_avx2(_mm256_xor_si256(x, _mm256_srli_epi64(x, 30)), 0xBF58476D1CE4E5B9ull);
-    x = mul64_avx2(_mm256_xor_si256(x, _mm256_srli_epi64(x, 27)), 0x94D049BB133111EBull);
-    return _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
-}
-
-/*
- * eng_syn_fill four elements at a time.  The 53-bit integer goes to double
- * exactly through its two halves (each ORed into the mantissa of 2^52 and
- * 2^52 subtracted; hi * 2^32 + lo < 2^53 is exact), then the operations
- * of eng_syn_unit in the same order and precision: an exact scaling by
- * 2^-52, the subtraction of 1, rounding to float, the product with @a.
- * Generating the synthetic weights was 16 % of a checked Llama-3-8B
- * prefill's CPU (scalar: two splitmix64 rounds an element).
- */
+/* @n elements from index low bits @lo (no carry out of 32 bits), eight at
+ * a time: the same integer operations, the same exact int-to-float
+ * rounding and the same two products as the scalar path. */
 SYN_TARGET static size_t
-syn_fill_avx2(uint64_t key, uint64_t i0, size_t n, float a, float *out)
+syn_fill_avx2(uint32_t ka, uint32_t kb, uint32_t lo, size_t n, float a, float *out)
 {
-    const __m256i k = _mm256_set1_epi64x((long long) key), four = _mm256_set1_epi64x(4);
-    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll);
-    const __m256i two52 = _mm256_set1_epi64x(0x4330000000000000ll);
-    const __m256d two52d = _mm256_set1_pd(4503599627370496.0), two32 = _mm256_set1_pd(4294967296.0);
-    const __m256d scale = _mm256_set1_pd(2.0 / 9007199254740992.0), one = _mm256_set1_pd(1.0);
-    const __m128 av = _mm_set1_ps(a);
-    __m256i idx = _mm256_add_epi64(_mm256_set1_epi64x((long long) i0), _mm256_setr_epi64x(0, 1, 2, 3));
+    const __m256i kav = _mm256_set1_epi32((int) ka), kbv = _mm256_set1_epi32((int) kb);
+    const __m256i eight = _mm256_set1_epi32(8);
+    const __m256 scale = _mm256_set1_ps(0x1p-31f), av = _mm256_set1_ps(a);
+    __m256i idx = _mm256_add_epi32(_mm256_set1_epi32((int) lo), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256i v = _mm256_srli_epi64(mix_avx2(_mm256_xor_si256(k, mix_avx2(idx))), 11);
-        __m256d hi = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(v, 32),
-                                                                       two52)), two52d);
-        __m256d lo = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(v, lo32),
-                                                                       two52)), two52d);
-        __m256d d = _mm256_add_pd(_mm256_mul_pd(hi, two32), lo);
-        __m128 u = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_mul_pd(d, scale), one));
-        _mm_storeu_ps(out + i, _mm_mul_ps(av, u));
-        idx = _mm256_add_epi64(idx, four);
+    for (; i + 8 <= n; i += 8) {
+        __m256i h = hash32_avx2(_mm256_xor_si256(hash32_avx2(_mm256_xor_si256(idx, kav)), kbv));
+        __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(h), scale);
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(av, u));
+        idx = _mm256_add_epi32(idx, eight);
     }
     return i;
 }
 
-#define SYN_TARGET512 __attribute__((target("avx512f,avx512dq,avx512vl")))
+#define SYN_TARGET512 __attribute__((target("avx512f")))
 
-/* mix() in eight lanes with AVX-512DQ's 64-bit multiply. */
 SYN_TARGET512 static inline __m512i
-mix_avx512(__m512i x)
+hash32_avx512(__m512i x)
 {
-    x = _mm512_add_epi64(x, _mm512_set1_epi64((long long) 0x9E3779B97F4A7C15ull));
-    x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 30)),
-                           _mm512_set1_epi64((long long) 0xBF58476D1CE4E5B9ull));
-    x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 27)),
-                           _mm512_set1_epi64((long long) 0x94D049BB133111EBull));
-    return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
+    x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+    x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
+    x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
+    x = _mm512_mullo_epi32(x, _mm512_set1_epi32((int) 0x846ca68bu));
+    return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
 }
 
-/*
- * eng_syn_fill eight elements at a time: the integer operations of mix(),
- * the 53-bit integer to double exactly (vcvtuqq2pd: below 2^53), then
- * eng_syn_unit's operations in the same order and precision.  Generating
- * the weights was 10 % of the default compare's CPU on an AVX-512 host
- * with the AVX2 path, which emulates each 64-bit multiply by three 32-bit
- * ones.
- */
+/* syn_fill_avx2 sixteen at a time. */
 SYN_TARGET512 static size_t
-syn_fill_avx512(uint64_t key, uint64_t i0, size_t n, float a, float *out)
+syn_fill_avx512(uint32_t ka, uint32_t kb, uint32_t lo, size_t n, float a, float *out)
 {
-    const __m512i k = _mm512_set1_epi64((long long) key), eight = _mm512_set1_epi64(8);
-    const __m512d scale = _mm512_set1_pd(2.0 / 9007199254740992.0), one = _mm512_set1_pd(1.0);
-    const __m256 av = _mm256_set1_ps(a);
-    __m512i idx = _mm512_add_epi64(_mm512_set1_epi64((long long) i0),
-                                   _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m512i kav = _mm512_set1_epi32((int) ka), kbv = _mm512_set1_epi32((int) kb);
+    const __m512i sixteen = _mm512_set1_epi32(16);
+    const __m512 scale = _mm512_set1_ps(0x1p-31f), av = _mm512_set1_ps(a);
+    __m512i idx = _mm512_add_epi32(_mm512_set1_epi32((int) lo),
+                                   _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m512i v = _mm512_srli_epi64(mix_avx512(_mm512_xor_si512(k, mix_avx512(idx))), 11);
-        __m512d d = _mm512_cvtepu64_pd(v);
-        __m256 u = _mm512_cvtpd_ps(_mm512_sub_pd(_mm512_mul_pd(d, scale), one));
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(av, u));
-        idx = _mm512_add_epi64(idx, eight);
+    for (; i + 16 <= n; i += 16) {
+        __m512i h = hash32_avx512(_mm512_xor_si512(hash32_avx512(_mm512_xor_si512(idx, kav)), kbv));
+        __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(h), scale);
+        _mm512_storeu_ps(out + i, _mm512_mul_ps(av, u));
+        idx = _mm512_add_epi32(idx, sixteen);
     }
     return i;
 }
@@ -136,16 +142,26 @@ syn_fill_avx512(uint64_t key, uint64_t i0, size_t n, float a, float *out)
 void
 eng_syn_fill(uint64_t key, uint64_t i0, size_t n, float a, float *out)
 {
-    size_t i = 0;
+    while (n > 0) {
+        /* one run of indices with the same high 32 bits */
+        uint64_t left = (1ull << 32) - (uint32_t) i0;
+        size_t m = (uint64_t) n < left ? n : (size_t) left;
+        uint32_t ka, kb, lo = (uint32_t) i0;
+        size_t i = 0;
+        seg_keys(key, i0, &ka, &kb);
 #ifdef HAVE_SYN_AVX2
-    if (eng_isa() == ENG_ISA_AVX512) {
-        i = syn_fill_avx512(key, i0, n, a, out);
-    } else if (eng_isa() != ENG_ISA_PORTABLE) {
-        i = syn_fill_avx2(key, i0, n, a, out);
-    }
+        if (eng_isa() == ENG_ISA_AVX512) {
+            i = syn_fill_avx512(ka, kb, lo, m, a, out);
+        } else if (eng_isa() != ENG_ISA_PORTABLE) {
+            i = syn_fill_avx2(ka, kb, lo, m, a, out);
+        }
 #endif
-    for (; i < n; i++) {
-        out[i] = a * eng_syn_unit(key, i0 + i);
+        for (; i < m; i++) {
+            out[i] = a * unit_float(unit_bits(ka, kb, lo + (uint32_t) i));
+        }
+        i0 += m;
+        out += m;
+        n -= m;
     }
 }
 

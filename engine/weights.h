@@ -2,9 +2,9 @@
  * weights.h - synthetic deterministic weights (engine-internal).
  *
  * Element i of tensor (seed, layer, which) is a pure function of those
- * four numbers: splitmix64 of a per-tensor key mixed with i, mapped to a
- * uniform value in [-1, 1).  No state, so any slice is generated alone
- * and identically, in parallel or not.
+ * four numbers: a per-tensor key (splitmix64 of the three) keys a 32-bit
+ * hash of i, read as a uniform value in [-1, 1].  No state, so any slice
+ * is generated alone and identically, in parallel or not.
  */
 #ifndef ENG_WEIGHTS_H
 #define ENG_WEIGHTS_H
@@ -22,7 +22,7 @@
 
 /* The key of tensor @which of @layer under @seed. */
 uint64_t eng_syn_key(uint64_t seed, uint64_t layer, uint64_t which);
-/* Uniform in [-1, 1): element @i of the tensor with @key. */
+/* Uniform in [-1, 1]: element @i of the tensor with @key. */
 float eng_syn_unit(uint64_t key, uint64_t i);
 /* Values [n] = a * unit(key, i0 + i). */
 void eng_syn_fill(uint64_t key, uint64_t i0, size_t n, float a, float *out);

@@ -170,8 +170,14 @@ static const char qwen_mini_json[] =
     " \"rms_norm_eps\": 1e-06, \"rope_theta\": 1000000.0,"
     " \"tie_word_embeddings\": false, \"vocab_size\": 1024}";
 
-/* Shadow outliers change values: with them the logits are closer to the
- * FP reference than with plain per-tensor INT8 activations. */
+/* Shadow outliers change values, and the static (offline) scale makes the
+ * chunk cut change none.  Whether the logits come closer to the FP
+ * reference is left to the engine's test of the rule
+ * (/engine/quant-formats/int8-shadow): the synthetic weights put their
+ * outlier channels in the norm gains, which FFN-down (the one linear mllm
+ * shadows) does not read, so here shadowing it moves the error either way
+ * with the seed (closer on 5 of 8 seeds, 4 of 8 with another generator of
+ * the same distribution). */
 static void
 test_mllm_shadow_values(void)
 {
@@ -197,10 +203,10 @@ test_mllm_shadow_values(void)
     g_assert_true(s.r.check.match && n.r.check.match);    /* each its own arithmetic */
     g_assert_true(n.r.check.precision_changed);
     g_assert_cmpfloat(n.r.check.precision_err, >, 0);
-    /* FFN-down's outlier channels computed in float recover part of what
-     * plain per-tensor INT8 loses (measured 0.796 vs 0.922; 0.622 when
-     * every linear was shadowed, which mllm's code does not do) */
-    g_assert_cmpfloat(s.r.check.precision_err, <, 0.9 * n.r.check.precision_err);
+    g_assert_cmpfloat(s.r.check.precision_err, >, 0);
+    /* FFN-down's outlier channels computed in float: other values */
+    g_assert_cmpfloat(fabs(s.r.check.precision_err - n.r.check.precision_err), >,
+                      1e-3 * n.r.check.precision_err);
     /* the static (offline-calibrated) scale: the cut changes no bit */
     g_assert_cmpfloat(s.r.check.precision_err, ==, whole.r.check.precision_err);
     case_clear(&s);
