@@ -397,7 +397,13 @@ sim_builder_sync_cost_ps(const SimBuilder *b, uint32_t from, uint32_t to)
     /* Policies plan for the fast mechanism, as HeteroLLM designs its
      * partitions around its own fast sync; --sync driver then swaps the
      * mechanism under the same plan, which is HeteroLLM's ablation. */
-    return sim_cost_sync_ps(b->cost, SIM_SYNC_FAST, from, to);
+    return sim_cost_sync_ps(b->cost, SIM_SYNC_FAST, from, to, 0);
+}
+
+uint64_t
+sim_builder_sync_cost_run_ps(const SimBuilder *b, uint32_t from, uint32_t to, uint64_t bytes)
+{
+    return sim_cost_sync_ps(b->cost, b->info.sync, from, to, bytes);
 }
 
 gboolean

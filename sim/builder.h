@@ -133,6 +133,10 @@ gboolean sim_builder_npu_w4a16_decode(const SimBuilder *b);
 /* Cost of one sync hand-off as policies plan for it (the fast mechanism:
  * the same plan then runs under --sync driver as an ablation), in ps. */
 uint64_t sim_builder_sync_cost_ps(const SimBuilder *b, uint32_t from, uint32_t to);
+/* Cost of one hand-off of @bytes under the run's own mechanism
+ * (info->sync), for a policy that plans for the sync it will run with. */
+uint64_t sim_builder_sync_cost_run_ps(const SimBuilder *b, uint32_t from, uint32_t to,
+                                      uint64_t bytes);
 
 /*
  * Finish the phase: every node must have been fully covered.  The ids of

@@ -121,12 +121,12 @@ sim_cost_share_gpu(SimCostModel *c, double llm_share)
 }
 
 uint64_t
-sim_cost_sync_ps(const SimCostModel *c, SimSyncMech mech, uint32_t from, uint32_t to)
+sim_cost_sync_ps(const SimCostModel *c, SimSyncMech mech, uint32_t from, uint32_t to,
+                 uint64_t bytes)
 {
     HwSyncMech m = mech == SIM_SYNC_DRIVER ? HW_SYNC_DRIVER : HW_SYNC_FAST;
-    /* planners ask before the bytes are known; they plan for the fast
-     * mechanism, whose cost has no per-byte part (sim_builder_sync_cost_ps) */
-    return hw_sync_handoff_ps(c->soc, c->stack, m, to, 0);
+    (void) from;
+    return hw_sync_handoff_ps(c->soc, c->stack, m, to, bytes);
 }
 
 gboolean

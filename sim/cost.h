@@ -37,9 +37,9 @@ void sim_cost_share_gpu(SimCostModel *c, double llm_share);
  * refuses the task, naming it and the keys that made it). */
 uint64_t sim_cost_work_ps(const SimCostModel *c, uint32_t proc, const SimWork *w);
 
-/* Time of one hand-off @from -> @to with mechanism @mech, in ps. */
+/* Time of one hand-off of @bytes @from -> @to with mechanism @mech, in ps. */
 uint64_t sim_cost_sync_ps(const SimCostModel *c, SimSyncMech mech, uint32_t from,
-                          uint32_t to);
+                          uint32_t to, uint64_t bytes);
 
 /* Does the NPU's runtime on this stack run W4A16 matmuls in decode? */
 gboolean sim_cost_npu_w4a16_decode(const SimCostModel *c);

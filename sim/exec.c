@@ -83,6 +83,7 @@ struct Exec {
     /* the host's program order across phases (see host_order) */
     uint32_t n_procs;
     uint32_t *last_sync;         /* per processor */
+    gboolean *drained;           /* per processor: no kernel since its last driver sync */
     GArray **pending;            /* per processor */
     uint32_t prev_driver;
     SimMeasure *measure;
@@ -685,9 +686,12 @@ host_order(Exec *ex, const uint32_t *order, uint32_t n)
         uint32_t i = order[o];
         const SimTask *t = sim_plan_task(ex->plan, i);
         if (t->kind == SIM_TASK_KERNEL) {
+            /* enqueued after the finish returned; the first into a
+             * drained queue, the next ones behind it */
             uint32_t held_by = ex->last_sync[t->proc];
             if (held_by != UINT32_MAX) {
-                task_of(ex, i)->held = TRUE;
+                task_of(ex, i)->held = ex->drained[t->proc];
+                ex->drained[t->proc] = FALSE;
                 add_edge(ex, held_by, i);
             }
             g_array_append_val(ex->pending[t->proc], i);
@@ -698,6 +702,7 @@ host_order(Exec *ex, const uint32_t *order, uint32_t n)
             }
             g_array_set_size(before, 0);
             ex->last_sync[t->sync_from] = i;
+            ex->drained[t->sync_from] = TRUE;
             /* blocking calls return in the order the host made them */
             if (ex->prev_driver != UINT32_MAX) {
                 add_edge(ex, ex->prev_driver, i);
@@ -787,6 +792,7 @@ sim_exec_run_full(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
         .chunks = g_ptr_array_new_with_free_func(chunk_free),
         .n_procs = soc->devs->len, .prev_driver = UINT32_MAX,
         .last_sync = g_new(uint32_t, MAX(1, soc->devs->len)),
+        .drained = g_new0(gboolean, MAX(1, soc->devs->len)),
         .pending = g_new0(GArray *, MAX(1, soc->devs->len)),
         .measure = sim_measure_new(soc->devs->len),
         .started = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
@@ -871,6 +877,7 @@ sim_exec_run_full(SimPlan *plan, const SimPlanSource *src, const HwSoc *soc,
     }
     g_free(ex.pending);
     g_free(ex.last_sync);
+    g_free(ex.drained);
     g_free(ex.ready);
     g_ptr_array_unref(ex.chunks);
     chunk_free(ex.spare);

@@ -75,21 +75,42 @@ part_cost(SimBuilder *b, uint32_t node, const Part *p)
     return sim_builder_cost_ps(b, node, p->proc, p->slice, p->prec);
 }
 
-/* GPU and NPU parts run in parallel; NPU parts in a row add up. */
+/*
+ * GPU and NPU parts run in parallel; NPU parts in a row add up.  HeteroLLM
+ * plans for its own fast sync: one hand-off back to the GPU, whatever the
+ * mechanism the plan then runs with (its driver-sync ablation swaps the
+ * mechanism under the same plan).  hetero-tensor/sync-aware plans for the
+ * run's mechanism instead: the NPU's input handed over from the GPU and
+ * its output handed back, each with its bytes.
+ */
 static uint64_t
-candidate_cost(SimBuilder *b, uint32_t node, Candidate *c)
+candidate_cost(SimBuilder *b, uint32_t node, Candidate *c, gboolean sync_aware)
 {
     const SimPhaseInfo *info = sim_builder_info(b);
-    uint64_t gpu = 0, npu = 0;
+    const MdlNode *n = sim_builder_node(b, node);
+    uint64_t gpu = 0, npu = 0, out_bytes = 0;
     for (uint32_t i = 0; i < c->n; i++) {
-        uint64_t t = part_cost(b, node, &c->parts[i]);
-        if (c->parts[i].proc == info->proc_npu) {
+        const Part *p = &c->parts[i];
+        uint64_t t = part_cost(b, node, p);
+        if (p->proc == info->proc_npu) {
+            MdlWork w;
+            mdl_node_work(n, p->slice.tok0, p->slice.tok1, p->slice.row0, p->slice.row1,
+                          p->slice.pad_tokens, p->prec, &w);
+            out_bytes += w.write_bytes;
             npu += t;
         } else {
             gpu += t;
         }
     }
-    uint64_t sync = npu ? sim_builder_sync_cost_ps(b, info->proc_npu, info->proc_gpu) : 0;
+    uint64_t sync = 0;
+    if (npu && !sync_aware) {
+        sync = sim_builder_sync_cost_ps(b, info->proc_npu, info->proc_gpu);
+    } else if (npu) {
+        uint64_t in_bytes = (uint64_t) ((double) n->tokens * n->k *
+                                        mdl_prec_act_bytes(MDL_PREC_W4A16) + 0.5);
+        sync = sim_builder_sync_cost_run_ps(b, info->proc_gpu, info->proc_npu, in_bytes) +
+               sim_builder_sync_cost_run_ps(b, info->proc_npu, info->proc_gpu, out_bytes);
+    }
     return MAX(gpu, npu) + sync;
 }
 
@@ -119,7 +140,7 @@ std_floor(SimBuilder *b, uint32_t tokens)
 }
 
 static gboolean
-tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
+tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
 {
     const SimPhaseInfo *info = sim_builder_info(b);
     const MdlNode *n = sim_builder_node(b, node);
@@ -138,7 +159,7 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
 
     /* all on the GPU */
     c = (Candidate) { 0, 1, { part(gpu, full, MDL_PREC_W4A16) } };
-    c.time_ps = candidate_cost(b, node, &c);
+    c.time_ps = candidate_cost(b, node, &c, sync_aware);
     consider(&best, &c);
 
     uint32_t S_npu = decode ? npu_pad : sim_builder_std_shape(b, S);
@@ -147,7 +168,7 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
         SimSlice s = full;
         s.pad_tokens = S_npu == S ? 0 : S_npu;
         c = (Candidate) { 0, 1, { part(npu, s, np) } };
-        c.time_ps = candidate_cost(b, node, &c);
+        c.time_ps = candidate_cost(b, node, &c, sync_aware);
         uint64_t t_npu_all = c.time_ps;
         consider(&best, &c);
 
@@ -163,7 +184,7 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
             sn.row1 = r;
             sg.row0 = r;
             c = (Candidate) { 0, 2, { part(npu, sn, np), part(gpu, sg, MDL_PREC_W4A16) } };
-            c.time_ps = candidate_cost(b, node, &c);
+            c.time_ps = candidate_cost(b, node, &c, sync_aware);
             consider(&best, &c);
         }
     }
@@ -190,18 +211,18 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
             rest.tok0 = t0;
             c = npu_k;
             c.parts[c.n++] = part(gpu, rest, MDL_PREC_W4A16);
-            c.time_ps = candidate_cost(b, node, &c);
+            c.time_ps = candidate_cost(b, node, &c, sync_aware);
             consider(&best, &c);
             rest.pad_tokens = pad_for(b, S - t0);
             if (rest.pad_tokens) {
                 c = npu_k;
                 c.parts[c.n++] = part(npu, rest, np);
-                c.time_ps = candidate_cost(b, node, &c);
+                c.time_ps = candidate_cost(b, node, &c, sync_aware);
                 consider(&best, &c);
             }
         }
         if (t0 == S && npu_k.n > 1) {
-            npu_k.time_ps = candidate_cost(b, node, &npu_k);
+            npu_k.time_ps = candidate_cost(b, node, &npu_k, sync_aware);
             consider(&best, &npu_k);
         }
     }
@@ -242,18 +263,49 @@ tensor_matmul(SimBuilder *b, uint32_t node, GError **error)
 }
 
 static gboolean
-tensor_plan(SimBuilder *b, GError **error)
+matmul_fast(SimBuilder *b, uint32_t node, GError **error)
+{
+    return tensor_matmul(b, node, FALSE, error);
+}
+
+static gboolean
+matmul_sync_aware(SimBuilder *b, uint32_t node, GError **error)
+{
+    return tensor_matmul(b, node, TRUE, error);
+}
+
+static gboolean
+plan_with(SimBuilder *b, PolicyMatmulFn matmul, GError **error)
 {
     const SimPhaseInfo *info = sim_builder_info(b);
     const SimPolicyOptions *o = info->opts;
     for (uint32_t s = o->min_npu_shape; s <= o->max_npu_shape; s *= 2) {
         sim_builder_npu_offline(b, s);
     }
-    return policy_prefill(b, tensor_matmul, info->proc_gpu, error);
+    return policy_prefill(b, matmul, info->proc_gpu, error);
+}
+
+static gboolean
+tensor_plan(SimBuilder *b, GError **error)
+{
+    return plan_with(b, matmul_fast, error);
+}
+
+static gboolean
+tensor_plan_sync_aware(SimBuilder *b, GError **error)
+{
+    return plan_with(b, matmul_sync_aware, error);
 }
 
 const SimPolicy sim_policy_hetero_tensor = {
     SIM_POLICY_ABI, "hetero-tensor",
     "HeteroLLM tensor level: row/sequence/multi-sequence/hybrid GPU+NPU cuts by a solver",
     tensor_plan, "heterollm",
+};
+
+const SimPolicy sim_policy_hetero_tensor_sync_aware = {
+    SIM_POLICY_ABI, "hetero-tensor/sync-aware",
+    "hetero-tensor whose solver plans for the run's sync mechanism (driver or fast), "
+    "both hand-offs of a cut with their bytes",
+    tensor_plan_sync_aware, "heterollm",
 };

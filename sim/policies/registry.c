@@ -15,6 +15,7 @@ extern const SimPolicy sim_policy_online_prepare;
 extern const SimPolicy sim_policy_chunked;
 extern const SimPolicy sim_policy_hetero_layer;
 extern const SimPolicy sim_policy_hetero_tensor;
+extern const SimPolicy sim_policy_hetero_tensor_sync_aware;
 extern const SimPolicy sim_policy_mllm_npu;
 extern const SimPolicy sim_policy_mllm_npu_in_order;
 extern const SimPolicy sim_policy_mllm_npu_per_group;
@@ -42,6 +43,7 @@ static const SimPolicy *const builtins[] = {
 /* Ablation variants (NAME/VARIANT): found by name, not listed, so that
  * `compare` without --policies runs the systems, not their ablations. */
 static const SimPolicy *const variants[] = {
+    &sim_policy_hetero_tensor_sync_aware,
     &sim_policy_mllm_npu_in_order,
     &sim_policy_mllm_npu_per_group,
     &sim_policy_mllm_npu_naive,
