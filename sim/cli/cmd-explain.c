@@ -148,9 +148,10 @@ explain_task(const HwSoc *soc, const HwStack *stack, const SimPlan *plan,
     const SimTask *t = sim_plan_task(plan, id);
     const HwDev *dev = dev_of(soc, t->proc);
     SimTime dur = x->times[id].end_ps - x->times[id].start_ps;
-    printf("task %u: %s, %s%s%.0u, on %s (%s)\n", id, t->name, sim_phase_name[t->phase],
-           t->phase == SIM_PHASE_DECODE ? " step " : "", t->phase == SIM_PHASE_DECODE
-           ? t->step : 0, dev->name, dev->cls->model);
+    g_autofree char *step = t->phase == SIM_PHASE_DECODE ? g_strdup_printf(" step %u", t->step)
+                                                         : g_strdup("");
+    printf("task %u: %s, %s%s, on %s (%s)\n", id, t->name, sim_phase_name[t->phase], step,
+           dev->name, dev->cls->model);
     if (t->why) {
         printf("  placed: %s\n", t->why);
     }

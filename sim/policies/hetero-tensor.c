@@ -92,14 +92,16 @@ candidate_cost(SimBuilder *b, uint32_t node, Candidate *c, gboolean sync_aware)
     for (uint32_t i = 0; i < c->n; i++) {
         const Part *p = &c->parts[i];
         uint64_t t = part_cost(b, node, p);
-        if (p->proc == info->proc_npu) {
+        if (p->proc != info->proc_npu) {
+            gpu += t;
+            continue;
+        }
+        npu += t;
+        if (sync_aware) {
             MdlWork w;
             mdl_node_work(n, p->slice.tok0, p->slice.tok1, p->slice.row0, p->slice.row1,
                           p->slice.pad_tokens, p->prec, &w);
             out_bytes += w.write_bytes;
-            npu += t;
-        } else {
-            gpu += t;
         }
     }
     uint64_t sync = 0;
@@ -248,6 +250,21 @@ tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
                                   : "the NPU over 1.5x the GPU: no row cut in prefill, the "
                                     "GPU kept free (HeteroLLM §4.1.1, §5.5)",
                               best.n, best.time_ps / 1e6);
+    }
+    if (sync_aware && S_npu != 0) {
+        /* what a cut's hand-offs cost at the run's mechanism */
+        Candidate all_npu = { 0, 1, { part(npu, full, np) } };
+        all_npu.parts[0].slice.pad_tokens = S_npu == S ? 0 : S_npu;
+        uint64_t handoffs = candidate_cost(b, node, &all_npu, TRUE) -
+                            part_cost(b, node, &all_npu.parts[0]);
+        g_autofree char *prev = g_steal_pointer(&why);
+        g_autofree char *chose = g_strdup_printf("chose %u part(s) taking %.1f us", best.n,
+                                                 best.time_ps / 1e6);
+        why = g_strdup_printf("%s; hand-offs priced at the run's %s sync: %.1f us for the "
+                              "whole matmul's input and output%s%s",
+                              prev ? prev : "hetero-tensor/sync-aware solver",
+                              sim_sync_name[info->sync], handoffs / 1e6, prev ? "" : "; ",
+                              prev ? "" : chose);
     }
     for (uint32_t i = 0; i < best.n; i++) {
         uint32_t id = sim_builder_kernel(b, node, best.parts[i].proc, best.parts[i].slice,

@@ -714,6 +714,34 @@ test_explain(void)
     g_assert_nonnull(strstr(l->out, "kept for 96 rows at a time while the depth is walked: the "
                                     "right operand comes in and is re-laid 24 times"));
 
+    /* a decode task by id: its step (0 printed as 0), and the sync-aware
+     * solver's reason (the hand-offs priced at the run's mechanism) */
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", NULL);
+    g_autofree char *rec = g_build_filename(dir, "rec.json", NULL);
+    g_autoptr(Run) rr = hs("run", "-P", "hetero-tensor/sync-aware", "--sync", "driver", "-p",
+                           "64", "-d", "1", "--functional", "off", "--record", rec, NULL);
+    g_assert_cmpint(rr->status, ==, 0);
+    g_autofree char *text = NULL;
+    g_assert_true(g_file_get_contents(rec, &text, NULL, NULL));
+    g_autoptr(cJSON) rj = cJSON_Parse(text);
+    int gate = -1;
+    cJSON *task;
+    cJSON_ArrayForEach(task, cJSON_GetObjectItem(rj, "tasks")) {
+        if (gate < 0 && strcmp(cJSON_GetObjectItem(task, "phase")->valuestring, "decode") == 0 &&
+            strcmp(cJSON_GetObjectItem(task, "name")->valuestring, "L0.ffn_gate") == 0) {
+            gate = cJSON_GetObjectItem(task, "id")->valueint;
+        }
+    }
+    g_assert_cmpint(gate, >, 0);
+    g_autofree char *id = g_strdup_printf("%d", gate);
+    g_autoptr(Run) d = hs("explain", "-P", "hetero-tensor/sync-aware", "--sync", "driver", "-p",
+                          "64", "-d", "1", "--functional", "off", "-k", id, NULL);
+    g_assert_cmpint(d->status, ==, 0);
+    g_assert_nonnull(strstr(d->out, "L0.ffn_gate, decode step 0, on gpu"));
+    g_assert_nonnull(strstr(d->out, "hand-offs priced at the run's driver sync: "));
+    g_unlink(rec);
+    g_rmdir(dir);
+
     g_autoptr(Run) e = hs("explain", "--soc", "tiny", "--model", "tiny", NULL);
     g_assert_cmpint(e->status, ==, 2);
     g_autoptr(Run) f = hs("explain", "--soc", "tiny", "--model", "tiny", "--task", "L0.fn_down",
