@@ -213,6 +213,9 @@ names_for(const char *message)
         for (const SimPolicy *const *p = sim_policy_list(); *p; p++) {
             g_ptr_array_add(a, g_strdup((*p)->name));
         }
+        for (const SimPolicy *const *p = sim_policy_variants(); *p; p++) {
+            g_ptr_array_add(a, g_strdup((*p)->name));
+        }
         g_ptr_array_add(a, NULL);
         return (GStrv) g_ptr_array_free(g_steal_pointer(&a), FALSE);
     }

@@ -269,14 +269,18 @@ hs_cli_policy(const char *plugin, const char *name, GError **error)
     const SimPolicy *p = sim_policy_find(name);
     if (p == NULL) {
         g_autoptr(GString) list = g_string_new(NULL);
+        g_autoptr(GString) variants = g_string_new(NULL);
         for (const SimPolicy *const *q = sim_policy_list(); *q; q++) {
             g_string_append_printf(list, "%s%s", list->len ? ", " : "", (*q)->name);
+        }
+        for (const SimPolicy *const *q = sim_policy_variants(); *q; q++) {
+            g_string_append_printf(variants, "%s%s", variants->len ? ", " : "", (*q)->name);
         }
         /* like an unknown SoC or model: bad input (exit 1), and main()
          * adds "did you mean" (hs_cli_suggest) */
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
-                    "unknown policy \"%s\" (known: %s%s)", name, list->str,
-                    plugin ? "; or the plug-in's" : "");
+                    "unknown policy \"%s\" (known: %s; variants: %s%s)", name, list->str,
+                    variants->str, plugin ? "; or the plug-in's" : "");
     }
     return p;
 }

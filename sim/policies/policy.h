@@ -52,6 +52,9 @@ typedef struct SimPolicy {
 
 /* Built-in policies, NULL-terminated.  (transfer none) */
 const SimPolicy *const *sim_policy_list(void);
+/* The ablation variants (NAME/VARIANT), NULL-terminated: found by name,
+ * not listed. */
+const SimPolicy *const *sim_policy_variants(void);
 
 /* A built-in by name, or NULL. */
 const SimPolicy *sim_policy_find(const char *name);

@@ -58,6 +58,12 @@ sim_policy_list(void)
     return builtins;
 }
 
+const SimPolicy *const *
+sim_policy_variants(void)
+{
+    return variants;
+}
+
 const SimPolicy *
 sim_policy_find(const char *name)
 {

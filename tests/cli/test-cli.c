@@ -636,6 +636,13 @@ test_rough_edges(void)
     g_assert_cmpint(f->status, ==, 1);
     g_assert_true(g_str_has_prefix(f->err, "hetero-sim: unknown policy \"hetero-tensr\" (did "
                                            "you mean hetero-tensor? known: "));
+    /* the variants, found by name but not listed, are named and suggested */
+    g_autoptr(Run) v = hs("run", "-P", "mllm-npu/no-shadw", "--functional", "off", NULL);
+    g_assert_cmpint(v->status, ==, 1);
+    g_assert_true(g_str_has_prefix(v->err, "hetero-sim: unknown policy \"mllm-npu/no-shadw\" "
+                                           "(did you mean mllm-npu/no-shadow? known: "));
+    g_assert_nonnull(strstr(v->err, "; variants: hetero-tensor/sync-aware, mllm-npu/in-order"));
+    g_assert_cmpstr(v->out, ==, "");
     g_autoptr(Run) g = hs("rnu", NULL);
     g_assert_cmpint(g->status, ==, 2);
     assert_one_error_line(g, "unknown command \"rnu\" (did you mean run? see 'hetero-sim --help')");
