@@ -125,7 +125,6 @@ sim_cost_sync_ps(const SimCostModel *c, SimSyncMech mech, uint32_t from, uint32_
                  uint64_t bytes)
 {
     HwSyncMech m = mech == SIM_SYNC_DRIVER ? HW_SYNC_DRIVER : HW_SYNC_FAST;
-    (void) from;
     return hw_sync_handoff_ps(c->soc, c->stack, m, to, bytes);
 }
 

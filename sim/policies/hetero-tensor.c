@@ -257,14 +257,13 @@ tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
         all_npu.parts[0].slice.pad_tokens = S_npu == S ? 0 : S_npu;
         uint64_t handoffs = candidate_cost(b, node, &all_npu, TRUE) -
                             part_cost(b, node, &all_npu.parts[0]);
-        g_autofree char *prev = g_steal_pointer(&why);
-        g_autofree char *chose = g_strdup_printf("chose %u part(s) taking %.1f us", best.n,
-                                                 best.time_ps / 1e6);
+        g_autofree char *head = why ? g_steal_pointer(&why)
+                                : g_strdup_printf("hetero-tensor/sync-aware solver: chose %u "
+                                                  "part(s) taking %.1f us", best.n,
+                                                  best.time_ps / 1e6);
         why = g_strdup_printf("%s; hand-offs priced at the run's %s sync: %.1f us for the "
-                              "whole matmul's input and output%s%s",
-                              prev ? prev : "hetero-tensor/sync-aware solver",
-                              sim_sync_name[info->sync], handoffs / 1e6, prev ? "" : "; ",
-                              prev ? "" : chose);
+                              "whole matmul's input and output", head,
+                              sim_sync_name[info->sync], handoffs / 1e6);
     }
     for (uint32_t i = 0; i < best.n; i++) {
         uint32_t id = sim_builder_kernel(b, node, best.parts[i].proc, best.parts[i].slice,
