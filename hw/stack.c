@@ -331,7 +331,11 @@ hw_stack_describe(GString *out)
                          "Top level: name (string, required), description (string), cpu, gpu, "
                          "npu (all required)\n"
                          "Any number may be written as {\"value\": N, \"source\": \"where it "
-                         "comes from\"}.\n");
+                         "comes from\"}.\n"
+                         "base (optional): a stack name or JSON file (relative to this one) to "
+                         "start from; this file's keys\nare written over it (objects key by key; "
+                         "a number or a {value, source} pair whole), so a\nstack gives only what "
+                         "differs and every required key may come from its base.\n");
     for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
         g_string_append_printf(out, "\n$.%s (%s)\n", sections[i].key, sections[i].title);
         hs_param_describe(sections[i].params, out);

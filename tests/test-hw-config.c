@@ -9,11 +9,13 @@
  */
 #include "hw/soc.h"
 #include "hw/npu.h"
+#include "hw/stack.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *
 src_path(const char *rel)
@@ -404,6 +406,190 @@ test_directory(void)
     g_assert_cmpstr(error->message, ==, want);
 }
 
+/* ---- a config from a base ----------------------------------------------- */
+
+/* A scratch directory of JSON files, removed with what is in it. */
+typedef struct Scratch {
+    char *dir;
+} Scratch;
+
+static char *
+scratch_file(Scratch *s, const char *name, const char *text)
+{
+    char *file = g_build_filename(s->dir, name, NULL);
+    g_assert_true(g_file_set_contents(file, text, -1, NULL));
+    return file;
+}
+
+static void
+scratch_free(Scratch *s)
+{
+    g_autoptr(GDir) d = g_dir_open(s->dir, 0, NULL);
+    const char *e;
+    while (d && (e = g_dir_read_name(d)) != NULL) {
+        g_autofree char *f = g_build_filename(s->dir, e, NULL);
+        g_unlink(f);
+    }
+    g_rmdir(s->dir);
+    g_free(s->dir);
+}
+
+static Scratch
+scratch_new(void)
+{
+    GError *error = NULL;
+    Scratch s = { g_dir_make_tmp("hs-base-XXXXXX", &error) };
+    g_assert_no_error(error);
+    return s;
+}
+
+static char *
+stacks_dir(void)
+{
+    return src_path("configs/stacks");
+}
+
+/* A user's stack names a shipped one as its base and writes only what it
+ * measured: the rest (values and sources) is the base's; a {"value",
+ * "source"} pair replaces the base's whole, so no value keeps a source
+ * written for another. */
+static void
+test_base_stack(void)
+{
+    g_autofree char *sdir = stacks_dir();
+    Scratch s = scratch_new();
+    g_autofree char *mine = scratch_file(&s, "mine.json",
+        "{\"name\": \"mine\", \"base\": \"heterollm\","
+        " \"gpu\": {\"matmul_efficiency\": {\"value\": 0.5, \"source\": \"measured\"},"
+        "          \"dequant\": {\"q4_0_gbps\": 99}}}");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwStack) st = hw_stack_load(mine, sdir, &error);
+    g_assert_no_error(error);
+    g_autoptr(HwStack) base = hw_stack_load("heterollm", sdir, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(st->name, ==, "mine");
+    /* the description is the base's where the file gives none */
+    g_assert_cmpstr(st->description, ==, base->description);
+    g_assert_cmpfloat(st->gpu.matmul_efficiency, ==, 0.5);
+    g_assert_cmpstr(g_hash_table_lookup(st->sources, "$.gpu.matmul_efficiency"), ==,
+                    "measured");
+    /* a plain number over a pair: no source of another value left behind */
+    g_assert_cmpfloat(st->gpu.dequant.gbps[HW_WFMT_Q4_0], ==, 99);
+    g_assert_cmpstr(g_hash_table_lookup(st->sources, "$.gpu.dequant.q4_0_gbps"), ==,
+                    "given without a source");
+    /* everything else is the base's, values and sources */
+    g_assert_cmpfloat(st->gpu.launch_idle_us, ==, base->gpu.launch_idle_us);
+    g_assert_cmpfloat(st->npu.dequant.gbps[HW_WFMT_W4A16], ==,
+                      base->npu.dequant.gbps[HW_WFMT_W4A16]);
+    g_assert_cmpfloat(st->gpu.arch_matmul_efficiency[HW_GPU_ARCH_MALI_VALHALL5], ==,
+                      base->gpu.arch_matmul_efficiency[HW_GPU_ARCH_MALI_VALHALL5]);
+    g_assert_cmpstr(g_hash_table_lookup(st->sources, "$.npu.launch_us"), ==,
+                    g_hash_table_lookup(base->sources, "$.npu.launch_us"));
+    scratch_free(&s);
+}
+
+/* A base may be a file, found beside the file that names it, and have a
+ * base itself; the nearest file wins. */
+static void
+test_base_chain(void)
+{
+    g_autofree char *sdir = stacks_dir();
+    Scratch s = scratch_new();
+    g_free(scratch_file(&s, "mid.json",
+        "{\"name\": \"mid\", \"base\": \"llama-cpp\", \"cpu\": {\"call_us\": 7, \"submit_us\": 3}}"));
+    g_autofree char *top = scratch_file(&s, "top.json",
+        "{\"name\": \"top\", \"base\": \"mid.json\", \"cpu\": {\"submit_us\": 4}}");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwStack) st = hw_stack_load(top, sdir, &error);
+    g_assert_no_error(error);
+    g_autoptr(HwStack) ggml = hw_stack_load("llama-cpp", sdir, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(st->name, ==, "top");
+    g_assert_cmpfloat(st->cpu.submit_us, ==, 4);
+    g_assert_cmpfloat(st->cpu.call_us, ==, 7);
+    g_assert_cmpfloat(st->cpu.simd_efficiency, ==, ggml->cpu.simd_efficiency);
+    g_assert_true(st->cpu.pins_clock);
+    /* and llama-cpp's own base, heterollm, under both */
+    g_assert_cmpfloat(st->npu.launch_us, ==, ggml->npu.launch_us);
+    scratch_free(&s);
+}
+
+/* A SoC config too; an array (the processors) is replaced whole. */
+static void
+test_base_soc(void)
+{
+    g_autofree char *dir = configs_dir();
+    Scratch s = scratch_new();
+    g_autofree char *mine = scratch_file(&s, "phone.json",
+        "{\"name\": \"phone\", \"base\": \"sd8gen3\","
+        " \"memory\": {\"ceiling_gbps\": {\"value\": 51.5, \"source\": \"my probe\"}}}");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HwSoc) soc = hw_soc_load(mine, dir, &error);
+    g_assert_no_error(error);
+    g_autoptr(HwSoc) ref = hw_soc_load("sd8gen3", dir, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(soc->name, ==, "phone");
+    g_assert_cmpfloat(soc->mem.ceiling_gbps, ==, 51.5);
+    g_assert_cmpfloat(soc->mem.peak_gbps, ==, ref->mem.peak_gbps);
+    g_assert_cmpuint(soc->devs->len, ==, ref->devs->len);
+    scratch_free(&s);
+}
+
+/* What goes wrong with a base is named where it is written. */
+static void
+test_base_errors(void)
+{
+    g_autofree char *sdir = stacks_dir();
+    Scratch s = scratch_new();
+    g_autoptr(GError) error = NULL;
+
+    g_autofree char *num = scratch_file(&s, "num.json", "{\"name\": \"n\", \"base\": 3}");
+    g_assert_null(hw_stack_load(num, sdir, &error));
+    g_autofree char *want = g_strdup_printf(
+        "%s: $.base: expected the name or file of the stack to start from (got 3)", num);
+    g_assert_cmpstr(error->message, ==, want);
+    g_clear_error(&error);
+
+    g_autofree char *unk = scratch_file(&s, "unk.json", "{\"name\": \"u\", \"base\": \"nope\"}");
+    g_assert_null(hw_stack_load(unk, sdir, &error));
+    g_autofree char *lead = g_strdup_printf("%s: $.base: unknown stack \"nope\" (known: ", unk);
+    g_assert_true(g_str_has_prefix(error->message, lead));
+    g_assert_nonnull(strstr(error->message, "heterollm"));
+    g_clear_error(&error);
+
+    /* a circle, through files and through a symbolic link */
+    g_autofree char *a = scratch_file(&s, "a.json", "{\"name\": \"a\", \"base\": \"b.json\"}");
+    g_autofree char *b = scratch_file(&s, "b.json", "{\"name\": \"b\", \"base\": \"a.json\"}");
+    g_assert_null(hw_stack_load(a, sdir, &error));
+    g_free(want);
+    want = g_strdup_printf("%s: $.base: \"a.json\" is already in this chain of bases "
+                           "(a circle)", b);
+    g_assert_cmpstr(error->message, ==, want);
+    g_clear_error(&error);
+    g_autofree char *c = scratch_file(&s, "c.json", "{\"name\": \"c\", \"base\": \"l.json\"}");
+    g_autofree char *l = g_build_filename(s.dir, "l.json", NULL);
+    g_assert_cmpint(symlink("c.json", l), ==, 0);
+    g_assert_null(hw_stack_load(c, sdir, &error));
+    g_assert_nonnull(strstr(error->message, "(a circle)"));
+    g_clear_error(&error);
+
+    /* a base that is not an object */
+    g_autofree char *arr = scratch_file(&s, "arr.json", "[1]");
+    g_autofree char *on = scratch_file(&s, "on.json", "{\"name\": \"o\", \"base\": \"arr.json\"}");
+    g_assert_null(hw_stack_load(on, sdir, &error));
+    g_free(want);
+    want = g_strdup_printf("%s: $: expected an object (the base of %s; got an array)", arr, on);
+    g_assert_cmpstr(error->message, ==, want);
+    g_clear_error(&error);
+
+    /* a bad value inherited is still refused (named in the file read) */
+    g_autofree char *bad = scratch_file(&s, "bad.json",
+        "{\"name\": \"x\", \"base\": \"heterollm\", \"gpu\": {\"launch_busy_us\": -1}}");
+    g_assert_null(hw_stack_load(bad, sdir, &error));
+    g_assert_nonnull(strstr(error->message, "$.gpu.launch_busy_us"));
+    scratch_free(&s);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -417,6 +603,10 @@ main(int argc, char **argv)
     g_test_add_func("/hw/config/by-path", test_by_path);
     g_test_add_func("/hw/config/unknown-name", test_unknown_name);
     g_test_add_func("/hw/config/defaults", test_defaults);
+    g_test_add_func("/hw/config/base/stack", test_base_stack);
+    g_test_add_func("/hw/config/base/chain", test_base_chain);
+    g_test_add_func("/hw/config/base/soc", test_base_soc);
+    g_test_add_func("/hw/config/base/errors", test_base_errors);
     g_test_add_func("/hw/config/bad/missing-file", test_missing_file);
     g_test_add_func("/hw/config/bad/directory", test_directory);
     for (size_t i = 0; i < G_N_ELEMENTS(mutations); i++) {

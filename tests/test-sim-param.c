@@ -52,8 +52,13 @@ test_defaults_and_values(void)
     g_assert_cmpstr(t.mode, ==, "fast");
     g_assert_cmpstr(g_hash_table_lookup(src, "$.thing.rows"), ==, "paper §1");
     g_assert_null(g_hash_table_lookup(src, "$.thing.mode"));
+    g_assert_null(g_hash_table_lookup(src, "$.thing.freq_mhz"));    /* the default */
     hs_param_clear(thing_params, &t);
     g_assert_null(t.mode);
+    /* a plain number is the file's: shown as such, not as a default */
+    g_assert_true(apply("{\"rows\": 8}", &t, src, &error));
+    g_assert_cmpstr(g_hash_table_lookup(src, "$.thing.rows"), ==, "given without a source");
+    hs_param_clear(thing_params, &t);
 }
 
 static void

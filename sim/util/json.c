@@ -7,6 +7,7 @@
 #include "sim/util/outfile.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 cJSON *
@@ -203,27 +204,134 @@ hs_json_list_stems(const char *dir, GError **error)
     return (GStrv) g_ptr_array_free(g_steal_pointer(&names), FALSE);
 }
 
+/* The file a config name stands for: a path (it has a '/' or ends in
+ * .json) as given, relative to @rel_dir when that is set and the path is
+ * not absolute; else @dir/NAME.json, which must exist. */
+static char *
+named_path(const char *name_or_path, const char *dir, const char *rel_dir, const char *what,
+           GError **error)
+{
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
+        return rel_dir && !g_path_is_absolute(name_or_path)
+               ? g_build_filename(rel_dir, name_or_path, NULL) : g_strdup(name_or_path);
+    }
+    g_autofree char *file = g_strdup_printf("%s.json", name_or_path);
+    g_autofree char *path = dir ? g_build_filename(dir, file, NULL) : NULL;
+    if (path == NULL || !g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_auto(GStrv) names = dir ? hs_json_list_stems(dir, NULL) : NULL;
+        g_autofree char *list = names && names[0] ? g_strjoinv(", ", names)
+                                                  : g_strdup("none");
+        g_autofree char *e = hs_escape(name_or_path);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
+                    "unknown %s \"%s\" (known: %s; or give a path to a JSON file)",
+                    what, e, list);
+        return NULL;
+    }
+    return g_steal_pointer(&path);
+}
+
+/* The file @path is, for telling whether a chain of bases comes back to
+ * one: symbolic links resolved where the file exists. */
+static char *
+file_identity(const char *path)
+{
+    char *real = realpath(path, NULL);
+    char *id = real ? g_strdup(real) : g_canonicalize_filename(path, NULL);
+    free(real);
+    return id;
+}
+
+static gboolean
+is_value_pair(const cJSON *j)
+{
+    return cJSON_IsObject(j) && cJSON_GetObjectItemCaseSensitive(j, "value") != NULL;
+}
+
+/* @over written onto @base: objects merge key by key; anything else (a
+ * number, a string, an array, a {"value", "source"} pair) replaces the
+ * base's whole, so a value never keeps a source written for another. */
+static void
+merge_over(cJSON *base, const cJSON *over)
+{
+    const cJSON *c = NULL;
+    cJSON_ArrayForEach(c, over) {
+        if (c->string == NULL) {
+            continue;
+        }
+        cJSON *b = cJSON_GetObjectItemCaseSensitive(base, c->string);
+        if (b && cJSON_IsObject(b) && cJSON_IsObject(c) && !is_value_pair(b) &&
+            !is_value_pair(c)) {
+            merge_over(b, c);
+        } else if (b) {
+            cJSON_ReplaceItemInObjectCaseSensitive(base, c->string, cJSON_Duplicate(c, TRUE));
+        } else {
+            cJSON_AddItemToObject(base, c->string, cJSON_Duplicate(c, TRUE));
+        }
+    }
+}
+
+/* Read @path; when it names a "base", that one (resolved as a name in
+ * @dir, or a file beside @path) with @path's keys written over it.
+ * @chain: the files read so far, to refuse a circle. */
+static cJSON *
+load_based(const char *path, const char *dir, const char *what, GPtrArray *chain,
+           GError **error)
+{
+    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    const cJSON *base = root && cJSON_IsObject(root)
+                        ? cJSON_GetObjectItemCaseSensitive(root, "base") : NULL;
+    if (base == NULL) {
+        return g_steal_pointer(&root);
+    }
+    if (!cJSON_IsString(base) || base->valuestring[0] == '\0') {
+        g_autofree char *got = hs_json_describe(base);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: $.base: expected the name or file of the %s to start from (got %s)",
+                    path, what, got);
+        return NULL;
+    }
+    g_autofree char *rel_dir = g_path_get_dirname(path);
+    g_autofree char *bpath = named_path(base->valuestring, dir, rel_dir, what, error);
+    if (bpath == NULL) {
+        g_prefix_error(error, "%s: $.base: ", path);
+        return NULL;
+    }
+    g_autofree char *canon = file_identity(bpath);
+    for (guint i = 0; i < chain->len; i++) {
+        if (strcmp(chain->pdata[i], canon) == 0) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s: $.base: \"%s\" is already in this chain of bases "
+                        "(a circle)", path, base->valuestring);
+            return NULL;
+        }
+    }
+    g_ptr_array_add(chain, g_steal_pointer(&canon));
+    g_autoptr(cJSON) merged = load_based(bpath, dir, what, chain, error);
+    if (merged == NULL) {
+        return NULL;
+    }
+    if (!cJSON_IsObject(merged)) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: $: expected an object (the base of %s; got %s)", bpath, path,
+                    hs_json_kind(merged));
+        return NULL;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "base");
+    merge_over(merged, root);
+    return g_steal_pointer(&merged);
+}
+
 cJSON *
 hs_json_load_named(const char *name_or_path, const char *dir, const char *what,
                    HsJsonEditFn edit, void *opaque, char **path_out, GError **error)
 {
-    g_autofree char *path = NULL;
-    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json")) {
-        path = g_strdup(name_or_path);
-    } else {
-        g_autofree char *file = g_strdup_printf("%s.json", name_or_path);
-        path = dir ? g_build_filename(dir, file, NULL) : NULL;
-        if (path == NULL || !g_file_test(path, G_FILE_TEST_EXISTS)) {
-            g_auto(GStrv) names = dir ? hs_json_list_stems(dir, NULL) : NULL;
-            g_autofree char *list = names && names[0] ? g_strjoinv(", ", names)
-                                                      : g_strdup("none");
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_NOT_FOUND,
-                        "unknown %s \"%s\" (known: %s; or give a path to a JSON file)",
-                        what, name_or_path, list);
-            return NULL;
-        }
+    g_autofree char *path = named_path(name_or_path, dir, NULL, what, error);
+    if (path == NULL) {
+        return NULL;
     }
-    g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    g_autoptr(GPtrArray) chain = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(chain, file_identity(path));
+    g_autoptr(cJSON) root = load_based(path, dir, what, chain, error);
     if (root == NULL || (edit && !edit(root, opaque, error))) {
         return NULL;
     }

@@ -51,8 +51,13 @@ GStrv hs_json_list_stems(const char *dir, GError **error);
  * Load the config named @name_or_path: a path (it has a '/' or ends in
  * .json) as given, else @dir/NAME.json; an unknown name fails with
  * "unknown WHAT "x" (known: ...; or give a path to a JSON file)" (the
- * stems of @dir, "none" if it is NULL or empty).  @edit, when given, is
- * applied to the parsed document.  *@path_out: the file read.
+ * stems of @dir, "none" if it is NULL or empty).  A document with a
+ * "base" (a name in @dir, or a file, relative to the document's own
+ * directory) is that base with the document's keys written over it:
+ * objects merge key by key, anything else (a {"value", "source"} pair
+ * whole) replaces the base's; a base may have a base, never in a circle.
+ * @edit, when given, is applied to the merged document.  *@path_out: the
+ * file named.
  * (transfer full)
  */
 cJSON *hs_json_load_named(const char *name_or_path, const char *dir, const char *what,

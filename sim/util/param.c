@@ -575,9 +575,10 @@ apply_table(const cJSON *obj, const char *path, const HsParam *table, void *out,
         if (!apply_one(p, value, kpath, out, sources, error)) {
             return FALSE;
         }
-        if (sources && source) {
+        if (sources && scalar && !open) {
+            /* a plain number is the file's, not a default: say so */
             g_hash_table_replace(sources, g_steal_pointer(&kpath),
-                                 g_strdup(source));
+                                 g_strdup(source ? source : "given without a source"));
         }
     }
     return TRUE;
