@@ -4,6 +4,7 @@
 #include "engine/safetensors.h"
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
+#include "sim/util/infile.h"
 #include "sim/util/json.h"
 #include "sim/util/param.h"
 #include "engine/kernels.h"
@@ -222,6 +223,9 @@ check_index(const EngSafetensors *st, GError **error)
         return TRUE;
     }
     g_autoptr(GError) local = NULL;
+    if (!hs_infile_check(path, "a JSON file", HS_MODEL_ERROR, HS_MODEL_ERROR_IO, error)) {
+        return FALSE;
+    }
     if (!g_file_get_contents(path, &text, &len, &local)) {
         g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_IO, "%s", local->message);
         return FALSE;

@@ -27,6 +27,7 @@
  */
 #include "sim/calibrate/calibrate.h"
 #include "sim/util/error.h"
+#include "sim/util/infile.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
 #include "sim/util/override.h"
@@ -797,7 +798,8 @@ spec_from_json(const cJSON *root, const char *what, const char *dir, GError **er
         g_autofree char *file = resolve(dir, csv->valuestring);
         g_autofree char *text = NULL;
         gsize len = 0;
-        if (!g_file_get_contents(file, &text, &len, error)) {
+        if (!hs_infile_check(file, "a CSV file", HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, error) ||
+            !g_file_get_contents(file, &text, &len, error)) {
             g_prefix_error(error, "%s: $.csv: ", what);
             return NULL;
         }

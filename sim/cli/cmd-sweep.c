@@ -21,6 +21,7 @@
 #include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
+#include "sim/util/infile.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
 #include "sim/util/version-info.h"
@@ -210,6 +211,10 @@ do_merge(const HsSweepSpec *spec, const Opts *o, int argc, char **argv, GError *
                                                          (GDestroyNotify) hashes3_free);
     for (int f = 2; f < argc; f++) {
         g_autofree char *text = NULL;
+        if (!hs_infile_check(argv[f], "a records file", HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                             error)) {
+            return FALSE;
+        }
         if (!g_file_get_contents(argv[f], &text, NULL, NULL)) {
             g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot read", argv[f]);
             return FALSE;

@@ -4,6 +4,7 @@
 #include "sim/util/json.h"
 #include "sim/util/error.h"
 #include "sim/util/escape.h"
+#include "sim/util/infile.h"
 #include "sim/util/outfile.h"
 
 #include <math.h>
@@ -71,9 +72,7 @@ hs_json_load_file(const char *filename, GQuark domain, GError **error)
     if (domain == 0) {
         domain = HS_CONFIG_ERROR;
     }
-    if (g_file_test(filename, G_FILE_TEST_IS_DIR)) {
-        g_set_error(error, domain, 0, "%s: is a directory, expected a JSON file",
-                    filename);
+    if (!hs_infile_check(filename, "a JSON file", domain, 0, error)) {
         return NULL;
     }
     if (!g_file_get_contents(filename, &text, &len, &local)) {

@@ -4,7 +4,8 @@
  * dotted setting and its CSV numbers, list models' columns, the text
  * report's FPS and small-SoC DRAM figures, compare with a plug-in and -P,
  * replay's re-timed / re-planned, explain --steps' reasons, the trace's
- * step slices and sync track, plot's options and probe's SVGs.
+ * step slices and sync track, plot's options and probe's SVGs, a device
+ * named as an input.
  */
 #include "cli-run.h"
 #include "sim/util/json.h"
@@ -479,6 +480,39 @@ test_probe_columns(void)
     g_assert_cmpuint(rows, >, 20);
 }
 
+/* A device is no input file: /dev/zero named as a config, model, points,
+ * spec or recording is refused by name at once (it used to be read until
+ * memory ran out). */
+static void
+test_device_inputs(void)
+{
+    static const char *const cmds[][4] = {
+        { "run", "--soc", "/dev/zero", NULL }, { "run", "--stack", "/dev/zero", NULL },
+        { "run", "-m", "/dev/zero", NULL }, { "replay", "/dev/zero", NULL },
+        { "validate", "--points", "/dev/zero", NULL }, { "sweep", "/dev/zero", NULL },
+        { "calibrate", "/dev/zero", NULL },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        g_autoptr(Run) r = hs(cmds[i][0], cmds[i][1], cmds[i][2], cmds[i][3], NULL);
+        g_assert_cmpint(r->status, !=, 0);
+        g_assert_cmpstr(r->out, ==, "");
+        assert_one_error_line(r, "/dev/zero: is a device, expected a JSON file");
+    }
+    /* and a calibration spec's measurements */
+    g_autofree char *dir = g_dir_make_tmp("hs-dev-XXXXXX", NULL);
+    g_autofree char *spec = g_build_filename(dir, "spec.json", NULL);
+    g_assert_true(g_file_set_contents(spec,
+        "{\"keys\": {\"memory.ceiling_gbps\": {\"min\": 30, \"max\": 68}},"
+        " \"csv\": \"/dev/zero\"}", -1, NULL));
+    g_autoptr(Run) c = hs("calibrate", spec, NULL);
+    g_assert_cmpint(c->status, !=, 0);
+    g_autofree char *want = g_strdup_printf("%s: $.csv: /dev/zero: is a device, expected a "
+                                            "CSV file", spec);
+    assert_one_error_line(c, want);
+    g_unlink(spec);
+    g_rmdir(dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -496,5 +530,6 @@ main(int argc, char **argv)
     g_test_add_func("/edges/probe-svgs", test_probe_svgs);
     g_test_add_func("/edges/validate-groups", test_validate_groups);
     g_test_add_func("/edges/probe-columns", test_probe_columns);
+    g_test_add_func("/edges/device-inputs", test_device_inputs);
     return g_test_run();
 }
