@@ -243,7 +243,8 @@ do_merge(const HsSweepSpec *spec, const Opts *o, int argc, char **argv, GError *
                 /* [point hash, config hash, policy] of the point now */
                 h = g_new0(char *, 4);
                 h[0] = hs_sweep_point_hash(p, &h[1], NULL);
-                const cJSON *pol = cJSON_GetObjectItemCaseSensitive(p->settings, "policy");
+                g_autoptr(cJSON) settings = hs_sweep_point_settings(p);
+                const cJSON *pol = cJSON_GetObjectItemCaseSensitive(settings, "policy");
                 h[2] = g_strdup(cJSON_IsString(pol) ? pol->valuestring : "hetero-tensor");
                 g_hash_table_insert(hashes, GUINT_TO_POINTER(idx), h);
             }

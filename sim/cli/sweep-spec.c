@@ -162,9 +162,14 @@ static const HsParam root_params[] = {
 static void
 point_free(HsSweepPoint *p)
 {
-    cJSON_Delete(p->settings);
     g_free(p->key);
     g_free(p);
+}
+
+cJSON *
+hs_sweep_point_settings(const HsSweepPoint *p)
+{
+    return cJSON_Parse(p->key);
 }
 
 void
@@ -190,9 +195,10 @@ cmp_str(gconstpointer a, gconstpointer b)
     return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* A point from @base with @extra (may be NULL) laid over it, names sorted. */
+/* A point from @base with @extra (may be NULL) laid over it, names sorted;
+ * each name goes into @names (a set of owned strings). */
 static HsSweepPoint *
-point_new(const cJSON *base, const cJSON *extra)
+point_new(const cJSON *base, const cJSON *extra, GHashTable *names_seen)
 {
     g_autoptr(GHashTable) set = g_hash_table_new(g_str_hash, g_str_equal);
     const cJSON *layers[2] = { base, extra };
@@ -205,29 +211,33 @@ point_new(const cJSON *base, const cJSON *extra)
     g_autofree const char **names = (const char **) g_hash_table_get_keys_as_array(set, NULL);
     guint n = g_hash_table_size(set);
     qsort(names, n, sizeof(char *), (int (*)(const void *, const void *)) cmp_str);
-    HsSweepPoint *p = g_new0(HsSweepPoint, 1);
-    p->settings = cJSON_CreateObject();
+    g_autoptr(cJSON) settings = cJSON_CreateObject();
     for (guint i = 0; i < n; i++) {
-        cJSON_AddItemToObject(p->settings, names[i],
-                              cJSON_Duplicate(g_hash_table_lookup(set, names[i]), TRUE));
+        cJSON_AddItemReferenceToObject(settings, names[i],
+                                       g_hash_table_lookup(set, names[i]));
+        if (!g_hash_table_contains(names_seen, names[i])) {
+            g_hash_table_add(names_seen, g_strdup(names[i]));
+        }
     }
-    p->key = hs_json_print(p->settings, FALSE);
+    HsSweepPoint *p = g_new0(HsSweepPoint, 1);
+    p->key = hs_json_print(settings, FALSE);
     return p;
 }
 
 /* Append the product of axes [@a, n) to @s, over @cur. */
 static void
-expand(HsSweepSpec *s, const cJSON *base, const cJSON *const *axes, int a, int n, cJSON *cur)
+expand(HsSweepSpec *s, const cJSON *base, const cJSON *const *axes, int a, int n, cJSON *cur,
+       GHashTable *names)
 {
     if (a == n) {
-        g_ptr_array_add(s->points, point_new(base, cur));
+        g_ptr_array_add(s->points, point_new(base, cur, names));
         return;
     }
     const cJSON *v = NULL;
     cJSON_ArrayForEach(v, axes[a]) {
         cJSON_DeleteItemFromObjectCaseSensitive(cur, axes[a]->string);
         cJSON_AddItemToObject(cur, axes[a]->string, cJSON_Duplicate(v, TRUE));
-        expand(s, base, axes, a + 1, n, cur);
+        expand(s, base, axes, a + 1, n, cur, names);
     }
     cJSON_DeleteItemFromObjectCaseSensitive(cur, axes[a]->string);
 }
@@ -253,19 +263,19 @@ spec_from_json(const cJSON *root, guint max_points, GError **error)
         return NULL;
     }
     s->points = g_ptr_array_new_with_free_func((GDestroyNotify) point_free);
+    g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     if (axis->len || pts == NULL || cJSON_GetArraySize(pts) == 0) {
         g_autoptr(cJSON) cur = cJSON_CreateObject();
-        expand(s, base, (const cJSON *const *) axis->pdata, 0, (int) axis->len, cur);
+        expand(s, base, (const cJSON *const *) axis->pdata, 0, (int) axis->len, cur, names);
     }
     cJSON_ArrayForEach(it, pts) {
-        g_ptr_array_add(s->points, point_new(base, it));
+        g_ptr_array_add(s->points, point_new(base, it, names));
     }
     /* the same point twice would be one row: keep the first.  (Not
      * g_hash_table_add alone: on a duplicate it stores the new key, which
      * is freed with its point; a third copy then read freed memory, found
      * by fuzz-sweep.) */
     g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
-    g_autoptr(GHashTable) names = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint k = 0; k < s->points->len;) {
         HsSweepPoint *p = s->points->pdata[k];
         if (g_hash_table_contains(seen, p->key)) {
@@ -273,9 +283,6 @@ spec_from_json(const cJSON *root, guint max_points, GError **error)
             continue;
         }
         g_hash_table_add(seen, p->key);
-        cJSON_ArrayForEach(it, p->settings) {
-            g_hash_table_add(names, it->string);
-        }
         k++;
     }
     s->names = g_ptr_array_new_with_free_func(g_free);
@@ -366,8 +373,9 @@ hs_sweep_point_argv(const HsSweepPoint *p)
     g_ptr_array_add(b, g_strdup("run"));
     g_ptr_array_add(b, g_strdup("--format"));
     g_ptr_array_add(b, g_strdup("json"));
+    g_autoptr(cJSON) settings = hs_sweep_point_settings(p);
     const cJSON *it = NULL;
-    cJSON_ArrayForEach(it, p->settings) {
+    cJSON_ArrayForEach(it, settings) {
         if (strchr(it->string, '.')) {
             g_autofree char *v = value_text(it, TRUE);
             g_ptr_array_add(b, g_strdup("--set"));

@@ -33,9 +33,11 @@
 #include <sqlite3.h>
 #include <stdio.h>
 
+/* A point is its key alone, the compact print of its settings (an
+ * object, names sorted): a million-point grid holds a million short
+ * strings, not a million parsed objects. */
 typedef struct HsSweepPoint {
-    cJSON *settings;             /* object, names sorted (owned) */
-    char *key;                   /* compact print of settings */
+    char *key;
 } HsSweepPoint;
 
 typedef struct HsSweepSpec {
@@ -63,6 +65,9 @@ HsSweepSpec *hs_sweep_spec_parse(const char *text, gsize len, const char *what,
                                  const char *const *set, guint max_points, GError **error);
 void hs_sweep_spec_free(HsSweepSpec *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsSweepSpec, hs_sweep_spec_free)
+
+/* A point's settings, parsed from its key.  (transfer full) */
+cJSON *hs_sweep_point_settings(const HsSweepPoint *p);
 
 /* The `run` arguments of a point: {"run", "--format", "json", ...}.
  * (transfer full) */
