@@ -231,8 +231,16 @@ baseline_rows(const HsRunOpts *o, const char *dir, const char *prefix, cJSON *ro
                     "string) (got neither)", cfg_path);
         return FALSE;
     }
+    /* the run's own --set (its stacks' edits are in no resolved
+     * document), then this command's */
+    g_auto(GStrv) sets = hs_config_recorded_sets(cfg, TRUE, (const char *const *) o->set);
+    g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) sets, error);
+    if (ovr == NULL) {
+        g_prefix_error(error, "%s: $.overrides: ", cfg_path);
+        return FALSE;
+    }
     g_autofree char *what = g_strdup_printf("%s (its \"soc\")", cfg_path);
-    g_autoptr(HwSoc) soc = hs_config_soc_from_json(socj, what, o->ovr, error);
+    g_autoptr(HwSoc) soc = hs_config_soc_from_json(socj, what, ovr, error);
     if (soc == NULL) {
         return FALSE;
     }

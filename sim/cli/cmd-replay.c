@@ -109,12 +109,13 @@ run(int argc, char **argv, GError **error)
     g_autofree char *governor = NULL;
     GOptionEntry entries[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name,
-          "Re-time on this SoC (default: the one recorded)", "SOC" },
+          "Re-time on this SoC (default: the one recorded; a run directory's as its run "
+          "resolved it, with its --set)", "SOC" },
         { "replan", 0, 0, G_OPTION_ARG_NONE, &replan,
           "Re-plan the recorded workload with the recorded policy (for --soc)", NULL },
         { "stack", 0, 0, G_OPTION_ARG_STRING, &stack,
           "Re-time the same plan on this software stack (same phone, other kernels; "
-          "default: the policy's)", "STACK" },
+          "default: a run directory's own, else the policy's)", "STACK" },
         { "policy", 'P', 0, G_OPTION_ARG_STRING, &policy_name,
           "Re-plan the recorded workload with this policy", "POLICY" },
         { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &plugin,
@@ -172,6 +173,29 @@ run(int argc, char **argv, GError **error)
     if (rec == NULL) {
         return FALSE;
     }
+    /* a run directory replays under its run's own configuration: the SoC
+     * as resolved, the stack and the --set list its config.json records
+     * (the stacks' edits are in no resolved document; with --soc, the
+     * stacks' alone), then this command's options over them */
+    g_autofree char *cfg_path = g_file_test(argv[1], G_FILE_TEST_IS_DIR)
+                                ? g_build_filename(argv[1], "config.json", NULL) : NULL;
+    g_autoptr(cJSON) cfg = cfg_path && g_file_test(cfg_path, G_FILE_TEST_EXISTS)
+                           ? hs_json_load_file(cfg_path, HS_CONFIG_ERROR, error) : NULL;
+    if (cfg_path && g_file_test(cfg_path, G_FILE_TEST_EXISTS) && cfg == NULL) {
+        return FALSE;
+    }
+    const cJSON *cfg_soc = cJSON_GetObjectItemCaseSensitive(cfg, "soc");
+    const cJSON *cfg_stack = cJSON_GetObjectItemCaseSensitive(cfg, "stack");
+    g_auto(GStrv) all_sets = hs_config_recorded_sets(cfg, soc_name == NULL,
+                                                     (const char *const *) set);
+    g_autoptr(HsOverrides) run_ovr = hs_overrides_new((const char *const *) all_sets, error);
+    if (run_ovr == NULL) {
+        g_prefix_error(error, "%s: $.overrides: ", cfg_path);
+        return FALSE;
+    }
+    if (stack == NULL && cJSON_IsString(cfg_stack)) {
+        stack = g_strdup(cfg_stack->valuestring);
+    }
     SimWorkload w = rec->workload;
     w.progress = isatty(fileno(stderr)) ? hs_progress_stderr : NULL;
     if (sync) {
@@ -188,7 +212,10 @@ run(int argc, char **argv, GError **error)
                     "(got \"%s\")", functional);
         return FALSE;
     }
-    g_autoptr(HwSoc) soc = hs_config_load_soc(soc_name ? soc_name : rec->soc, ovr, error);
+    g_autofree char *soc_what = g_strdup_printf("%s (its \"soc\")", cfg_path);
+    g_autoptr(HwSoc) soc = soc_name == NULL && cJSON_IsObject(cfg_soc)
+                           ? hs_config_soc_from_json(cfg_soc, soc_what, run_ovr, error)
+                           : hs_config_load_soc(soc_name ? soc_name : rec->soc, run_ovr, error);
     if (soc == NULL) {
         return FALSE;
     }
@@ -297,7 +324,7 @@ run(int argc, char **argv, GError **error)
     }
     if (ok) {
         cJSON *extra = cJSON_CreateObject();
-        cJSON_AddItemToObject(extra, "config", hs_config_json(ovr, soc, rec->spec, &w));
+        cJSON_AddItemToObject(extra, "config", hs_config_json(run_ovr, soc, rec->spec, &w));
         if (soc_name || hs_overrides_count(ovr, "soc") > 0 || replan || policy_name || plugin) {
             /* what was replayed: the recorded plan re-timed, or a new plan */
             cJSON *o = cJSON_AddObjectToObject(extra, "replay");
@@ -307,7 +334,7 @@ run(int argc, char **argv, GError **error)
         }
         r.soc = hs_provenance_soc();
         if (rd) {
-            g_autoptr(cJSON) c = hs_config_request(ovr, soc, rec->spec, &w, policy, stack);
+            g_autoptr(cJSON) c = hs_config_request(run_ovr, soc, rec->spec, &w, policy, stack);
             hs_run_dir_set_config(rd, c);
             /* the plan replayed, as a recording in the directory too */
             g_autoptr(cJSON) prov = hs_provenance_json();

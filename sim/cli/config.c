@@ -74,6 +74,35 @@ hs_config_soc_from_json(const cJSON *json, const char *what, const HsOverrides *
     return with_stack_edits(soc, ovr, error);
 }
 
+GStrv
+hs_config_recorded_sets(const cJSON *cfg, gboolean with_soc, const char *const *more)
+{
+    GPtrArray *all = g_ptr_array_new();
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(cfg, "overrides");
+    const cJSON *it = NULL;
+    if (!cJSON_IsArray(rec)) {
+        rec = NULL;
+    }
+    cJSON_ArrayForEach(it, rec) {
+        if (!cJSON_IsString(it)) {
+            continue;
+        }
+        const char *eq = strchr(it->valuestring, '=');
+        g_autofree char *path = g_strndup(it->valuestring,
+                                          eq ? (gsize) (eq - it->valuestring)
+                                             : strlen(it->valuestring));
+        const char *doc = hs_override_doc(path);
+        if (strcmp(doc, "model") != 0 && (with_soc || strcmp(doc, "soc") != 0)) {
+            g_ptr_array_add(all, g_strdup(it->valuestring));
+        }
+    }
+    for (const char *const *m = more; m && *m; m++) {
+        g_ptr_array_add(all, g_strdup(*m));
+    }
+    g_ptr_array_add(all, NULL);
+    return (GStrv) g_ptr_array_free(all, FALSE);
+}
+
 MdlSpec *
 hs_config_load_model(const char *name, const HsOverrides *ovr, GError **error)
 {

@@ -26,6 +26,16 @@ MdlSpec *hs_config_load_model(const char *name, const HsOverrides *ovr, GError *
 HwSoc *hs_config_soc_from_json(const cJSON *json, const char *what, const HsOverrides *ovr,
                                GError **error);
 
+/* The --set list a run directory's config.json (@cfg) records, but the
+ * model's (its recording holds the model as changed) and, unless
+ * @with_soc, the SoC's; then @more (the command line's, later, so they
+ * win).  The SoC's are already in the config's resolved SoC and apply
+ * again to the same values (on another SoC they would not mean the
+ * same); the stacks' (stack.*, stack@NAME.*) are in no resolved
+ * document, so without them a replay would run other kernels.
+ * (transfer full) */
+GStrv hs_config_recorded_sets(const cJSON *cfg, gboolean with_soc, const char *const *more);
+
 /* {"soc": {...}, "model": {...}, "workload": {...}}  (transfer full) */
 cJSON *hs_config_resolved(const HwSoc *soc, const MdlSpec *spec, const SimWorkload *w);
 

@@ -461,6 +461,58 @@ test_replay_csv(void)
     g_assert_true(g_str_has_suffix(lines[1], str_at(jj, "config", "hash")));
 }
 
+/* A run made with --set (a SoC key and a stack key), --governor and a
+ * --stack file (one that starts from a base) replays to the same numbers
+ * from its directory, and compare --baseline finds no difference: the
+ * directory's configuration, not the defaults, is what runs again.
+ * (replay DIR dropped all four, compare --baseline the stack's --set.) */
+static void
+test_run_dir_own_config(void)
+{
+    g_autofree char *stk = path_in("mine.json");
+    g_assert_true(g_file_set_contents(stk, "{\"name\": \"mine\", \"base\": \"heterollm\","
+                                      " \"gpu\": {\"launch_busy_us\": 40}}", -1, NULL));
+    g_autoptr(Run) r = hs("run", QUICK, "--stack", "mine.json", "--governor", "performance",
+                          "--set", "memory.ceiling_gbps=50",
+                          "--set", "stack.gpu.matmul_efficiency=0.2", "--out", "own", NULL);
+    assert_ok(r);
+    g_autoptr(cJSON) rep = load("own/report.json");
+    /* each of the four changes the numbers: otherwise this proves nothing */
+    g_autoptr(Run) plain = hs("run", QUICK, "--format", "json", NULL);
+    assert_ok(plain);
+    g_autoptr(cJSON) pj = cJSON_Parse(plain->out);
+    g_assert_cmpfloat(cJSON_GetObjectItem(cJSON_GetObjectItem(pj, "prefill"),
+                                          "time_ms")->valuedouble, !=,
+                      cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "prefill"),
+                                          "time_ms")->valuedouble);
+    g_autoptr(Run) rp = hs("replay", "own", "--format", "json", NULL);
+    assert_ok(rp);
+    g_autoptr(cJSON) again = cJSON_Parse(rp->out);
+    const char *keys[] = { "prefill", "decode", "energy", "dram" };
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(rep, keys[i]));
+        g_autofree char *y = cJSON_PrintUnformatted(cJSON_GetObjectItem(again, keys[i]));
+        g_assert_nonnull(x);
+        g_assert_cmpstr(x, ==, y);
+    }
+    g_autoptr(Run) same = hs("compare", "--baseline", "own", NULL);
+    assert_ok(same);
+    g_assert_nonnull(strstr(same->out, "\n0 of "));
+    /* the replay's own directory records the whole list, to replay again */
+    g_autoptr(Run) rd = hs("replay", "own", "--out", "own2", NULL);
+    assert_ok(rd);
+    g_autoptr(cJSON) cfg = load("own2/config.json");
+    g_autofree char *sets = cJSON_PrintUnformatted(cJSON_GetObjectItem(cfg, "overrides"));
+    g_assert_cmpstr(sets, ==, "[\"governor=performance\",\"memory.ceiling_gbps=50\","
+                              "\"stack.gpu.matmul_efficiency=0.2\"]");
+    g_autoptr(Run) rp2 = hs("replay", "own2", "--format", "json", NULL);
+    assert_ok(rp2);
+    g_autoptr(cJSON) third = cJSON_Parse(rp2->out);
+    g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(rep, "energy"));
+    g_autofree char *z = cJSON_PrintUnformatted(cJSON_GetObjectItem(third, "energy"));
+    g_assert_cmpstr(x, ==, z);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -470,6 +522,7 @@ main(int argc, char **argv)
     g_test_add_func("/repro/provenance", test_provenance);
     g_test_add_func("/repro/soc-file-name", test_soc_file_name);
     g_test_add_func("/repro/run-dir", test_run_dir);
+    g_test_add_func("/repro/run-dir-own-config", test_run_dir_own_config);
     g_test_add_func("/repro/set-warning", test_set_warning);
     g_test_add_func("/repro/compare-dir", test_compare_dir);
     g_test_add_func("/repro/replay-csv", test_replay_csv);
