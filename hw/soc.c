@@ -133,6 +133,29 @@ hw_soc_stack(const HwSoc *csoc, const char *name_or_path, GError **error)
     return st;
 }
 
+gboolean
+hw_soc_stack_preload(HwSoc *soc, const char *name_or_path, const cJSON *json, const char *what,
+                     GError **error)
+{
+    g_autoptr(cJSON) copy = cJSON_Duplicate(json, TRUE);
+    if (copy == NULL || (soc->stack_edit && !soc->stack_edit(copy, soc->stack_edit_opaque,
+                                                             error))) {
+        if (copy == NULL) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s: expected a stack (got nothing)", what);
+        }
+        return FALSE;
+    }
+    HwStack *st = hw_stack_from_json(copy, what, error);
+    if (st == NULL) {
+        return FALSE;
+    }
+    g_mutex_lock(&soc->stacks_lock);
+    g_hash_table_replace(soc->stacks, g_strdup(name_or_path), st);
+    g_mutex_unlock(&soc->stacks_lock);
+    return TRUE;
+}
+
 static const cJSON *
 require(const cJSON *obj, const char *path, const char *key, GError **error)
 {

@@ -103,6 +103,12 @@ void hw_soc_free(HwSoc *soc);                    /* NULL is a no-op */
  * (transfer none: lives as long as @soc)
  */
 const HwStack *hw_soc_stack(const HwSoc *soc, const char *name_or_path, GError **error);
+/* Make @json (a stack as hw_stack_to_json gives it) the stack
+ * @name_or_path stands for in @soc, instead of its file (a run
+ * directory's stack, as its run loaded it); the SoC's stack edits (--set)
+ * apply to it as to a file.  @what names it in errors. */
+gboolean hw_soc_stack_preload(HwSoc *soc, const char *name_or_path, const cJSON *json,
+                              const char *what, GError **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwSoc, hw_soc_free)
 
 /* Whether processor @p's governor samples during a run on @stack: it has

@@ -241,7 +241,7 @@ baseline_rows(const HsRunOpts *o, const char *dir, const char *prefix, cJSON *ro
     }
     g_autofree char *what = g_strdup_printf("%s (its \"soc\")", cfg_path);
     g_autoptr(HwSoc) soc = hs_config_soc_from_json(socj, what, ovr, error);
-    if (soc == NULL) {
+    if (soc == NULL || !hs_config_preload_stack(soc, cfg, cfg_path, error)) {
         return FALSE;
     }
     g_autoptr(MdlSpec) spec = NULL;

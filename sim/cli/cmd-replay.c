@@ -193,6 +193,8 @@ run(int argc, char **argv, GError **error)
         g_prefix_error(error, "%s: $.overrides: ", cfg_path);
         return FALSE;
     }
+    /* the directory's own stack unless --stack names another */
+    gboolean own_stack = stack == NULL;
     if (stack == NULL && cJSON_IsString(cfg_stack)) {
         stack = g_strdup(cfg_stack->valuestring);
     }
@@ -216,7 +218,7 @@ run(int argc, char **argv, GError **error)
     g_autoptr(HwSoc) soc = soc_name == NULL && cJSON_IsObject(cfg_soc)
                            ? hs_config_soc_from_json(cfg_soc, soc_what, run_ovr, error)
                            : hs_config_load_soc(soc_name ? soc_name : rec->soc, run_ovr, error);
-    if (soc == NULL) {
+    if (soc == NULL || (cfg && own_stack && !hs_config_preload_stack(soc, cfg, cfg_path, error))) {
         return FALSE;
     }
     w.stack = stack;

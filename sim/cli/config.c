@@ -4,6 +4,8 @@
 #include "sim/cli/config.h"
 #include "hw/stack.h"
 #include "sim/cli/cli.h"
+#include "sim/policies/policy.h"
+#include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "sim/util/version-info.h"
 
@@ -101,6 +103,26 @@ hs_config_recorded_sets(const cJSON *cfg, gboolean with_soc, const char *const *
     }
     g_ptr_array_add(all, NULL);
     return (GStrv) g_ptr_array_free(all, FALSE);
+}
+
+gboolean
+hs_config_preload_stack(HwSoc *soc, const cJSON *cfg, const char *cfg_path, GError **error)
+{
+    const cJSON *sr = cJSON_GetObjectItemCaseSensitive(cfg, "stack_resolved");
+    if (sr == NULL) {
+        return TRUE;
+    }
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(sr, "name_or_path");
+    const cJSON *profile = cJSON_GetObjectItemCaseSensitive(sr, "profile");
+    if (!cJSON_IsString(key) || !cJSON_IsObject(profile)) {
+        g_autofree char *got = hs_json_describe(sr);
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: $.stack_resolved: expected {\"name_or_path\": string, "
+                    "\"profile\": object} (got %s)", cfg_path, got);
+        return FALSE;
+    }
+    g_autofree char *what = g_strdup_printf("%s (its \"stack_resolved\")", cfg_path);
+    return hw_soc_stack_preload(soc, key->valuestring, profile, what, error);
 }
 
 MdlSpec *
@@ -202,6 +224,16 @@ hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
     cJSON_AddItemToObject(o, "overrides", hs_overrides_to_json(ovr));
     g_autofree char *hash = hs_config_hash(soc, spec, w);
     cJSON_AddStringToObject(o, "hash", hash);
+    /* the stack itself, as the run loaded it (a replay runs it, not what
+     * the name stands for by then) */
+    const SimPolicy *p = policy ? sim_policy_find(policy) : NULL;
+    const char *key = stack ? stack : p ? p->stack : NULL;
+    const HwStack *st = key ? hw_soc_stack(soc, key, NULL) : NULL;
+    if (st) {
+        cJSON *sr = cJSON_AddObjectToObject(o, "stack_resolved");
+        cJSON_AddStringToObject(sr, "name_or_path", key);
+        cJSON_AddItemToObject(sr, "profile", hw_stack_to_json(st));
+    }
     /* where each SoC number comes from, by its JSON path (sorted) */
     cJSON *src = cJSON_AddObjectToObject(o, "soc_sources");
     if (soc->sources) {

@@ -36,6 +36,15 @@ HwSoc *hs_config_soc_from_json(const cJSON *json, const char *what, const HsOver
  * (transfer full) */
 GStrv hs_config_recorded_sets(const cJSON *cfg, gboolean with_soc, const char *const *more);
 
+/* A run directory's stack, as its run loaded it (config.json's
+ * "stack_resolved"), made the one @soc loads under the name the run used:
+ * the stack a later version ships, or a stack file changed or moved
+ * since, does not change what the directory replays.  TRUE when @cfg has
+ * none (an older directory: the stack is then loaded by its name).
+ * @cfg_path names it in errors. */
+gboolean hs_config_preload_stack(HwSoc *soc, const cJSON *cfg, const char *cfg_path,
+                                 GError **error);
+
 /* {"soc": {...}, "model": {...}, "workload": {...}}  (transfer full) */
 cJSON *hs_config_resolved(const HwSoc *soc, const MdlSpec *spec, const SimWorkload *w);
 
@@ -51,7 +60,9 @@ cJSON *hs_config_json(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *s
 /* A run directory's config.json: {"soc", "model", "workload" (as
  * hs_config_resolved), "policy" (left out when @policy is NULL: a
  * compare's, which lists its policies), "stack" (or null), "overrides",
- * "hash"}.  (transfer full) */
+ * "hash", "stack_resolved" ({"name_or_path", "profile"}: the stack the
+ * policy ran on as @soc loaded it, --set included; with @policy only)}.
+ * (transfer full) */
 cJSON *hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
                          const SimWorkload *w, const char *policy, const char *stack);
 
