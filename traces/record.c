@@ -199,6 +199,7 @@ trc_recording_free(TrcRecording *r)
     g_strfreev(r->proc_names);
     g_free(r->proc_kinds);
     sim_plan_free(r->plan);
+    cJSON_Delete(r->config);
     g_free(r);
 }
 
@@ -945,6 +946,13 @@ record_from_json(const cJSON *root, const char *path, GError **error)
         ok = FALSE;
     }
     ok = ok && workload_fits(r, root, error);
+    /* the configuration the run had, kept for its reader (replay) */
+    const cJSON *prov = ok ? cJSON_GetObjectItemCaseSensitive(root, "provenance") : NULL;
+    const cJSON *pc = cJSON_IsObject(prov) ? cJSON_GetObjectItemCaseSensitive(prov, "config")
+                                           : NULL;
+    if (cJSON_IsObject(pc)) {
+        r->config = cJSON_Duplicate(pc, TRUE);
+    }
     const cJSON *procs = ok ? member(root, "$", "processors", error) : NULL;
     if (ok && procs) {
         if (!cJSON_IsArray(procs) || cJSON_GetArraySize(procs) == 0 ||

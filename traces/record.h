@@ -47,6 +47,9 @@ typedef struct TrcRecording {
     char **proc_names;           /* NULL-terminated, n_procs long */
     HwKind *proc_kinds;
     SimPlan *plan;               /* proc indices in the recorded numbering */
+    cJSON *config;               /* the run's configuration as its provenance
+                                  * records it ($.provenance.config, written
+                                  * by the CLI; opaque here), or NULL */
 } TrcRecording;
 
 void trc_recording_free(TrcRecording *r);

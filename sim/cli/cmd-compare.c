@@ -521,7 +521,6 @@ run(int argc, char **argv, GError **error)
     if (ok && w.check_layers >= 0 && checker == NULL) {
         ok = FALSE;
     }
-    g_autoptr(cJSON) prov = hs_provenance_json();
     g_autoptr(GString) names = g_string_new(NULL);
     for (guint i = 0; i < list->len && ok; i++) {
         const SimPolicy *p = list->pdata[i];
@@ -533,6 +532,8 @@ run(int argc, char **argv, GError **error)
         g_autoptr(TrcRecordWriter) rec = NULL;
         if (rd) {
             HsRunDir *c = hs_run_dir_child(rd, p->name, NULL);
+            g_autoptr(cJSON) prov = hs_provenance_with_config(o.ovr, soc, spec, &w, p->name,
+                                                              o.stack);
             ok = (rec = trc_record_open_with(hs_run_dir_recording(c), soc, spec, p->name, &w,
                                              prov, error)) != NULL;
             w.planned = trc_record_add;

@@ -173,8 +173,9 @@ run(int argc, char **argv, GError **error)
     if (rec == NULL) {
         return FALSE;
     }
-    /* a run directory replays under its run's own configuration: the SoC
-     * as resolved, the stack and the --set list its config.json records
+    /* a run directory (or a recording that says how it was made) replays
+     * under its run's own configuration: the SoC as resolved, the stack
+     * and the --set list its config.json (its provenance) records
      * (the stacks' edits are in no resolved document; with --soc, the
      * stacks' alone), then this command's options over them */
     g_autofree char *cfg_path = g_file_test(argv[1], G_FILE_TEST_IS_DIR)
@@ -183,6 +184,12 @@ run(int argc, char **argv, GError **error)
                            ? hs_json_load_file(cfg_path, HS_CONFIG_ERROR, error) : NULL;
     if (cfg_path && g_file_test(cfg_path, G_FILE_TEST_EXISTS) && cfg == NULL) {
         return FALSE;
+    }
+    if (cfg == NULL && rec->config) {
+        /* a recording alone: the configuration its provenance records */
+        cfg = cJSON_Duplicate(rec->config, TRUE);
+        g_free(cfg_path);
+        cfg_path = g_strdup_printf("%s: $.provenance.config", rec_path);
     }
     const cJSON *cfg_soc = cJSON_GetObjectItemCaseSensitive(cfg, "soc");
     const cJSON *cfg_stack = cJSON_GetObjectItemCaseSensitive(cfg, "stack");
@@ -339,7 +346,8 @@ run(int argc, char **argv, GError **error)
             g_autoptr(cJSON) c = hs_config_request(run_ovr, soc, rec->spec, &w, policy, stack);
             hs_run_dir_set_config(rd, c);
             /* the plan replayed, as a recording in the directory too */
-            g_autoptr(cJSON) prov = hs_provenance_json();
+            g_autoptr(cJSON) prov = hs_provenance_with_config(run_ovr, soc, rec->spec, &w,
+                                                              policy, stack);
             ok = trc_record_write_with(hs_run_dir_recording(rd), soc, rec->spec, policy, &w,
                                        plan, prov, error);
         }

@@ -108,7 +108,8 @@ run(int argc, char **argv, GError **error)
         hs_run_trace_begin(tr, NULL, soc, &w);
     }
     if (ok && record_path) {
-        g_autoptr(cJSON) prov = hs_provenance_json();
+        g_autoptr(cJSON) prov = hs_provenance_with_config(o.ovr, soc, spec, &w, policy->name,
+                                                          o.stack);
         ok = (rec = trc_record_open_with(record_path, soc, spec, policy->name, &w, prov,
                                          error)) != NULL;
         w.planned = trc_record_add;

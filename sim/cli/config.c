@@ -248,6 +248,18 @@ hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
     return o;
 }
 
+cJSON *
+hs_provenance_with_config(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
+                          const SimWorkload *w, const char *policy, const char *stack)
+{
+    cJSON *prov = hs_provenance_json();
+    cJSON *c = hs_config_request(ovr, soc, spec, w, policy, stack);
+    cJSON_DeleteItemFromObjectCaseSensitive(c, "provenance");
+    cJSON_DeleteItemFromObjectCaseSensitive(c, "soc_sources");
+    cJSON_AddItemToObject(prov, "config", c);
+    return prov;
+}
+
 void
 hs_json_drop_nulls(cJSON *j)
 {

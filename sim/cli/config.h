@@ -66,6 +66,12 @@ cJSON *hs_config_json(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *s
 cJSON *hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
                          const SimWorkload *w, const char *policy, const char *stack);
 
+/* hs_provenance_json() with "config": hs_config_request()'s resolved SoC,
+ * stack and --set (not its sources nor its own provenance), which replay
+ * runs a recording under.  (transfer full) */
+cJSON *hs_provenance_with_config(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
+                                 const SimWorkload *w, const char *policy, const char *stack);
+
 /* Remove every member of an object whose value is null, at any depth:
  * `soc show --format json` prints an optional key left out as null, which
  * the loader refuses, so the shown file loads back (to the same config

@@ -531,6 +531,42 @@ test_run_dir_own_config(void)
                                "string, \"profile\": object} (got 3)");
 }
 
+/* A recording alone says how its run was made (its provenance's config:
+ * the SoC as resolved, the stack, the --set list), and replay FILE runs
+ * under it; --soc leaves the recorded SoC's --set behind, not the stack's. */
+static void
+test_recording_own_config(void)
+{
+    g_autoptr(Run) r = hs("run", QUICK, "--set", "memory.ceiling_gbps=50",
+                          "--set", "stack.gpu.matmul_efficiency=0.2", "--record", "own.rec",
+                          "--format", "json", NULL);
+    assert_ok(r);
+    g_autoptr(cJSON) rj = cJSON_Parse(r->out);
+    g_autoptr(Run) rp = hs("replay", "own.rec", "--format", "json", NULL);
+    assert_ok(rp);
+    g_autoptr(cJSON) again = cJSON_Parse(rp->out);
+    const char *keys[] = { "prefill", "decode", "energy", "dram" };
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(rj, keys[i]));
+        g_autofree char *y = cJSON_PrintUnformatted(cJSON_GetObjectItem(again, keys[i]));
+        g_assert_cmpstr(x, ==, y);
+    }
+    /* on a SoC named anew: the stack's --set stays, the SoC's goes */
+    g_autoptr(Run) plain = hs("run", QUICK, "--format", "json", NULL);
+    g_autoptr(Run) other = hs("replay", "own.rec", "--soc", "sd8gen3", "--format", "json", NULL);
+    assert_ok(plain);
+    assert_ok(other);
+    g_autoptr(cJSON) pj = cJSON_Parse(plain->out);
+    g_autoptr(cJSON) oj = cJSON_Parse(other->out);
+#define PREFILL_MS(j) cJSON_GetObjectItem(cJSON_GetObjectItem(j, "prefill"), "time_ms")->valuedouble
+    double ms_plain = PREFILL_MS(pj), ms_other = PREFILL_MS(oj), ms_own = PREFILL_MS(rj);
+#undef PREFILL_MS
+    g_test_message("prefill ms: plain %.3f, recorded %.3f, --soc sd8gen3 %.3f", ms_plain,
+                   ms_own, ms_other);
+    g_assert_cmpfloat(ms_other, !=, ms_plain);
+    g_assert_cmpfloat(ms_other, !=, ms_own);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -541,6 +577,7 @@ main(int argc, char **argv)
     g_test_add_func("/repro/soc-file-name", test_soc_file_name);
     g_test_add_func("/repro/run-dir", test_run_dir);
     g_test_add_func("/repro/run-dir-own-config", test_run_dir_own_config);
+    g_test_add_func("/repro/recording-own-config", test_recording_own_config);
     g_test_add_func("/repro/set-warning", test_set_warning);
     g_test_add_func("/repro/compare-dir", test_compare_dir);
     g_test_add_func("/repro/replay-csv", test_replay_csv);
