@@ -57,6 +57,20 @@ check_version(const char *v)
     g_assert_cmpuint(strlen(v), >=, 5);
 }
 
+/* Two reports' prefill, decode, energy and DRAM figures, printed the same
+ * (the numbers a replay must give back). */
+static void
+assert_same_numbers(const cJSON *a, const cJSON *b)
+{
+    const char *keys[] = { "prefill", "decode", "energy", "dram" };
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, keys[i]));
+        g_autofree char *y = cJSON_PrintUnformatted(cJSON_GetObjectItem(b, keys[i]));
+        g_assert_nonnull(x);
+        g_assert_cmpstr(x, ==, y);
+    }
+}
+
 #define QUICK "-p", "32", "-d", "2", "--functional", "off"
 
 static void
@@ -196,13 +210,7 @@ test_run_dir(void)
     g_autoptr(Run) rp = hs("replay", "d1", "--format", "json", NULL);
     g_assert_cmpint(rp->status, ==, 0);
     g_autoptr(cJSON) again = cJSON_Parse(rp->out);
-    const char *keys[] = { "prefill", "decode", "energy" };
-    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
-        g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(rep, keys[i]));
-        g_autofree char *y = cJSON_PrintUnformatted(cJSON_GetObjectItem(again, keys[i]));
-        g_assert_nonnull(x);
-        g_assert_cmpstr(x, ==, y);
-    }
+    assert_same_numbers(rep, again);
 
     /* compare --baseline DIR: zero deltas against itself, not after a --set */
     g_autoptr(Run) same = hs("compare", "--baseline", "d1", "--format", "json", NULL);
@@ -358,13 +366,7 @@ test_compare_dir(void)
         g_assert_cmpint(rp->status, ==, 0);
         g_autoptr(cJSON) again = cJSON_Parse(rp->out);
         g_assert_cmpstr(str_at(again, "policy", NULL), ==, pol);
-        const char *keys[] = { "prefill", "decode", "energy" };
-        for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
-            g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(one, keys[k]));
-            g_autofree char *y = cJSON_PrintUnformatted(cJSON_GetObjectItem(again, keys[k]));
-            g_assert_nonnull(x);
-            g_assert_cmpstr(x, ==, y);
-        }
+        assert_same_numbers(one, again);
     }
     /* replay of the compare directory itself names the policies' folders */
     g_autoptr(Run) whole = hs("replay", "cd", NULL);
@@ -495,13 +497,7 @@ test_run_dir_own_config(void)
     g_autoptr(Run) rp = hs("replay", "own", "--format", "json", NULL);
     assert_ok(rp);
     g_autoptr(cJSON) again = cJSON_Parse(rp->out);
-    const char *keys[] = { "prefill", "decode", "energy", "dram" };
-    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
-        g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(rep, keys[i]));
-        g_autofree char *y = cJSON_PrintUnformatted(cJSON_GetObjectItem(again, keys[i]));
-        g_assert_nonnull(x);
-        g_assert_cmpstr(x, ==, y);
-    }
+    assert_same_numbers(rep, again);
     g_autoptr(Run) same = hs("compare", "--baseline", "own", NULL);
     assert_ok(same);
     g_assert_nonnull(strstr(same->out, "\n0 of "));
@@ -545,12 +541,7 @@ test_recording_own_config(void)
     g_autoptr(Run) rp = hs("replay", "own.rec", "--format", "json", NULL);
     assert_ok(rp);
     g_autoptr(cJSON) again = cJSON_Parse(rp->out);
-    const char *keys[] = { "prefill", "decode", "energy", "dram" };
-    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
-        g_autofree char *x = cJSON_PrintUnformatted(cJSON_GetObjectItem(rj, keys[i]));
-        g_autofree char *y = cJSON_PrintUnformatted(cJSON_GetObjectItem(again, keys[i]));
-        g_assert_cmpstr(x, ==, y);
-    }
+    assert_same_numbers(rj, again);
     /* on a SoC named anew: the stack's --set stays, the SoC's goes */
     g_autoptr(Run) plain = hs("run", QUICK, "--format", "json", NULL);
     g_autoptr(Run) other = hs("replay", "own.rec", "--soc", "sd8gen3", "--format", "json", NULL);
