@@ -109,13 +109,13 @@ run(int argc, char **argv, GError **error)
     g_autofree char *governor = NULL;
     GOptionEntry entries[] = {
         { "soc", 's', 0, G_OPTION_ARG_STRING, &soc_name,
-          "Re-time on this SoC (default: the one recorded; a run directory's as its run "
-          "resolved it, with its --set)", "SOC" },
+          "Re-time on this SoC (default: the one recorded, as its run resolved it, with "
+          "its --set)", "SOC" },
         { "replan", 0, 0, G_OPTION_ARG_NONE, &replan,
           "Re-plan the recorded workload with the recorded policy (for --soc)", NULL },
         { "stack", 0, 0, G_OPTION_ARG_STRING, &stack,
           "Re-time the same plan on this software stack (same phone, other kernels; "
-          "default: a run directory's own, else the policy's)", "STACK" },
+          "default: the recorded run's, as it loaded it, else the policy's)", "STACK" },
         { "policy", 'P', 0, G_OPTION_ARG_STRING, &policy_name,
           "Re-plan the recorded workload with this policy", "POLICY" },
         { "policy-plugin", 0, 0, G_OPTION_ARG_FILENAME, &plugin,
@@ -221,7 +221,8 @@ run(int argc, char **argv, GError **error)
                     "(got \"%s\")", functional);
         return FALSE;
     }
-    g_autofree char *soc_what = g_strdup_printf("%s (its \"soc\")", cfg_path);
+    g_autofree char *soc_what = cfg_path ? g_strdup_printf("%s (its \"soc\")", cfg_path)
+                                         : NULL;
     g_autoptr(HwSoc) soc = soc_name == NULL && cJSON_IsObject(cfg_soc)
                            ? hs_config_soc_from_json(cfg_soc, soc_what, run_ovr, error)
                            : hs_config_load_soc(soc_name ? soc_name : rec->soc, run_ovr, error);
