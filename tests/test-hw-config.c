@@ -573,6 +573,14 @@ test_base_errors(void)
     g_assert_nonnull(strstr(error->message, "(a circle)"));
     g_clear_error(&error);
 
+    /* a base that cannot be read is named with the file naming it */
+    g_autofree char *dev = scratch_file(&s, "dev.json", "{\"name\": \"d\", \"base\": \"/dev/zero\"}");
+    g_assert_null(hw_stack_load(dev, sdir, &error));
+    g_free(want);
+    want = g_strdup_printf("%s: $.base: /dev/zero: is a device, expected a JSON file", dev);
+    g_assert_cmpstr(error->message, ==, want);
+    g_clear_error(&error);
+
     /* a base that is not an object */
     g_autofree char *arr = scratch_file(&s, "arr.json", "[1]");
     g_autofree char *on = scratch_file(&s, "on.json", "{\"name\": \"o\", \"base\": \"arr.json\"}");

@@ -271,12 +271,17 @@ merge_over(cJSON *base, const cJSON *over)
 
 /* Read @path; when it names a "base", that one (resolved as a name in
  * @dir, or a file beside @path) with @path's keys written over it.
- * @chain: the files read so far, to refuse a circle. */
+ * @referrer: the file whose base @path is (NULL for the first), named in
+ * an error reading it; @chain: the files read so far, to refuse a circle. */
 static cJSON *
-load_based(const char *path, const char *dir, const char *what, GPtrArray *chain,
-           GError **error)
+load_based(const char *path, const char *dir, const char *what, const char *referrer,
+           GPtrArray *chain, GError **error)
 {
     g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
+    if (root == NULL && referrer) {
+        /* say which file named it */
+        g_prefix_error(error, "%s: $.base: ", referrer);
+    }
     const cJSON *base = root && cJSON_IsObject(root)
                         ? cJSON_GetObjectItemCaseSensitive(root, "base") : NULL;
     if (base == NULL) {
@@ -305,7 +310,7 @@ load_based(const char *path, const char *dir, const char *what, GPtrArray *chain
         }
     }
     g_ptr_array_add(chain, g_steal_pointer(&canon));
-    g_autoptr(cJSON) merged = load_based(bpath, dir, what, chain, error);
+    g_autoptr(cJSON) merged = load_based(bpath, dir, what, path, chain, error);
     if (merged == NULL) {
         return NULL;
     }
@@ -330,7 +335,7 @@ hs_json_load_named(const char *name_or_path, const char *dir, const char *what,
     }
     g_autoptr(GPtrArray) chain = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(chain, file_identity(path));
-    g_autoptr(cJSON) root = load_based(path, dir, what, chain, error);
+    g_autoptr(cJSON) root = load_based(path, dir, what, NULL, chain, error);
     if (root == NULL || (edit && !edit(root, opaque, error))) {
         return NULL;
     }
