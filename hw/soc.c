@@ -138,12 +138,7 @@ hw_soc_stack_preload(HwSoc *soc, const char *name_or_path, const cJSON *json, co
                      GError **error)
 {
     g_autoptr(cJSON) copy = cJSON_Duplicate(json, TRUE);
-    if (copy == NULL || (soc->stack_edit && !soc->stack_edit(copy, soc->stack_edit_opaque,
-                                                             error))) {
-        if (copy == NULL) {
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                        "%s: expected a stack (got nothing)", what);
-        }
+    if (soc->stack_edit && !soc->stack_edit(copy, soc->stack_edit_opaque, error)) {
         return FALSE;
     }
     HwStack *st = hw_stack_from_json(copy, what, error);

@@ -89,10 +89,7 @@ hs_config_recorded_sets(const cJSON *cfg, gboolean with_soc, const char *const *
         if (!cJSON_IsString(it)) {
             continue;
         }
-        const char *eq = strchr(it->valuestring, '=');
-        g_autofree char *path = g_strndup(it->valuestring,
-                                          eq ? (gsize) (eq - it->valuestring)
-                                             : strlen(it->valuestring));
+        g_autofree char *path = g_strndup(it->valuestring, strcspn(it->valuestring, "="));
         const char *doc = hs_override_doc(path);
         if (strcmp(doc, "model") != 0 && (with_soc || strcmp(doc, "soc") != 0)) {
             g_ptr_array_add(all, g_strdup(it->valuestring));

@@ -196,7 +196,7 @@ cmp_str(gconstpointer a, gconstpointer b)
 }
 
 /* A point from @base with @extra (may be NULL) laid over it, names sorted;
- * each name goes into @names (a set of owned strings). */
+ * each name goes into @names_seen (a set of owned strings). */
 static HsSweepPoint *
 point_new(const cJSON *base, const cJSON *extra, GHashTable *names_seen)
 {
