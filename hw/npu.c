@@ -38,7 +38,7 @@
  *    gate/up on every shipped model (hetero-sim probe --what npu-shape);
  *  - shape sensitivity: a quantised streamed weight with more columns than
  *    rows (k > m: FFN-down after HeteroLLM's transposition) whose X^T
- *    needs several passes runs depth-blocked (deep_rows): X^T is fetched
+ *    is not held whole runs depth-blocked (deep_rows): X^T is fetched
  *    and re-laid once per block of weight rows, which leaves FFN-down at
  *    the GPU's speed (HeteroLLM §3.2: 0.5-1.5x), again whatever the widths;
  *  - DMA: what comes in, as many times as it comes in, plus the output;
@@ -95,7 +95,7 @@ static const HsParam hw_npu_params[] = {
                  "stream buffers, outputs)"),
     HS_PARAM_U32("deep_rows", HwNpu, deep_rows, 0, 1048576, 0,
                  "depth-blocked schedule for a quantised streamed weight with more columns "
-                 "than rows whose stationary operand needs several passes: weight rows whose "
+                 "than rows whose stationary operand is not held whole: weight rows whose "
                  "partial outputs are kept while the depth is walked (0: no such schedule)"),
     HS_PARAM_F64("dma_gbps", HwNpu, dma_gbps, 0.001, 10000, HS_REQUIRED,
                  "DDR -> TCM DMA bandwidth for large regular blocks"),
@@ -179,14 +179,18 @@ hw_npu_relayout_ps(const HwNpu *npu, const HwOp *op, double tiles)
  *
  * Depth-blocked (deep_rows > 0): a streamed operand with more columns than
  * rows (k > m: HeteroLLM §3.2's FFN-down class after its transposition)
- * whose stationary operand needs more than one pass is run the other way
- * round: the runtime keeps the partial outputs of deep_rows streamed rows
- * while it walks the depth, so the streamed operand comes in once, but the
- * stationary operand comes in again, and is re-laid again by the vector
- * unit, for every block of deep_rows rows.  The public HMX kernels of
- * NPU-TTS switch schedule on the same shape test (a weight deeper than it
- * has output rows: "e.g. prefill FFN Down").  Its cost per FLOP depends on
- * deep_rows alone, not on the model's widths.
+ * whose stationary operand is not held whole -- several passes, or not
+ * even one column tile over the full depth in stationary_kib (at 32
+ * tokens: Llama-3-8B's FFN-down has 896 KiB of X^T for 360) -- is run the
+ * other way round: the runtime keeps the partial outputs of deep_rows
+ * streamed rows while it walks the depth, so the streamed operand comes in
+ * once, but the stationary operand comes in again, and is re-laid again by
+ * the vector unit, for every block of deep_rows rows.  The public HMX
+ * kernels of llama.cpp's Hexagon backend switch schedule on the same shape
+ * test (a weight deeper than it has output rows: "e.g. prefill FFN Down"),
+ * there only from 128 tokens, holding shorter activations whole in the
+ * TCM: a stack whose kernels do that says so (npu.deep_min_tokens).  Its
+ * cost per FLOP depends on deep_rows alone, not on the model's widths.
  */
 typedef struct NpuSched {
     uint64_t tiles;              /* stationary tiles, k_tiles x n_tiles */
@@ -201,7 +205,8 @@ typedef struct NpuSched {
 } NpuSched;
 
 static void
-hw_npu_schedule(const HwNpu *npu, const HwOp *op, gboolean dequant, NpuSched *sc)
+hw_npu_schedule(const HwNpu *npu, const HwStackNpu *sn, const HwOp *op, gboolean dequant,
+                NpuSched *sc)
 {
     const uint64_t k_tiles = (op->k + npu->tile_rows - 1) / npu->tile_rows;
     const uint64_t n_tiles = (op->n + npu->tile_cols - 1) / npu->tile_cols;
@@ -218,7 +223,12 @@ hw_npu_schedule(const HwNpu *npu, const HwOp *op, gboolean dequant, NpuSched *sc
     uint64_t per_pass = MAX(1, tiles_per_pass);
     sc->passes = (n_tiles + per_pass - 1) / per_pass;
     sc->cols_per_pass = MIN(n_tiles, per_pass) * npu->tile_cols;
-    sc->deep = dequant && npu->deep_rows > 0 && op->k > op->m && sc->passes > 1;
+    /* depth-blocked when the stationary operand is not held whole: several
+     * passes, or not even one column tile over the full depth fits (one
+     * "pass" would then hold more than the TCM gives it) -- unless the
+     * stack's kernels keep short activations whole in the TCM instead */
+    sc->deep = dequant && npu->deep_rows > 0 && op->k > op->m && tiles_per_pass < n_tiles &&
+               op->n >= sn->deep_min_tokens;
     if (sc->deep) {
         sc->rows_per_block = MIN(op->m, npu->deep_rows);
         sc->row_blocks = (op->m + npu->deep_rows - 1) / npu->deep_rows;
@@ -269,7 +279,7 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
         return;
     }
     NpuSched sc;
-    hw_npu_schedule(npu, op, hw_npu_dequantises(sn, op), &sc);
+    hw_npu_schedule(npu, sn, op, hw_npu_dequantises(sn, op), &sc);
     /* INT4 weights on the INT8 datapath (W4A8) at the array's INT4 rate */
     const gboolean int4 = op->compute == HW_DTYPE_INT8 &&
                           (op->a_dtype == HW_DTYPE_INT4 || op->b_dtype == HW_DTYPE_INT4);
@@ -353,7 +363,7 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
         return;
     }
     NpuSched sc;
-    hw_npu_schedule(npu, op, hw_npu_dequantises(sn, op), &sc);
+    hw_npu_schedule(npu, sn, op, hw_npu_dequantises(sn, op), &sc);
     uint64_t kt = (op->k + npu->tile_rows - 1) / npu->tile_rows;
     uint64_t nt = (op->n + npu->tile_cols - 1) / npu->tile_cols;
     uint64_t rounds = (sc.tiles + npu->arrays - 1) / npu->arrays;

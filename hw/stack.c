@@ -123,6 +123,11 @@ static const HsParam npu_params[] = {
                  "(0: no emulation; the dequant rates apply)"),
     HS_PARAM_BOOL("w4a16_decode", HwStackNpu, w4a16_decode, 0,
                   "the runtime runs W4A16 matmuls in decode"),
+    HS_PARAM_U32("deep_min_tokens", HwStackNpu, deep_min_tokens, 0, 1048576, 0,
+                 "its kernels run the SoC's depth-blocked schedule (deep_rows) only from "
+                 "this many tokens (columns of the stationary operand); below, they hold "
+                 "the activations whole in the TCM (0: whenever the stationary operand is "
+                 "not held whole in the SoC's stationary_kib)"),
     HS_PARAM_BOOL("pins_clock", HwStackNpu, pins_clock, 0,
                   "it pins the NPU's clock while it runs (e.g. QNN's burst power "
                   "config; false: the SoC's npu governor samples it)"),

@@ -179,6 +179,46 @@ test_depth_blocked(void)
     g_assert_cmpfloat(wide, >, 1.5 * down);
 }
 
+/* Held whole or not: at 32 tokens Llama-3-8B's FFN-down has 896 KiB of
+ * X^T (14336 x 32 FP16) for the 360 KiB the TCM gives its stationary
+ * operand, so it runs depth-blocked as at 256, within HeteroLLM §3.2's
+ * 0.5-1.5x; where the whole X^T fits it runs the full-depth schedule; and
+ * a stack whose kernels hold short activations whole in the TCM
+ * (npu-tts, npu.deep_min_tokens 128) depth-blocks from 128 tokens only. */
+static void
+test_held_whole(void)
+{
+    g_autoptr(HwSoc) soc = sd8gen3();
+    HwNpu *npu = (HwNpu *) hw_soc_find_kind(soc, HW_KIND_NPU);
+    g_assert_cmpfloat(npu->stationary_kib, <, 14336.0 * 32 * 2 / 1024);
+    HwCost c;
+    double down = npu_over_gpu(soc, 4096, 14336, 32, &c);
+    g_test_message("Llama-3-8B FFN-down at 32 tokens: %.2fx the GPU", down);
+    g_assert_cmpuint(c.passes, ==, 4096 / 96 + 1);        /* row blocks */
+    g_assert_cmpfloat(down, >=, 0.5);
+    g_assert_cmpfloat(down, <=, 1.5);
+    const double saved = npu->stationary_kib;
+    npu->stationary_kib = 1024;
+    double whole = npu_over_gpu(soc, 4096, 14336, 32, &c);
+    npu->stationary_kib = saved;
+    g_assert_cmpuint(c.passes, ==, 1);
+    g_assert_cmpfloat(whole, >, 2 * down);
+
+    g_autoptr(GError) error = NULL;
+    const HwStack *tts = hw_soc_stack(soc, "npu-tts", &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(tts->npu.deep_min_tokens, ==, 128);
+    const HwDev *dev = hw_soc_find_kind(soc, HW_KIND_NPU);
+    const uint64_t seqs[] = { 32, 127, 128, 256 };
+    for (int i = 0; i < 4; i++) {
+        HwOp op = gemm(4096, 14336, seqs[i], HW_DTYPE_INT4, HW_DTYPE_FP16);
+        hw_dev_estimate(dev, tts, &op, &c);
+        /* full depth: the quantised weight streamed once per column fold */
+        uint64_t want = seqs[i] >= 128 ? 4096 / 96 + 1 : (seqs[i] + 31) / 32;
+        g_assert_cmpuint(c.passes, ==, want);
+    }
+}
+
 /* Stage performance (HeteroLLM §3.2): every dimension padded to the
  * 32-wide tile, so the time is flat for token counts inside one tile and
  * jumps at 32k + 1 (probe --what npu-stage: W4A16 [4096, 4096] . X^T). */
@@ -239,6 +279,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/hw/npu-shape/every-model", test_every_model);
     g_test_add_func("/hw/npu-shape/depth-blocked", test_depth_blocked);
+    g_test_add_func("/hw/npu-shape/held-whole", test_held_whole);
     g_test_add_func("/hw/npu-shape/stage-steps", test_stage_steps);
     g_test_add_func("/hw/npu-shape/gemm-breakdown", test_gemm_breakdown);
     return g_test_run();

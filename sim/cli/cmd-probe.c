@@ -147,15 +147,18 @@ probe_npu_shape(const Probe *p, GError **error)
                                                  "npu_over_gpu_speed", NULL });
     c->name_col = 1;
     c->names = names;
-    /* two sequence lengths: bars, a group per length (lines joined two
-     * samples across an empty tick) */
+    /* three sequence lengths: bars, a group per length (lines would join
+     * samples across empty ticks); 32 is the shortest prepared shape,
+     * where HeteroLLM §4.1.1 cuts rows of every matmul */
     c->grouped_bars = TRUE;
     c->x_title = "tokens";
     c->y_title = "NPU speed / GPU speed (x)";
     c->extra = cJSON_CreateObject();
     cJSON_AddStringToObject(c->extra, "model", s->name);
     GError *err = NULL;
-    for (uint64_t seq = 256; seq <= 1024 && !err; seq *= 4) {
+    static const uint64_t seqs[] = { 32, 256, 1024 };
+    for (size_t j = 0; j < G_N_ELEMENTS(seqs) && !err; j++) {
+        uint64_t seq = seqs[j];
         for (size_t i = 0; i < G_N_ELEMENTS(mm) && !err; i++) {
             HwOp npu = hs_probe_gemm(mm[i].out, mm[i].in, seq, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16);
             HwOp gpu = hs_probe_gemm(seq, mm[i].in, mm[i].out, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
