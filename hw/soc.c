@@ -538,8 +538,9 @@ hw_soc_describe(GString *out)
                          "memory, processors, sync\n"
                          "Any number may be written as {\"value\": N, \"source\": \"where it comes from\"}.\n"
                          "base (optional): a SoC name or JSON file (relative to this one) to start "
-                         "from; this file's keys\nare written over it (objects key by key; a "
-                         "number, a {value, source} pair or an array whole).\n\n");
+                         "from; this file's keys\nare written over it (objects key by key, "
+                         "processors by name; a number, a {value, source} pair\nor any other "
+                         "array whole).\n\n");
     g_string_append(out, "$.memory\n");
     hs_param_describe(hw_mem_params, out);
     for (const HwDevClass *const *c = hw_dev_class_list(); *c; c++) {

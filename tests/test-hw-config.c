@@ -532,6 +532,33 @@ test_base_soc(void)
     g_assert_cmpfloat(soc->mem.ceiling_gbps, ==, 51.5);
     g_assert_cmpfloat(soc->mem.peak_gbps, ==, ref->mem.peak_gbps);
     g_assert_cmpuint(soc->devs->len, ==, ref->devs->len);
+
+    /* the processors merge by name: one key of the GPU, the rest the
+     * base's; a new name is a new processor, checked as one */
+    g_autofree char *gpu = scratch_file(&s, "gpu.json",
+        "{\"name\": \"phone\", \"base\": \"sd8gen3\", \"processors\": [{\"name\": \"gpu\","
+        " \"dram_cap_gbps\": {\"value\": 40, \"source\": \"my probe\"}}]}");
+    g_autoptr(HwSoc) g = hw_soc_load(gpu, dir, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(g->devs->len, ==, ref->devs->len);
+    for (guint i = 0; i < ref->devs->len; i++) {
+        const HwDev *a = g_ptr_array_index(g->devs, i), *b = g_ptr_array_index(ref->devs, i);
+        g_assert_cmpstr(a->name, ==, b->name);
+        g_assert_cmpfloat(a->active_w, ==, b->active_w);
+        if (strcmp(a->name, "gpu") == 0) {
+            g_assert_cmpfloat(a->dram_cap_gbps, ==, 40);
+            g_assert_cmpfloat(b->dram_cap_gbps, !=, 40);
+        } else {
+            g_assert_cmpfloat(a->dram_cap_gbps, ==, b->dram_cap_gbps);
+        }
+    }
+    g_autofree char *added = scratch_file(&s, "added.json",
+        "{\"name\": \"phone\", \"base\": \"sd8gen3\", \"processors\": [{\"name\": \"dsp2\","
+        " \"dram_cap_gbps\": 40}]}");
+    g_assert_null(hw_soc_load(added, dir, &error));
+    g_autofree char *want = g_strdup_printf("%s: $.processors[4]: missing required key \"model\"",
+                                            added);
+    g_assert_cmpstr(error->message, ==, want);
     scratch_free(&s);
 }
 

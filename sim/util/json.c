@@ -246,9 +246,51 @@ is_value_pair(const cJSON *j)
     return cJSON_IsObject(j) && cJSON_GetObjectItemCaseSensitive(j, "value") != NULL;
 }
 
-/* @over written onto @base: objects merge key by key; anything else (a
- * number, a string, an array, a {"value", "source"} pair) replaces the
- * base's whole, so a value never keeps a source written for another. */
+/* A non-empty array of objects that each have a string "name" (a SoC's
+ * processors). */
+static gboolean
+is_named_list(const cJSON *j)
+{
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) == 0) {
+        return FALSE;
+    }
+    const cJSON *e = NULL;
+    cJSON_ArrayForEach(e, j) {
+        if (!cJSON_IsObject(e) || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "name"))) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static void merge_over(cJSON *base, const cJSON *over);
+
+/* @over's entries onto @base's of the same name, merged as objects; an
+ * entry of a new name is added after the base's. */
+static void
+merge_named(cJSON *base, const cJSON *over)
+{
+    const cJSON *c = NULL;
+    cJSON_ArrayForEach(c, over) {
+        const char *name = cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring;
+        cJSON *b = NULL;
+        cJSON_ArrayForEach(b, base) {
+            if (strcmp(cJSON_GetObjectItemCaseSensitive(b, "name")->valuestring, name) == 0) {
+                break;
+            }
+        }
+        if (b) {
+            merge_over(b, c);
+        } else {
+            cJSON_AddItemToArray(base, cJSON_Duplicate(c, TRUE));
+        }
+    }
+}
+
+/* @over written onto @base: objects merge key by key, and lists of named
+ * objects (a SoC's processors) entry by entry, by name; anything else (a
+ * number, a string, another array, a {"value", "source"} pair) replaces
+ * the base's whole, so a value never keeps a source written for another. */
 static void
 merge_over(cJSON *base, const cJSON *over)
 {
@@ -261,6 +303,8 @@ merge_over(cJSON *base, const cJSON *over)
         if (b && cJSON_IsObject(b) && cJSON_IsObject(c) && !is_value_pair(b) &&
             !is_value_pair(c)) {
             merge_over(b, c);
+        } else if (is_named_list(b) && is_named_list(c)) {
+            merge_named(b, c);
         } else if (b) {
             cJSON_ReplaceItemInObjectCaseSensitive(base, c->string, cJSON_Duplicate(c, TRUE));
         } else {

@@ -54,8 +54,10 @@ GStrv hs_json_list_stems(const char *dir, GError **error);
  * stems of @dir, "none" if it is NULL or empty).  A document with a
  * "base" (a name in @dir, or a file, relative to the document's own
  * directory) is that base with the document's keys written over it:
- * objects merge key by key, anything else (a {"value", "source"} pair
- * whole) replaces the base's; a base may have a base, never in a circle.
+ * objects merge key by key, arrays of objects that each have a "name"
+ * entry by entry by name (a new name appended), anything else (a
+ * {"value", "source"} pair whole) replaces the base's; a base may have a
+ * base, never in a circle.
  * @edit, when given, is applied to the merged document.  *@path_out: the
  * file named.
  * (transfer full)
