@@ -315,6 +315,17 @@ hs_outfile_open(const char *path, GError **error)
         hs_outfile_abort(f);
         return NULL;
     }
+    /* the file is replaced by a rename, which asks only the folder: a
+     * file its owner made read-only (as a shell's ">" would refuse, and
+     * as root too: no write bit at all is a deliberate "keep") stays */
+    if (exists && ((st.st_mode & 0222) == 0 || access(f->dest, W_OK) != 0)) {
+        int e = (st.st_mode & 0222) == 0 ? EACCES : errno;
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                    "%s: cannot write: %s (mode %04o); refusing to replace it", path,
+                    g_strerror(e), (unsigned) (st.st_mode & 07777));
+        hs_outfile_abort(f);
+        return NULL;
+    }
     /* two outputs renamed onto one file: the first would be lost */
     g_autofree char *canon = g_canonicalize_filename(f->dest, NULL);
     gboolean twice = FALSE;

@@ -302,6 +302,35 @@ assert_unchanged(const char *path, const char *before, gsize len)
     g_assert_cmpmem(now, n, before, len);
 }
 
+/* A file its owner made read-only is not replaced (the rename that makes
+ * outputs whole asks only the folder), as root too; a writable one is,
+ * keeping its mode. */
+static void
+test_read_only(void)
+{
+    g_autofree char *dir = tmp_dir();
+    g_autofree char *x = g_build_filename(dir, "keep.json", NULL);
+    g_assert_true(g_file_set_contents(x, "{}\n", -1, NULL));
+    g_assert_cmpint(chmod(x, 0444), ==, 0);
+    g_autoptr(Run) r = hs(RUN_SMALL, "--record", x, NULL);
+    g_assert_cmpint(r->status, ==, 1);
+    g_autofree char *want = g_strdup_printf("%s: cannot write: %s (mode 0444); refusing to "
+                                            "replace it", x, g_strerror(EACCES));
+    assert_one_error_line(r, want);
+    assert_unchanged(x, "{}\n", 3);
+    g_autofree char *ls = listing(dir);
+    g_assert_cmpstr(ls, ==, "keep.json");
+
+    g_assert_cmpint(chmod(x, 0640), ==, 0);
+    g_autoptr(Run) w = hs(RUN_SMALL, "--record", x, NULL);
+    g_assert_cmpint(w->status, ==, 0);
+    struct stat st;
+    g_assert_cmpint(stat(x, &st), ==, 0);
+    g_assert_cmpuint(st.st_mode & 07777, ==, 0640);
+    g_assert_cmpuint(st.st_size, >, 3);
+    rm_rf(dir);
+}
+
 /* An output that is one of the run's inputs is refused before anything
  * runs, whatever name either goes by; the input keeps its bytes. */
 static void
@@ -510,6 +539,7 @@ main(int argc, char **argv)
     g_test_add_func("/outputs/output-twice", test_output_twice);
     g_test_add_func("/outputs/directory", test_directory);
     g_test_add_func("/outputs/output-is-input", test_output_is_input);
+    g_test_add_func("/outputs/read-only", test_read_only);
     g_test_add_func("/outputs/probe-all-or-nothing", test_probe_all_or_nothing);
     g_test_add_func("/outputs/decimal", test_decimal);
     g_test_add_func("/outputs/bad-numbers", test_bad_numbers);
