@@ -124,6 +124,16 @@ hs_outfile_check(const char *path, GError **error)
                     "%s: is an input of this run (%s); refusing to overwrite it", path, clash);
         return FALSE;
     }
+    /* an output file is replaced by a rename, which asks only the folder,
+     * and root may write anything: a file its owner made read-only stays
+     * (no write bit at all is a deliberate "keep", for root too) */
+    if (S_ISREG(st.st_mode) && ((st.st_mode & 0222) == 0 || access(path, W_OK) != 0)) {
+        int e = (st.st_mode & 0222) == 0 ? EACCES : errno;
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                    "%s: cannot write: %s (mode %04o); refusing to change it", path,
+                    g_strerror(e), (unsigned) (st.st_mode & 07777));
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -312,17 +322,6 @@ hs_outfile_open(const char *path, GError **error)
                     "%s: is %s; expected a file to write", path,
                     S_ISDIR(st.st_mode) ? "a directory" : S_ISBLK(st.st_mode) ? "a block device"
                     : S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file");
-        hs_outfile_abort(f);
-        return NULL;
-    }
-    /* the file is replaced by a rename, which asks only the folder: a
-     * file its owner made read-only (as a shell's ">" would refuse, and
-     * as root too: no write bit at all is a deliberate "keep") stays */
-    if (exists && ((st.st_mode & 0222) == 0 || access(f->dest, W_OK) != 0)) {
-        int e = (st.st_mode & 0222) == 0 ? EACCES : errno;
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
-                    "%s: cannot write: %s (mode %04o); refusing to replace it", path,
-                    g_strerror(e), (unsigned) (st.st_mode & 07777));
         hs_outfile_abort(f);
         return NULL;
     }

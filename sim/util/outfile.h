@@ -82,7 +82,9 @@ void hs_input_note_dir(const char *dir);
 
 /* FALSE (HS_CONFIG_ERROR_IO, exit status 1) when @path names a file noted
  * as an input: "PATH: is an input of this run (INPUT); refusing to
- * overwrite it".  "-" and files that do not exist pass.  hs_outfile_open()
+ * overwrite it", or a file that may not be written (no write bit, even
+ * for root, or no permission): "PATH: cannot write: REASON (mode NNNN);
+ * refusing to change it".  "-" and files that do not exist pass.  hs_outfile_open()
  * checks this itself; a command whose outputs are written after the work
  * calls it first, so the refusal comes before anything runs. */
 gboolean hs_outfile_check(const char *path, GError **error);

@@ -315,7 +315,7 @@ test_read_only(void)
     g_autoptr(Run) r = hs(RUN_SMALL, "--record", x, NULL);
     g_assert_cmpint(r->status, ==, 1);
     g_autofree char *want = g_strdup_printf("%s: cannot write: %s (mode 0444); refusing to "
-                                            "replace it", x, g_strerror(EACCES));
+                                            "change it", x, g_strerror(EACCES));
     assert_one_error_line(r, want);
     assert_unchanged(x, "{}\n", 3);
     g_autofree char *ls = listing(dir);
@@ -328,6 +328,21 @@ test_read_only(void)
     g_assert_cmpint(stat(x, &st), ==, 0);
     g_assert_cmpuint(st.st_mode & 07777, ==, 0640);
     g_assert_cmpuint(st.st_size, >, 3);
+
+    /* a sweep's database is written in place, not renamed: the same */
+    g_autofree char *spec = g_build_filename(dir, "spec.json", NULL);
+    g_assert_true(g_file_set_contents(spec, "{\"base\": {\"soc\": \"tiny\", \"model\": "
+                                      "\"tiny\", \"prompt\": 4, \"decode\": 1}, \"axes\": "
+                                      "{\"policy\": [\"gpu-only\"]}}", -1, NULL));
+    g_autofree char *db = g_build_filename(dir, "keep.db", NULL);
+    g_assert_true(g_file_set_contents(db, "", 0, NULL));
+    g_assert_cmpint(chmod(db, 0444), ==, 0);
+    g_autoptr(Run) d = hs("sweep", spec, "--db", db, NULL);
+    g_assert_cmpint(d->status, ==, 1);
+    g_autofree char *want_db = g_strdup_printf("%s: cannot write: %s (mode 0444); refusing to "
+                                               "change it", db, g_strerror(EACCES));
+    assert_one_error_line(d, want_db);
+    assert_unchanged(db, "", 0);
     rm_rf(dir);
 }
 
