@@ -225,10 +225,12 @@ hw_npu_schedule(const HwNpu *npu, const HwStackNpu *sn, const HwOp *op, gboolean
     sc->cols_per_pass = MIN(n_tiles, per_pass) * npu->tile_cols;
     /* depth-blocked when the stationary operand is not held whole: several
      * passes, or not even one column tile over the full depth fits (one
-     * "pass" would then hold more than the TCM gives it) -- unless the
-     * stack's kernels keep short activations whole in the TCM instead */
+     * "pass" would then hold more than the TCM gives it) -- as far as the
+     * stack's kernels switch to it: from deep_min_tokens tokens (shorter
+     * activations held whole in the TCM) and deep_min_rows weight rows
+     * (narrower outputs, e.g. GQA's K and V projections, run full depth) */
     sc->deep = dequant && npu->deep_rows > 0 && op->k > op->m && tiles_per_pass < n_tiles &&
-               op->n >= sn->deep_min_tokens;
+               op->n >= sn->deep_min_tokens && op->m >= sn->deep_min_rows;
     if (sc->deep) {
         sc->rows_per_block = MIN(op->m, npu->deep_rows);
         sc->row_blocks = (op->m + npu->deep_rows - 1) / npu->deep_rows;

@@ -128,6 +128,9 @@ static const HsParam npu_params[] = {
                  "this many tokens (columns of the stationary operand); below, they hold "
                  "the activations whole in the TCM (0: whenever the stationary operand is "
                  "not held whole in the SoC's stationary_kib)"),
+    HS_PARAM_U32("deep_min_rows", HwStackNpu, deep_min_rows, 0, 1048576, 0,
+                 "... and only for a weight with at least this many rows (outputs); a "
+                 "narrower one runs the full-depth schedule (0: any)"),
     HS_PARAM_BOOL("pins_clock", HwStackNpu, pins_clock, 0,
                   "it pins the NPU's clock while it runs (e.g. QNN's burst power "
                   "config; false: the SoC's npu governor samples it)"),

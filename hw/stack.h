@@ -92,6 +92,7 @@ typedef struct HwStackNpu {
     double group_partial_gbps;   /* per-group matmul emulation: partial sums / s */
     gboolean w4a16_decode;       /* runs W4A16 matmuls in decode */
     uint32_t deep_min_tokens;    /* depth-blocked schedule only from this many tokens */
+    uint32_t deep_min_rows;      /* ... and from this many weight rows (outputs) */
     gboolean pins_clock;         /* its runtime pins the clock (QNN burst power config) */
     HwStackDequant dequant;      /* vector unit (HVX): weight -> FP16 tiles */
 } HwStackNpu;

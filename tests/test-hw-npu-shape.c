@@ -177,6 +177,20 @@ test_depth_blocked(void)
     double wide = npu_over_gpu(soc, 4096, 14336, 256, &c);
     npu->deep_rows = saved;
     g_assert_cmpfloat(wide, >, 1.5 * down);
+
+    /* the class has more than 1024 outputs (npu.deep_min_rows 1025): GQA's
+     * K projection, [1024 x 4096], is deeper than wide but runs full depth
+     * at the fused QKV's advantage; counted in, it would be FFN-down's */
+    g_assert_cmpuint(heterollm(soc)->npu.deep_min_rows, ==, 1025);
+    double k = npu_over_gpu(soc, 1024, 4096, 256, &c);
+    g_assert_cmpuint(c.passes, ==, 256 / 32);
+    g_assert_cmpfloat(k, >, 2 * down);
+    HwStack *st = (HwStack *) heterollm(soc);
+    st->npu.deep_min_rows = 0;
+    double k_deep = npu_over_gpu(soc, 1024, 4096, 256, &c);
+    st->npu.deep_min_rows = 1025;
+    g_assert_cmpuint(c.passes, ==, 1024 / 96 + 1);
+    g_assert_cmpfloat(k_deep, <, 1.5);
 }
 
 /* Held whole or not: at 32 tokens Llama-3-8B's FFN-down has 896 KiB of

@@ -857,6 +857,10 @@ test_render_aware_plan(void)
     g_assert_no_error(error);
 
     uint32_t gpu = hw_soc_find_kind(soc, HW_KIND_GPU)->index;
+    g_test_message("prefill with the game: aware %.1f tokens/s (GPU share of matmul FLOPs "
+                   "%.3f), blind %.1f (%.3f)", aware.r.prefill.tokens_per_s,
+                   gpu_flops_share(aware.plan, gpu), r.prefill.tokens_per_s,
+                   gpu_flops_share(blind, gpu));
     g_assert_cmpfloat(gpu_flops_share(aware.plan, gpu), <, gpu_flops_share(blind, gpu) - 0.05);
     /* the blind plan cuts rows of FFN-down alone (the NPU is much faster
      * on the other matmuls, HeteroLLM §4.1.1), so knowing the game changes
