@@ -37,8 +37,9 @@
  *    the same whatever the model's widths: ~3x the GPU for QKV, O and
  *    gate/up on every shipped model (hetero-sim probe --what npu-shape);
  *  - shape sensitivity: a quantised streamed weight with more columns than
- *    rows (k > m: FFN-down after HeteroLLM's transposition) whose X^T
- *    is not held whole runs depth-blocked (deep_rows): X^T is fetched
+ *    rows (k > m: FFN-down after HeteroLLM's transposition), as wide as
+ *    the stack's kernels say (npu.deep_min_rows), whose X^T is not held
+ *    whole runs depth-blocked (deep_rows): X^T is fetched
  *    and re-laid once per block of weight rows, which leaves FFN-down at
  *    the GPU's speed (HeteroLLM §3.2: 0.5-1.5x), again whatever the widths;
  *  - DMA: what comes in, as many times as it comes in, plus the output;
@@ -188,9 +189,11 @@ hw_npu_relayout_ps(const HwNpu *npu, const HwOp *op, double tiles)
  * the vector unit, for every block of deep_rows rows.  The public HMX
  * kernels of llama.cpp's Hexagon backend switch schedule on the same shape
  * test (a weight deeper than it has output rows: "e.g. prefill FFN Down"),
- * there only from 128 tokens, holding shorter activations whole in the
- * TCM: a stack whose kernels do that says so (npu.deep_min_tokens).  Its
- * cost per FLOP depends on deep_rows alone, not on the model's widths.
+ * there only from 128 tokens (holding shorter activations whole in the
+ * TCM) and for more than 1024 outputs (a narrow weight, such as GQA's K
+ * and V projections, runs full depth): a stack says which of these its
+ * kernels do (npu.deep_min_tokens, npu.deep_min_rows).  Its cost per FLOP
+ * depends on deep_rows alone, not on the model's widths.
  */
 typedef struct NpuSched {
     uint64_t tiles;              /* stationary tiles, k_tiles x n_tiles */
