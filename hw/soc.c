@@ -98,6 +98,7 @@ hw_soc_free(HwSoc *soc)
     g_free(soc->name);
     g_free(soc->description);
     g_free(soc->path);
+    g_strfreev(soc->bases);
     if (soc->devs) {
         g_ptr_array_unref(soc->devs);
     }
@@ -394,14 +395,16 @@ hw_soc_load_edit(const char *name_or_path, const char *configs_dir, HsJsonEditFn
                  void *opaque, GError **error)
 {
     g_autofree char *path = NULL;
-    g_autoptr(cJSON) root = hs_json_load_named(name_or_path, configs_dir, "SoC", edit,
-                                               opaque, &path, error);
+    g_auto(GStrv) bases = NULL;
+    g_autoptr(cJSON) root = hs_json_load_based(name_or_path, configs_dir, "SoC", edit,
+                                               opaque, &path, &bases, error);
     if (root == NULL) {
         return NULL;
     }
     HwSoc *soc = hw_soc_from_json(root, path, error);
     if (soc) {
         soc->path = g_steal_pointer(&path);
+        soc->bases = g_steal_pointer(&bases);
         soc->stacks_dir = g_build_filename(configs_dir, "stacks", NULL);
     }
     return soc;
@@ -461,6 +464,9 @@ hw_soc_dump_text(const HwSoc *soc, GString *out)
                            soc->description[0] ? ": " : "", soc->description);
     if (soc->path) {
         g_string_append_printf(out, "  from %s\n", soc->path);
+    }
+    for (char **b = soc->bases; b && *b; b++) {
+        g_string_append_printf(out, "  on base %s\n", *b);
     }
     g_string_append_printf(out, "  governor %s%s\n", hw_governor_mode_name[soc->governor],
                            soc->governor == HW_GOVERNOR_PERFORMANCE

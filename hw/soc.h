@@ -60,6 +60,7 @@ struct HwSoc {
     char *name;                      /* "sd8gen3" */
     char *description;
     char *path;                      /* file it was loaded from, or NULL */
+    char **bases;                    /* its bases' files, nearest first (NULL: none) */
     HwMemParams mem;
     HwSyncDriverParams sync_driver;
     HwSyncFastParams sync_fast;

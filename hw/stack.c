@@ -193,6 +193,7 @@ hw_stack_free(HwStack *stack)
     g_free(stack->name);
     g_free(stack->description);
     g_free(stack->path);
+    g_strfreev(stack->bases);
     if (stack->sources) {
         g_hash_table_unref(stack->sources);
     }
@@ -267,14 +268,16 @@ hw_stack_load_edit(const char *name_or_path, const char *stacks_dir, HsJsonEditF
                    void *opaque, GError **error)
 {
     g_autofree char *path = NULL;
-    g_autoptr(cJSON) root = hs_json_load_named(name_or_path, stacks_dir, "stack", edit,
-                                               opaque, &path, error);
+    g_auto(GStrv) bases = NULL;
+    g_autoptr(cJSON) root = hs_json_load_based(name_or_path, stacks_dir, "stack", edit,
+                                               opaque, &path, &bases, error);
     if (root == NULL) {
         return NULL;
     }
     HwStack *st = hw_stack_from_json(root, path, error);
     if (st) {
         st->path = g_steal_pointer(&path);
+        st->bases = g_steal_pointer(&bases);
     }
     return st;
 }
@@ -292,6 +295,9 @@ hw_stack_dump_text(const HwStack *st, GString *out)
                            st->description[0] ? ": " : "", st->description);
     if (st->path) {
         g_string_append_printf(out, "  from %s\n", st->path);
+    }
+    for (char **b = st->bases; b && *b; b++) {
+        g_string_append_printf(out, "  on base %s\n", *b);
     }
     for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
         const Section *sec = &sections[i];

@@ -101,6 +101,7 @@ typedef struct HwStack {
     char *name;
     char *description;
     char *path;                  /* file it was loaded from */
+    char **bases;                /* its bases' files, nearest first (NULL: none) */
     HwStackCpu cpu;
     HwStackGpu gpu;
     HwStackNpu npu;

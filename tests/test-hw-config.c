@@ -511,6 +511,22 @@ test_base_chain(void)
     g_assert_true(st->cpu.pins_clock);
     /* and llama-cpp's own base, heterollm, under both */
     g_assert_cmpfloat(st->npu.launch_us, ==, ggml->npu.launch_us);
+    /* the chain is kept, nearest first, and `stack show` prints it */
+    g_autofree char *mid = g_build_filename(s.dir, "mid.json", NULL);
+    g_autofree char *l = g_build_filename(sdir, "llama-cpp.json", NULL);
+    g_autofree char *h = g_build_filename(sdir, "heterollm.json", NULL);
+    g_assert_cmpuint(g_strv_length(st->bases), ==, 3);
+    g_assert_cmpstr(st->bases[0], ==, mid);
+    g_assert_cmpstr(st->bases[1], ==, l);
+    g_assert_cmpstr(st->bases[2], ==, h);
+    g_autoptr(GString) out = g_string_new(NULL);
+    hw_stack_dump_text(st, out);
+    g_autofree char *lines = g_strdup_printf("  from %s\n  on base %s\n  on base %s\n"
+                                             "  on base %s\n", top, mid, l, h);
+    g_assert_nonnull(strstr(out->str, lines));
+    g_autoptr(HwStack) plain = hw_stack_load("heterollm", sdir, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(g_strv_length(plain->bases), ==, 0);
     scratch_free(&s);
 }
 

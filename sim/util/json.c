@@ -316,10 +316,11 @@ merge_over(cJSON *base, const cJSON *over)
 /* Read @path; when it names a "base", that one (resolved as a name in
  * @dir, or a file beside @path) with @path's keys written over it.
  * @referrer: the file whose base @path is (NULL for the first), named in
- * an error reading it; @chain: the files read so far, to refuse a circle. */
+ * an error reading it; @chain: the files read so far, to refuse a circle;
+ * @bases: each base's file, as named, appended in order. */
 static cJSON *
 load_based(const char *path, const char *dir, const char *what, const char *referrer,
-           GPtrArray *chain, GError **error)
+           GPtrArray *chain, GPtrArray *bases, GError **error)
 {
     g_autoptr(cJSON) root = hs_json_load_file(path, HS_CONFIG_ERROR, error);
     if (root == NULL && referrer) {
@@ -354,7 +355,8 @@ load_based(const char *path, const char *dir, const char *what, const char *refe
         }
     }
     g_ptr_array_add(chain, g_steal_pointer(&canon));
-    g_autoptr(cJSON) merged = load_based(bpath, dir, what, path, chain, error);
+    g_ptr_array_add(bases, g_strdup(bpath));
+    g_autoptr(cJSON) merged = load_based(bpath, dir, what, path, chain, bases, error);
     if (merged == NULL) {
         return NULL;
     }
@@ -370,19 +372,32 @@ load_based(const char *path, const char *dir, const char *what, const char *refe
 }
 
 cJSON *
-hs_json_load_named(const char *name_or_path, const char *dir, const char *what,
-                   HsJsonEditFn edit, void *opaque, char **path_out, GError **error)
+hs_json_load_based(const char *name_or_path, const char *dir, const char *what,
+                   HsJsonEditFn edit, void *opaque, char **path_out, GStrv *bases_out,
+                   GError **error)
 {
     g_autofree char *path = named_path(name_or_path, dir, NULL, what, error);
     if (path == NULL) {
         return NULL;
     }
     g_autoptr(GPtrArray) chain = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) bases = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(chain, file_identity(path));
-    g_autoptr(cJSON) root = load_based(path, dir, what, NULL, chain, error);
+    g_autoptr(cJSON) root = load_based(path, dir, what, NULL, chain, bases, error);
     if (root == NULL || (edit && !edit(root, opaque, error))) {
         return NULL;
     }
     *path_out = g_steal_pointer(&path);
+    if (bases_out) {
+        g_ptr_array_add(bases, NULL);
+        *bases_out = (GStrv) g_ptr_array_free(g_steal_pointer(&bases), FALSE);
+    }
     return g_steal_pointer(&root);
+}
+
+cJSON *
+hs_json_load_named(const char *name_or_path, const char *dir, const char *what,
+                   HsJsonEditFn edit, void *opaque, char **path_out, GError **error)
+{
+    return hs_json_load_based(name_or_path, dir, what, edit, opaque, path_out, NULL, error);
 }

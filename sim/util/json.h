@@ -65,6 +65,11 @@ GStrv hs_json_list_stems(const char *dir, GError **error);
 cJSON *hs_json_load_named(const char *name_or_path, const char *dir, const char *what,
                           HsJsonEditFn edit, void *opaque, char **path_out,
                           GError **error);
+/* hs_json_load_named(), and *@bases_out (when not NULL): the file of each
+ * base in the chain, nearest first, as named (empty without a base). */
+cJSON *hs_json_load_based(const char *name_or_path, const char *dir, const char *what,
+                          HsJsonEditFn edit, void *opaque, char **path_out,
+                          GStrv *bases_out, GError **error);
 
 /* Print @item to @out (compact when @pretty is FALSE).  (transfer full) */
 char *hs_json_print(const cJSON *item, gboolean pretty);
