@@ -180,9 +180,9 @@ run(int argc, char **argv, GError **error)
      * stacks' alone), then this command's options over them */
     g_autofree char *cfg_path = g_file_test(argv[1], G_FILE_TEST_IS_DIR)
                                 ? g_build_filename(argv[1], "config.json", NULL) : NULL;
-    g_autoptr(cJSON) cfg = cfg_path && g_file_test(cfg_path, G_FILE_TEST_EXISTS)
-                           ? hs_json_load_file(cfg_path, HS_CONFIG_ERROR, error) : NULL;
-    if (cfg_path && g_file_test(cfg_path, G_FILE_TEST_EXISTS) && cfg == NULL) {
+    const gboolean has_cfg = cfg_path && g_file_test(cfg_path, G_FILE_TEST_EXISTS);
+    g_autoptr(cJSON) cfg = has_cfg ? hs_json_load_file(cfg_path, HS_CONFIG_ERROR, error) : NULL;
+    if (has_cfg && cfg == NULL) {
         return FALSE;
     }
     if (cfg == NULL && rec->config) {

@@ -204,9 +204,10 @@ cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
-cJSON *
-hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
-                  const SimWorkload *w, const char *policy, const char *stack)
+/* hs_config_request() without its "soc_sources" */
+static cJSON *
+config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
+               const SimWorkload *w, const char *policy, const char *stack)
 {
     cJSON *o = hs_config_resolved(soc, spec, w);
     hs_json_drop_nulls(cJSON_GetObjectItemCaseSensitive(o, "soc"));    /* loads back */
@@ -231,6 +232,14 @@ hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
         cJSON_AddStringToObject(sr, "name_or_path", key);
         cJSON_AddItemToObject(sr, "profile", hw_stack_to_json(st));
     }
+    return o;
+}
+
+cJSON *
+hs_config_request(const HsOverrides *ovr, const HwSoc *soc, const MdlSpec *spec,
+                  const SimWorkload *w, const char *policy, const char *stack)
+{
+    cJSON *o = config_request(ovr, soc, spec, w, policy, stack);
     /* where each SoC number comes from, by its JSON path (sorted) */
     cJSON *src = cJSON_AddObjectToObject(o, "soc_sources");
     if (soc->sources) {
@@ -250,10 +259,7 @@ hs_provenance_with_config(const HsOverrides *ovr, const HwSoc *soc, const MdlSpe
                           const SimWorkload *w, const char *policy, const char *stack)
 {
     cJSON *prov = hs_provenance_json();
-    cJSON *c = hs_config_request(ovr, soc, spec, w, policy, stack);
-    cJSON_DeleteItemFromObjectCaseSensitive(c, "provenance");
-    cJSON_DeleteItemFromObjectCaseSensitive(c, "soc_sources");
-    cJSON_AddItemToObject(prov, "config", c);
+    cJSON_AddItemToObject(prov, "config", config_request(ovr, soc, spec, w, policy, stack));
     return prov;
 }
 
