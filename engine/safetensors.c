@@ -223,11 +223,8 @@ check_index(const EngSafetensors *st, GError **error)
         return TRUE;
     }
     g_autoptr(GError) local = NULL;
-    if (!hs_infile_check(path, "a JSON file", HS_MODEL_ERROR, HS_MODEL_ERROR_IO, error)) {
-        return FALSE;
-    }
-    if (!g_file_get_contents(path, &text, &len, &local)) {
-        g_set_error(error, HS_MODEL_ERROR, HS_MODEL_ERROR_IO, "%s", local->message);
+    if (!hs_infile_read(path, "a JSON file", HS_MODEL_ERROR, HS_MODEL_ERROR_IO, &text, &len,
+                        error)) {
         return FALSE;
     }
     g_autoptr(cJSON) root = hs_json_parse(text, len, path, HS_MODEL_ERROR, &local);

@@ -392,7 +392,7 @@ test_missing_file(void)
     g_assert_null(soc);
     g_assert_error(error, HS_CONFIG_ERROR, 0);
     g_assert_cmpstr(error->message, ==,
-                    "Failed to open file “/nonexistent/x.json”: No such file or directory");
+                    "/nonexistent/x.json: cannot read: No such file or directory");
 }
 
 static void

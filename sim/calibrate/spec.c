@@ -798,8 +798,8 @@ spec_from_json(const cJSON *root, const char *what, const char *dir, GError **er
         g_autofree char *file = resolve(dir, csv->valuestring);
         g_autofree char *text = NULL;
         gsize len = 0;
-        if (!hs_infile_check(file, "a CSV file", HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, error) ||
-            !g_file_get_contents(file, &text, &len, error)) {
+        if (!hs_infile_read(file, "a CSV file", HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, &text, &len,
+                            error)) {
             g_prefix_error(error, "%s: $.csv: ", what);
             return NULL;
         }

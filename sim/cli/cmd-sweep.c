@@ -211,12 +211,8 @@ do_merge(const HsSweepSpec *spec, const Opts *o, int argc, char **argv, GError *
                                                          (GDestroyNotify) hashes3_free);
     for (int f = 2; f < argc; f++) {
         g_autofree char *text = NULL;
-        if (!hs_infile_check(argv[f], "a records file", HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
-                             error)) {
-            return FALSE;
-        }
-        if (!g_file_get_contents(argv[f], &text, NULL, NULL)) {
-            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot read", argv[f]);
+        if (!hs_infile_read(argv[f], "a records file", HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, &text,
+                            NULL, error)) {
             return FALSE;
         }
         g_auto(GStrv) lines = g_strsplit(text, "\n", -1);

@@ -3,8 +3,11 @@
  */
 #include "sim/util/infile.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 gboolean
 hs_infile_check(const char *path, const char *what, GQuark domain, gint code, GError **error)
@@ -22,4 +25,28 @@ hs_infile_check(const char *path, const char *what, GQuark domain, gint code, GE
         return FALSE;
     }
     return TRUE;
+}
+
+gboolean
+hs_infile_read(const char *path, const char *what, GQuark domain, gint code, char **text,
+               gsize *len, GError **error)
+{
+    if (!hs_infile_check(path, what, domain, code, error)) {
+        return FALSE;
+    }
+    g_autoptr(GError) local = NULL;
+    if (g_file_get_contents(path, text, len, &local)) {
+        return TRUE;
+    }
+    /* GLib's message ("Failed to open file “x”: ...") is not this tool's
+     * form: say why in the system's words, which an open() tells */
+    int fd = g_open(path, O_RDONLY, 0);
+    int why = errno;
+    if (fd >= 0) {
+        close(fd);
+        g_set_error(error, domain, code, "%s: cannot read: %s", path, local->message);
+    } else {
+        g_set_error(error, domain, code, "%s: cannot read: %s", path, g_strerror(why));
+    }
+    return FALSE;
 }

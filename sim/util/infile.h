@@ -18,4 +18,10 @@
 gboolean hs_infile_check(const char *path, const char *what, GQuark domain, gint code,
                          GError **error);
 
+/* Read @path whole (hs_infile_check first) into @text (NUL-terminated;
+ * @len may be NULL).  FALSE with "PATH: cannot read: REASON" (the
+ * system's reason: No such file or directory, Permission denied). */
+gboolean hs_infile_read(const char *path, const char *what, GQuark domain, gint code,
+                        char **text, gsize *len, GError **error);
+
 #endif /* HS_INFILE_H */

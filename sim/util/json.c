@@ -67,16 +67,11 @@ hs_json_load_file(const char *filename, GQuark domain, GError **error)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
-    g_autoptr(GError) local = NULL;
 
     if (domain == 0) {
         domain = HS_CONFIG_ERROR;
     }
-    if (!hs_infile_check(filename, "a JSON file", domain, 0, error)) {
-        return NULL;
-    }
-    if (!g_file_get_contents(filename, &text, &len, &local)) {
-        g_set_error(error, domain, 0, "%s", local->message);
+    if (!hs_infile_read(filename, "a JSON file", domain, 0, &text, &len, error)) {
         return NULL;
     }
     hs_input_note(filename);     /* no output of this run may overwrite it */
