@@ -36,6 +36,22 @@
  *   In order (the ablation), each processor runs its units chunk by chunk
  *   in program order.
  *
+ * - mllm-npu/pairs runs the schedule of mllm's public executor instead
+ *   (UbiquitousLearning/mllm, src/backends/qnn/QNNExecutor.cpp,
+ *   QNNPipelineExecutor::runExp, from commit 27abc8a7 of November 2024
+ *   on): the chunks go in pairs, each on one of two OpenMP threads, in
+ *   lockstep: at step i the first runs its subgraph i and the second its
+ *   subgraph i - 5, and both wait at a barrier before step i + 1; a last
+ *   odd chunk runs alone, in order.  A subgraph is a run of operators on
+ *   one processor (mllm cuts its graph where the device changes), so they
+ *   alternate CPU and NPU and the odd gap puts the two threads on
+ *   different processors.  One difference from mllm's graphs: here the
+ *   shadow linear runs before the FFN's residual add (mllm runs it after,
+ *   in the next CPU graph), so a layer that keeps it has two subgraphs
+ *   more.  The paper's numbers came before that code
+ *   (its preprint is of July 2024; the executor of August 2024 ran a
+ *   thread per chunk), so the greedy rule above stays the policy's.
+ *
  * Variants reproduce the ablation of §6 (each a policy of its own name):
  *   mllm-npu/in-order   chunks + shadow, in-order subgraphs
  *   mllm-npu/per-group  chunks, accuracy kept without shadow outliers by
@@ -45,6 +61,7 @@
  *                       at request time, per-group INT8, in order
  *   mllm-npu/no-shadow  W8A8 everywhere, outliers clipped (accuracy cost)
  *   mllm-npu/no-prune   shadow outliers in every layer
+ *   mllm-npu/pairs      the public executor's lockstep pairs (above)
  */
 #include "sim/policies/common.h"
 
@@ -58,11 +75,22 @@ typedef enum {
     ACT_PER_GROUP,               /* per-group INT8 weights, FP16 activations */
 } MllmAct;
 
+typedef enum {
+    SCHED_IN_ORDER,              /* each processor chunk by chunk, program order */
+    SCHED_GREEDY,                /* §3.4's out-of-order greedy choice */
+    SCHED_PAIRS,                 /* mllm's executor: chunk pairs in lockstep */
+} MllmSched;
+
 typedef struct MllmVariant {
     gboolean chunk_share;        /* FALSE: one exact-shape graph, prepared online */
     MllmAct act;
-    gboolean out_of_order;
+    MllmSched sched;
 } MllmVariant;
+
+/* QNNPipelineExecutor::runExp: the second chunk of a pair runs this many
+ * subgraphs behind the first (commit 27abc8a7, "make pipeline gap 1
+ * layer") */
+#define MLLM_PAIR_GAP 5
 
 /* mllm-NPU §3.3: keep shadow execution in the 15 % most important layers */
 #define MLLM_SHADOW_KEEP 0.15
@@ -315,6 +343,13 @@ cmp_program(gconstpointer a, gconstpointer b, gpointer units)
     return x < y ? -1 : (x > y);
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+    return x < y ? -1 : (x > y);
+}
+
 /*
  * The schedule, simulated on the policy's own cost estimates: returns the
  * units in the order they start (a topological order).  Two processors
@@ -364,7 +399,7 @@ schedule(SimBuilder *b, Plan *p)
         for (int q = 0; q < 2; q++) {
             uint64_t t = UINT64_MAX;
             uint32_t pick = UINT32_MAX;
-            if (!p->v->out_of_order) {
+            if (p->v->sched == SCHED_IN_ORDER) {
                 while (next_prog[q] < n &&
                        (u[prog[next_prog[q]]].proc != procs[q] || done[prog[next_prog[q]]])) {
                     next_prog[q]++;
@@ -428,6 +463,64 @@ schedule(SimBuilder *b, Plan *p)
     return order;
 }
 
+/*
+ * The order of mllm's executor (SCHED_PAIRS): each unit's step, and the
+ * units sorted by step, then the pair's first chunk before its second,
+ * then program order.  A chunk's subgraph index grows by one wherever
+ * its units, in program order, change processor.
+ */
+static uint32_t *
+pairs_order(Plan *p, uint32_t n_chunks, uint32_t **step_out)
+{
+    uint32_t n = p->units->len;
+    const Unit *u = (const Unit *) p->units->data;
+    g_autofree uint32_t *prog = g_new(uint32_t, n);
+    for (uint32_t i = 0; i < n; i++) {
+        prog[i] = i;
+    }
+    g_qsort_with_data(prog, n, sizeof(uint32_t), cmp_program, p->units);
+    g_autofree uint32_t *sub = g_new(uint32_t, n);
+    g_autofree uint32_t *n_sub = g_new0(uint32_t, n_chunks);
+    g_autofree uint32_t *last_proc = g_new(uint32_t, n_chunks);
+    for (uint32_t k = 0; k < n; k++) {
+        const Unit *x = &u[prog[k]];
+        uint32_t c = x->chunk;
+        if (n_sub[c] == 0 || last_proc[c] != x->proc) {
+            n_sub[c]++;
+            last_proc[c] = x->proc;
+        }
+        sub[prog[k]] = n_sub[c] - 1;
+    }
+    /* the first step of each chunk: pairs one after another */
+    g_autofree uint32_t *first_step = g_new(uint32_t, n_chunks);
+    uint32_t base = 0;
+    for (uint32_t c = 0; c < n_chunks; c += 2) {
+        first_step[c] = base;
+        if (c + 1 < n_chunks) {
+            first_step[c + 1] = base + MLLM_PAIR_GAP;
+            base += MAX(n_sub[c], n_sub[c + 1] + MLLM_PAIR_GAP);
+        } else {
+            base += n_sub[c];
+        }
+    }
+    uint32_t *step = g_new(uint32_t, n);
+    g_autofree uint64_t *key = g_new(uint64_t, n);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = prog[k];
+        step[i] = first_step[u[i].chunk] + sub[i];
+        /* step, then slot (the chunk's parity), then program order */
+        key[k] = ((uint64_t) step[i] << 33) | ((uint64_t) (u[i].chunk & 1) << 32) | k;
+    }
+    uint32_t *order = g_new(uint32_t, n);
+    g_autofree uint64_t *sorted = g_memdup2(key, n * sizeof(uint64_t));
+    qsort(sorted, n, sizeof(uint64_t), cmp_u64);
+    for (uint32_t k = 0; k < n; k++) {
+        order[k] = prog[sorted[k] & 0xffffffffu];
+    }
+    *step_out = step;
+    return order;
+}
+
 static gboolean
 mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
 {
@@ -440,8 +533,14 @@ mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
     }
     Plan p = { v, g_array_new(FALSE, FALSE, sizeof(Unit)), NULL, NULL, NULL };
     build_units(b, &p, chunk, n_layers(b));
-    g_autofree uint32_t *order = schedule(b, &p);
+    g_autofree uint32_t *step = NULL;
+    g_autofree uint32_t *order = v->sched == SCHED_PAIRS
+                                 ? pairs_order(&p, (info->tokens + chunk - 1) / chunk, &step)
+                                 : schedule(b, &p);
     uint32_t last[2] = { UINT32_MAX, UINT32_MAX };   /* npu, cpu */
+    /* SCHED_PAIRS: the last task of each thread's subgraph in the step
+     * before, which the barrier makes the next step wait for */
+    uint32_t bar_prev[2] = { UINT32_MAX, UINT32_MAX }, bar_cur[2] = { UINT32_MAX, UINT32_MAX };
     g_autofree uint32_t *task_of = g_new(uint32_t, p.units->len);
     gboolean ok = TRUE;
     for (guint i = 0; i < p.units->len && ok; i++) {
@@ -457,6 +556,18 @@ mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
             ok = id != UINT32_MAX;
         }
         task_of[order[i]] = id;
+        if (ok && step != NULL) {
+            if (i > 0 && step[order[i]] != step[order[i - 1]]) {
+                memcpy(bar_prev, bar_cur, sizeof bar_prev);
+                bar_cur[0] = bar_cur[1] = UINT32_MAX;
+            }
+            for (int t = 0; t < 2; t++) {
+                if (bar_prev[t] != UINT32_MAX) {
+                    sim_builder_after(b, id, bar_prev[t]);
+                }
+            }
+            bar_cur[u->chunk & 1] = id;
+        }
         /* the schedule's order on each processor's queue */
         uint32_t *l = &last[u->proc == info->proc_npu ? 0 : 1];
         if (ok && *l != UINT32_MAX) {
@@ -485,12 +596,13 @@ mllm_plan(SimBuilder *b, const MllmVariant *v, GError **error)
         return mllm_plan(b, &v, error);                                         \
     }
 
-MLLM_VARIANT(plan_full, TRUE, ACT_SHADOW_PRUNED, TRUE)
-MLLM_VARIANT(plan_in_order, TRUE, ACT_SHADOW_PRUNED, FALSE)
-MLLM_VARIANT(plan_per_group, TRUE, ACT_PER_GROUP, FALSE)
-MLLM_VARIANT(plan_naive, FALSE, ACT_PER_GROUP, FALSE)
-MLLM_VARIANT(plan_no_shadow, TRUE, ACT_W8A8, TRUE)
-MLLM_VARIANT(plan_no_prune, TRUE, ACT_SHADOW_ALL, TRUE)
+MLLM_VARIANT(plan_full, TRUE, ACT_SHADOW_PRUNED, SCHED_GREEDY)
+MLLM_VARIANT(plan_in_order, TRUE, ACT_SHADOW_PRUNED, SCHED_IN_ORDER)
+MLLM_VARIANT(plan_per_group, TRUE, ACT_PER_GROUP, SCHED_IN_ORDER)
+MLLM_VARIANT(plan_naive, FALSE, ACT_PER_GROUP, SCHED_IN_ORDER)
+MLLM_VARIANT(plan_no_shadow, TRUE, ACT_W8A8, SCHED_GREEDY)
+MLLM_VARIANT(plan_no_prune, TRUE, ACT_SHADOW_ALL, SCHED_GREEDY)
+MLLM_VARIANT(plan_pairs, TRUE, ACT_SHADOW_PRUNED, SCHED_PAIRS)
 
 const SimPolicy sim_policy_mllm_npu = {
     SIM_POLICY_ABI, "mllm-npu",
@@ -519,4 +631,9 @@ const SimPolicy sim_policy_mllm_npu_no_shadow = {
 const SimPolicy sim_policy_mllm_npu_no_prune = {
     SIM_POLICY_ABI, "mllm-npu/no-prune",
     "mllm-npu ablation: shadow outliers in every layer", plan_no_prune, "mllm",
+};
+const SimPolicy sim_policy_mllm_npu_pairs = {
+    SIM_POLICY_ABI, "mllm-npu/pairs",
+    "mllm-npu as mllm's public executor schedules it (November 2024): chunks in pairs, "
+    "in lockstep, the second 5 subgraphs behind", plan_pairs, "mllm",
 };

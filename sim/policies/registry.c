@@ -22,6 +22,7 @@ extern const SimPolicy sim_policy_mllm_npu_per_group;
 extern const SimPolicy sim_policy_mllm_npu_naive;
 extern const SimPolicy sim_policy_mllm_npu_no_shadow;
 extern const SimPolicy sim_policy_mllm_npu_no_prune;
+extern const SimPolicy sim_policy_mllm_npu_pairs;
 extern const SimPolicy sim_policy_transformer_lite;
 extern const SimPolicy sim_policy_npu_tts;
 
@@ -49,6 +50,7 @@ static const SimPolicy *const variants[] = {
     &sim_policy_mllm_npu_naive,
     &sim_policy_mllm_npu_no_shadow,
     &sim_policy_mllm_npu_no_prune,
+    &sim_policy_mllm_npu_pairs,
     NULL,
 };
 
