@@ -153,40 +153,66 @@ sim_builder_prepare(SimBuilder *b, uint32_t tokens)
     return id;
 }
 
+/* The hand-off to @to of the tasks @writers (of node @src, all on
+ * @from) that the consumer reads.  A fast hand-off polls the flag each
+ * output is written with, so it covers those alone (a chunk's reader does
+ * not wait for a later chunk placed before it); a driver hand-off is a
+ * finish that drains the producer's queue, so one covers everything
+ * @from wrote of @src so far, and the readers after it need no other.
+ * The last hand-off of (@src, @from, @to) is reused when it covers the
+ * same tasks. */
 static uint32_t
-sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to)
+sync_task(SimBuilder *b, uint32_t src, uint32_t from, uint32_t to, GArray *writers)
 {
+    if (b->info.sync == SIM_SYNC_DRIVER) {
+        /* everything @from wrote of @src, in order, then any of @writers
+         * recorded under another node (sim_builder_handoff's task may be
+         * a shadow task, a producer of the node it corrects) */
+        GArray *all = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        GArray *prod = b->produced[src];
+        for (guint i = 0; i < prod->len; i++) {
+            const Produced *p = &g_array_index(prod, Produced, i);
+            if (p->proc == from) {
+                g_array_append_val(all, p->task);
+            }
+        }
+        guint n_prod = all->len;
+        for (guint j = 0; j < writers->len; j++) {
+            uint32_t w = g_array_index(writers, uint32_t, j);
+            gboolean have = FALSE;
+            for (guint i = 0; i < n_prod && !have; i++) {
+                have = g_array_index(all, uint32_t, i) == w;
+            }
+            if (!have) {
+                g_array_append_val(all, w);
+            }
+        }
+        g_array_set_size(writers, 0);
+        g_array_append_vals(writers, all->data, all->len);
+        g_array_free(all, TRUE);
+    }
     /* node and two processor indices: 32 bits for the node (a graph has
      * any number), 16 each for the processors (8 each collided from the
      * 256th processor on; a SoC config does not bound their number) */
     gint64 key = (gint64) (((guint64) src << 32) | ((guint64) (from & 0xffff) << 16) |
                            (to & 0xffff));
-    /* one hand-off covers everything @from wrote of @src so far */
-    GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    GArray *prod = b->produced[src];
-    for (guint i = 0; i < prod->len; i++) {
-        const Produced *p = &g_array_index(prod, Produced, i);
-        if (p->proc == from) {
-            g_array_append_val(deps, p->task);
-        }
-    }
     gpointer have = g_hash_table_lookup(b->syncs, &key);
-    /* reuse it unless @from wrote more of @src since (a policy that
-     * places a node's slices apart, e.g. chunk by chunk) */
-    if (have && sim_plan_task(b->plan, GPOINTER_TO_UINT(have) - 1)->n_deps == deps->len) {
-        g_array_free(deps, TRUE);
-        return GPOINTER_TO_UINT(have) - 1;
+    if (have) {
+        const SimTask *h = sim_plan_task(b->plan, GPOINTER_TO_UINT(have) - 1);
+        if (h->n_deps == writers->len &&
+            memcmp(h->deps, writers->data, writers->len * sizeof(uint32_t)) == 0) {
+            return GPOINTER_TO_UINT(have) - 1;
+        }
     }
     g_autofree char *name = g_strdup_printf("sync %s %s", b->nodes[src].name,
                                             sim_sync_name[b->info.sync]);
     SimTask t = {
         .kind = SIM_TASK_SYNC, .phase = b->info.phase, .step = b->info.step,
         .proc = b->info.proc_control, .node = (int32_t) src, .sync = b->info.sync,
-        .sync_from = from, .sync_to = to, .n_deps = deps->len,
-        .deps = (uint32_t *) deps->data, .name = name,
+        .sync_from = from, .sync_to = to, .n_deps = writers->len,
+        .deps = (uint32_t *) writers->data, .name = name,
     };
     uint32_t id = sim_plan_add(b->plan, &t);
-    g_array_free(deps, TRUE);
     gint64 *k = g_new(gint64, 1);
     *k = key;
     g_hash_table_replace(b->syncs, k, GUINT_TO_POINTER(id + 1));
@@ -236,6 +262,17 @@ task_name(const MdlNode *n, const SimSlice *s)
     return g_string_free(name, FALSE);
 }
 
+/* a placeholder in a dependency list, SYNC_MARK - processor: the sync
+ * from that processor, made once its writers are known (task ids stay
+ * far below) */
+#define SYNC_MARK UINT32_MAX
+
+static void
+free_u32_array(gpointer a)
+{
+    g_array_free(a, TRUE);
+}
+
 /* What a task of @slice of @n on @proc waits on: the writers of what it
  * reads (through syncs from other processors); appended to @deps. */
 static void
@@ -253,6 +290,11 @@ gather_deps(SimBuilder *b, const MdlNode *n, uint32_t proc, const SimSlice *s_,
             r0 = 0;
         }
         GArray *prod = b->produced[s];
+        /* writers on other processors, per processor, handed over by one
+         * sync each, placed where the first of them was met */
+        g_autoptr(GHashTable) writers = g_hash_table_new_full(g_direct_hash, g_direct_equal,
+                                                              NULL, free_u32_array);
+        guint first = deps->len;
         for (guint j = 0; j < prod->len; j++) {
             const Produced *p = &g_array_index(prod, Produced, j);
             if (!overlap(r0, r1, p->slice.tok0, p->slice.tok1)) {
@@ -264,14 +306,30 @@ gather_deps(SimBuilder *b, const MdlNode *n, uint32_t proc, const SimSlice *s_,
                 !overlap(slice.row0, slice.row1, p->slice.row0, p->slice.row1)) {
                 continue;
             }
-            uint32_t dep = p->task;
-            if (p->proc != proc) {
-                if (b->drop_syncs) {
-                    continue;
-                }
-                dep = sync_task(b, s, p->proc, proc);
+            if (p->proc == proc) {
+                g_array_append_val(deps, p->task);
+                continue;
             }
-            g_array_append_val(deps, dep);
+            if (b->drop_syncs) {
+                continue;
+            }
+            GArray *w = g_hash_table_lookup(writers, GUINT_TO_POINTER(p->proc + 1));
+            if (w == NULL) {
+                w = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+                g_hash_table_insert(writers, GUINT_TO_POINTER(p->proc + 1), w);
+                uint32_t mark = SYNC_MARK - p->proc;     /* replaced below */
+                g_array_append_val(deps, mark);
+            }
+            g_array_append_val(w, p->task);
+        }
+        for (guint j = first; j < deps->len; j++) {
+            uint32_t *d = &g_array_index(deps, uint32_t, j);
+            GArray *w = *d > SYNC_MARK - b->info.n_procs
+                        ? g_hash_table_lookup(writers, GUINT_TO_POINTER(SYNC_MARK - *d + 1))
+                        : NULL;
+            if (w != NULL) {
+                *d = sync_task(b, s, SYNC_MARK - *d, proc, w);
+            }
         }
     }
     if (n->n_src == 0) {
@@ -280,9 +338,11 @@ gather_deps(SimBuilder *b, const MdlNode *n, uint32_t proc, const SimSlice *s_,
 }
 
 /* Add @t with @deps (freed here) de-duplicated in first-seen order
- * (deterministic) and record it as a producer of its slice. */
+ * (deterministic) and record it as a producer of @slice of node @node
+ * (its own, but for a shadow task that corrects another node's output). */
 static uint32_t
-add_task(SimBuilder *b, SimTask *t, GArray *deps, gboolean timing_only)
+add_task_as(SimBuilder *b, SimTask *t, GArray *deps, gboolean timing_only, uint32_t node,
+            SimSlice slice)
 {
     GArray *uniq = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     for (guint i = 0; i < deps->len; i++) {
@@ -301,9 +361,15 @@ add_task(SimBuilder *b, SimTask *t, GArray *deps, gboolean timing_only)
     g_array_free(uniq, TRUE);
     g_array_free(deps, TRUE);
 
-    Produced p = { id, t->proc, t->slice, timing_only };
-    g_array_append_val(b->produced[t->node], p);
+    Produced p = { id, t->proc, slice, timing_only };
+    g_array_append_val(b->produced[node], p);
     return id;
+}
+
+static uint32_t
+add_task(SimBuilder *b, SimTask *t, GArray *deps, gboolean timing_only)
+{
+    return add_task_as(b, t, deps, timing_only, (uint32_t) t->node, t->slice);
 }
 
 uint32_t
@@ -346,12 +412,14 @@ sim_builder_kernel(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
 
 uint32_t
 sim_builder_shadow(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
-                   const SimWork *work, const char *what)
+                   const SimWork *work, const char *what, uint32_t onto, SimSlice onto_slice)
 {
-    const MdlNode *n = sim_builder_node(b, node);
+    const MdlNode *n = sim_builder_node(b, node), *o = sim_builder_node(b, onto);
     g_assert(proc < b->info.n_procs);
     g_assert(slice.tok0 < slice.tok1 && slice.tok1 <= n->tokens);
     g_assert(slice.row0 < slice.row1 && slice.row1 <= n->features);
+    g_assert(onto_slice.tok0 < onto_slice.tok1 && onto_slice.tok1 <= o->tokens);
+    g_assert(onto_slice.row0 < onto_slice.row1 && onto_slice.row1 <= o->features);
     GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     gather_deps(b, n, proc, &slice, deps);
     g_autofree char *base = task_name(n, &slice);
@@ -360,7 +428,7 @@ sim_builder_shadow(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
         .kind = SIM_TASK_SHADOW, .phase = b->info.phase, .step = b->info.step,
         .proc = proc, .node = (int32_t) node, .slice = slice, .work = *work, .name = name,
     };
-    return add_task(b, &t, deps, TRUE);
+    return add_task_as(b, &t, deps, TRUE, onto, onto_slice);
 }
 
 void
@@ -368,6 +436,21 @@ sim_builder_after(SimBuilder *b, uint32_t id, uint32_t before)
 {
     g_assert(before < id);
     sim_plan_add_dep(b->plan, id, before);
+}
+
+uint32_t
+sim_builder_handoff(SimBuilder *b, uint32_t before, uint32_t to)
+{
+    const SimTask *d = sim_plan_task(b->plan, before);
+    g_assert(to < b->info.n_procs && d->node >= 0);
+    if (d->proc == to || b->drop_syncs) {
+        return before;
+    }
+    GArray *w = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_array_append_val(w, before);
+    uint32_t sync = sync_task(b, (uint32_t) d->node, d->proc, to, w);
+    g_array_free(w, TRUE);
+    return sync;
 }
 
 uint64_t

@@ -88,18 +88,28 @@ void sim_builder_note(SimBuilder *b, uint32_t task, const char *why);
 /*
  * A timing-only task (SIM_TASK_SHADOW) doing @work on @proc for @slice of
  * @node: it waits on what a kernel of that slice would read, and readers
- * of the slice wait on it as on the node's kernels (through a sync when on
- * another processor), but it computes no values — they are part of the
- * node's kernel task (e.g. mllm-NPU's shadow outlier matmul, whose result
- * the W8A8_SHADOW kernel's value already includes).  Returns the task id.
+ * of @onto_slice of node @onto (@node and @slice: its own) wait on it as
+ * on that node's kernels (through a sync when on another processor), but
+ * it computes no values — they are part of the node's kernel task (e.g.
+ * mllm-NPU's shadow outlier matmul, whose result the W8A8_SHADOW kernel's
+ * value already includes, and which corrects the residual sum after it).
+ * Returns the task id.
  */
 uint32_t sim_builder_shadow(SimBuilder *b, uint32_t node, uint32_t proc, SimSlice slice,
-                            const SimWork *work, const char *what);
+                            const SimWork *work, const char *what, uint32_t onto,
+                            SimSlice onto_slice);
 
 /* Task @id starts only after task @before ended: an order a policy
  * imposes on one processor's queue (a scheduler's choice, not data flow;
  * @before must be an earlier task of the same phase). */
 void sim_builder_after(SimBuilder *b, uint32_t id, uint32_t before);
+
+/* What a task on processor @to waits on to start after task @before
+ * (one with a node): @before itself on the same processor, else a
+ * hand-off of it (the consumer learns of its end as of any output: e.g.
+ * an NPU graph that returns only when all of it has run).  Call it before
+ * adding the task, then sim_builder_after() on the result. */
+uint32_t sim_builder_handoff(SimBuilder *b, uint32_t before, uint32_t to);
 
 /* Mark NPU static shape @tokens as prepared before the run (no cost). */
 void sim_builder_npu_offline(SimBuilder *b, uint32_t tokens);

@@ -149,6 +149,27 @@ prefill_handoff_ms(const Pair *pr)
     return (pr->drv.prefill.time_ms - pr->fast.prefill.time_ms) / pr->prefill_syncs;
 }
 
+/* What one hand-off covers.  The chunked policy runs every chunk of a
+ * node before the next node: a driver finish drains the producer's queue,
+ * so the first reader's covers all four chunks of a 1024-token prompt and
+ * the later chunks' readers need none (one per node read across
+ * processors); a fast hand-off polls each chunk's own flag, so each
+ * chunk's reader gets its own and does not wait for the chunks after. */
+static void
+test_handoff_cover(void)
+{
+    g_autoptr(HwSoc) soc = soc_load("sd8gen3");
+    Pair drv, fast;
+    run_policy(soc, "qwen1.5-1.8b", "chunked", SIM_SYNC_DRIVER, 1024, 0, &drv.drv, &drv);
+    run_policy(soc, "qwen1.5-1.8b", "chunked", SIM_SYNC_FAST, 1024, 0, &fast.fast, &fast);
+    g_test_message("prefill hand-offs: driver %u, fast %u", drv.prefill_syncs,
+                   fast.prefill_syncs);
+    g_assert_cmpuint(drv.prefill_syncs, >, 0);
+    g_assert_cmpuint(fast.prefill_syncs, >=, 4 * drv.prefill_syncs);
+    sim_run_report_clear(&drv.drv);
+    sim_run_report_clear(&fast.fast);
+}
+
 /* HeteroLLM §5.4 on Llama-3-8B (the validate rows decode-fast-vs-driver,
  * prefill-tensor-256-driver, prefill-tensor-256-fast). */
 static void
@@ -295,6 +316,7 @@ main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/sim/sync/parts", test_parts);
+    g_test_add_func("/sim/sync/handoff-cover", test_handoff_cover);
     g_test_add_func("/sim/sync/heterollm-rows", test_heterollm_rows);
     g_test_add_func("/sim/sync/model-size", test_model_size);
     g_test_add_func("/sim/sync/sync-aware-model-size", test_sync_aware_model_size);

@@ -22,19 +22,24 @@
  *   every other linear runs plain MDL_PREC_W8A8.  The shadow linear's
  *   CPU time is a SIM_TASK_SHADOW task: it copies its inputs, scans them
  *   for outliers on one thread, multiplies the outliers by their weight
- *   rows kept in CPU memory and adds the result into the NPU's output,
- *   and every reader of the matmul waits for it.  Its values are already
- *   in the kernel's (the engine computes W8A8_SHADOW with the outliers in
- *   float).
- * - Out-of-order subgraphs (§3.4): any unit (one operator of one chunk)
- *   whose inputs are ready may run; each processor runs one at a time and
- *   picks, among its ready units, the one with the largest contribution:
- *   on the CPU the total NPU time it unlocks, on the NPU minus the CPU
- *   time it unlocks (the paper's greedy rule), ties in program order.  The
- *   policy runs that greedy choice on its own cost estimates (the
- *   profiler) and fixes the resulting order on each processor's queue.
- *   In order (the ablation), each processor runs its units chunk by chunk
- *   in program order.
+ *   rows kept in CPU memory and adds the result into the layer's output:
+ *   as in mllm's code, the NPU graph ends with the FFN's residual add and
+ *   the CPU corrects that sum once the graph has returned, so the task
+ *   follows the add and the add's readers wait for it.  Its values are
+ *   already in the kernel's (the engine computes W8A8_SHADOW with the
+ *   outliers in float).
+ * - Out-of-order subgraphs (§3.4): a subgraph is a run of one chunk's
+ *   operators on one processor (mllm cuts its graph where the device
+ *   changes: CPU norm | NPU QKV | CPU RoPE and attention | NPU o-proj to
+ *   the FFN's residual add | ...); it returns whole, so what reads it
+ *   waits for all of it.  Any subgraph whose inputs are ready may run;
+ *   each processor runs one at a time and picks, among its ready ones,
+ *   the one with the largest contribution: on the CPU the total NPU time
+ *   it unlocks, on the NPU minus the CPU time it unlocks (the paper's
+ *   greedy rule), ties in program order.  The policy runs that greedy
+ *   choice on its own cost estimates (the profiler) and fixes the
+ *   resulting order on each processor's queue.  In order (the ablation),
+ *   each processor runs its subgraphs chunk by chunk in program order.
  *
  * - mllm-npu/pairs runs the schedule of mllm's public executor instead
  *   (UbiquitousLearning/mllm, src/backends/qnn/QNNExecutor.cpp,
@@ -42,15 +47,11 @@
  *   on): the chunks go in pairs, each on one of two OpenMP threads, in
  *   lockstep: at step i the first runs its subgraph i and the second its
  *   subgraph i - 5, and both wait at a barrier before step i + 1; a last
- *   odd chunk runs alone, in order.  A subgraph is a run of operators on
- *   one processor (mllm cuts its graph where the device changes), so they
- *   alternate CPU and NPU and the odd gap puts the two threads on
- *   different processors.  One difference from mllm's graphs: here the
- *   shadow linear runs before the FFN's residual add (mllm runs it after,
- *   in the next CPU graph), so a layer that keeps it has two subgraphs
- *   more.  The paper's numbers came before that code
- *   (its preprint is of July 2024; the executor of August 2024 ran a
- *   thread per chunk), so the greedy rule above stays the policy's.
+ *   odd chunk runs alone, in order.  Subgraphs alternate CPU and NPU, so
+ *   the odd gap puts the two threads on different processors.  The
+ *   paper's numbers came before that code (its preprint is of July 2024;
+ *   the executor of August 2024 ran a thread per chunk), so the greedy
+ *   rule above stays the policy's.
  *
  * Variants reproduce the ablation of §6 (each a policy of its own name):
  *   mllm-npu/in-order   chunks + shadow, in-order subgraphs
@@ -104,8 +105,9 @@ typedef struct Unit {
     SimSlice slice;
     uint32_t proc;
     MdlPrecision prec;
-    gboolean shadow;             /* the shadow outlier task of @node */
-    uint32_t kernel;             /* shadow: the NPU kernel unit it merges into */
+    gboolean shadow;             /* the shadow outlier task of linear @node */
+    uint32_t kernel;             /* shadow: the unit of @onto it follows */
+    uint32_t onto;               /* shadow: the node whose output it corrects */
     uint32_t chunk;              /* program order: chunk, then unit index */
     uint64_t cost_ps;
     GArray *deps;                /* of uint32_t unit indices */
@@ -256,6 +258,54 @@ link_unit(SimBuilder *b, Plan *p, uint32_t id)
     }
 }
 
+/* The shadow units of linear node @lin, one per kernel unit (chunk), each
+ * correcting the output of node @onto's unit of that chunk (@onto ==
+ * @lin: the linear's own output), after it. */
+static void
+add_shadows(SimBuilder *b, Plan *p, GArray *shadow, uint32_t lin, uint32_t onto)
+{
+    const SimPhaseInfo *info = sim_builder_info(b);
+    const MdlNode *n = sim_builder_node(b, lin);
+    for (uint32_t k = 0; k < p->count[lin]; k++) {
+        uint32_t kid = p->first[lin] + k, oid = p->first[onto] + k;
+        Unit s = g_array_index(p->units, Unit, kid);
+        SimWork w;
+        s.proc = info->proc_cpu;
+        s.shadow = TRUE;
+        s.onto = onto;
+        s.slice.pad_tokens = 0;
+        shadow_work(n, &s.slice, &w);
+        s.cost_ps = sim_builder_work_cost_ps(b, s.proc, &w);
+        uint32_t sid = add_unit(p, &s);
+        int32_t none = -1;
+        g_array_append_val(shadow, none);
+        p->shadow_of = (int32_t *) shadow->data;
+        g_array_index(p->units, Unit, sid).kernel = oid;
+        add_dep(p, sid, oid);
+        p->shadow_of[oid] = (int32_t) sid;
+    }
+}
+
+/* The node whose output a shadow linear on @lin corrects: mllm's NPU
+ * graph ends with the FFN's residual add, and the CPU's shadow linear
+ * adds its outlier product into that sum once the graph has returned
+ * (QwenDecoderNPUPart2WithShadow returns the add's output beside the
+ * shadow's two inputs; QwenNPU_CPUDecoderWithShadow then calls
+ * shadow_linear on them).  The linear itself when no NPU add reads it. */
+static uint32_t
+shadow_onto(SimBuilder *b, uint32_t lin)
+{
+    for (uint32_t j = lin + 1; j < sim_builder_n_nodes(b); j++) {
+        const MdlNode *n = sim_builder_node(b, j);
+        for (uint32_t i = 0; i < n->n_src; i++) {
+            if (n->src[i] == lin) {
+                return n->op == MDL_OP_ADD && in_npu_part2(n) ? j : lin;
+            }
+        }
+    }
+    return lin;
+}
+
 static void
 build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
 {
@@ -263,12 +313,20 @@ build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
     uint32_t n_nodes = sim_builder_n_nodes(b);
     p->first = g_new0(uint32_t, n_nodes);
     p->count = g_new0(uint32_t, n_nodes);
+    /* per node: the shadow linear whose correction lands on its output */
+    g_autofree int32_t *shadow_from = g_new(int32_t, n_nodes);
+    for (uint32_t i = 0; i < n_nodes; i++) {
+        shadow_from[i] = -1;
+    }
     GArray *shadow = g_array_new(FALSE, FALSE, sizeof(int32_t));
     for (uint32_t i = 0; i < n_nodes; i++) {
         const MdlNode *n = sim_builder_node(b, i);
         gboolean linear = n->op == MDL_OP_MATMUL && n->weight != MDL_W_LM_HEAD;
         gboolean npu = linear || in_npu_part2(n);
         MdlPrecision prec = linear ? linear_prec(p->v, n, layers) : MDL_PREC_W4A16;
+        if (prec == MDL_PREC_W8A8_SHADOW) {
+            shadow_from[shadow_onto(b, i)] = (int32_t) i;
+        }
         p->first[i] = p->units->len;
         for (uint32_t t0 = 0; t0 < n->tokens; t0 += chunk) {
             uint32_t t1 = MIN(n->tokens, t0 + chunk);
@@ -288,29 +346,12 @@ build_units(SimBuilder *b, Plan *p, uint32_t chunk, uint32_t layers)
             link_unit(b, p, id);
             p->count[i]++;
         }
-        if (prec != MDL_PREC_W8A8_SHADOW) {
-            continue;
-        }
-        for (uint32_t k = 0; k < p->count[i]; k++) {
-            uint32_t kid = p->first[i] + k;
-            Unit s = g_array_index(p->units, Unit, kid);
-            SimWork w;
-            s.proc = info->proc_cpu;
-            s.shadow = TRUE;
-            s.slice.pad_tokens = 0;
-            shadow_work(n, &s.slice, &w);
-            s.cost_ps = sim_builder_work_cost_ps(b, s.proc, &w);
-            uint32_t sid = add_unit(p, &s);
-            int32_t none = -1;
-            g_array_append_val(shadow, none);
-            p->shadow_of = (int32_t *) shadow->data;
-            /* merges into the NPU's INT8 result: mllm's code runs the
-             * shadow linear on the CPU once the NPU graph has returned
-             * its output (QwenNPU_CPUDecoderWithShadow: toCPU, then
-             * shadow_linear), so it follows the kernel */
-            g_array_index(p->units, Unit, sid).kernel = kid;
-            add_dep(p, sid, kid);
-            p->shadow_of[kid] = (int32_t) sid;
+        /* the CPU runs the shadow linear once the NPU graph has returned
+         * (QwenNPU_CPUDecoderWithShadow: toCPU, then shadow_linear), so
+         * it follows the node it corrects, and that node's readers wait
+         * on it */
+        if (shadow_from[i] >= 0) {
+            add_shadows(b, p, shadow, (uint32_t) shadow_from[i], i);
         }
     }
     p->shadow_of = (int32_t *) g_array_free(shadow, FALSE);
@@ -464,34 +505,91 @@ schedule(SimBuilder *b, Plan *p)
 }
 
 /*
- * The order of mllm's executor (SCHED_PAIRS): each unit's step, and the
- * units sorted by step, then the pair's first chunk before its second,
- * then program order.  A chunk's subgraph index grows by one wherever
- * its units, in program order, change processor.
+ * The subgraphs of a prefill.  mllm cuts its graph where the device
+ * changes, so a subgraph is a run of one chunk's units, in program order,
+ * on one processor; mllm-NPU §3.4 schedules these whole, and a graph's
+ * outputs come back when all of it has run.
  */
-static uint32_t *
-pairs_order(Plan *p, uint32_t n_chunks, uint32_t **step_out)
+typedef struct Subgraphs {
+    uint32_t n;
+    uint32_t *prog;              /* the units in program order */
+    uint32_t *start;             /* per subgraph: its first place in prog; [n] = units */
+    uint32_t *of;                /* per unit: its subgraph */
+    uint32_t *local;             /* per subgraph: its index in its chunk */
+} Subgraphs;
+
+static void
+subgraphs_find(const Plan *p, Subgraphs *s)
 {
     uint32_t n = p->units->len;
     const Unit *u = (const Unit *) p->units->data;
-    g_autofree uint32_t *prog = g_new(uint32_t, n);
+    s->prog = g_new(uint32_t, n);
     for (uint32_t i = 0; i < n; i++) {
-        prog[i] = i;
+        s->prog[i] = i;
     }
-    g_qsort_with_data(prog, n, sizeof(uint32_t), cmp_program, p->units);
-    g_autofree uint32_t *sub = g_new(uint32_t, n);
-    g_autofree uint32_t *n_sub = g_new0(uint32_t, n_chunks);
-    g_autofree uint32_t *last_proc = g_new(uint32_t, n_chunks);
+    g_qsort_with_data(s->prog, n, sizeof(uint32_t), cmp_program, p->units);
+    s->start = g_new(uint32_t, n + 1);
+    s->of = g_new(uint32_t, n);
+    s->local = g_new(uint32_t, n);
+    s->n = 0;
     for (uint32_t k = 0; k < n; k++) {
-        const Unit *x = &u[prog[k]];
-        uint32_t c = x->chunk;
-        if (n_sub[c] == 0 || last_proc[c] != x->proc) {
-            n_sub[c]++;
-            last_proc[c] = x->proc;
+        const Unit *x = &u[s->prog[k]], *prev = k > 0 ? &u[s->prog[k - 1]] : NULL;
+        if (prev == NULL || x->chunk != prev->chunk || x->proc != prev->proc) {
+            s->local[s->n] = prev == NULL || x->chunk != prev->chunk ? 0
+                             : s->local[s->n - 1] + 1;
+            s->start[s->n++] = k;
         }
-        sub[prog[k]] = n_sub[c] - 1;
+        s->of[s->prog[k]] = s->n - 1;
     }
-    /* the first step of each chunk: pairs one after another */
+    s->start[s->n] = n;
+}
+
+static void
+subgraphs_clear(Subgraphs *s)
+{
+    g_free(s->prog);
+    g_free(s->start);
+    g_free(s->of);
+    g_free(s->local);
+}
+
+/* The plan whose units are @s's subgraphs (each its units' cost, the
+ * union of their dependencies on other subgraphs), into @coarse. */
+static void
+subgraphs_plan(const Plan *p, const Subgraphs *s, Plan *coarse)
+{
+    const Unit *u = (const Unit *) p->units->data;
+    *coarse = (Plan) { p->v, g_array_new(FALSE, FALSE, sizeof(Unit)), NULL, NULL, NULL };
+    for (uint32_t g = 0; g < s->n; g++) {
+        const Unit *first = &u[s->prog[s->start[g]]];
+        Unit c = { .node = first->node, .proc = first->proc, .chunk = first->chunk };
+        for (uint32_t k = s->start[g]; k < s->start[g + 1]; k++) {
+            c.cost_ps += u[s->prog[k]].cost_ps;
+        }
+        add_unit(coarse, &c);
+    }
+    for (uint32_t i = 0; i < p->units->len; i++) {
+        for (guint d = 0; d < u[i].deps->len; d++) {
+            uint32_t dep = g_array_index(u[i].deps, uint32_t, d);
+            if (s->of[dep] != s->of[i]) {
+                add_dep(coarse, s->of[i], s->of[dep]);
+            }
+        }
+    }
+}
+
+/* SCHED_PAIRS, mllm's executor: each unit's step (a chunk pair after the
+ * one before; in a pair the second chunk MLLM_PAIR_GAP subgraphs behind;
+ * a last odd chunk alone). */
+static uint32_t *
+pairs_steps(const Plan *p, const Subgraphs *s, uint32_t n_chunks)
+{
+    const Unit *u = (const Unit *) p->units->data;
+    g_autofree uint32_t *n_sub = g_new0(uint32_t, n_chunks);
+    for (uint32_t g = 0; g < s->n; g++) {
+        uint32_t c = u[s->prog[s->start[g]]].chunk;
+        n_sub[c] = MAX(n_sub[c], s->local[g] + 1);
+    }
     g_autofree uint32_t *first_step = g_new(uint32_t, n_chunks);
     uint32_t base = 0;
     for (uint32_t c = 0; c < n_chunks; c += 2) {
@@ -503,21 +601,43 @@ pairs_order(Plan *p, uint32_t n_chunks, uint32_t **step_out)
             base += n_sub[c];
         }
     }
-    uint32_t *step = g_new(uint32_t, n);
-    g_autofree uint64_t *key = g_new(uint64_t, n);
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t i = prog[k];
-        step[i] = first_step[u[i].chunk] + sub[i];
-        /* step, then slot (the chunk's parity), then program order */
-        key[k] = ((uint64_t) step[i] << 33) | ((uint64_t) (u[i].chunk & 1) << 32) | k;
+    uint32_t *step = g_new(uint32_t, p->units->len);
+    for (uint32_t i = 0; i < p->units->len; i++) {
+        step[i] = first_step[u[i].chunk] + s->local[s->of[i]];
     }
-    uint32_t *order = g_new(uint32_t, n);
-    g_autofree uint64_t *sorted = g_memdup2(key, n * sizeof(uint64_t));
-    qsort(sorted, n, sizeof(uint64_t), cmp_u64);
-    for (uint32_t k = 0; k < n; k++) {
-        order[k] = prog[sorted[k] & 0xffffffffu];
+    return step;
+}
+
+/* The units in the order they are queued: subgraphs in the schedule's
+ * order (SCHED_PAIRS: by step, the pair's first chunk first), each
+ * subgraph's units in program order. */
+static uint32_t *
+unit_order(SimBuilder *b, const Plan *p, const Subgraphs *s, const uint32_t *step,
+           Plan *coarse)
+{
+    const Unit *u = (const Unit *) p->units->data;
+    g_autofree uint32_t *sub_order = NULL;
+    if (step == NULL) {
+        sub_order = schedule(b, coarse);
+    } else {
+        g_autofree uint64_t *key = g_new(uint64_t, s->n);
+        for (uint32_t g = 0; g < s->n; g++) {
+            uint32_t i = s->prog[s->start[g]];
+            key[g] = ((uint64_t) step[i] << 33) | ((uint64_t) (u[i].chunk & 1) << 32) | g;
+        }
+        qsort(key, s->n, sizeof(uint64_t), cmp_u64);
+        sub_order = g_new(uint32_t, s->n);
+        for (uint32_t g = 0; g < s->n; g++) {
+            sub_order[g] = (uint32_t) (key[g] & 0xffffffffu);
+        }
     }
-    *step_out = step;
+    uint32_t *order = g_new(uint32_t, p->units->len), n = 0;
+    for (uint32_t k = 0; k < s->n; k++) {
+        uint32_t g = sub_order[k];
+        for (uint32_t j = s->start[g]; j < s->start[g + 1]; j++) {
+            order[n++] = s->prog[j];
+        }
+    }
     return order;
 }
 
@@ -533,39 +653,73 @@ mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
     }
     Plan p = { v, g_array_new(FALSE, FALSE, sizeof(Unit)), NULL, NULL, NULL };
     build_units(b, &p, chunk, n_layers(b));
-    g_autofree uint32_t *step = NULL;
-    g_autofree uint32_t *order = v->sched == SCHED_PAIRS
-                                 ? pairs_order(&p, (info->tokens + chunk - 1) / chunk, &step)
-                                 : schedule(b, &p);
+    Subgraphs s;
+    subgraphs_find(&p, &s);
+    Plan coarse;
+    subgraphs_plan(&p, &s, &coarse);
+    g_autofree uint32_t *step = v->sched == SCHED_PAIRS
+                                ? pairs_steps(&p, &s, (info->tokens + chunk - 1) / chunk) : NULL;
+    g_autofree uint32_t *order = unit_order(b, &p, &s, step, &coarse);
     uint32_t last[2] = { UINT32_MAX, UINT32_MAX };   /* npu, cpu */
     /* SCHED_PAIRS: the last task of each thread's subgraph in the step
      * before, which the barrier makes the next step wait for */
     uint32_t bar_prev[2] = { UINT32_MAX, UINT32_MAX }, bar_cur[2] = { UINT32_MAX, UINT32_MAX };
     g_autofree uint32_t *task_of = g_new(uint32_t, p.units->len);
     gboolean ok = TRUE;
+    g_autoptr(GArray) waits = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     for (guint i = 0; i < p.units->len && ok; i++) {
         const Unit *u = &g_array_index(p.units, Unit, order[i]);
-        uint32_t id;
+        /* what it waits on beyond the data it reads, each through a
+         * hand-off when on the other processor (made before the task) */
+        g_array_set_size(waits, 0);
         if (u->shadow) {
-            SimWork w;
-            shadow_work(sim_builder_node(b, u->node), &u->slice, &w);
-            id = sim_builder_shadow(b, u->node, u->proc, u->slice, &w, "shadow");
-            sim_builder_after(b, id, task_of[u->kernel]);
-        } else {
-            id = sim_builder_kernel(b, u->node, u->proc, u->slice, u->prec, error);
-            ok = id != UINT32_MAX;
+            /* it corrects the output of the unit it follows */
+            uint32_t h = sim_builder_handoff(b, task_of[u->kernel], u->proc);
+            g_array_append_val(waits, h);
         }
-        task_of[order[i]] = id;
-        if (ok && step != NULL) {
+        uint32_t g = s.of[order[i]];
+        if (s.prog[s.start[g]] == order[i]) {
+            /* a subgraph starts once the graphs it reads have returned
+             * whole, not as soon as the operators it reads have run */
+            const Unit *c = &g_array_index(coarse.units, Unit, g);
+            for (guint d = 0; d < c->deps->len; d++) {
+                uint32_t dg = g_array_index(c->deps, uint32_t, d);
+                uint32_t h = sim_builder_handoff(b, task_of[s.prog[s.start[dg + 1] - 1]],
+                                                 u->proc);
+                g_array_append_val(waits, h);
+            }
+        }
+        if (step != NULL) {
             if (i > 0 && step[order[i]] != step[order[i - 1]]) {
                 memcpy(bar_prev, bar_cur, sizeof bar_prev);
                 bar_cur[0] = bar_cur[1] = UINT32_MAX;
             }
             for (int t = 0; t < 2; t++) {
                 if (bar_prev[t] != UINT32_MAX) {
-                    sim_builder_after(b, id, bar_prev[t]);
+                    uint32_t h = sim_builder_handoff(b, bar_prev[t], u->proc);
+                    g_array_append_val(waits, h);
                 }
             }
+        }
+        uint32_t id;
+        if (u->shadow) {
+            SimWork w;
+            const MdlNode *lin = sim_builder_node(b, u->node);
+            shadow_work(lin, &u->slice, &w);
+            SimSlice on = sim_builder_full(b, u->onto);
+            on.tok0 = u->slice.tok0;
+            on.tok1 = u->slice.tok1;
+            id = sim_builder_shadow(b, u->node, u->proc, u->slice, &w, "shadow",
+                                    u->onto, u->onto == u->node ? u->slice : on);
+        } else {
+            id = sim_builder_kernel(b, u->node, u->proc, u->slice, u->prec, error);
+            ok = id != UINT32_MAX;
+        }
+        task_of[order[i]] = id;
+        for (guint k = 0; ok && k < waits->len; k++) {
+            sim_builder_after(b, id, g_array_index(waits, uint32_t, k));
+        }
+        if (step != NULL) {
             bar_cur[u->chunk & 1] = id;
         }
         /* the schedule's order on each processor's queue */
@@ -575,6 +729,8 @@ mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
         }
         *l = id;
     }
+    plan_clear(&coarse);
+    subgraphs_clear(&s);
     plan_clear(&p);
     return ok;
 }
