@@ -260,6 +260,11 @@ test_mllm_out_of_order(void)
         uint32_t wv = task_named(c->plan, "L0.wv[tokens 0:256]");
         g_assert_cmpuint(c->x.times[rope].start_ps, >=, c->x.times[wv].end_ps);
     }
+    /* explain says which subgraph a task belongs to and what placed it */
+    const SimTask *wo = sim_plan_task(o.plan, task_named(o.plan, "L1.wo[tokens 256:512]"));
+    g_assert_nonnull(wo->why);
+    g_assert_nonnull(strstr(wo->why, "subgraph 7 of chunk 1 (L1.wo .. L1.ffn_add), "
+                                     "in the order the greedy rule"));
     /* an NPU linear's hand-off waits only on writers of its own tokens */
     uint32_t handoffs = 0;
     for (uint32_t k = 0; k < sim_plan_len(o.plan); k++) {

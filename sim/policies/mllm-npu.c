@@ -716,6 +716,21 @@ mllm_prefill(SimBuilder *b, const MllmVariant *v, GError **error)
             ok = id != UINT32_MAX;
         }
         task_of[order[i]] = id;
+        if (ok) {
+            /* what explain shows: the subgraph and the rule that placed it */
+            const Unit *f = &g_array_index(p.units, Unit, s.prog[s.start[g]]);
+            const Unit *l = &g_array_index(p.units, Unit, s.prog[s.start[g + 1] - 1]);
+            g_autofree char *why = g_strdup_printf(
+                "subgraph %u of chunk %u (%s%s .. %s%s), %s", s.local[g], u->chunk,
+                sim_builder_node(b, f->node)->name, f->shadow ? "'s shadow" : "",
+                sim_builder_node(b, l->node)->name, l->shadow ? "'s shadow" : "",
+                step != NULL ? "at the step of mllm's executor that runs it (chunk pairs in "
+                               "lockstep, the second 5 subgraphs behind)"
+                : v->sched == SCHED_GREEDY ? "in the order the greedy rule of mllm-NPU §3.4 "
+                                             "ran it on its processor"
+                : "in program order, chunk by chunk");
+            sim_builder_note(b, id, why);
+        }
         for (guint k = 0; ok && k < waits->len; k++) {
             sim_builder_after(b, id, g_array_index(waits, uint32_t, k));
         }
