@@ -236,20 +236,48 @@ struct HsRunDir {
     GPtrArray *children;                /* of HsRunDir: compare's one per policy */
 };
 
-/* Whether folder @path holds only what a run directory holds. */
+/* Whether @dir's summary.txt is one this tool wrote: it opens with the
+ * command that ran and hetero-sim's version.  The mark of a run directory
+ * that --out may replace: names alone are not (a model's directory holds
+ * a config.json of its own, a report.json may be anyone's). */
 static gboolean
-only_run_dir_files(const char *path)
+has_our_summary(const char *dir)
+{
+    g_autofree char *path = g_build_filename(dir, "summary.txt", NULL);
+    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+        return FALSE;                   /* none, or a FIFO or device: not read */
+    }
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return FALSE;
+    }
+    char head[4096];
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    return g_str_has_prefix(head, "What ran: ") && strstr(head, "\nVersion: hetero-sim ") != NULL;
+}
+
+/* Whether folder @path is empty (but for parts of an unfinished write)
+ * or a run directory: only what one holds, and its summary.txt ours. */
+static gboolean
+is_run_dir(const char *path)
 {
     g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
     if (d == NULL) {
         return FALSE;
     }
+    gboolean empty = TRUE;
     for (const char *e; (e = g_dir_read_name(d)) != NULL;) {
-        if (!g_strv_contains(run_dir_files, e) && !g_str_has_suffix(e, ".part")) {
+        if (g_str_has_suffix(e, ".part")) {
+            continue;
+        }
+        if (!g_strv_contains(run_dir_files, e)) {
             return FALSE;
         }
+        empty = FALSE;
     }
-    return TRUE;
+    return empty || has_our_summary(path);
 }
 
 HsRunDir *
@@ -260,17 +288,23 @@ hs_run_dir_open(const char *dir, GError **error)
     }
     if (g_file_test(dir, G_FILE_TEST_EXISTS)) {
         /* empty, or a previous run directory (only our names, and a
-         * compare's run directories, one per policy): replaced */
+         * compare's run directories, one per policy, each with the
+         * summary.txt this tool wrote): replaced */
         g_autoptr(GDir) d = g_dir_open(dir, 0, error);
         if (d == NULL) {
             g_prefix_error(error, "--out %s: ", dir);
             return NULL;
         }
+        gboolean empty = TRUE;
         for (const char *e; (e = g_dir_read_name(d)) != NULL;) {
             g_autofree char *sub = g_build_filename(dir, e, NULL);
-            if (!g_strv_contains(run_dir_files, e) && !g_str_has_suffix(e, ".part") &&
+            if (g_str_has_suffix(e, ".part")) {
+                continue;
+            }
+            empty = FALSE;
+            if (!g_strv_contains(run_dir_files, e) &&
                 !(g_file_test(sub, G_FILE_TEST_IS_DIR) &&
-                  !g_file_test(sub, G_FILE_TEST_IS_SYMLINK) && only_run_dir_files(sub))) {
+                  !g_file_test(sub, G_FILE_TEST_IS_SYMLINK) && is_run_dir(sub))) {
                 g_autofree char *q = hs_shell_quote(e);
                 g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
                             "--out %s: expected an empty or a previous run directory (got "
@@ -278,6 +312,13 @@ hs_run_dir_open(const char *dir, GError **error)
                             "a run directory per policy)", dir, q, RUN_DIR_FILES);
                 return NULL;
             }
+        }
+        if (!empty && !has_our_summary(dir)) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                        "--out %s: expected an empty or a previous run directory (got files "
+                        "but no summary.txt written by hetero-sim, so they may be someone "
+                        "else's: a run directory is replaced whole)", dir);
+            return NULL;
         }
     } else if (!hs_outdir_make(dir, error)) {
         return NULL;
@@ -463,7 +504,7 @@ hs_run_dir_commit(HsRunDir *rd, const HsRunTexts *t, GError **error)
             ours = ours || strcmp(((HsRunDir *) rd->children->pdata[i])->dir, sub) == 0;
         }
         if (ours || !g_file_test(sub, G_FILE_TEST_IS_DIR) ||
-            g_file_test(sub, G_FILE_TEST_IS_SYMLINK) || !only_run_dir_files(sub)) {
+            g_file_test(sub, G_FILE_TEST_IS_SYMLINK) || !is_run_dir(sub)) {
             continue;
         }
         for (const char *const *f = run_dir_files; *f; f++) {

@@ -267,6 +267,21 @@ test_run_dir(void)
     g_assert_nonnull(strstr(no->err, "--out other: expected an empty or a previous run"));
     g_autofree char *rc = path_in("other/report.csv");
     g_assert_false(g_file_test(rc, G_FILE_TEST_EXISTS));
+    /* the names alone do not make a run directory: a model's folder with
+     * its own config.json is refused, the file kept */
+    g_autofree char *mdir = path_in("mymodel");
+    g_assert_cmpint(g_mkdir(mdir, 0777), ==, 0);
+    g_autofree char *mcfg = path_in("mymodel/config.json");
+    g_assert_true(g_file_set_contents(mcfg, "{\"hidden_size\": 64}\n", -1, NULL));
+    g_autoptr(Run) mm = hs("run", QUICK, "--out", "mymodel", NULL);
+    g_assert_cmpint(mm->status, ==, 1);
+    g_assert_cmpstr(mm->err, ==, "hetero-sim: --out mymodel: expected an empty or a previous "
+                                 "run directory (got files but no summary.txt written by "
+                                 "hetero-sim, so they may be someone else's: a run directory "
+                                 "is replaced whole)\n");
+    g_autofree char *mtext = NULL;
+    g_assert_true(g_file_get_contents(mcfg, &mtext, NULL, NULL));
+    g_assert_cmpstr(mtext, ==, "{\"hidden_size\": 64}\n");
     g_autoptr(Run) over = hs("run", QUICK, "--out", "d1", "-P", "gpu-only", NULL);
     g_assert_cmpint(over->status, ==, 0);
     g_autoptr(cJSON) cfg2 = load("d1/config.json");
