@@ -11,6 +11,17 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+
+/* Field by field, every field of SimWork (sim/plan.h): the struct has
+ * padding, which a copy need not keep (clang's ASan build did not). */
+static gboolean
+work_equal(const SimWork *a, const SimWork *b)
+{
+    return a->op == b->op && a->prec == b->prec && a->m == b->m && a->k == b->k &&
+           a->n == b->n && a->weight_lhs == b->weight_lhs && a->flops == b->flops &&
+           a->read_bytes == b->read_bytes && a->write_bytes == b->write_bytes &&
+           a->serial_elems == b->serial_elems;
+}
 static char *
 src_path(const char *rel)
 {
@@ -67,7 +78,7 @@ test_round_trip_shadow(void)
     uint32_t scans = 0;
     for (uint32_t i = 0; i < sim_plan_len(plan); i++) {
         const SimTask *a = sim_plan_task(plan, i), *b = sim_plan_task(again, i);
-        g_assert_cmpint(memcmp(&a->work, &b->work, sizeof(SimWork)), ==, 0);
+        g_assert_true(work_equal(&a->work, &b->work));
         scans += a->kind == SIM_TASK_SHADOW && a->work.serial_elems > 0;
     }
     g_assert_cmpuint(scans, >, 0);
@@ -142,7 +153,7 @@ test_round_trip(void)
         g_assert_cmpstr(a->name, ==, b->name);
         g_assert_cmpuint(a->proc, ==, b->proc);
         g_assert_cmpuint(a->n_deps, ==, b->n_deps);
-        g_assert_cmpint(memcmp(&a->work, &b->work, sizeof(SimWork)), ==, 0);
+        g_assert_true(work_equal(&a->work, &b->work));
         g_assert_cmpint(memcmp(&a->slice, &b->slice, sizeof(SimSlice)), ==, 0);
     }
     /* the recorded plan re-executed: the very same times and values */
