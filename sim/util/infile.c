@@ -40,7 +40,7 @@ hs_infile_read(const char *path, const char *what, GQuark domain, gint code, cha
     }
     /* GLib's message ("Failed to open file “x”: ...") is not this tool's
      * form: say why in the system's words, which an open() tells */
-    int fd = g_open(path, O_RDONLY, 0);
+    int fd = g_open(path, O_RDONLY | O_NONBLOCK, 0);   /* a FIFO: no wait for a writer */
     int why = errno;
     if (fd >= 0) {
         close(fd);
