@@ -262,17 +262,6 @@ task_name(const MdlNode *n, const SimSlice *s)
     return g_string_free(name, FALSE);
 }
 
-/* a placeholder in a dependency list, SYNC_MARK - processor: the sync
- * from that processor, made once its writers are known (task ids stay
- * far below) */
-#define SYNC_MARK UINT32_MAX
-
-static void
-free_u32_array(gpointer a)
-{
-    g_array_free(a, TRUE);
-}
-
 /* What a task of @slice of @n on @proc waits on: the writers of what it
  * reads (through syncs from other processors); appended to @deps. */
 static void
@@ -290,11 +279,10 @@ gather_deps(SimBuilder *b, const MdlNode *n, uint32_t proc, const SimSlice *s_,
             r0 = 0;
         }
         GArray *prod = b->produced[s];
-        /* writers on other processors, per processor, handed over by one
-         * sync each, placed where the first of them was met */
-        g_autoptr(GHashTable) writers = g_hash_table_new_full(g_direct_hash, g_direct_equal,
-                                                              NULL, free_u32_array);
-        guint first = deps->len;
+        /* writers on other processors, per processor (at[q]: where the
+         * sync from q goes in @deps, where the first of them was met) */
+        g_autofree GArray **writers = g_new0(GArray *, b->info.n_procs);
+        g_autofree guint *at = g_new(guint, b->info.n_procs);
         for (guint j = 0; j < prod->len; j++) {
             const Produced *p = &g_array_index(prod, Produced, j);
             if (!overlap(r0, r1, p->slice.tok0, p->slice.tok1)) {
@@ -313,22 +301,17 @@ gather_deps(SimBuilder *b, const MdlNode *n, uint32_t proc, const SimSlice *s_,
             if (b->drop_syncs) {
                 continue;
             }
-            GArray *w = g_hash_table_lookup(writers, GUINT_TO_POINTER(p->proc + 1));
-            if (w == NULL) {
-                w = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-                g_hash_table_insert(writers, GUINT_TO_POINTER(p->proc + 1), w);
-                uint32_t mark = SYNC_MARK - p->proc;     /* replaced below */
-                g_array_append_val(deps, mark);
+            if (writers[p->proc] == NULL) {
+                writers[p->proc] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+                at[p->proc] = deps->len;
+                g_array_append_val(deps, p->task);      /* the sync's place */
             }
-            g_array_append_val(w, p->task);
+            g_array_append_val(writers[p->proc], p->task);
         }
-        for (guint j = first; j < deps->len; j++) {
-            uint32_t *d = &g_array_index(deps, uint32_t, j);
-            GArray *w = *d > SYNC_MARK - b->info.n_procs
-                        ? g_hash_table_lookup(writers, GUINT_TO_POINTER(SYNC_MARK - *d + 1))
-                        : NULL;
-            if (w != NULL) {
-                *d = sync_task(b, s, SYNC_MARK - *d, proc, w);
+        for (uint32_t q = 0; q < b->info.n_procs; q++) {
+            if (writers[q] != NULL) {
+                g_array_index(deps, uint32_t, at[q]) = sync_task(b, s, q, proc, writers[q]);
+                g_array_free(writers[q], TRUE);
             }
         }
     }
