@@ -171,7 +171,8 @@ static const Case cases[] = {
       "point (got 0)" },
     { "points/baseline-is-the-point.json",
       "$.points[0].baseline: expected a run other than the point's own (its policy, sync, "
-      "model and batch are the point's: the prefill_speedup is 1 by definition)" },
+      "model, batch, stack and game are the point's: the prefill_speedup is 1 by "
+      "definition)" },
     /* found by fuzz-points: a key with a raw byte echoed unescaped */
     { "points/key-raw-bytes.json",
       "$: unknown key \"poi\\xeets\" (known keys: description, paper, notes, points, stacks)" },

@@ -44,11 +44,19 @@ typedef struct Measured {
     double kernel_ms[SIM_PHASE_COUNT][HW_KIND_COUNT];
 } Measured;
 
+/* One side of a point: what differs between a run and its baseline. */
+typedef struct Side {
+    const char *model, *policy, *stack;
+    gboolean driver;
+    uint32_t batch;
+    double render_fps;
+} Side;
+
 static gboolean
-simulate(HsPointCache *c, const char *soc_name, const char *model, const char *policy,
-         const char *stack, gboolean driver, uint32_t prompt, uint32_t decode, uint32_t batch,
-         Measured *m, const char *path, GError **error)
+simulate(HsPointCache *c, const HsPoint *pt, const Side *s, uint32_t prompt, Measured *m,
+         const char *path, GError **error)
 {
+    const char *soc_name = pt->soc, *model = s->model, *policy = s->policy;
     HwSoc *soc = g_hash_table_lookup(c->socs, soc_name);
     if (soc == NULL) {
         soc = hs_config_load_soc(soc_name, c->ovr, error);
@@ -81,11 +89,14 @@ simulate(HsPointCache *c, const char *soc_name, const char *model, const char *p
     SimWorkload w;
     sim_workload_init(&w);
     w.prompt = prompt;
-    w.decode = decode;
-    w.batch = batch;
+    w.decode = pt->wl.decode;
+    w.batch = s->batch;
     w.check_layers = -1;
-    w.stack = stack;             /* NULL: the policy's */
-    w.sync = driver ? SIM_SYNC_DRIVER : SIM_SYNC_FAST;
+    w.stack = s->stack;          /* NULL: the policy's */
+    w.sync = s->driver ? SIM_SYNC_DRIVER : SIM_SYNC_FAST;
+    w.render = (SimRender) { .fps = s->render_fps, .frame_ms = pt->wl.frame_ms,
+                             .frame_mb = pt->wl.frame_mb,
+                             .llm_priority = pt->wl.llm_low ? HW_PRIO_LOW : HW_PRIO_NORMAL };
     SimExecResult x = { 0 };
     g_autoptr(SimPlan) plan = NULL;
     *m = (Measured) { 0 };
@@ -143,6 +154,16 @@ metric_value(HsMetric m, const Measured *x)
         return r->prefill.prepare_ms;
     case HS_METRIC_DECODE_STEP_RATIO:
         return r->tpot_ms;
+    case HS_METRIC_PREFILL_FPS:
+        return r->render_fps_prefill;
+    case HS_METRIC_DECODE_FPS:
+        return r->render_fps_decode;
+    /* tokens per joule: the run's over the baseline's is the baseline's
+     * energy per token over the run's */
+    case HS_METRIC_PREFILL_ENERGY_SAVING:
+        return r->prefill.avg_w > 0 ? r->prefill.tokens_per_s / r->prefill.avg_w : 0;
+    case HS_METRIC_DECODE_ENERGY_SAVING:
+        return r->decode.avg_w > 0 ? r->decode.tokens_per_s / r->decode.avg_w : 0;
     default:
         g_assert_not_reached();
     }
@@ -187,8 +208,9 @@ hs_point_eval(HsPointCache *c, const HsPoint *pt, const char *path, double *valu
     for (guint i = 0; i < pt->wl.n_prompts; i++) {
         uint32_t pr = pt->wl.prompts[i];
         Measured a, b;
-        if (!simulate(c, pt->soc, pt->model, pt->policy, pt->stack, pt->sync_driver, pr,
-                      pt->wl.decode, pt->wl.batch, &a, path, error)) {
+        const Side run = { pt->model, pt->policy, pt->stack, pt->sync_driver, pt->wl.batch,
+                           pt->wl.render_fps };
+        if (!simulate(c, pt, &run, pr, &a, path, error)) {
             return FALSE;
         }
         const char *why = NULL;
@@ -196,9 +218,9 @@ hs_point_eval(HsPointCache *c, const HsPoint *pt, const char *path, double *valu
         sim_run_report_clear(&a.r);
         if (ratio && isfinite(va)) {
             g_autofree char *bpath = g_strdup_printf("%s.baseline", path);
-            if (!simulate(c, pt->soc, pt->base.model, pt->base.policy, pt->base.stack,
-                          pt->base.sync_driver, pr, pt->wl.decode, pt->base.batch, &b, bpath,
-                          error)) {
+            const Side base = { pt->base.model, pt->base.policy, pt->base.stack,
+                                pt->base.sync_driver, pt->base.batch, pt->base.render_fps };
+            if (!simulate(c, pt, &base, pr, &b, bpath, error)) {
                 return FALSE;
             }
             double vb = metric_of(pt->metric, &b, &why);

@@ -14,12 +14,15 @@ const char *const hs_metric_name[] = {
     "prefill_tokens_per_s", "decode_tokens_per_s", "decode_dram_gbps", "prefill_avg_w",
     "decode_avg_w", "prefill_npu_busy_ms", "prefill_npu_over_cpu_busy",
     "decode_cpu_share", "prefill_prepare_share", "prefill_prepare_ms",
+    "prefill_fps", "decode_fps",
     "prefill_speedup", "decode_speedup", "prefill_speedup_mean",
     "prefill_latency_reduction_mean", "decode_step_ratio",
+    "prefill_energy_saving", "decode_energy_saving",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(hs_metric_name) == HS_METRIC_COUNT);
 
 static const char *const sync_names[] = { "fast", "driver" };   /* index: sync_driver */
+static const char *const priority_names[] = { "normal", "low" };  /* index: llm_low */
 
 gboolean
 hs_metric_is_ratio(HsMetric m)
@@ -37,6 +40,15 @@ static const HsParam workload_params[] = {
                  "decode steps"),
     HS_PARAM_U32("batch", HsPointWorkload, batch, 1, HS_POINT_MAX_BATCH, HS_REQUIRED,
                  "sequences decoded together"),
+    /* the game's defaults are run's (--frame-ms 8, --frame-mb 48) */
+    HS_PARAM_F64("render_fps", HsPointWorkload, render_fps, 0, 1000, 0,
+                 "a game renders on the GPU alongside at this frame rate (0: none)"),
+    HS_PARAM_F64("frame_ms", HsPointWorkload, frame_ms, 1e-3, 1000, 8,
+                 "GPU time of one frame alone"),
+    HS_PARAM_F64("frame_mb", HsPointWorkload, frame_mb, 0, 4096, 48,
+                 "DRAM traffic of one frame in MiB"),
+    HS_PARAM_ENUM("llm_priority", HsPointWorkload, llm_low, gboolean, priority_names, 2, 0,
+                  "GPU queue priority of the LLM's kernels next to the game"),
     HS_PARAM_END
 };
 
@@ -51,6 +63,9 @@ static const HsParam baseline_params[] = {
     HS_PARAM_NAME_OPT("stack", HsPointBaseline, stack,
                       "the software stack the baseline was measured on (the file's "
                       "\"stacks\" entry for its policy, else the policy's)"),
+    /* -1 (out of range) when absent: the point's */
+    HS_PARAM_F64("render_fps", HsPointBaseline, render_fps, 0, 1000, -1,
+                 "the game's frame rate beside the baseline (the point's; 0: no game)"),
     HS_PARAM_END
 };
 
@@ -95,6 +110,8 @@ metric_is_decode(HsMetric m)
     case HS_METRIC_DECODE_CPU_SHARE:
     case HS_METRIC_DECODE_SPEEDUP:
     case HS_METRIC_DECODE_STEP_RATIO:
+    case HS_METRIC_DECODE_FPS:
+    case HS_METRIC_DECODE_ENERGY_SAVING:
         return TRUE;
     default:
         return FALSE;
@@ -168,6 +185,18 @@ check_point(void *elem, const cJSON *pt, const char *path, GError **error)
         if (p->base.batch == 0) {
             p->base.batch = p->wl.batch;
         }
+        if (p->base.render_fps < 0) {
+            p->base.render_fps = p->wl.render_fps;
+        }
+    }
+    /* a frame rate is read off the game's frames */
+    if ((p->metric == HS_METRIC_PREFILL_FPS || p->metric == HS_METRIC_DECODE_FPS) &&
+        !(p->wl.render_fps > 0)) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s.render_fps: expected a frame rate above 0 for a %s point (got %s)",
+                    wpath, hs_metric_name[p->metric],
+                    cJSON_HasObjectItem(wl, "render_fps") ? "0" : "none");
+        return FALSE;
     }
     /* the metric against the workload it is measured on: a decode metric
      * of no decode step is a division by 0 (a NaN in validate's table) */
@@ -180,10 +209,12 @@ check_point(void *elem, const cJSON *pt, const char *path, GError **error)
     /* a ratio of a run over itself is 1 whatever the simulator does */
     if (has_base && strcmp(p->base.policy, p->policy) == 0 &&
         p->base.sync_driver == p->sync_driver && strcmp(p->base.model, p->model) == 0 &&
-        p->base.batch == p->wl.batch) {
+        p->base.batch == p->wl.batch && p->base.render_fps == p->wl.render_fps &&
+        g_strcmp0(p->base.stack, p->stack) == 0) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
                     "%s.baseline: expected a run other than the point's own (its policy, sync, "
-                    "model and batch are the point's: the %s is 1 by definition)", path,
+                    "model, batch, stack and game are the point's: the %s is 1 by "
+                    "definition)", path,
                     hs_metric_name[p->metric]);
         return FALSE;
     }

@@ -3,9 +3,10 @@
  * them from configs/points/PAPER.json.
  *
  * One entry per point: id, paper and section, SoC, model, policy, sync,
- * workload (prompt or prompts, decode steps, batch), metric, the published
- * value or range, the tolerance, and for ratios a baseline (policy, sync,
- * and optionally another model or batch).  A point may say it is a known
+ * workload (prompt or prompts, decode steps, batch; optionally a game on
+ * the GPU alongside), metric, the published value or range, the
+ * tolerance, and for ratios a baseline (policy, sync, and optionally
+ * another model, batch, stack or game frame rate).  A point may say it is a known
  * miss (with the reason) or that a parameter was fitted to it
  * ("calibrated", naming the parameter).  Everything is checked here, with
  * one-line errors naming the JSON path; nothing is simulated.
@@ -34,12 +35,16 @@ typedef enum {
     HS_METRIC_DECODE_CPU_SHARE,          /* CPU busy / decode time */
     HS_METRIC_PREFILL_PREPARE_SHARE,     /* NPU graph preparation / prefill */
     HS_METRIC_PREFILL_PREPARE_MS,        /* NPU graph preparation in prefill, ms */
+    HS_METRIC_PREFILL_FPS,               /* the game's frames/s during prefill */
+    HS_METRIC_DECODE_FPS,                /* the game's frames/s during decode */
     /* ratios of the point's run over its baseline's */
     HS_METRIC_PREFILL_SPEEDUP,           /* prefill tokens/s, run / baseline */
     HS_METRIC_DECODE_SPEEDUP,            /* decode tokens/s, run / baseline */
     HS_METRIC_PREFILL_SPEEDUP_MEAN,      /* the same, mean over prompts */
     HS_METRIC_PREFILL_LATENCY_REDUCTION_MEAN,  /* 1 - time / baseline's */
     HS_METRIC_DECODE_STEP_RATIO,         /* decode ms per step, run / baseline */
+    HS_METRIC_PREFILL_ENERGY_SAVING,     /* prefill J per token, baseline / run */
+    HS_METRIC_DECODE_ENERGY_SAVING,      /* decode J per token, baseline / run */
     HS_METRIC_COUNT
 } HsMetric;
 
@@ -64,6 +69,10 @@ typedef struct HsPointWorkload {
                                   * ("prompt" is copied to prompts[0]) */
     uint32_t n_prompts;
     uint32_t decode, batch;
+    /* a game on the GPU alongside, as run's --render, --frame-ms,
+     * --frame-mb and --llm-priority (render_fps 0: none) */
+    double render_fps, frame_ms, frame_mb;
+    gboolean llm_low;            /* the LLM's GPU kernels at low priority */
 } HsPointWorkload;
 
 /* $.points[i].baseline: ratios only; model and batch default to the
@@ -75,6 +84,8 @@ typedef struct HsPointBaseline {
                                   * else the policy's own) */
     gboolean sync_driver;        /* sync "driver" (else "fast") */
     uint32_t batch;
+    double render_fps;           /* the game's frame rate (-1 when absent:
+                                  * the point's; 0: no game) */
 } HsPointBaseline;
 
 typedef struct HsPoint {

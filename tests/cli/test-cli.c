@@ -1124,6 +1124,82 @@ test_validate(void)
     g_rmdir(dir);
 }
 
+/* The simulated value of validate's row @id, from its JSON output. */
+static double
+validate_value(const Run *r, const char *id)
+{
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    g_assert_nonnull(j);
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows")) {
+        if (strcmp(cJSON_GetObjectItem(row, "id")->valuestring, id) == 0) {
+            return cJSON_GetObjectItem(row, "simulated")->valuedouble;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/* Prefill energy per token (J) of `run` with @policy, as its report says. */
+static double
+prefill_j_per_token(const char *policy)
+{
+    g_autoptr(Run) r = hs("run", "-P", policy, "-p", "64", "-d", "0", "--functional", "off",
+                          "--format", "json", NULL);
+    assert_ok(r);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    double e = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "energy"), "prefill_j")->valuedouble;
+    g_assert_cmpfloat(e, >, 0);
+    return e / 64;
+}
+
+/* Points may read energy (a saving: the baseline's joules per token over
+ * the run's) and a game beside the LLM (its frame rate per phase; a
+ * baseline with or without the game). */
+static void
+test_validate_energy_game(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("hs-cli-XXXXXX", &error);
+    g_autofree char *pts = g_build_filename(dir, "p.json", NULL);
+#define PT(id, metric, policy, extra, wl) \
+    "{\"id\":\"" id "\",\"paper\":\"none\",\"soc\":\"sd8gen3\",\"model\":\"llama-3-8b\"," \
+    "\"metric\":\"" metric "\",\"policy\":\"" policy "\",\"sync\":\"fast\"," extra \
+    "\"workload\":{\"prompt\":64,\"decode\":" wl "},\"published\":1,\"tolerance_pct\":10," \
+    "\"known_miss\":\"a test of the metric, not of the model\"}"
+    g_assert_true(g_file_set_contents(pts, "{\"points\":["
+        PT("energy", "prefill_energy_saving", "hetero-layer",
+           "\"baseline\":{\"policy\":\"gpu-only\",\"sync\":\"fast\"},", "0,\"batch\":1") ","
+        PT("fps-normal", "prefill_fps", "gpu-only", "",
+           "0,\"batch\":1,\"render_fps\":60") ","
+        PT("fps-low", "prefill_fps", "gpu-only", "",
+           "0,\"batch\":1,\"render_fps\":60,\"llm_priority\":\"low\"") ","
+        PT("fps-decode", "decode_fps", "hetero-tensor", "",
+           "8,\"batch\":1,\"render_fps\":30,\"llm_priority\":\"low\"") ","
+        PT("game-cost", "prefill_speedup", "gpu-only",
+           "\"baseline\":{\"policy\":\"gpu-only\",\"sync\":\"fast\",\"render_fps\":0},",
+           "0,\"batch\":1,\"render_fps\":60,\"llm_priority\":\"low\",\"frame_ms\":4") "]}",
+        -1, NULL));
+#undef PT
+    g_autoptr(Run) r = hs("validate", "--points", pts, "--format", "json", NULL);
+    assert_ok(r);
+    /* what the two runs' reports say, divided */
+    double saving = prefill_j_per_token("gpu-only") / prefill_j_per_token("hetero-layer");
+    g_assert_cmpfloat(saving, >, 1.5);            /* the NPU's matmuls cost less energy */
+    g_assert_cmpfloat(fabs(validate_value(r, "energy") / saving - 1), <, 1e-9);
+    /* an LLM filling the GPU's queue at the game's priority starves it;
+     * at low priority the game keeps its 60 (30) frames a second */
+    g_assert_cmpfloat(validate_value(r, "fps-normal"), <, 3);
+    g_assert_cmpfloat(validate_value(r, "fps-low"), >, 57);
+    /* (frames finished over ~0.6 s of decode: a frame more or less is 6 %) */
+    g_assert_cmpfloat(fabs(validate_value(r, "fps-decode") - 30), <, 3);
+    /* the game's 4 ms a frame cost the LLM's GPU-only prefill ~a quarter */
+    double cost = validate_value(r, "game-cost");
+    g_assert_cmpfloat(cost, >, 0.6);
+    g_assert_cmpfloat(cost, <, 0.9);
+    g_unlink(pts);
+    g_rmdir(dir);
+}
+
 /* validate runs every paper's points file by default: a row per point
  * of each, the mean error per paper, and the fitted parameters apart. */
 static void
@@ -1172,6 +1248,9 @@ test_bad_points(void)
         { "notes-number.json", "$.notes[1]: expected a string (got 3)" },
         { "bad-sync.json", "$.points[0].sync: expected one of fast, driver (got \"slow\")" },
         { "ratio-no-baseline.json", "$.points[0]: missing key \"baseline\" (a prefill_speedup compares two runs)" },
+        { "fps-no-game.json", "$.points[0].workload.render_fps: expected a frame rate above 0 for a prefill_fps point (got none)" },
+        { "priority-bad.json", "$.points[0].workload.llm_priority: expected one of normal, low (got \"high\")" },
+        { "game-baseline-fps-negative.json", "$.points[0].baseline.render_fps: expected a number in [0, 1000] (got -5)" },
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *path = g_build_filename(g_getenv("HS_SOURCE_ROOT"), "tests", "data",
@@ -1584,6 +1663,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/hostile-text", test_hostile_text);
     g_test_add_func("/cli/validate", test_validate);
     g_test_add_func("/cli/validate-papers", test_validate_papers);
+    g_test_add_func("/cli/validate-energy-game", test_validate_energy_game);
     g_test_add_func("/cli/bad-points", test_bad_points);
     g_test_add_func("/cli/infer", test_infer);
     g_test_add_func("/cli/probe", test_probe);
