@@ -393,11 +393,12 @@ cmp_u64(const void *a, const void *b)
 
 /*
  * The schedule, simulated on the policy's own cost estimates: returns the
- * units in the order they start (a topological order).  Two processors
- * (the CPU and the NPU) each run one unit at a time; a hand-off between
- * them costs one sync.  Out of order, a free processor takes the ready
- * unit with the largest contribution; in order, its next unit in program
- * order once that is ready.
+ * units of @p, which are in program order (subgraphs_plan), in the order
+ * they start (a topological order).  Two processors (the CPU and the NPU)
+ * each run one unit at a time; a hand-off between them costs one sync.
+ * Out of order, a free processor takes the ready unit with the largest
+ * contribution (ties: the earlier in program order); in order, its next
+ * unit in program order once that is ready.
  */
 static uint32_t *
 schedule(SimBuilder *b, Plan *p)
@@ -410,16 +411,10 @@ schedule(SimBuilder *b, Plan *p)
     g_autofree uint64_t *ready_ps = g_new0(uint64_t, n);
     g_autofree uint64_t *end_ps = g_new0(uint64_t, n);
     g_autofree gboolean *done = g_new0(gboolean, n);
-    g_autofree uint32_t *prog = g_new(uint32_t, n);
     uint32_t *order = g_new(uint32_t, n);
     for (uint32_t i = 0; i < n; i++) {
         remaining[i] = u[i].deps->len;
-        prog[i] = i;
-    }
-    g_qsort_with_data(prog, n, sizeof(uint32_t), cmp_program, p->units);
-    g_autofree uint32_t *rank = g_new(uint32_t, n);
-    for (uint32_t i = 0; i < n; i++) {
-        rank[prog[i]] = i;
+        g_assert(i == 0 || u[i].chunk >= u[i - 1].chunk);   /* program order */
     }
     const uint32_t procs[2] = { info->proc_npu, info->proc_cpu };
     /* released units (every dependency placed) of each processor */
@@ -432,7 +427,7 @@ schedule(SimBuilder *b, Plan *p)
         }
     }
     uint64_t free_ps[2] = { 0, 0 };
-    uint32_t next_prog[2] = { 0, 0 };    /* in order: next unit of each in prog */
+    uint32_t next_prog[2] = { 0, 0 };    /* in order: next unit of each */
     for (uint32_t placed = 0; placed < n; placed++) {
         int best_p = -1;
         uint32_t best = 0;
@@ -442,11 +437,11 @@ schedule(SimBuilder *b, Plan *p)
             uint32_t pick = UINT32_MAX;
             if (p->v->sched == SCHED_IN_ORDER) {
                 while (next_prog[q] < n &&
-                       (u[prog[next_prog[q]]].proc != procs[q] || done[prog[next_prog[q]]])) {
+                       (u[next_prog[q]].proc != procs[q] || done[next_prog[q]])) {
                     next_prog[q]++;
                 }
-                if (next_prog[q] < n && remaining[prog[next_prog[q]]] == 0) {
-                    pick = prog[next_prog[q]];
+                if (next_prog[q] < n && remaining[next_prog[q]] == 0) {
+                    pick = next_prog[q];
                     t = MAX(free_ps[q], ready_ps[pick]);
                 }
             } else {
@@ -469,7 +464,7 @@ schedule(SimBuilder *b, Plan *p)
                         }
                     }
                     c = u[i].proc == info->proc_npu ? -c : c;
-                    if (c > best_c || (c == best_c && rank[i] < rank[pick])) {
+                    if (c > best_c || (c == best_c && i < pick)) {
                         best_c = c;
                         pick = i;
                     }
