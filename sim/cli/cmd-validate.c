@@ -56,6 +56,19 @@ eval_point(HsPointCache *c, const HsPoint *pt, int idx, Row *row, GError **error
     return TRUE;
 }
 
+/* Does @id match one of @pats (shell patterns: * and ?)? */
+static gboolean
+id_matches(char **pats, const char *id)
+{
+    for (char **p = pats; *p; p++) {
+        g_autofree char *pat = g_strstrip(g_strdup(*p));
+        if (*pat && g_pattern_match_simple(pat, id)) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 static char *
 scatter_svg(const Row *rows, guint n)
 {
@@ -366,7 +379,7 @@ static gboolean
 run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE, allow_known = FALSE, strict = FALSE;
-    g_autofree char *points = NULL, *format_name = NULL, *out_dir = NULL;
+    g_autofree char *points = NULL, *format_name = NULL, *out_dir = NULL, *only = NULL;
     g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "strict", 's', 0, G_OPTION_ARG_NONE, &strict,
@@ -376,6 +389,9 @@ run(int argc, char **argv, GError **error)
           "Do not fail on declared known misses (the default; kept for scripts)", NULL },
         { "points", 'p', 0, G_OPTION_ARG_FILENAME, &points,
           "One paper's published points (default: every configs/points/*.json)", "FILE" },
+        { "only", 0, 0, G_OPTION_ARG_STRING, &only,
+          "Only the points whose id matches one of these patterns (comma-separated, * and ? "
+          "as in the shell: 'naive-*,vs-cpu-1024'); the means are theirs", "IDS" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Also write DIR/validate.csv and DIR/validate.svg", "DIR" },
@@ -441,31 +457,47 @@ run(int argc, char **argv, GError **error)
     for (guint f = 0; f < sets->len; f++) {
         n += ((HsPoints *) g_ptr_array_index(sets, f))->n;
     }
+    g_auto(GStrv) pats = only ? g_strsplit(only, ",", -1) : NULL;
     g_autoptr(HsPointCache) c = hs_point_cache_new(ovr);
     g_autofree Row *rows = g_new0(Row, MAX(1, n));
+    g_autoptr(GPtrArray) shown = g_ptr_array_new();    /* files with a row */
     gboolean ok = TRUE;
     guint k = 0;
     for (guint f = 0; f < sets->len && ok; f++) {
         const HsPoints *pset = g_ptr_array_index(sets, f);
-        for (guint i = 0; i < pset->n && ok; i++, k++) {
+        guint k0 = k;
+        for (guint i = 0; i < pset->n && ok; i++) {
+            if (pats && !id_matches(pats, pset->points[i].id)) {
+                continue;
+            }
             rows[k].file = g_ptr_array_index(files, f);
-            ok = eval_point(c, &pset->points[i], (int) i, &rows[k], error);
+            ok = eval_point(c, &pset->points[i], (int) i, &rows[k++], error);
             if (!ok && (*error)->domain != HS_USAGE_ERROR) {      /* --set names itself */
                 g_prefix_error(error, "%s: ", (char *) g_ptr_array_index(paths, f));
             }
+        }
+        if (k > k0) {
+            g_ptr_array_add(shown, g_ptr_array_index(files, f));
         }
     }
     if (!ok) {
         return FALSE;
     }
+    if (k == 0) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "validate: --only: expected the id of a point, or a pattern matching one "
+                    "(got \"%s\"; 'hetero-sim validate' lists them)", only);
+        return FALSE;
+    }
+    n = k;
     gboolean unexpected = FALSE;
     for (guint i = 0; i < n; i++) {
         unexpected = unexpected || (!rows[i].ok && (!rows[i].pt->known_miss || !allow_known));
     }
     if (format == HS_FORMAT_JSON) {
-        print_json(rows, n, files);
+        print_json(rows, n, shown);
     } else {
-        print_text(rows, n, files, allow_known, unexpected);
+        print_text(rows, n, shown, allow_known, unexpected);
     }
     if (out_dir && !write_out(out_dir, rows, n, error)) {
         return FALSE;

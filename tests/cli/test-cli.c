@@ -1220,6 +1220,30 @@ test_validate_papers(void)
         g_assert_cmpfloat(cJSON_GetObjectItem(p, "mape_known_misses_apart_pct")->valuedouble,
                           <=, 10.0);
     }
+    /* --only: the rows whose ids match, and the means over those */
+    g_autoptr(Run) o = hs("validate", "--only", "naive-*, vs-cpu-1024", "--format", "json",
+                          NULL);
+    assert_ok(o);
+    g_autoptr(cJSON) oj = cJSON_Parse(o->out);
+    const cJSON *orows = cJSON_GetObjectItem(oj, "rows");
+    g_assert_cmpint(cJSON_GetArraySize(orows), ==, 4);
+    const char *oid[] = { "naive-vs-cpu-qwen1.5-1.8b", "naive-vs-cpu-gemma-2b",
+                          "naive-vs-cpu-llama-2-7b", "vs-cpu-1024" };
+    for (guint i = 0; i < G_N_ELEMENTS(oid); i++) {
+        g_assert_cmpstr(cJSON_GetObjectItem(cJSON_GetArrayItem(orows, (int) i), "id")
+                        ->valuestring, ==, oid[i]);
+    }
+    const cJSON *opapers = cJSON_GetObjectItem(oj, "papers");
+    g_assert_cmpint(cJSON_GetArraySize(opapers), ==, 1);
+    g_assert_cmpint(cJSON_GetObjectItem(cJSON_GetArrayItem(opapers, 0), "points")->valueint,
+                    ==, 4);
+    g_autoptr(Run) none = hs("validate", "--only", "nope*", NULL);
+    g_assert_cmpint(none->status, ==, 2);
+    assert_one_error_line(none, "validate: --only: expected the id of a point, or a pattern "
+                                "matching one (got \"nope*\"; 'hetero-sim validate' lists "
+                                "them)");
+    g_assert_cmpstr(none->out, ==, "");
+
     g_autoptr(Run) t = hs("validate", "--known-misses", NULL);
     g_assert_cmpint(t->status, ==, 0);
     g_assert_nonnull(strstr(t->out, "| paper | points | predicted | MAPE, predicted |"));
