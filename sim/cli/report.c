@@ -258,26 +258,38 @@ has_our_summary(const char *dir)
     return g_str_has_prefix(head, "What ran: ") && strstr(head, "\nVersion: hetero-sim ") != NULL;
 }
 
-/* Whether folder @path is empty (but for parts of an unfinished write)
- * or a run directory: only what one holds, and its summary.txt ours. */
-static gboolean
-is_run_dir(const char *path)
+/*
+ * What keeps folder @path from being replaced as a run directory: NULL
+ * when it is empty (but for parts of an unfinished write), or holds only
+ * a run directory's files (with @children, also a compare's run
+ * directories, one per policy, each one of these) and a summary.txt this
+ * tool wrote.  Else the first entry that is none of those, or "" when the
+ * names are ours but the summary.txt is not (or @path cannot be read:
+ * then @error says why, if not NULL).  (transfer full)
+ */
+static char *
+run_dir_foreign(const char *path, gboolean children, GError **error)
 {
-    g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+    g_autoptr(GDir) d = g_dir_open(path, 0, error);
     if (d == NULL) {
-        return FALSE;
+        return g_strdup("");
     }
     gboolean empty = TRUE;
     for (const char *e; (e = g_dir_read_name(d)) != NULL;) {
         if (g_str_has_suffix(e, ".part")) {
             continue;
         }
-        if (!g_strv_contains(run_dir_files, e)) {
-            return FALSE;
-        }
         empty = FALSE;
+        g_autofree char *sub = g_build_filename(path, e, NULL);
+        g_autofree char *inner = NULL;
+        if (!g_strv_contains(run_dir_files, e) &&
+            !(children && g_file_test(sub, G_FILE_TEST_IS_DIR) &&
+              !g_file_test(sub, G_FILE_TEST_IS_SYMLINK) &&
+              (inner = run_dir_foreign(sub, FALSE, NULL)) == NULL)) {
+            return g_strdup(e);
+        }
     }
-    return empty || has_our_summary(path);
+    return empty || has_our_summary(path) ? NULL : g_strdup("");
 }
 
 HsRunDir *
@@ -287,33 +299,22 @@ hs_run_dir_open(const char *dir, GError **error)
         return NULL;
     }
     if (g_file_test(dir, G_FILE_TEST_EXISTS)) {
-        /* empty, or a previous run directory (only our names, and a
-         * compare's run directories, one per policy, each with the
-         * summary.txt this tool wrote): replaced */
-        g_autoptr(GDir) d = g_dir_open(dir, 0, error);
-        if (d == NULL) {
-            g_prefix_error(error, "--out %s: ", dir);
+        /* empty, or a previous run directory: replaced */
+        g_autoptr(GError) local = NULL;
+        g_autofree char *bad = run_dir_foreign(dir, TRUE, &local);
+        if (local) {
+            g_propagate_prefixed_error(error, g_steal_pointer(&local), "--out %s: ", dir);
             return NULL;
         }
-        gboolean empty = TRUE;
-        for (const char *e; (e = g_dir_read_name(d)) != NULL;) {
-            g_autofree char *sub = g_build_filename(dir, e, NULL);
-            if (g_str_has_suffix(e, ".part")) {
-                continue;
-            }
-            empty = FALSE;
-            if (!g_strv_contains(run_dir_files, e) &&
-                !(g_file_test(sub, G_FILE_TEST_IS_DIR) &&
-                  !g_file_test(sub, G_FILE_TEST_IS_SYMLINK) && is_run_dir(sub))) {
-                g_autofree char *q = hs_shell_quote(e);
-                g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
-                            "--out %s: expected an empty or a previous run directory (got "
-                            "%s in it; a run directory holds only %s, and a compare's "
-                            "a run directory per policy)", dir, q, RUN_DIR_FILES);
-                return NULL;
-            }
+        if (bad && *bad) {
+            g_autofree char *q = hs_shell_quote(bad);
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
+                        "--out %s: expected an empty or a previous run directory (got "
+                        "%s in it; a run directory holds only %s, and a compare's "
+                        "a run directory per policy)", dir, q, RUN_DIR_FILES);
+            return NULL;
         }
-        if (!empty && !has_our_summary(dir)) {
+        if (bad) {
             g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO,
                         "--out %s: expected an empty or a previous run directory (got files "
                         "but no summary.txt written by hetero-sim, so they may be someone "
@@ -503,8 +504,10 @@ hs_run_dir_commit(HsRunDir *rd, const HsRunTexts *t, GError **error)
         for (guint i = 0; rd->children && i < rd->children->len; i++) {
             ours = ours || strcmp(((HsRunDir *) rd->children->pdata[i])->dir, sub) == 0;
         }
+        g_autofree char *bad = NULL;
         if (ours || !g_file_test(sub, G_FILE_TEST_IS_DIR) ||
-            g_file_test(sub, G_FILE_TEST_IS_SYMLINK) || !is_run_dir(sub)) {
+            g_file_test(sub, G_FILE_TEST_IS_SYMLINK) ||
+            (bad = run_dir_foreign(sub, FALSE, NULL)) != NULL) {
             continue;
         }
         for (const char *const *f = run_dir_files; *f; f++) {
