@@ -20,7 +20,7 @@
 #include "sim/plan.h"
 
 /* MDL_PREC_COUNT stands for the FP reference here: FP16 weights (the
- * papers' own reference, mllm-NPU §6) with FP32 activations. */
+ * papers' own reference: mllm-NPU §5 measures W8A8 against FP16) with FP32 activations. */
 #define SIM_PREC_FP_REF MDL_PREC_COUNT
 
 /* @m makes the FP reference's weights (FP16) in the pass that makes its

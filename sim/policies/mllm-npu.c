@@ -53,7 +53,8 @@
  *   the executor of August 2024 ran a thread per chunk), so the greedy
  *   rule above stays the policy's.
  *
- * Variants reproduce the ablation of §6 (each a policy of its own name):
+ * Variants reproduce the ablation of mllm-NPU §5.5 (each a policy of its
+ * own name):
  *   mllm-npu/in-order   chunks + shadow, in-order subgraphs
  *   mllm-npu/per-group  chunks, accuracy kept without shadow outliers by
  *                       per-group INT8 weights (Q8_0: FP16 activations on
