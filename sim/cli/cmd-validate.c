@@ -21,6 +21,7 @@
 #include "sim/cli/run-opts.h"
 #include "sim/cli/config.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
 
@@ -484,9 +485,10 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     if (k == 0) {
+        g_autofree char *got = hs_escape(only);
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                     "validate: --only: expected the id of a point, or a pattern matching one "
-                    "(got \"%s\"; 'hetero-sim validate' lists them)", only);
+                    "(got \"%s\"; 'hetero-sim validate' lists them)", got);
         return FALSE;
     }
     n = k;
