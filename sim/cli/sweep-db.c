@@ -316,6 +316,29 @@ hs_sweep_db_check(sqlite3 *db, gboolean create, GError **error)
     return TRUE;
 }
 
+/*
+ * Put @db in WAL mode.  Leaving a rollback journal takes an exclusive
+ * lock, which SQLite asks for once, without the busy handler: two sweeps
+ * opening a new database at once saw "database is locked" while the other
+ * read it.  So the change is retried for as long as the busy timeout
+ * (10 s) would have waited.
+ */
+static gboolean
+set_wal(sqlite3 *db, GError **error)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        int rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) {
+            return TRUE;
+        }
+        if ((rc & 0xff) != SQLITE_BUSY) {
+            break;
+        }
+        g_usleep(10000);
+    }
+    return exec(db, "PRAGMA journal_mode=WAL", error);     /* once more, for the message */
+}
+
 sqlite3 *
 hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
 {
@@ -352,7 +375,7 @@ hs_sweep_db_open(const char *path, GPtrArray *names, GError **error)
     g_autofree char *stamp = g_strdup_printf("PRAGMA application_id = %d; PRAGMA user_version "
                                              "= %d", HS_SWEEP_APP_ID, HS_SWEEP_SCHEMA);
     /* WAL: a commit is one append, so a killed writer leaves no torn page */
-    if (!exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", error) ||
+    if (!set_wal(db, error) || !exec(db, "PRAGMA synchronous=NORMAL", error) ||
         !exec(db, "BEGIN IMMEDIATE", error) ||
         !exec(db, create->str, error) ||
         !exec(db, "CREATE TABLE IF NOT EXISTS settings (column TEXT PRIMARY KEY, name TEXT)",
