@@ -53,7 +53,9 @@ commands=$("$bin" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { pri
     echo '```'
 } > "$out/config.md.tmp"
 src=$(dirname "$0")/../docs/accuracy.md
-"$bin" validate > "$out/validate.tmp"
+# without its last line, the version and command that printed it (a
+# build's hash would make every commit's docs stale)
+"$bin" validate | grep -v '^hetero-sim [^ ]*: hetero-sim validate' > "$out/validate.tmp"
 awk -v table="$out/validate.tmp" '
     /^<!-- end validate -->$/ { skip = 0 }
     !skip { print }

@@ -292,6 +292,7 @@ print_text(const Row *rows, guint n, GPtrArray *files, gboolean allow_known,
            : allow_known ? "some points MISS their tolerance"
                          : "some points miss their tolerance (--strict: even those the "
                            "points file declares)");
+    printf("%s\n", hs_provenance_line());        /* what printed it, as run's text */
 }
 
 static void
@@ -349,6 +350,7 @@ print_json(const Row *rows, guint n, GPtrArray *files)
     Summary all = summarise(rows, n, NULL);
     cJSON_AddNumberToObject(j, "mape_pct", all.mape);
     cJSON_AddBoolToObject(j, "all_ok", all.ok == all.n);
+    cJSON_AddItemToObject(j, "provenance", hs_provenance_json());
     g_autofree char *s = hs_json_print(j, FALSE);
     printf("%s\n", s);
 }
@@ -359,13 +361,20 @@ write_out(const char *out_dir, const Row *rows, guint n, GError **error)
     if (!hs_outdir_make(out_dir, error)) {
         return FALSE;
     }
-    g_autoptr(GString) csv = g_string_new("file,id,metric,published,simulated,error_pct,"
-                                          "tolerance_pct,ok\n");
+    /* each row with the version and command that computed it (config_hash
+     * empty: every row has its own SoC, model and stacks) */
+    g_autofree char *head = hs_csv_with_provenance("file,id,metric,published,simulated,"
+                                                   "error_pct,tolerance_pct,ok", TRUE);
+    g_autoptr(GString) csv = g_string_new(head);
     for (guint i = 0; i < n; i++) {
-        g_string_append_printf(csv, "%s,%s,%s,%.6g,%.6g,%.3f,%.1f,%d\n", rows[i].file,
-                               rows[i].pt->id, hs_metric_name[rows[i].pt->metric],
-                               rows[i].pt->published, rows[i].simulated, rows[i].error_pct,
-                               rows[i].pt->tolerance_pct, rows[i].ok);
+        g_autofree char *row = g_strdup_printf("%s,%s,%s,%.6g,%.6g,%.3f,%.1f,%d", rows[i].file,
+                                               rows[i].pt->id,
+                                               hs_metric_name[rows[i].pt->metric],
+                                               rows[i].pt->published, rows[i].simulated,
+                                               rows[i].error_pct, rows[i].pt->tolerance_pct,
+                                               rows[i].ok);
+        g_autofree char *line = hs_csv_with_provenance(row, FALSE);
+        g_string_append(csv, line);
     }
     g_autofree char *cp = g_build_filename(out_dir, "validate.csv", NULL);
     g_autofree char *sp = g_build_filename(out_dir, "validate.svg", NULL);
@@ -382,6 +391,7 @@ run(int argc, char **argv, GError **error)
     gboolean help = FALSE, allow_known = FALSE, strict = FALSE;
     g_autofree char *points = NULL, *format_name = NULL, *out_dir = NULL, *only = NULL;
     g_auto(GStrv) set = NULL;
+    hs_provenance_command(argc, argv);          /* before GOption takes it apart */
     GOptionEntry entries[] = {
         { "strict", 's', 0, G_OPTION_ARG_NONE, &strict,
           "Fail on every point outside its tolerance, even one the points file declares a "

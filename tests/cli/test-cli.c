@@ -1104,6 +1104,11 @@ test_validate(void)
     g_autoptr(Run) o3 = hs("validate", "--points", pts, "--strict", "--known-misses", NULL);
     g_assert_cmpint(o3->status, ==, 2);
     assert_one_error_line(o3, "validate: --strict and --known-misses contradict each other");
+    g_autofree char *table = NULL;
+    g_assert_true(g_file_get_contents(csv, &table, NULL, NULL));
+    g_assert_true(g_str_has_prefix(table, "file,id,metric,published,simulated,error_pct,"
+                                          "tolerance_pct,ok,version,command,config_hash\n"));
+    g_assert_nonnull(strstr(table, ",hetero-sim validate --points "));
     g_autofree char *plot = NULL;
     g_assert_true(g_file_get_contents(svg, &plot, NULL, NULL));
     /* the legend, and this point drawn as a known miss in its own band */
@@ -1233,6 +1238,11 @@ test_validate_papers(void)
         g_assert_cmpstr(cJSON_GetObjectItem(cJSON_GetArrayItem(orows, (int) i), "id")
                         ->valuestring, ==, oid[i]);
     }
+    /* what computed them, as every output says it */
+    const cJSON *prov = cJSON_GetObjectItem(oj, "provenance");
+    g_assert_true(g_str_has_prefix(cJSON_GetObjectItem(prov, "command")->valuestring,
+                                   "hetero-sim validate --only "));
+    g_assert_nonnull(cJSON_GetObjectItem(prov, "version"));
     const cJSON *opapers = cJSON_GetObjectItem(oj, "papers");
     g_assert_cmpint(cJSON_GetArraySize(opapers), ==, 1);
     g_assert_cmpint(cJSON_GetObjectItem(cJSON_GetArrayItem(opapers, 0), "points")->valueint,
@@ -1246,6 +1256,7 @@ test_validate_papers(void)
 
     g_autoptr(Run) t = hs("validate", "--known-misses", NULL);
     g_assert_cmpint(t->status, ==, 0);
+    g_assert_true(g_str_has_suffix(t->out, ": hetero-sim validate --known-misses\n"));
     g_assert_nonnull(strstr(t->out, "| paper | points | predicted | MAPE, predicted |"));
     g_assert_nonnull(strstr(t->out, "| heterollm | prefill-layer-vs-gpu-256 | "));
     g_assert_nonnull(strstr(t->out, "| all papers | "));
