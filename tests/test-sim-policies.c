@@ -488,50 +488,73 @@ test_tensor_tok_align(void)
     }
 }
 
-/* HeteroLLM §4.1.1: prefill cuts rows only where the NPU is not much
- * faster than the GPU (short sequences, FFN-down); every other prefill
- * matmul stays whole on the NPU, so the GPU does "only a small portion"
- * of prefill (§5.5).  At a prepared length (1024), on models of three
- * widths: the GPU's share of the matmul FLOPs is small, and every matmul
- * kernel carries the solver's reason, which names the rule it applied. */
+/* HeteroLLM §4.1.1: in prefill the GPU shares a matmul only in two cases,
+ * short sequences and FFN-down (here: a sequence no longer than the
+ * shortest prepared shape, FFN-down's shape class K > N, or any matmul the
+ * NPU runs at most 1.5x as fast as the GPU); every other prefill matmul
+ * stays whole on the NPU, so the GPU does "only a small portion" of
+ * prefill (§5.5).  Sequence cuts serve misaligned lengths only: a length
+ * the prepared shapes cover (768 = 512 + 256, 2048 = 2 x 1024) gives the
+ * GPU no piece of any other matmul.  On two SoCs, at prepared and covered
+ * lengths, on models of three widths: the GPU's share of the matmul FLOPs
+ * is small, every GPU matmul kernel carries a reason the rule allows, and
+ * FFN-down is shared even where the NPU runs it just over 1.5x the GPU
+ * (the Dimensity 9300 at 1024 tokens, 1.50x: until the rule followed
+ * FFN-down's shape it was cut at 512 tokens and not at 1024, and prefill
+ * at 1024 tokens ran slower than at 2048). */
 static void
 test_tensor_prefill_gpu_share(void)
 {
     static const char *const models[] = { "llama-3-8b", "internlm2-1.8b", "qwen1.5-1.8b" };
-    for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
-        SimWorkload w;
-        timing_workload(&w, 1024, 0, 1);
-        Case c;
-        run_case("sd8gen3", models[m], "hetero-tensor", &w, &c);
-        uint32_t gpu = proc_of(c.soc, HW_KIND_GPU);
-        double gpu_flops = 0, all_flops = 0;
-        uint32_t whole_on_npu = 0;
-        for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
-            const SimTask *t = sim_plan_task(c.plan, i);
-            if (t->kind != SIM_TASK_KERNEL || t->phase != SIM_PHASE_PREFILL ||
-                t->work.op != MDL_OP_MATMUL) {
-                continue;
+    static const struct {
+        const char *soc;
+        uint32_t prompt;
+    } runs[] = { { "sd8gen3", 1024 }, { "sd8gen3", 2048 }, { "dimensity9300", 768 },
+                 { "dimensity9300", 1024 } };
+    static const char *const allowed[] = { "at most 1.5x the GPU", "FFN-down's shape class",
+                                           "a short sequence", "a misaligned length" };
+    for (size_t r = 0; r < G_N_ELEMENTS(runs); r++) {
+        for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
+            SimWorkload w;
+            timing_workload(&w, runs[r].prompt, 0, 1);
+            Case c;
+            run_case(runs[r].soc, models[m], "hetero-tensor", &w, &c);
+            uint32_t gpu = proc_of(c.soc, HW_KIND_GPU);
+            double gpu_flops = 0, all_flops = 0;
+            uint32_t whole_on_npu = 0, ffn_down_on_gpu = 0;
+            for (uint32_t i = 0; i < sim_plan_len(c.plan); i++) {
+                const SimTask *t = sim_plan_task(c.plan, i);
+                if (t->kind != SIM_TASK_KERNEL || t->phase != SIM_PHASE_PREFILL ||
+                    t->work.op != MDL_OP_MATMUL) {
+                    continue;
+                }
+                g_assert_nonnull(t->why);
+                all_flops += (double) t->work.flops;
+                if (t->proc == gpu) {
+                    gpu_flops += (double) t->work.flops;
+                    gboolean ok = FALSE;
+                    for (size_t k = 0; k < G_N_ELEMENTS(allowed); k++) {
+                        ok = ok || strstr(t->why, allowed[k]) != NULL;
+                    }
+                    if (!ok) {
+                        g_test_message("%s on the GPU: %s", t->name, t->why);
+                    }
+                    g_assert_true(ok);
+                    ffn_down_on_gpu += strstr(t->name, "ffn_down") != NULL;
+                }
+                if (strstr(t->why, "no GPU share")) {
+                    g_assert_cmpuint(t->proc, !=, gpu);
+                    g_assert_cmpuint(t->slice.row0, ==, 0);
+                    whole_on_npu++;
+                }
             }
-            g_assert_nonnull(t->why);
-            all_flops += (double) t->work.flops;
-            if (t->proc == gpu) {
-                gpu_flops += (double) t->work.flops;
-                /* a cut where the NPU is no faster, or of the one
-                 * token lm_head reads (not a prepared shape) */
-                g_assert_true(strstr(t->why, "at most 1.5x the GPU") ||
-                              strstr(t->why, "not a prepared shape"));
-            }
-            if (strstr(t->why, "no row cut")) {
-                g_assert_cmpuint(t->proc, !=, gpu);
-                g_assert_cmpuint(t->slice.row0, ==, 0);
-                whole_on_npu++;
-            }
+            g_test_message("%s at %u on %s: GPU share of prefill matmul FLOPs %.3f", models[m],
+                           runs[r].prompt, runs[r].soc, gpu_flops / all_flops);
+            g_assert_cmpfloat(gpu_flops / all_flops, <, 0.15);
+            g_assert_cmpuint(whole_on_npu, >, 0);
+            g_assert_cmpuint(ffn_down_on_gpu, >, 0);
+            case_clear(&c);
         }
-        g_test_message("%s: GPU share of prefill matmul FLOPs %.3f", models[m],
-                       gpu_flops / all_flops);
-        g_assert_cmpfloat(gpu_flops / all_flops, <, 0.15);
-        g_assert_cmpuint(whole_on_npu, >, 0);
-        case_clear(&c);
     }
 }
 

@@ -862,11 +862,11 @@ test_render_aware_plan(void)
                    gpu_flops_share(aware.plan, gpu), r.prefill.tokens_per_s,
                    gpu_flops_share(blind, gpu));
     g_assert_cmpfloat(gpu_flops_share(aware.plan, gpu), <, gpu_flops_share(blind, gpu) - 0.05);
-    /* the blind plan cuts rows of FFN-down alone (the NPU is much faster
-     * on the other matmuls, HeteroLLM §4.1.1), so knowing the game changes
-     * the LLM's time little (within 2 %, either way): it leaves the GPU to
-     * the game instead */
-    g_assert_cmpfloat(aware.r.prefill.time_ms, <=, 1.02 * r.prefill.time_ms);
+    /* both cut rows of FFN-down alone (the NPU is much faster on the other
+     * matmuls, HeteroLLM §4.1.1); the blind plan's GPU rows, sized for an
+     * idle GPU, wait behind the frames and finish last, the aware plan's
+     * fewer rows do not (205 against 159 tokens/s) */
+    g_assert_cmpfloat(aware.r.prefill.time_ms, <, 0.9 * r.prefill.time_ms);
     g_assert_cmpfloat(aware.r.render_fps_prefill, >=, 0.95 * w.render.fps);
     sim_run_report_clear(&r);
     case_clear(&aware);

@@ -25,20 +25,26 @@
  *                      GPU rows [r, N) at the real length
  *
  * Prefill is NPU-dominant, decode GPU-dominant (row cutting, to draw on
- * both processors' DRAM bandwidth).  In prefill, rows are cut only "in
- * these two cases" (HeteroLLM §4.1.1): short sequences, where stage
- * performance leaves the NPU about as fast as the GPU, and FFN-down, whose
- * shape gives the NPU only 0.5-1.5x the GPU's speed (§3.2).  Both are the
- * matmuls on which the NPU is at most prefill_cut_max_npu_speedup (1.5,
- * the top of §3.2's FFN-down range) times as fast as the GPU, and those of
- * a sequence no longer than the shortest prepared shape (32: one tile of
- * the NPU's columns, where its time stays flat whatever the tokens,
- * §3.2's stage performance); every other prefill matmul stays whole on the NPU
- * and the GPU keeps "only a small portion" of prefill (§5.5: free for a
- * game's rendering).  Sequence and hybrid cuts still serve prompts that
- * are not a prepared shape.  Operators other than matmuls run on
- * the GPU.  The NPU runs its share with weights permuted for its order
- * sensitivity (the builder marks NPU matmuls as W . X^T).
+ * both processors' DRAM bandwidth).  In prefill, the GPU shares a matmul
+ * only "in these two cases" (HeteroLLM §4.1.1): short sequences, where
+ * stage performance leaves the NPU about as fast as the GPU, and FFN-down,
+ * whose shape gives the NPU only 0.5-1.5x the GPU's speed (§3.2).  Here
+ * they are: a sequence no longer than the shortest prepared shape (32: one
+ * tile of the NPU's columns, where its time stays flat whatever the
+ * tokens); FFN-down's shape class, a weight with more columns than rows
+ * (K > N: §3.2's "more columns than rows" after transposition), whatever
+ * the NPU's speed on it, so that a SoC where it reaches 1.51x does not
+ * lose the cut it gets at 1.49x; and any matmul on which the NPU is at
+ * most prefill_cut_max_npu_speedup (1.5, the top of §3.2's FFN-down range)
+ * times as fast as the GPU.  Every other prefill matmul stays whole on the
+ * NPU and the GPU keeps "only a small portion" of prefill (§5.5: free for
+ * a game's rendering).  Sequence and hybrid cuts serve lengths that are
+ * misaligned (not a multiple of the shortest prepared shape, HeteroLLM's
+ * 300 and 600): a length the prepared shapes cover exactly (768 = 512 +
+ * 256, 2048 = 2 x 1024) runs them on the NPU one after another and gives
+ * the GPU no piece.  Operators other than matmuls run on the GPU.  The NPU
+ * runs its share with weights permuted for its order sensitivity (the
+ * builder marks NPU matmuls as W . X^T).
  */
 #include "sim/policies/common.h"
 
@@ -141,6 +147,37 @@ std_floor(SimBuilder *b, uint32_t tokens)
     return best;
 }
 
+/*
+ * Why the GPU may take a share of prefill matmul @node (HeteroLLM §4.1.1,
+ * see above), or NULL if it may not; with the whole matmul's time on each
+ * processor (on the NPU padded to @S_npu, or in one piece past the largest
+ * prepared shape).
+ */
+static const char *
+prefill_share_reason(SimBuilder *b, uint32_t node, uint32_t S_npu, uint64_t *t_gpu_ps,
+                     uint64_t *t_npu_ps)
+{
+    const SimPhaseInfo *info = sim_builder_info(b);
+    const MdlNode *n = sim_builder_node(b, node);
+    const SimSlice full = sim_builder_full(b, node);
+    SimSlice s = full;
+    s.pad_tokens = S_npu == n->tokens ? 0 : S_npu;
+    *t_gpu_ps = sim_builder_cost_ps(b, node, info->proc_gpu, full, MDL_PREC_W4A16);
+    *t_npu_ps = sim_builder_cost_ps(b, node, info->proc_npu, s, policy_npu_prec(b));
+    if (n->tokens <= info->opts->min_npu_shape) {
+        return "a short sequence (the shortest prepared shape): rows may be cut "
+               "(HeteroLLM §4.1.1)";
+    }
+    if (n->k > n->features) {
+        return "FFN-down's shape class (more columns than rows): it may be cut "
+               "(HeteroLLM §4.1.1, §3.2)";
+    }
+    if ((double) *t_gpu_ps <= PREFILL_CUT_MAX_NPU_SPEEDUP * (double) *t_npu_ps) {
+        return "the NPU at most 1.5x the GPU: it may be cut (HeteroLLM §4.1.1)";
+    }
+    return NULL;
+}
+
 static gboolean
 tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
 {
@@ -165,22 +202,22 @@ tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
     consider(&best, &c);
 
     uint32_t S_npu = decode ? npu_pad : sim_builder_std_shape(b, S);
+    /* prefill: may the GPU take a share (HeteroLLM §4.1.1, above)? */
+    const gboolean misaligned = S % info->opts->min_npu_shape != 0;
+    uint64_t t_gpu_all = 0, t_npu_all = 0;
+    const char *share_why = decode ? NULL
+                                   : prefill_share_reason(b, node, S_npu, &t_gpu_all, &t_npu_all);
+    const gboolean prefill_shares = share_why != NULL;
     if (S_npu != 0) {
         /* all on the NPU, padded */
         SimSlice s = full;
         s.pad_tokens = S_npu == S ? 0 : S_npu;
         c = (Candidate) { 0, 1, { part(npu, s, np) } };
         c.time_ps = candidate_cost(b, node, &c, sync_aware);
-        uint64_t t_npu_all = c.time_ps;
         consider(&best, &c);
 
-        /* row cutting (decode) / hybrid (prefill, padded NPU share); in
-         * prefill of a prepared shape, only where the NPU is not much
-         * faster than the GPU (the GPU-only candidate is parts[0] of the
-         * first one considered: best is it or the NPU) */
-        uint64_t t_gpu_all = sim_builder_cost_ps(b, node, gpu, full, MDL_PREC_W4A16);
-        gboolean cut = decode || S_npu != S || S <= info->opts->min_npu_shape
-                       || (double) t_gpu_all <= PREFILL_CUT_MAX_NPU_SPEEDUP * (double) t_npu_all;
+        /* row cutting (decode) / hybrid (prefill, padded NPU share) */
+        gboolean cut = decode || misaligned || prefill_shares;
         for (uint32_t r = align; cut && r < N; r += align) {
             SimSlice sn = s, sg = full;
             sn.row1 = r;
@@ -211,10 +248,12 @@ tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
             }
             SimSlice rest = full;
             rest.tok0 = t0;
-            c = npu_k;
-            c.parts[c.n++] = part(gpu, rest, MDL_PREC_W4A16);
-            c.time_ps = candidate_cost(b, node, &c, sync_aware);
-            consider(&best, &c);
+            if (misaligned || prefill_shares) {
+                c = npu_k;
+                c.parts[c.n++] = part(gpu, rest, MDL_PREC_W4A16);
+                c.time_ps = candidate_cost(b, node, &c, sync_aware);
+                consider(&best, &c);
+            }
             rest.pad_tokens = pad_for(b, S - t0);
             if (rest.pad_tokens) {
                 c = npu_k;
@@ -230,25 +269,16 @@ tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
     }
 
     g_autofree char *why = NULL;
-    if (!decode && S_npu != 0) {
-        uint64_t t_gpu_all = sim_builder_cost_ps(b, node, gpu, full, MDL_PREC_W4A16);
-        SimSlice s = full;
-        s.pad_tokens = S_npu == S ? 0 : S_npu;
-        uint64_t t_npu_all = sim_builder_cost_ps(b, node, npu, s, np);
-        double speedup = (double) t_gpu_all / (double) MAX(t_npu_all, 1);
+    if (!decode) {
         why = g_strdup_printf("hetero-tensor solver: all on the GPU %.1f us, all on the NPU "
                               "%.1f us (%.2fx); %s; chose %u part(s) taking %.1f us",
-                              t_gpu_all / 1e6, t_npu_all / 1e6, speedup,
-                              S_npu != S ? "a prompt that is not a prepared shape: sequence, "
-                                           "hybrid and padded cuts considered"
-                              : S <= info->opts->min_npu_shape
-                                  ? "a short sequence (the shortest prepared shape): rows may be "
-                                    "cut (HeteroLLM §4.1.1)"
-                              : speedup <= PREFILL_CUT_MAX_NPU_SPEEDUP
-                                  ? "the NPU at most 1.5x the GPU: rows may be cut "
-                                    "(HeteroLLM §4.1.1)"
-                                  : "the NPU over 1.5x the GPU: no row cut in prefill, the "
-                                    "GPU kept free (HeteroLLM §4.1.1, §5.5)",
+                              t_gpu_all / 1e6, t_npu_all / 1e6,
+                              (double) t_gpu_all / (double) MAX(t_npu_all, 1),
+                              misaligned ? "a misaligned length: sequence, hybrid and padded "
+                                           "cuts considered"
+                              : share_why ? share_why
+                                          : "the NPU over 1.5x the GPU: no GPU share in "
+                                            "prefill, the GPU kept free (HeteroLLM §4.1.1, §5.5)",
                               best.n, best.time_ps / 1e6);
     }
     if (sync_aware && S_npu != 0) {
