@@ -13,6 +13,13 @@
  * Matmuls run on the NPU with the weights permuted for its order
  * sensitivity; every other operator runs on the GPU.  The NPU stack runs no
  * W4A16 decode, so decode runs on the GPU as in gpu-only.
+ *
+ * HeteroLLM's layer-level policy (§4, hetero-layer) is the padding plan:
+ * each operator on the backend that suits it, matmuls on the NPU padded to
+ * the next prepared shape, RMSNorm, RoPE, attention, SwiGLU and residual
+ * adds on the GPU, with a sync at every hand-off.  The two names are one
+ * plan: padding is how the layer-level engine meets a length it has no
+ * graph for, the baseline §5.2 measures hetero-tensor's cuts against.
  */
 #include "sim/policies/common.h"
 
@@ -108,6 +115,12 @@ online_plan(SimBuilder *b, GError **error)
 {
     return plan_with(b, exact_matmul, TRUE, error);
 }
+
+const SimPolicy sim_policy_hetero_layer = {
+    SIM_POLICY_ABI, "hetero-layer",
+    "HeteroLLM layer level: matmuls on NPU (permuted, padded), the rest on GPU",
+    padding_plan, "heterollm",
+};
 
 const SimPolicy sim_policy_npu_only = {
     SIM_POLICY_ABI, "npu-only",
