@@ -6,10 +6,12 @@
  */
 #include "sim/calibrate/calibrate.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
 #include "sim/util/override.h"
+#include "sim/util/version-info.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -83,8 +85,8 @@ write_out(const HsCalSpec *s, const HsCalResult *r, const char *doc, const char 
         g_autofree char *old = g_strdup_printf("--set %s", set[k]);
         g_autofree char *iv = key_interval(&s->keys[k], &r->keys[k]);
         g_autofree char *src = g_strdup_printf(
-            "calibrated by hetero-sim calibrate %s (%s): %u measurements, %s", s->path,
-            hs_cal_method_name, s->n_meas, iv);
+            "calibrated by hetero-sim calibrate %s (%s, hetero-sim %s): %u measurements, %s",
+            s->path, hs_cal_method_name, hs_version(), s->n_meas, iv);
         if (replace_source(root, old, src) == 0) {
             /* a plain number in the base: it gains the {value, source} form */
             g_debug("%s had no source to replace", s->keys[k].path);
@@ -214,6 +216,7 @@ report_text(const HsCalSpec *s, const HsCalResult *r, gboolean loo, GString *o)
 static gboolean
 run(int argc, char **argv, GError **error)
 {
+    hs_provenance_command(argc, argv);          /* before GOption takes it apart */
     gboolean help = FALSE, loo = FALSE;
     g_autofree char *format_name = NULL, *out = NULL, *out_soc = NULL, *out_stack = NULL;
     GOptionEntry entries[] = {
@@ -300,11 +303,14 @@ run(int argc, char **argv, GError **error)
     }
     if (format == HS_FORMAT_JSON) {
         g_autoptr(cJSON) j = report_json(s, r, loo);
+        cJSON_AddItemToObject(j, "provenance", hs_provenance_json());
         g_autofree char *text = hs_json_print(j, TRUE);
         printf("%s\n", text);
     } else {
         g_autoptr(GString) o = g_string_new(NULL);
         report_text(s, r, loo, o);
+        /* what printed it, as run's and validate's text */
+        g_string_append_printf(o, "%s\n", hs_provenance_line());
         fputs(o->str, stdout);
     }
     return TRUE;

@@ -358,9 +358,24 @@ static const struct {
     { "prefill", probe_prefill },
 };
 
+/* @c printed or written; as JSON it says what computed it, as every
+ * output does */
+static gboolean
+emit(HsCurve *c, HsFormat format, const char *out_dir, HsOutGroup *group, GError **error)
+{
+    if (format == HS_FORMAT_JSON && out_dir == NULL) {
+        if (c->extra == NULL) {
+            c->extra = cJSON_CreateObject();
+        }
+        cJSON_AddItemToObject(c->extra, "provenance", hs_provenance_json());
+    }
+    return hs_curve_emit(c, format, out_dir, group, error);
+}
+
 static gboolean
 run(int argc, char **argv, GError **error)
 {
+    hs_provenance_command(argc, argv);          /* before GOption takes it apart */
     gboolean help = FALSE;
     g_autofree char *what = NULL, *soc_name = NULL, *model = NULL, *format_name = NULL;
     g_autofree char *out_dir = NULL, *dtype = NULL, *stack_name = NULL;
@@ -455,7 +470,7 @@ run(int argc, char **argv, GError **error)
     if (breakdown) {
         g_autoptr(HsCurve) c = probe_gemm_breakdown(&p, strcmp(what, "npu-gemm") == 0
                                                       ? HW_KIND_NPU : HW_KIND_GPU, error);
-        if (c == NULL || !hs_curve_emit(c, format, out_dir, group, error)) {
+        if (c == NULL || !emit(c, format, out_dir, group, error)) {
             return FALSE;
         }
         g_ptr_array_add(wrote, g_strdup(c->name));
@@ -465,7 +480,7 @@ run(int argc, char **argv, GError **error)
         if (all || strcmp(what, probes[i].name) == 0) {
             found = TRUE;
             g_autoptr(HsCurve) c = probes[i].fn(&p, error);
-            if (c == NULL || !hs_curve_emit(c, format, out_dir, group, error)) {
+            if (c == NULL || !emit(c, format, out_dir, group, error)) {
                 return FALSE;
             }
             g_ptr_array_add(wrote, g_strdup(c->name));
@@ -478,9 +493,18 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     if (out_dir == NULL) {
+        if (format == HS_FORMAT_TEXT) {
+            printf("%s\n", hs_provenance_line());
+        }
         return TRUE;
     }
-    if (!hs_outgroup_commit(g_steal_pointer(&group), error)) {
+    /* what computed the curves, beside them */
+    g_autoptr(cJSON) prov = hs_provenance_json();
+    g_autofree char *prov_text = hs_json_print(prov, TRUE);
+    g_autofree char *prov_file = g_build_filename(out_dir, "provenance.json", NULL);
+    g_autofree char *prov_nl = g_strconcat(prov_text, "\n", NULL);
+    if (!hs_outgroup_write(group, prov_file, prov_nl, strlen(prov_nl), error) ||
+        !hs_outgroup_commit(g_steal_pointer(&group), error)) {
         return FALSE;
     }
     for (guint i = 0; i < wrote->len; i++) {

@@ -260,6 +260,13 @@ test_out_and_csv(void)
     g_autofree char *text = NULL;
     g_assert_true(g_file_get_contents(out, &text, NULL, NULL));
     g_assert_nonnull(strstr(text, "calibrated by hetero-sim calibrate"));
+    /* the fitted key names the version that fitted it; the report ends
+     * with what printed it */
+    g_autofree char *by = g_strdup_printf("(NLopt BOBYQA, hetero-sim %s", HS_VERSION);
+    g_assert_nonnull(strstr(text, by));
+    g_autofree char *last = g_strdup_printf(": hetero-sim calibrate %s --out %s --loo\n", spec,
+                                            out);
+    g_assert_true(g_str_has_suffix(r->out, last));
     g_autoptr(Run) show = hs("stack", "show", out, NULL);
     g_assert_cmpint(show->status, ==, 0);
     g_autoptr(Run) run = hs("run", "-P", "gpu-only", "-m", "llama-3.2-1b", "--stack", out,

@@ -1367,6 +1367,15 @@ test_probe(void)
     g_assert_cmpint(cJSON_GetArraySize(rows), ==, 7);               /* K = 32 .. 2048 */
     g_assert_cmpfloat(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), "k")->valuedouble, ==, 32);
     g_assert_cmpfloat(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), "ratio")->valuedouble, >, 1);
+    /* what computed it, as every output says: JSON's provenance, the
+     * text's last line */
+    const cJSON *prov = cJSON_GetObjectItem(jo, "provenance");
+    g_assert_cmpstr(cJSON_GetObjectItem(prov, "command")->valuestring, ==,
+                    "hetero-sim probe --what npu-order --format json");
+    g_assert_nonnull(cJSON_GetObjectItem(prov, "version"));
+    g_autoptr(Run) ot = hs("probe", "--what", "sync", NULL);
+    g_assert_cmpint(ot->status, ==, 0);
+    g_assert_true(g_str_has_suffix(ot->out, ": hetero-sim probe --what sync\n"));
 
     g_autoptr(Run) m = hs("probe", "--what", "membw", "--format", "json", NULL);
     g_assert_cmpint(m->status, ==, 0);
@@ -1493,6 +1502,13 @@ test_probe(void)
         }
         g_unlink(f);
     }
+    /* and beside the curves, what computed them */
+    g_autofree char *prov_file = g_build_filename(out, "provenance.json", NULL);
+    g_autofree char *ptext = NULL;
+    g_assert_true(g_file_get_contents(prov_file, &ptext, NULL, NULL));
+    g_autoptr(cJSON) pj = cJSON_Parse(ptext);
+    g_assert_true(g_str_has_prefix(cJSON_GetObjectItem(pj, "command")->valuestring,
+                                   "hetero-sim probe --what all --out "));
     g_autoptr(GDir) d = g_dir_open(out, 0, NULL);
     const char *n;
     while ((n = g_dir_read_name(d)) != NULL) {

@@ -464,7 +464,8 @@ test_probe_columns(void)
     g_auto(GStrv) lines = g_strsplit(r->out, "\n", -1);
     guint rows = 0;
     gboolean long_name = FALSE;
-    for (char **l = lines + 2; *l && **l; l++) {
+    char **l = lines + 2;
+    for (; *l && **l && !g_str_has_prefix(*l, "hetero-sim "); l++) {
         /* right-aligned columns: every row as long as the header */
         g_assert_cmpuint(strlen(*l), ==, strlen(lines[1]));
         long_name |= strstr(*l, " transformer-lite ") != NULL;
@@ -478,6 +479,9 @@ test_probe_columns(void)
     }
     g_assert_true(long_name);
     g_assert_cmpuint(rows, >, 20);
+    /* then what printed it, last */
+    g_assert_true(g_str_has_suffix(*l, ": hetero-sim probe --what prefill"));
+    g_assert_cmpstr(l[1], ==, "");
 }
 
 /* A device is no input file: /dev/zero named as a config, model, points,
