@@ -78,6 +78,22 @@ hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
     }
 }
 
+/* Scores of @m queries, the last seeing @n keys, scored in blocks of @ub
+ * queries (0: one block), each block against every key up to its end. */
+static double
+full_scores(uint64_t m, uint64_t n, uint32_t ub)
+{
+    if (ub == 0 || ub >= m) {
+        return (double) m * (double) n;
+    }
+    double full = 0;
+    for (uint64_t q0 = 0; q0 < m; q0 += ub) {
+        uint64_t mq = MIN((uint64_t) ub, m - q0);
+        full += (double) mq * (double) (n - m + q0 + mq);
+    }
+    return full;
+}
+
 static void
 hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *c)
 {
@@ -97,9 +113,12 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     if (sc->attention_full_scores && op->kind == HW_OP_ATTENTION && op->m > 1 &&
         op->n >= op->m) {
         /* m queries, the last seeing n keys: a causal kernel computes
-         * (2n - m + 1) m / 2 scores, one that masks in the softmax m x n */
+         * (2n - m + 1) m / 2 scores, one that masks in the softmax m x n,
+         * or, evaluating the prompt in blocks of attention_ubatch queries
+         * (llama.cpp's n_ubatch), each block against the keys cached up
+         * to its end: the waste is each block's own triangle */
         double causal = (2.0 * (double) op->n - (double) op->m + 1.0) * (double) op->m / 2.0;
-        double full = (double) op->m * (double) op->n;
+        double full = full_scores(op->m, op->n, sc->attention_ubatch);
         /* the op's flops are heads x causal x (4 head_dim + 5) */
         double heads = flops / (causal * (4.0 * (double) op->k + 5.0));
         flops *= full / causal;

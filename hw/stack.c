@@ -34,6 +34,10 @@ static const HsParam cpu_params[] = {
     HS_PARAM_BOOL("attention_full_scores", HwStackCpu, attention_full_scores, 0,
                   "its prefill attention computes every query-key score of the "
                   "block and masks the future in the softmax (no causal skipping)"),
+    HS_PARAM_U32("attention_ubatch", HwStackCpu, attention_ubatch, 0, 1u << 20, 0,
+                 "with attention_full_scores: a prompt's queries are scored in blocks of "
+                 "this many tokens, each against the keys cached up to its end "
+                 "(llama.cpp's n_ubatch); 0: the whole prompt as one block"),
     HS_PARAM_BOOL("pins_clock", HwStackCpu, pins_clock, 0,
                   "its worker threads spin between operators, so the compute cores' "
                   "governor sees them busy and holds the top operating point (false: "

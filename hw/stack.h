@@ -49,6 +49,8 @@ typedef struct HwStackCpu {
     double submit_us;            /* host time of one accelerator enqueue call */
     gboolean fp32_float;         /* float (non-INT8) kernels compute in FP32 */
     gboolean attention_full_scores; /* prefill attention: all m x n scores */
+    uint32_t attention_ubatch;   /* ... of query blocks this long, each against
+                                  * the keys cached to its end (0: one block) */
     gboolean pins_clock;         /* its runtime holds the cores at their top
                                   * operating point (worker threads spin) */
     double serial_cycles_per_elem; /* core cycles per element of its scalar,

@@ -482,19 +482,35 @@ test_mllm_stack(void)
     g_assert_cmpfloat(hi / lo, <, 1.1);
 
     /* a 256-query chunk over 512 keys: causal (2n - m + 1) m / 2 scores
-     * for llama.cpp's stack, m x n in FP32 for mllm's, at the same SIMD
+     * in FP16 for MNN's stack, m x n in FP32 for mllm's, at the same SIMD
      * share (0.5) */
     const HwDev *cpu = hw_soc_find_kind(soc, HW_KIND_CPU);
-    const HwStack *ggml = hw_soc_stack(soc, "llama-cpp", &error);
+    const HwStack *mnn = hw_soc_stack(soc, "mnn-cpu", &error);
     g_assert_no_error(error);
     HwOp att = { .kind = HW_OP_ATTENTION, .m = 256, .k = 128, .n = 512,
                  .compute = HW_DTYPE_FP16, .flops = 1000000000ull };
     HwCost c1, c2;
-    hw_dev_estimate(cpu, ggml, &att, &c1);
+    hw_dev_estimate(cpu, mnn, &att, &c1);
     hw_dev_estimate(cpu, mllm, &att, &c2);
     double causal = (2.0 * 512 - 256 + 1) * 256 / 2, full = 256.0 * 512;
     g_assert_cmpfloat(fabs((double) c2.compute_ps / (double) c1.compute_ps -
                            2.0 * full / causal), <, 1e-3);
+    /* llama.cpp scores a prompt 512 queries at a time (n_ubatch), each
+     * block against the keys cached to its end: 1024 queries over 1024
+     * keys are 512 x 512 + 512 x 1024 scores, 0.75 of mllm's one block,
+     * whose chunks are the policy's (a 256-query chunk is one block
+     * either way) */
+    const HwStack *ggml = hw_soc_stack(soc, "llama-cpp", &error);
+    g_assert_no_error(error);
+    HwCost c3;
+    hw_dev_estimate(cpu, ggml, &att, &c3);
+    g_assert_cmpuint(c3.compute_ps, ==, c2.compute_ps);
+    HwOp whole = att;
+    whole.m = 1024;
+    whole.n = 1024;
+    hw_dev_estimate(cpu, ggml, &whole, &c1);
+    hw_dev_estimate(cpu, mllm, &whole, &c2);
+    g_assert_cmpfloat(fabs((double) c1.compute_ps / (double) c2.compute_ps - 0.75), <, 1e-3);
 
     /* mllm's shadow linear scans its elements on one core: the op's
      * serial elements add elements x cycles / clock to its time, the

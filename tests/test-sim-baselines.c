@@ -138,11 +138,18 @@ test_points_stacks(void)
                     "p.json: $.stacks.cpu-only: expected the name of a stack (got 3)");
 }
 
-/* llama.cpp's prefill attention (2024) scores every query against every
- * key in FP32: on Qwen1.5-1.8B its tokens/s fall with the prompt, by about
- * a quarter from 128 to 2048 (attention grows as n^2, the linears as n);
- * a stack with causal FP16 attention (MNN's) loses under 10 %.  The score
- * tensor's four passes show up as DRAM traffic. */
+/* llama.cpp's prefill attention (2024) scores every query of a 512-token
+ * block (n_ubatch) against every key cached to the block's end, in FP32:
+ * on Qwen1.5-1.8B its tokens/s fall with the prompt, by about a sixth
+ * from 128 to 2048 (attention grows as n^2, the linears as n); a stack
+ * with causal FP16 attention (MNN's) loses under 10 %.  The score tensor's
+ * four passes show up as DRAM traffic.  And against a public measurement:
+ * llama-bench on a Radxa Dragon Q8B (QCS8550, the 8 Gen 2's silicon; CPU,
+ * 8 threads, Llama-3.2-3B Q4_K_M; geerlingguy/ai-benchmarks issue 54,
+ * 2026) gives pp4096 / pp512 = 56.83 / 72.31 = 0.786; the model on
+ * sd8gen2 within 10 % (a 2026 build on all eight cores against the
+ * 2024 graph on four; without the blocks it read 0.708, with FP16 causal
+ * attention 0.903). */
 static void
 test_cpu_attention(void)
 {
@@ -160,20 +167,27 @@ test_cpu_attention(void)
         }
     }
     double drop = ll[3] / ll[0];
-    g_assert_cmpfloat(drop, >, 0.65);
-    g_assert_cmpfloat(drop, <, 0.85);
+    g_assert_cmpfloat(drop, >, 0.75);
+    g_assert_cmpfloat(drop, <, 0.9);
+    double pp512 = prefill_tps("sd8gen2", "llama-3.2-3b", "cpu-only", "llama-cpp", 512);
+    double pp4096 = prefill_tps("sd8gen2", "llama-3.2-3b", "cpu-only", "llama-cpp", 4096);
+    g_test_message("llama-3.2-3b on sd8gen2: pp4096 / pp512 = %.3f (0.786 measured)",
+                   pp4096 / pp512);
+    g_assert_cmpfloat(fabs(pp4096 / pp512 / 0.786 - 1), <=, 0.10);
     g_assert_cmpfloat(mnn[3] / mnn[0], >, 0.9);
     /* the same linears: at 128 tokens attention is a few % either way */
     g_assert_cmpfloat(fabs(ll[0] / mnn[0] - 1), <, 0.05);
 
     SimRunReport a = run("sd8gen3", "qwen1.5-1.8b", "cpu-only", "llama-cpp-mllm", 1024, 0);
     SimRunReport b = run("sd8gen3", "qwen1.5-1.8b", "cpu-only", "mnn-cpu", 1024, 0);
-    /* 24 layers x 16 heads x 1024 x 1024 FP32 scores, four passes: 6 GiB */
+    /* 24 layers x 16 heads x (512 x 512 + 512 x 1024) FP32 scores (two
+     * blocks of 512 queries), four passes: 4.5 GiB */
     /* GB/s x ms = 1e6 bytes */
     double extra = 1e6 * (a.prefill.dram_gbps * a.prefill.time_ms -
                           b.prefill.dram_gbps * b.prefill.time_ms);
-    g_assert_cmpfloat(extra, >, 0.9 * 24.0 * 16 * 1024 * 1024 * 4 * 4);
-    g_assert_cmpfloat(extra, <, 1.1 * 24.0 * 16 * 1024 * 1024 * 4 * 4);
+    const double scores = 24.0 * 16 * (512.0 * 512 + 512.0 * 1024);
+    g_assert_cmpfloat(extra, >, 0.9 * scores * 4 * 4);
+    g_assert_cmpfloat(extra, <, 1.1 * scores * 4 * 4);
     sim_run_report_clear(&a);
     sim_run_report_clear(&b);
 }
