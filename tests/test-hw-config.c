@@ -145,7 +145,7 @@ test_as_sd8gen3(void)
     g_autofree char *g3_path = g_build_filename(dir, "sd8gen3.json", NULL);
     g_autoptr(cJSON) g3 = hs_json_load_file(g3_path, 0, &error);
     g_assert_no_error(error);
-    static const char *const derived[] = { "sd8gen2.json", "dimensity9300.json" };
+    static const char *const derived[] = { "sd8gen2.json", "dimensity9300.json", "sd8elite.json" };
     guint checked = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(derived); i++) {
         g_autofree char *path = g_build_filename(dir, derived[i], NULL);
@@ -649,6 +649,7 @@ main(int argc, char **argv)
     g_test_add_data_func("/hw/config/shipped/tiny", "tiny", test_shipped);
     g_test_add_data_func("/hw/config/shipped/dimensity9300", "dimensity9300", test_shipped);
     g_test_add_data_func("/hw/config/shipped/sd8gen2", "sd8gen2", test_shipped);
+    g_test_add_data_func("/hw/config/shipped/sd8elite", "sd8elite", test_shipped);
     g_test_add_func("/hw/config/sd8gen3-values", test_sd8gen3_values);
     g_test_add_func("/hw/config/as-sd8gen3", test_as_sd8gen3);
     g_test_add_func("/hw/config/by-path", test_by_path);

@@ -122,8 +122,16 @@ every_model_on(const HwSoc *soc)
     g_assert_cmpfloat(lo, >=, 2.5);
     /* on the 8 Gen 3; the Dimensity 9300's assumed 4 MiB of TCM
      * (stationary_kib 160) leaves fewer rows per pass and a little more
-     * spread between widths (1.25) */
-    g_assert_cmpfloat(hi / lo, <, strcmp(soc->name, "dimensity9300") == 0 ? 1.3 : 1.25);
+     * spread between widths (1.25); so does the 8 Elite, whose matrix
+     * unit is 1.5x the V75's while the vector unit that dequantises the
+     * weights is not: a matmul the vector unit bounds on the 8 Gen 3
+     * gains ~4 % on the NPU, one the array partly bounds ~10 %, against
+     * the GPU's 40 % everywhere (QKV 3.41x the GPU on Qwen2.5-1.5B, 4.27x
+     * on Qwen1.5-14B: 1.25) */
+    g_assert_cmpfloat(hi / lo, <, strcmp(soc->name, "dimensity9300") == 0 ||
+                                          strcmp(soc->name, "sd8elite") == 0
+                                      ? 1.3
+                                      : 1.25);
 }
 
 /* ... on every shipped SoC with an NPU and a GPU: a second SoC's NPU runs
@@ -147,7 +155,7 @@ test_every_model(void)
             checked++;
         }
     }
-    g_assert_cmpuint(checked, >=, 3);   /* sd8gen3, sd8gen2, dimensity9300 */
+    g_assert_cmpuint(checked, >=, 4);   /* sd8gen3, sd8gen2, dimensity9300, sd8elite */
 }
 
 /* The depth-blocked schedule is a shape class, not a constant: the same

@@ -279,6 +279,39 @@ test_mlc(void)
     g_assert_cmpfloat(npu / mlc, >, 10);
 }
 
+/* The Snapdragon 8 Elite is the 8 Gen 3 scaled by the vendor's
+ * generational figures (configs/sd8elite.json): a run moves as those say
+ * and no further.  GPU-only prefill is compute-bound, so it gains the
+ * GPU's 40 %; its decode is bound by the GPU's DRAM share, so it gains
+ * the DRAM's 84.8 / 68.  The NPU's 45 % is in its matrix unit alone (12
+ * tiles a cycle for 8, as sd8gen2 places its own): mllm-NPU's INT8
+ * prefill, on the matrix unit, gains more than 20 % (with its CPU's
+ * attention, on Oryon cores at twice the SIMD width, 1.66x); npu-only's
+ * W4A16, bound by the vector unit's re-layout of the weights, barely
+ * moves. */
+static void
+test_sd8elite(void)
+{
+    double gpf[2], dec[2], w4[2], i8[2];
+    static const char *const socs[] = { "sd8gen3", "sd8elite" };
+    for (int i = 0; i < 2; i++) {
+        SimRunReport g = run(socs[i], "llama-3.2-3b", "gpu-only", NULL, 512, 8);
+        gpf[i] = g.prefill.tokens_per_s;
+        dec[i] = g.decode.tokens_per_s;
+        w4[i] = prefill_tps(socs[i], "llama-3.2-3b", "npu-only", NULL, 512);
+        i8[i] = prefill_tps(socs[i], "qwen1.5-1.8b", "mllm-npu", NULL, 512);
+        sim_run_report_clear(&g);
+    }
+    g_test_message("8 Elite over 8 Gen 3: gpu-only prefill %.3f, decode %.3f; npu-only "
+                   "prefill %.3f, mllm-npu %.3f", gpf[1] / gpf[0], dec[1] / dec[0],
+                   w4[1] / w4[0], i8[1] / i8[0]);
+    g_assert_cmpfloat(fabs(gpf[1] / gpf[0] / 1.4 - 1), <, 0.02);
+    g_assert_cmpfloat(fabs(dec[1] / dec[0] / (84.8 / 68) - 1), <, 0.02);
+    g_assert_cmpfloat(i8[1] / i8[0], >, 1.2);
+    g_assert_cmpfloat(w4[1] / w4[0], >, 1.0);
+    g_assert_cmpfloat(w4[1] / w4[0], <, 1.1);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -287,5 +320,6 @@ main(int argc, char **argv)
     g_test_add_func("/sim/baselines/cpu-attention", test_cpu_attention);
     g_test_add_func("/sim/baselines/gpu-arch", test_gpu_arch);
     g_test_add_func("/sim/baselines/mlc", test_mlc);
+    g_test_add_func("/sim/baselines/sd8elite", test_sd8elite);
     return g_test_run();
 }
