@@ -56,26 +56,19 @@ serial_copy_ps(const HwDev *dev, const HwStack *stack, const HwOp *op)
            hw_dev_dram_cap_gbps(dev, stack);
 }
 
-static void
-hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwCost *c,
-               GString *out)
+/* Does @stack score a prefill attention @op whole (no causal skipping)? */
+static gboolean
+full_scores_apply(const HwStack *stack, const HwOp *op)
 {
-    const HwCpu *cpu = (const HwCpu *) dev;
-    char f[32];
-    hw_flops_text((double) op->flops, f);
-    g_string_append_printf(out, "    compute: %s on %u cores at %g MHz, the stack "
-                           "reaching %g of their SIMD peak = %.2f us\n", f,
-                           cpu->cores, cpu->freq_mhz, stack->cpu.simd_efficiency,
-                           (double) c->compute_ps / 1e6);
-    if (op->serial_elems > 0) {
-        g_string_append_printf(out, "    of which the op's copies, %" G_GUINT64_FORMAT
-                               " bytes at the cluster's %g GB/s = %.2f us, then a scalar scan "
-                               "of %" G_GUINT64_FORMAT " elements on one core at %g cycles "
-                               "each = %.2f us\n",
-                               op->read_bytes + op->write_bytes, hw_dev_dram_cap_gbps(dev, stack),
-                               serial_copy_ps(dev, stack, op) / 1e6, op->serial_elems,
-                               stack->cpu.serial_cycles_per_elem, serial_scan_ps(cpu, stack, op) / 1e6);
-    }
+    return stack->cpu.attention_full_scores && op->kind == HW_OP_ATTENTION && op->m > 1 &&
+           op->n >= op->m;
+}
+
+/* Scores a causal kernel computes: @m queries, the last seeing @n keys. */
+static double
+causal_scores(uint64_t m, uint64_t n)
+{
+    return (2.0 * (double) n - (double) m + 1.0) * (double) m / 2.0;
 }
 
 /* Scores of @m queries, the last seeing @n keys, scored in blocks of @ub
@@ -95,6 +88,45 @@ full_scores(uint64_t m, uint64_t n, uint32_t ub)
 }
 
 static void
+hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwCost *c,
+               GString *out)
+{
+    const HwCpu *cpu = (const HwCpu *) dev;
+    char f[32];
+    hw_flops_text((double) op->flops, f);
+    g_string_append_printf(out, "    compute: %s on %u cores at %g MHz, the stack "
+                           "reaching %g of their SIMD peak = %.2f us\n", f,
+                           cpu->cores, cpu->freq_mhz, stack->cpu.simd_efficiency,
+                           (double) c->compute_ps / 1e6);
+    if (full_scores_apply(stack, op)) {
+        double causal = causal_scores(op->m, op->n);
+        double full = full_scores(op->m, op->n, stack->cpu.attention_ubatch);
+        uint32_t ub = stack->cpu.attention_ubatch;
+        uint64_t blocks = ub == 0 || ub >= op->m ? 1 : (op->m + ub - 1) / ub;
+        g_string_append_printf(out, "    scores: every query%s against every key cached to "
+                               "its end, the mask in the softmax (the stack's "
+                               "cpu.attention_full_scores%s): %.2fx the causal ones, in %s; "
+                               "the score tensor written and read four times\n",
+                               blocks == 1 ? "" : " of each block",
+                               blocks == 1 ? "" : " and attention_ubatch", full / causal,
+                               stack->cpu.fp32_float ? "FP32 (cpu.fp32_float)" : "FP16");
+        if (blocks > 1) {
+            g_string_append_printf(out, "      the prompt in %" G_GUINT64_FORMAT
+                                   " blocks of %u queries\n", blocks, ub);
+        }
+    }
+    if (op->serial_elems > 0) {
+        g_string_append_printf(out, "    of which the op's copies, %" G_GUINT64_FORMAT
+                               " bytes at the cluster's %g GB/s = %.2f us, then a scalar scan "
+                               "of %" G_GUINT64_FORMAT " elements on one core at %g cycles "
+                               "each = %.2f us\n",
+                               op->read_bytes + op->write_bytes, hw_dev_dram_cap_gbps(dev, stack),
+                               serial_copy_ps(dev, stack, op) / 1e6, op->serial_elems,
+                               stack->cpu.serial_cycles_per_elem, serial_scan_ps(cpu, stack, op) / 1e6);
+    }
+}
+
+static void
 hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *c)
 {
     const HwCpu *cpu = (const HwCpu *) dev;
@@ -110,14 +142,13 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     c->overhead_ps = hw_cost_ps(c, sc->call_us * 1e6, "operator call (the stack's cpu.call_us)");
     double flops = (double) op->flops;
     uint64_t score_bytes = 0;
-    if (sc->attention_full_scores && op->kind == HW_OP_ATTENTION && op->m > 1 &&
-        op->n >= op->m) {
+    if (full_scores_apply(stack, op)) {
         /* m queries, the last seeing n keys: a causal kernel computes
          * (2n - m + 1) m / 2 scores, one that masks in the softmax m x n,
          * or, evaluating the prompt in blocks of attention_ubatch queries
          * (llama.cpp's n_ubatch), each block against the keys cached up
          * to its end: the waste is each block's own triangle */
-        double causal = (2.0 * (double) op->n - (double) op->m + 1.0) * (double) op->m / 2.0;
+        double causal = causal_scores(op->m, op->n);
         double full = full_scores(op->m, op->n, sc->attention_ubatch);
         /* the op's flops are heads x causal x (4 head_dim + 5) */
         double heads = flops / (causal * (4.0 * (double) op->k + 5.0));

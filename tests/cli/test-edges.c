@@ -287,6 +287,15 @@ test_explain_reasons(void)
     g_autofree char *line = g_strndup(wv, eol - wv);
     g_assert_nonnull(strstr(line, ": npu busy with #5 L0.wk[tokens 0:64] until "));
     g_assert_nonnull(strstr(line, ", then its 0.0200 ms launch; input #2 ready at "));
+    /* llama.cpp's CPU attention says how it scores a long prompt: four
+     * blocks of 512 queries, (4 x 5 / 2 x 512 x 512) / (2048 x 2049 / 2)
+     * = 1.25x the causal scores */
+    g_autoptr(Run) d = hs("explain", "--policy", "cpu-only", "-p", "2048", "-d", "1",
+                          "--functional", "off", "--task", "L0.attn", NULL);
+    assert_ok(d);
+    g_assert_nonnull(strstr(d->out, "(the stack's cpu.attention_full_scores and "
+                                    "attention_ubatch): 1.25x the causal ones, in FP32"));
+    g_assert_nonnull(strstr(d->out, "the prompt in 4 blocks of 512 queries\n"));
 }
 
 /* The trace: a slice per decode step, the sync track named after the
