@@ -207,7 +207,8 @@ tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
     uint64_t t_gpu_all = 0, t_npu_all = 0;
     const char *share_why = decode ? NULL
                                    : prefill_share_reason(b, node, S_npu, &t_gpu_all, &t_npu_all);
-    const gboolean prefill_shares = share_why != NULL;
+    /* may the GPU take rows or tokens of this matmul? */
+    const gboolean gpu_shares = decode || misaligned || share_why != NULL;
     if (S_npu != 0) {
         /* all on the NPU, padded */
         SimSlice s = full;
@@ -217,8 +218,7 @@ tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
         consider(&best, &c);
 
         /* row cutting (decode) / hybrid (prefill, padded NPU share) */
-        gboolean cut = decode || misaligned || prefill_shares;
-        for (uint32_t r = align; cut && r < N; r += align) {
+        for (uint32_t r = align; gpu_shares && r < N; r += align) {
             SimSlice sn = s, sg = full;
             sn.row1 = r;
             sg.row0 = r;
@@ -248,7 +248,7 @@ tensor_matmul(SimBuilder *b, uint32_t node, gboolean sync_aware, GError **error)
             }
             SimSlice rest = full;
             rest.tok0 = t0;
-            if (misaligned || prefill_shares) {
+            if (gpu_shares) {
                 c = npu_k;
                 c.parts[c.n++] = part(gpu, rest, MDL_PREC_W4A16);
                 c.time_ps = candidate_cost(b, node, &c, sync_aware);
