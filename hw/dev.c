@@ -3,6 +3,7 @@
  */
 #include "hw/dev.h"
 #include "hw/soc.h"
+#include "hw/stack.h"
 #include "sim/kernel/clock.h"
 #include "sim/util/error.h"
 
@@ -193,6 +194,26 @@ uint64_t
 hw_dev_submit_ps(const HwDev *dev, const HwStack *stack)
 {
     return dev->cls->submit_us ? us_to_ps(dev->cls->submit_us(dev, stack)) : 0;
+}
+
+void
+hw_dev_caveat(const HwDev *dev, const HwStack *stack, GString *out)
+{
+    const char *measured = hw_stack_measured_arch(stack, dev->cls->kind);
+    if (dev->cls->arch == NULL || measured == NULL) {
+        return;
+    }
+    gboolean own = FALSE;
+    const char *arch = dev->cls->arch(dev, stack, &own);
+    if (own || strcmp(arch, measured) == 0) {
+        return;
+    }
+    gboolean unknown = strcmp(arch, "unspecified") == 0;
+    g_string_append_printf(out, "%s%s: stack %s's figures for it were measured on the %s "
+                           "architecture; this %s's is %s%s and the stack gives none for it: "
+                           "they are assumed to carry over", out->len ? "; " : "", dev->name,
+                           stack->name, measured, hw_kind_name[dev->cls->kind],
+                           unknown ? "unspecified" : arch, unknown ? " (none is named)" : "");
 }
 
 const HwDevClass *

@@ -72,6 +72,11 @@ typedef struct HwDevClass {
      * NULL: hw_dev_explain() prints only the compute time. */
     void (*explain)(const HwDev *dev, const HwStack *stack, const HwOp *op,
                     const HwCost *cost, GString *out);
+    /* The architecture of this processor (a name of the stack's
+     * measured_arch enum for its kind), and whether @stack gives a figure
+     * of its own for it beside the ones it measured elsewhere; NULL: the
+     * class has no architectures. */
+    const char *(*arch)(const HwDev *dev, const HwStack *stack, gboolean *has_own);
 } HwDevClass;
 
 /* Keys every processor has (offsets into HwDev via the instance type T). */
@@ -140,6 +145,15 @@ void hw_dev_explain(const HwDev *dev, const HwStack *stack, const HwOp *op,
 
 /* "16.9 GFLOP", "1.44 MFLOP", "512 kFLOP" into @buf, for explanations. */
 void hw_flops_text(double flops, char buf[32]);
+
+/*
+ * Append to @out (nothing if none) why @stack's figures for @dev are an
+ * assumption rather than a measurement: the stack says they were measured
+ * on another architecture than @dev's (its measured_arch for @dev's kind)
+ * and it gives none of its own for @dev's.  A run reports it beside its
+ * figures.
+ */
+void hw_dev_caveat(const HwDev *dev, const HwStack *stack, GString *out);
 
 /* The class queries, in ps (0 where the class has none). */
 uint64_t hw_dev_restart_ps(const HwDev *dev, const HwStack *stack);

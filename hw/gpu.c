@@ -94,6 +94,15 @@ hw_gpu_stack_dram_scale(const HwDev *dev, const HwStack *stack)
     return stack->gpu.dram_scale;
 }
 
+static const char *
+hw_gpu_arch(const HwDev *dev, const HwStack *stack, gboolean *has_own)
+{
+    const HwGpu *gpu = (const HwGpu *) dev;
+    *has_own = gpu->arch != HW_GPU_ARCH_UNSPECIFIED &&
+               stack->gpu.arch_matmul_efficiency[gpu->arch] > 0;
+    return hw_gpu_arch_name[gpu->arch];
+}
+
 const HwDevClass hw_gpu_class = {
     .model = "gpu",
     .kind = HW_KIND_GPU,
@@ -105,4 +114,5 @@ const HwDevClass hw_gpu_class = {
     .preempt_us = hw_gpu_preempt_us,
     .stack_dram_scale = hw_gpu_stack_dram_scale,
     .explain = hw_gpu_explain,
+    .arch = hw_gpu_arch,
 };

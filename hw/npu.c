@@ -76,6 +76,9 @@ static const HsParam hw_npu_params[] = {
     HS_PARAM_U32("arrays", HwNpu, arrays, 1, 1024, 1,
                  "matrix units working in parallel"),
     HS_PARAM_F64("freq_mhz", HwNpu, freq_mhz, 1, 10000, HS_REQUIRED, "NPU clock"),
+    HS_PARAM_ENUM("arch", HwNpu, arch, int, hw_npu_arch_name, HW_NPU_ARCH_COUNT, 0,
+                  "architecture (a stack's runtime and figures come from one; a run on "
+                  "another says so; unspecified: none claimed)"),
     /* rates: 0 would make a matmul never end, so the ranges exclude it */
     HS_PARAM_F64_POS("fp16_macs_per_pe_cycle", HwNpu, fp16_macs_per_pe_cycle, 64, 1,
                      "FP16 MACs per PE per cycle"),
@@ -455,6 +458,14 @@ hw_npu_stack_dram_scale(const HwDev *dev, const HwStack *stack)
     return stack->npu.dram_scale;
 }
 
+static const char *
+hw_npu_arch(const HwDev *dev, const HwStack *stack, gboolean *has_own)
+{
+    (void) stack;
+    *has_own = FALSE;     /* a stack's NPU figures are not given per architecture */
+    return hw_npu_arch_name[((const HwNpu *) dev)->arch];
+}
+
 const HwDevClass hw_npu_class = {
     .model = "npu-systolic",
     .kind = HW_KIND_NPU,
@@ -465,4 +476,5 @@ const HwDevClass hw_npu_class = {
     .estimate = hw_npu_estimate,
     .stack_dram_scale = hw_npu_stack_dram_scale,
     .explain = hw_npu_explain,
+    .arch = hw_npu_arch,
 };

@@ -15,6 +15,7 @@ typedef struct HwNpu {
     uint32_t tile_cols;              /* systolic array columns (PEs) */
     uint32_t arrays;                 /* matrix units working in parallel */
     double freq_mhz;                 /* NPU clock */
+    int arch;                        /* HwNpuArch: whose runtime it runs */
     double fp16_macs_per_pe_cycle;   /* MACs per PE per cycle, FP16 */
     double int8_macs_per_pe_cycle;   /* MACs per PE per cycle, INT8 */
     double int4_macs_per_pe_cycle;   /* MACs per PE per cycle, INT4 weights */

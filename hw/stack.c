@@ -63,12 +63,20 @@ static const HsParam gpu_params[] = {
     HS_PARAM_BOOL("pins_clock", HwStackGpu, pins_clock, 0,
                   "it asks the driver for the GPU's top clock while it runs (e.g. "
                   "cl_qcom_perf_hint HIGH; false: the SoC's gpu governor samples it)"),
+    HS_PARAM_ENUM("measured_arch", HwStackGpu, measured_arch, int, hw_gpu_arch_name,
+                  HW_GPU_ARCH_COUNT, 0,
+                  "the GPU architecture its figures were measured on; a run on a GPU of "
+                  "another one, for which arch_matmul_efficiency has no entry, says its "
+                  "figures are assumed to carry over (unspecified: no claim)"),
     HS_PARAM_END
 };
 static const HsParam gpu_dequant[] = { DEQUANT_PARAMS(HwStackGpu) };
 
 const char *const hw_gpu_arch_name[] = { "unspecified", "adreno7xx", "mali-valhall5" };
 G_STATIC_ASSERT(G_N_ELEMENTS(hw_gpu_arch_name) == HW_GPU_ARCH_COUNT);
+
+const char *const hw_npu_arch_name[] = { "unspecified", "hexagon", "mediatek-apu" };
+G_STATIC_ASSERT(G_N_ELEMENTS(hw_npu_arch_name) == HW_NPU_ARCH_COUNT);
 
 #define ARCH_EFF(arch, key)                                                   \
     HS_PARAM_F64(key, HwStackGpu, arch_matmul_efficiency[HW_GPU_ARCH_##arch], 0, 1, 0, \
@@ -85,6 +93,19 @@ hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch)
     g_assert((int) arch >= 0 && arch < HW_GPU_ARCH_COUNT);
     double e = stack->gpu.arch_matmul_efficiency[arch];
     return e > 0 ? e : stack->gpu.matmul_efficiency;
+}
+
+const char *
+hw_stack_measured_arch(const HwStack *stack, HwKind kind)
+{
+    switch (kind) {
+    case HW_KIND_GPU:
+        return stack->gpu.measured_arch ? hw_gpu_arch_name[stack->gpu.measured_arch] : NULL;
+    case HW_KIND_NPU:
+        return stack->npu.measured_arch ? hw_npu_arch_name[stack->npu.measured_arch] : NULL;
+    default:
+        return NULL;     /* the CPU stacks make no claim */
+    }
 }
 
 gboolean
@@ -138,6 +159,11 @@ static const HsParam npu_params[] = {
     HS_PARAM_BOOL("pins_clock", HwStackNpu, pins_clock, 0,
                   "it pins the NPU's clock while it runs (e.g. QNN's burst power "
                   "config; false: the SoC's npu governor samples it)"),
+    HS_PARAM_ENUM("measured_arch", HwStackNpu, measured_arch, int, hw_npu_arch_name,
+                  HW_NPU_ARCH_COUNT, 0,
+                  "the NPU architecture its figures were measured on (a vendor's NPU "
+                  "runtime exists for its own NPUs only); a run on an NPU of another one "
+                  "says its figures are assumed to carry over (unspecified: no claim)"),
     HS_PARAM_END
 };
 static const HsParam npu_dequant[] = { DEQUANT_PARAMS(HwStackNpu) };

@@ -72,6 +72,18 @@ typedef enum {
 
 extern const char *const hw_gpu_arch_name[];   /* HW_GPU_ARCH_COUNT entries */
 
+/* An NPU's architecture (the SoC's npu "arch"): a vendor's NPU runtime
+ * (Qualcomm's QNN, the Hexagon SDK) exists for its own NPUs only, so a
+ * stack measured on one says which (its npu "measured_arch"). */
+typedef enum {
+    HW_NPU_ARCH_UNSPECIFIED,
+    HW_NPU_ARCH_HEXAGON,         /* Qualcomm Hexagon NPU (HTP: HMX + HVX) */
+    HW_NPU_ARCH_MEDIATEK_APU,    /* MediaTek APU (Dimensity) */
+    HW_NPU_ARCH_COUNT
+} HwNpuArch;
+
+extern const char *const hw_npu_arch_name[];   /* HW_NPU_ARCH_COUNT entries */
+
 typedef struct HwStackGpu {
     double matmul_efficiency;    /* FP16 plateau of its large matmuls / the GPU's peak */
     double arch_matmul_efficiency[HW_GPU_ARCH_COUNT]; /* the same on one
@@ -80,6 +92,8 @@ typedef struct HwStackGpu {
     double launch_busy_us;       /* kernel submission into a queue that runs */
     double launch_idle_us;       /* extra when the queue had run empty */
     gboolean pins_clock;         /* its runtime asks for the top clock (OpenCL perf hint) */
+    int measured_arch;           /* HwGpuArch: its figures come from a GPU of this
+                                  * architecture (unspecified: no claim) */
     HwStackDequant dequant;
 } HwStackGpu;
 
@@ -96,6 +110,8 @@ typedef struct HwStackNpu {
     uint32_t deep_min_tokens;    /* depth-blocked schedule only from this many tokens */
     uint32_t deep_min_rows;      /* ... and from this many weight rows (outputs) */
     gboolean pins_clock;         /* its runtime pins the clock (QNN burst power config) */
+    int measured_arch;           /* HwNpuArch: its figures come from an NPU of this
+                                  * architecture (unspecified: no claim) */
     HwStackDequant dequant;      /* vector unit (HVX): weight -> FP16 tiles */
 } HwStackNpu;
 
@@ -127,6 +143,10 @@ GStrv hw_stack_list(const char *stacks_dir, GError **error);
 /* The stack's GPU matmul efficiency on a GPU of architecture @arch: its
  * entry for @arch, else its matmul_efficiency. */
 double hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch);
+
+/* The architecture @stack's figures for processors of @kind were
+ * measured on (its measured_arch), or NULL if it makes no claim. */
+const char *hw_stack_measured_arch(const HwStack *stack, HwKind kind);
 
 /* Whether the stack's runtime holds processors of @kind at their top
  * operating point while it runs (its "pins_clock" key for that kind). */

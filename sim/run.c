@@ -48,6 +48,20 @@ sim_run_report_clear(SimRunReport *r)
     g_clear_pointer(&r->busy_ms, g_free);
     g_clear_pointer(&r->util, g_free);
     g_clear_pointer(&r->hot_split, g_free);
+    g_clear_pointer(&r->caveats, g_free);
+}
+
+/* report->caveats: what each processor that ran says of @stack's figures */
+static void
+run_caveats(const HwSoc *soc, const HwStack *stack, SimRunReport *report)
+{
+    GString *out = g_string_new(NULL);
+    for (uint32_t p = 0; p < report->n_procs; p++) {
+        if (report->busy_ms[p] > 0) {
+            hw_dev_caveat(g_ptr_array_index(soc->devs, p), stack, out);
+        }
+    }
+    report->caveats = out->len ? g_string_free(out, FALSE) : (g_string_free(out, TRUE), NULL);
 }
 
 static gboolean
@@ -455,6 +469,7 @@ sim_run_execute(const HwSoc *soc, const MdlSpec *spec, const char *policy,
     *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy,
                                .stack = stack->name };
     sim_run_measure(soc, &r, w, report);
+    run_caveats(soc, stack, report);
     if (values) {
         sim_values_check(values, &report->check);
         if (!reference_finite(report, w, error)) {
@@ -740,6 +755,7 @@ run_streamed(const HwSoc *soc, const MdlSpec *spec, const SimPolicy *policy,
     *report = (SimRunReport) { .soc = soc->name, .model = spec->name, .policy = policy->name,
                                .stack = stack->name };
     sim_run_measure(soc, &r, w, report);
+    run_caveats(soc, stack, report);
     if (values) {
         sim_values_check(values, &report->check);
     }

@@ -90,6 +90,11 @@ typedef struct SimRunReport {
     char hot_op[32];
     double hot_time_share;
     double *hot_split;
+    /* why some of these figures are an assumption rather than a
+     * measurement (hw_dev_caveat of each processor that ran: a stack's
+     * figures carried over to another architecture), sentences joined by
+     * "; "; NULL: none.  (transfer full) */
+    char *caveats;
 } SimRunReport;
 
 void sim_run_report_clear(SimRunReport *r);

@@ -247,7 +247,7 @@ static const Mutation mutations[] = {
       "(a number in [0.001, 1000], theoretical FP16 throughput)" },
     { "unknown-key", "processors/2", "sram_kb", "256",
       "$.processors[2]: unknown key \"sram_kb\" (known keys: dram_cap_gbps, active_w, "
-      "idle_w, tile_rows, tile_cols, arrays, freq_mhz, fp16_macs_per_pe_cycle, "
+      "idle_w, tile_rows, tile_cols, arrays, freq_mhz, arch, fp16_macs_per_pe_cycle, "
       "int8_macs_per_pe_cycle, int4_macs_per_pe_cycle, fill_drain_cycles, sram_kib, "
       "stationary_kib, deep_rows, dma_gbps, relayout_gbps, vector_gflops, name, model, kind, dvfs)" },
     { "unknown-top-key", "", "memroy", "{}",

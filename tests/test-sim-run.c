@@ -895,6 +895,56 @@ test_heaviest_op(void)
     case_clear(&g);
 }
 
+/* A stack says which architecture its figures were measured on; a run on
+ * another, where the stack gives no figure of its own, says so beside its
+ * figures, naming the processor, and only for processors that ran. */
+static void
+caveat_case(const char *soc, const char *policy, const char *stack, const char *want)
+{
+    SimWorkload w;
+    sim_workload_init(&w);
+    w.prompt = 64;
+    w.decode = 2;
+    w.check_layers = -1;
+    w.stack = stack;
+    Case c;
+    run_case(soc, "qwen1.5-1.8b", policy, &w, &c);
+    if (want == NULL) {
+        g_assert_null(c.r.caveats);
+    } else {
+        g_assert_nonnull(c.r.caveats);
+        g_assert_true(strstr(c.r.caveats, want) != NULL);
+        /* one processor's */
+        g_assert_null(strstr(strstr(c.r.caveats, "figures for it") + 1, "figures for it"));
+    }
+    case_clear(&c);
+}
+
+static void
+test_stack_caveats(void)
+{
+    /* QNN (heterollm, mllm) and NPU-TTS's Hexagon kernels on MediaTek's APU */
+    caveat_case("dimensity9300", "hetero-tensor", NULL,
+                "npu: stack heterollm's figures for it were measured on the hexagon "
+                "architecture; this npu's is mediatek-apu");
+    caveat_case("dimensity9300", "mllm-npu", NULL, "npu: stack mllm's");
+    caveat_case("dimensity9300", "npu-tts", NULL, "npu: stack npu-tts's");
+    /* where they were measured, none */
+    caveat_case("sd8gen3", "hetero-tensor", NULL, NULL);
+    caveat_case("sd8gen2", "mllm-npu", NULL, NULL);
+    /* a stack with its own figure for the Mali (calibrated or assumed) */
+    caveat_case("dimensity9300", "transformer-lite", NULL, NULL);
+    caveat_case("dimensity9300", "gpu-only", NULL, NULL);
+    /* the NPU's stack is QNN's, but cpu-only runs nothing there */
+    caveat_case("dimensity9300", "cpu-only", "heterollm", NULL);
+    /* the 8 Elite's GPU architecture is not named: the Adreno 7xx figures
+     * are carried over, by every GPU stack but one that names it */
+    caveat_case("sd8elite", "gpu-only", NULL,
+                "gpu: stack heterollm's figures for it were measured on the adreno7xx "
+                "architecture; this gpu's is unspecified");
+    caveat_case("sd8elite", "gpu-only", "mlc-gpu", "gpu: stack mlc-gpu's");
+}
+
 /* Qwen2's Q/K/V biases reach both the reference and the partitioned run:
  * hetero-tensor cuts wq/wk/wv between GPU and NPU at 300 tokens and the
  * values still match (a slice that forgot its bias would not). */
@@ -1248,6 +1298,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/run/render-priority", test_render_priority);
     g_test_add_func("/sim/run/render-aware-plan", test_render_aware_plan);
     g_test_add_func("/sim/run/heaviest-op", test_heaviest_op);
+    g_test_add_func("/sim/run/stack-caveats", test_stack_caveats);
     g_test_add_func("/sim/run/qkv-bias", test_qkv_bias);
     g_test_add_func("/sim/run/reference-is-the-model", test_reference_is_the_model);
     g_test_add_func("/sim/run/fp-reference-sampled", test_fp_reference_sampled);

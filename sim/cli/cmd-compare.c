@@ -127,6 +127,23 @@ print_table(GString *out, const HwSoc *soc, const SimRunReport *r, guint n)
         }
         g_string_append_printf(out, "\n");
     }
+    /* what rests on an assumption: each caveat once, with its policies */
+    for (guint i = 0; i < n; i++) {
+        gboolean first = r[i].caveats != NULL;
+        for (guint j = 0; first && j < i; j++) {
+            first = g_strcmp0(r[j].caveats, r[i].caveats) != 0;
+        }
+        if (!first) {
+            continue;
+        }
+        g_string_append_printf(out, "  caveat (%s", r[i].policy);
+        for (guint j = i + 1; j < n; j++) {
+            if (g_strcmp0(r[j].caveats, r[i].caveats) == 0) {
+                g_string_append_printf(out, ", %s", r[j].policy);
+            }
+        }
+        g_string_append_printf(out, "): %s\n", r[i].caveats);
+    }
     /* the legend: what each column is, where it is shown */
     g_string_append(out, "  columns: tok/s of prefill and decode; TTFT = prefill time; GB/s = "
                     "the phase's average DRAM bandwidth;\n"

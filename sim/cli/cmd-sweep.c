@@ -182,7 +182,7 @@ record_fault(const cJSON *rec, const HsSweepPoint *p, const char *hash, const ch
         }
         const cJSON *v = member_at(result, m->json_path);
         gboolean required = m->when != HS_WHEN_HOT && m->when != HS_WHEN_CHECKED &&
-                            m->when != HS_WHEN_RENDER;
+                            m->when != HS_WHEN_RENDER && m->when != HS_WHEN_CAVEAT;
         if ((v == NULL && required) || (v && !json_fits(v, hs_report_field_sql_type(m)))) {
             g_autofree char *got = v ? hs_json_describe(v) : g_strdup("none");
             const char *sql = hs_report_field_sql_type(m);

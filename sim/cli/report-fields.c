@@ -153,6 +153,12 @@ text_render(GString *out, const HsReportField *f, const HwSoc *soc, const SimRun
                            r->render_on_time_pct, r->render_worst_ms);
 }
 
+static char *
+caveats_of(const SimRunReport *r)
+{
+    return g_strdup(r->caveats ? r->caveats : "");
+}
+
 static void
 text_values(GString *out, const HsReportField *f, const HwSoc *soc, const SimRunReport *r)
 {
@@ -270,6 +276,10 @@ const HsReportField hs_report_fields[] = {
       .text_fn = text_devices },
     { .name = "util", .json_path = "devices.*.util", .type = HS_FIELD_PER_PROC,
       .label = "utilisation (busy / run time)", .offset = AT(util), .text_in = "busy_ms" },
+    /* what the figures rest on where no measurement stands behind them */
+    { .name = "caveats", .json_path = "caveats", .type = HS_FIELD_NAME,
+      .label = "caveats", .metric = TRUE, .name_of = caveats_of, .when = HS_WHEN_CAVEAT,
+      .text_at = 950, .text_format = "  caveat: %s", .text_when = HS_WHEN_CAVEAT },
     /* the values check */
     { .name = "functional", .json_path = "functional.mode", .type = HS_FIELD_NAME,
       .label = "values check", .name_of = functional_of, .text_at = 800,
@@ -347,6 +357,8 @@ hs_report_field_present(const HsReportField *f, const SimRunReport *r)
         return r->check.checked;
     case HS_WHEN_RENDER:
         return r->workload.render.fps > 0;
+    case HS_WHEN_CAVEAT:
+        return r->caveats != NULL;
     case HS_WHEN_NEVER:
         return FALSE;
     case HS_WHEN_ALWAYS:

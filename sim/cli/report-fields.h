@@ -37,6 +37,7 @@ typedef enum {
     HS_WHEN_HOT,            /* the prefill ran kernels (a heaviest op) */
     HS_WHEN_CHECKED,        /* the values were checked */
     HS_WHEN_RENDER,         /* a game rendered alongside */
+    HS_WHEN_CAVEAT,         /* some figure is an assumption (caveats) */
     HS_WHEN_DECODE,         /* text only: decode steps were run */
     HS_WHEN_NONZERO,        /* text only: the value is not 0 */
     HS_WHEN_NEVER,          /* text only: not printed (see the field's text_in) */

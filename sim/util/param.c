@@ -564,11 +564,11 @@ apply_table(const cJSON *obj, const char *path, const HsParam *table, void *out,
         }
         const cJSON *value = item;
         const char *source = NULL;
-        /* only numbers and booleans may carry a source, and only in
-         * hetero-sim's own formats */
+        /* only numbers, booleans and choices may carry a source, and only
+         * in hetero-sim's own formats */
         gboolean scalar = p->type == HS_PARAM_T_U32 || p->type == HS_PARAM_T_I32 ||
-                          p->type == HS_PARAM_T_U64 ||
-                          p->type == HS_PARAM_T_F64 || p->type == HS_PARAM_T_BOOL;
+                          p->type == HS_PARAM_T_U64 || p->type == HS_PARAM_T_F64 ||
+                          p->type == HS_PARAM_T_BOOL || p->type == HS_PARAM_T_ENUM;
         if (scalar && !open && !unwrap(item, kpath, &value, &source, error)) {
             return FALSE;
         }
