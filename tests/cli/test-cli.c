@@ -282,6 +282,26 @@ test_bench_default_quick(void)
     g_assert_cmpfloat(cJSON_GetObjectItem(root, "peak_rss_gib")->valuedouble, >, 0);
 }
 
+/* bench engine reports each path's W4A16 matvec from DRAM beside the same
+ * kernel's speed on weights in L2 (one thread), so a reader can tell a
+ * compute-bound kernel from a memory-bound one */
+static void
+test_bench_engine_quick(void)
+{
+    g_autoptr(Run) r = hs("bench", "engine", "--quick", "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) root = cJSON_Parse(r->out);
+    g_assert_nonnull(root);
+    const cJSON *paths = cJSON_GetObjectItem(root, "paths");
+    g_assert_cmpint(cJSON_GetArraySize(paths), >=, 1);
+    const cJSON *path = NULL;
+    cJSON_ArrayForEach(path, paths) {
+        g_assert_cmpfloat(cJSON_GetObjectItem(path, "w4a16_matvec_gbps")->valuedouble, >, 0);
+        g_assert_cmpfloat(cJSON_GetObjectItem(path, "w4a16_matvec_in_l2_gbps_1_thread")
+                          ->valuedouble, >, 0);
+    }
+}
+
 /* bench sweep: timing-only points per second with 1 and 2 workers, and
  * the checked sweep's seconds, its workers' CPU counted (a worker is
  * reaped before the figure is taken: a CPU time of zero would say not) */
@@ -1694,6 +1714,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/list-socs", test_list_socs);
     g_test_add_func("/cli/bench-kernel-quick", test_bench_kernel_quick);
     g_test_add_func("/cli/bench-default-quick", test_bench_default_quick);
+    g_test_add_func("/cli/bench-engine-quick", test_bench_engine_quick);
     g_test_add_func("/cli/bench-sim-quick", test_bench_sim_quick);
     g_test_add_func("/cli/bench-sweep-quick", test_bench_sweep_quick);
     g_test_add_func("/cli/run-json-schema", test_run_json_schema);
