@@ -150,8 +150,7 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
          * to its end: the waste is each block's own triangle */
         double causal = causal_scores(op->m, op->n);
         double full = full_scores(op->m, op->n, sc->attention_ubatch);
-        /* the op's flops are heads x causal x (4 head_dim + 5) */
-        double heads = flops / (causal * (4.0 * (double) op->k + 5.0));
+        double heads = hw_op_attention_scores(op) / causal;
         flops *= full / causal;
         /* and it materialises them: ggml's KQ = mul_mat(K, Q) is a
          * [keys, tokens, heads] tensor (FP32 in a stack whose float

@@ -196,6 +196,13 @@ hw_dev_submit_ps(const HwDev *dev, const HwStack *stack)
     return dev->cls->submit_us ? us_to_ps(dev->cls->submit_us(dev, stack)) : 0;
 }
 
+double
+hw_op_attention_scores(const HwOp *op)
+{
+    g_assert(op->kind == HW_OP_ATTENTION);
+    return (double) op->flops / (4.0 * (double) op->k + 5.0);
+}
+
 void
 hw_dev_caveat(const HwDev *dev, const HwStack *stack, GString *out)
 {

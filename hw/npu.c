@@ -254,6 +254,37 @@ hw_npu_schedule(const HwNpu *npu, const HwStackNpu *sn, const HwOp *op, gboolean
     }
 }
 
+/*
+ * An attention the stack runs as FlashAttention (npu.attention_matrix_unit,
+ * NPU-TTS): QK^T and PV on the matrix unit in FP16 tiles, each head's
+ * queries padded to whole tiles of tile_rows (a decode step of batch 1
+ * fills one row of 32), at the array's FP16 rate times the stack's
+ * npu.matmul_efficiency; the softmax on the vector unit, the stack's
+ * npu.softmax_vector_flops a score at vector_gflops.  The units work side
+ * by side on successive key blocks, so the slower sets the time.
+ */
+typedef struct NpuAttention {
+    double scores;           /* heads x query-key scores */
+    double pad;              /* padded query rows / query rows */
+    double matrix_ps, vector_ps;
+} NpuAttention;
+
+static void
+hw_npu_attention(const HwNpu *npu, const HwStackNpu *sn, const HwOp *op, NpuAttention *a)
+{
+    const double rows = (double) MAX(op->m, 1);
+    const double tr = npu->tile_rows;
+    a->scores = hw_op_attention_scores(op);
+    a->pad = ceil(rows / tr) * tr / rows;
+    /* flops per ps: 2 per MAC, every PE of every array each cycle */
+    const double array_rate = 2.0 * npu->arrays * npu->tile_rows * npu->tile_cols *
+                              npu->fp16_macs_per_pe_cycle * npu->freq_mhz * 1e-6 *
+                              sn->matmul_efficiency;
+    a->matrix_ps = a->scores * 4.0 * (double) op->k * a->pad / array_rate;
+    /* GFLOPS == flops per ns */
+    a->vector_ps = a->scores * sn->softmax_vector_flops / npu->vector_gflops * 1e3;
+}
+
 static void
 hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *c)
 {
@@ -277,6 +308,16 @@ hw_npu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
         c->compute_ps = hw_cost_ps(c, floor(ms * 1e9),
                                    "graph preparation time (the stack's npu.prepare_base_ms, "
                                    "npu.prepare_ms_per_mib, npu.prepare_ms_per_mparam)");
+        return;
+    }
+    if (op->kind == HW_OP_ATTENTION && sn->attention_matrix_unit) {
+        NpuAttention a;
+        hw_npu_attention(npu, sn, op, &a);
+        c->compute_ps = hw_cost_ps(c, MAX(a.matrix_ps, a.vector_ps),
+                                   "attention time (the matrix unit's FP16 rate and the "
+                                   "vector unit's softmax: vector_gflops, the stack's "
+                                   "npu.softmax_vector_flops)");
+        c->dram_bytes = op->read_bytes + op->write_bytes;
         return;
     }
     if (op->kind != HW_OP_MATMUL) {
@@ -362,6 +403,25 @@ hw_npu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
 {
     const HwNpu *npu = (const HwNpu *) dev;
     const HwStackNpu *sn = &stack->npu;
+    if (op->kind == HW_OP_ATTENTION && sn->attention_matrix_unit) {
+        NpuAttention a;
+        hw_npu_attention(npu, sn, op, &a);
+        char f[32];
+        hw_flops_text(a.scores * 4.0 * (double) op->k, f);
+        g_string_append_printf(out, "    QK^T and PV: %s on the matrix unit in FP16 tiles, "
+                               "%" G_GUINT64_FORMAT " queries a head padded to %g x "
+                               "(tile_rows %u), at the stack's %g of the arrays' rate "
+                               "= %.2f us\n", f, op->m, a.pad, npu->tile_rows,
+                               sn->matmul_efficiency, a.matrix_ps / 1e6);
+        g_string_append_printf(out, "    softmax: %.4g scores x %g flops (the stack's "
+                               "npu.softmax_vector_flops) on the vector unit at %g GFLOPS "
+                               "= %.2f us\n", a.scores, sn->softmax_vector_flops,
+                               npu->vector_gflops, a.vector_ps / 1e6);
+        g_string_append_printf(out, "    the units overlap on successive key blocks: the "
+                               "%s sets the time\n", a.vector_ps >= a.matrix_ps
+                               ? "vector unit's softmax" : "matrix unit");
+        return;
+    }
     if (op->kind != HW_OP_MATMUL) {
         char f[32];
         hw_flops_text((double) op->flops, f);

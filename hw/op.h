@@ -91,4 +91,9 @@ typedef struct HwCost {
     double beyond_ps;
 } HwCost;
 
+/* Heads x query-key scores of an HW_OP_ATTENTION @op: its flops are
+ * heads x scores x (4 head_dim + 5) (QK^T and PV, 2 head_dim flops a score
+ * each, and 5 of softmax), head_dim its k. */
+double hw_op_attention_scores(const HwOp *op);
+
 #endif /* HW_OP_H */

@@ -156,6 +156,14 @@ static const HsParam npu_params[] = {
     HS_PARAM_U32("deep_min_rows", HwStackNpu, deep_min_rows, 0, 1048576, 0,
                  "... and only for a weight with at least this many rows (outputs); a "
                  "narrower one runs the full-depth schedule (0: any)"),
+    HS_PARAM_BOOL("attention_matrix_unit", HwStackNpu, attention_matrix_unit, 0,
+                  "its attention multiplies QK^T and PV on the matrix unit in FP16 tiles "
+                  "(FlashAttention) and runs only the softmax on the vector unit, the two "
+                  "overlapping; false: the whole attention on the vector unit"),
+    HS_PARAM_F64("softmax_vector_flops", HwStackNpu, softmax_vector_flops, 0, 100000, 5,
+                 "with attention_matrix_unit: the vector-unit work of its softmax per "
+                 "query-key score (the exponential, max, sum and scale), in flops at the "
+                 "SoC's vector_gflops"),
     HS_PARAM_BOOL("pins_clock", HwStackNpu, pins_clock, 0,
                   "it pins the NPU's clock while it runs (e.g. QNN's burst power "
                   "config; false: the SoC's npu governor samples it)"),

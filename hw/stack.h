@@ -109,6 +109,9 @@ typedef struct HwStackNpu {
     gboolean w4a16_decode;       /* runs W4A16 matmuls in decode */
     uint32_t deep_min_tokens;    /* depth-blocked schedule only from this many tokens */
     uint32_t deep_min_rows;      /* ... and from this many weight rows (outputs) */
+    gboolean attention_matrix_unit; /* QK^T and PV on the matrix unit, the
+                                  * softmax on the vector unit (FlashAttention) */
+    double softmax_vector_flops; /* ... the softmax's vector-unit work a score */
     gboolean pins_clock;         /* its runtime pins the clock (QNN burst power config) */
     int measured_arch;           /* HwNpuArch: its figures come from an NPU of this
                                   * architecture (unspecified: no claim) */

@@ -241,6 +241,70 @@ test_held_whole(void)
     }
 }
 
+/* An attention op as models/graph.c gives it: @heads heads of @hd, @m
+ * queries, the last seeing @n keys (causal), flops heads x scores x (4 hd
+ * + 5) */
+static HwOp
+attention(uint64_t heads, uint64_t hd, uint64_t m, uint64_t n, gboolean shared_keys)
+{
+    /* decode of a batch against one shared context: every query sees n */
+    uint64_t scores = shared_keys ? m * n : (2 * n - m + 1) * m / 2;
+    return (HwOp) { .kind = HW_OP_ATTENTION, .m = m, .k = hd, .n = n,
+                    .flops = heads * scores * (4 * hd + 5), .compute = HW_DTYPE_FP16,
+                    .read_bytes = m * heads * hd * 2 + 2 * 2 * hd * n * 2,
+                    .write_bytes = m * heads * hd * 2 };
+}
+
+/* NPU-TTS's attention: QK^T and PV on the matrix unit in FP16 tiles, the
+ * softmax on the vector unit.  A 2048-token prefill costs a fraction of
+ * the whole attention on the vector unit (the heterollm stack's); a
+ * decode step's queries are padded to the 32-row tile, so batch 32 costs
+ * the matrix unit what batch 1 does, and the softmax's exponentials,
+ * which grow with the batch, come to set the time (NPU-TTS: they dominate
+ * as batch and context grow). */
+static void
+test_attention_matrix_unit(void)
+{
+    g_autoptr(HwSoc) soc = sd8gen3();
+    g_autoptr(GError) error = NULL;
+    const HwStack *tts = hw_soc_stack(soc, "npu-tts", &error);
+    g_assert_no_error(error);
+    g_assert_true(tts->npu.attention_matrix_unit);
+    g_assert_false(heterollm(soc)->npu.attention_matrix_unit);
+    const HwDev *npu = hw_soc_find_kind(soc, HW_KIND_NPU);
+    const double vec_gflops = 132.0;               /* sd8gen3's vector_gflops */
+
+    HwOp pre = attention(12, 128, 2048, 2048, FALSE);
+    HwCost on_matrix, on_vector;
+    hw_dev_estimate(npu, tts, &pre, &on_matrix);
+    hw_dev_estimate(npu, heterollm(soc), &pre, &on_vector);
+    g_assert_cmpfloat((double) on_matrix.compute_ps, <, on_vector.compute_ps / 4.0);
+    /* the softmax sets it: scores x softmax_vector_flops at vector_gflops */
+    double scores = 12.0 * 2048 * 2049 / 2;
+    g_assert_cmpfloat(fabs((double) on_matrix.compute_ps -
+                           scores * tts->npu.softmax_vector_flops / vec_gflops * 1e3),
+                      <, 1e3);
+
+    HwCost b1, b32;
+    HwOp d1 = attention(12, 128, 1, 2048, TRUE), d32 = attention(12, 128, 32, 2048, TRUE);
+    hw_dev_estimate(npu, tts, &d1, &b1);
+    hw_dev_estimate(npu, tts, &d32, &b32);
+    /* batch 1: the matrix unit's tile work for 32 query rows, one of them
+     * real: 12 heads x 2048 keys x 4 x 128 flops x 32, at 8 arrays of 32 x
+     * 32 FP16 MACs at 732 MHz (sd8gen3) */
+    double tile_ps = 12.0 * 2048 * 4 * 128 * 32 / (2.0 * 8 * 32 * 32 * 732e6) * 1e12;
+    g_assert_cmpfloat(fabs((double) b1.compute_ps - tile_ps), <, 1e3);
+    /* batch 32: the softmax of 32 x the scores is slower than the matrix
+     * unit's (unchanged) tile work, and a fraction of the whole attention
+     * on the vector unit */
+    double soft32 = 12.0 * 32 * 2048 * tts->npu.softmax_vector_flops / vec_gflops * 1e3;
+    g_assert_cmpfloat(fabs((double) b32.compute_ps - soft32), <, 1e3);
+    g_assert_cmpfloat((double) b32.compute_ps, >, (double) b1.compute_ps);
+    HwCost v32;
+    hw_dev_estimate(npu, heterollm(soc), &d32, &v32);
+    g_assert_cmpfloat((double) b32.compute_ps, <, v32.compute_ps / 4.0);
+}
+
 /* Stage performance (HeteroLLM §3.2): every dimension padded to the
  * 32-wide tile, so the time is flat for token counts inside one tile and
  * jumps at 32k + 1 (probe --what npu-stage: W4A16 [4096, 4096] . X^T). */
@@ -303,6 +367,7 @@ main(int argc, char **argv)
     g_test_add_func("/hw/npu-shape/depth-blocked", test_depth_blocked);
     g_test_add_func("/hw/npu-shape/held-whole", test_held_whole);
     g_test_add_func("/hw/npu-shape/stage-steps", test_stage_steps);
+    g_test_add_func("/hw/npu-shape/attention-matrix-unit", test_attention_matrix_unit);
     g_test_add_func("/hw/npu-shape/gemm-breakdown", test_gemm_breakdown);
     return g_test_run();
 }
