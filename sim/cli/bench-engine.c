@@ -428,6 +428,57 @@ prefill_1thread(size_t t, size_t n, size_t k, int rounds, const EngIsa *isa, int
     g_free(y);
 }
 
+/* A decode step's matmul: packed INT4 weights [rows x cols], its input
+ * and output rows. */
+typedef struct Matvec {
+    EngMatrix *m;
+    float *x, *y;
+    EngTensor xt, yt;
+    size_t rows;
+} Matvec;
+
+static void
+matvec_init(Matvec *mv, size_t rows, size_t cols)
+{
+    float *w = g_new(float, rows * cols);
+    for (size_t i = 0; i < rows * cols; i++) {
+        w[i] = (float) (i % 13) * 0.01f - 0.06f;
+    }
+    mv->x = g_new(float, cols);
+    for (size_t i = 0; i < cols; i++) {
+        mv->x[i] = (float) (i % 11) * 0.1f - 0.5f;
+    }
+    mv->y = g_new0(float, rows);
+    mv->m = eng_matrix_new_w4(w, (uint32_t) rows, (uint32_t) cols);
+    g_free(w);
+    mv->xt = (EngTensor) { mv->x, 1, cols };
+    mv->yt = (EngTensor) { mv->y, 1, rows };
+    mv->rows = rows;
+}
+
+/* GB/s of packed weights of the best of @reps calls on path @isa */
+static double
+matvec_best_gbps(Matvec *mv, EngIsa isa, int reps)
+{
+    eng_set_isa(isa);
+    double best = 1e30;
+    for (int rep = 0; rep < reps; rep++) {
+        double t0 = hs_bench_now_s();
+        eng_matmul(&mv->xt, mv->m, &mv->yt, 0, 1, 0, mv->rows);
+        best = MIN(best, hs_bench_now_s() - t0);
+    }
+    eng_set_isa(ENG_ISA_AUTO);
+    return (double) eng_matrix_bytes(mv->m) / best / 1e9;
+}
+
+static void
+matvec_clear(Matvec *mv)
+{
+    eng_matrix_free(mv->m);
+    g_free(mv->x);
+    g_free(mv->y);
+}
+
 /*
  * The W4A16 matrix-vector product (a decode step's matmul) on all
  * threads, GB/s of packed weights, alternated with the read probe on as
@@ -438,41 +489,22 @@ static void
 matvec_vs_read(size_t rows, size_t cols, const uint64_t *buf, size_t buf_bytes, int rounds,
                const EngIsa *isa, int nisa, double *gbps, double *share)
 {
-    float *w = g_new(float, rows * cols), *x = g_new(float, cols), *y = g_new0(float, rows);
-    for (size_t i = 0; i < rows * cols; i++) {
-        w[i] = (float) (i % 13) * 0.01f - 0.06f;
-    }
-    for (size_t i = 0; i < cols; i++) {
-        x[i] = (float) (i % 11) * 0.1f - 0.5f;
-    }
-    EngMatrix *m = eng_matrix_new_w4(w, (uint32_t) rows, (uint32_t) cols);
-    g_free(w);
-    const double bytes = (double) eng_matrix_bytes(m);
-    EngTensor xt = { x, 1, cols }, yt = { y, 1, rows };
+    Matvec mv;
+    matvec_init(&mv, rows, cols);
     double v[2][16], s[2][16];
     rounds = MIN(rounds, 16);
     for (int i = 0; i < rounds; i++) {
         double roof = read_roofline_gbps(buf, buf_bytes, omp_get_max_threads());
         for (int j = 0; j < nisa; j++) {
-            eng_set_isa(isa[j]);
-            double best = 1e30;
-            for (int rep = 0; rep < 2; rep++) {
-                double t0 = hs_bench_now_s();
-                eng_matmul(&xt, m, &yt, 0, 1, 0, rows);
-                best = MIN(best, hs_bench_now_s() - t0);
-            }
-            v[j][i] = bytes / best / 1e9;
+            v[j][i] = matvec_best_gbps(&mv, isa[j], 2);
             s[j][i] = v[j][i] / roof;
         }
     }
-    eng_set_isa(ENG_ISA_AUTO);
     for (int j = 0; j < nisa; j++) {
         gbps[j] = median(v[j], rounds);
         share[j] = median(s[j], rounds);
     }
-    eng_matrix_free(m);
-    g_free(x);
-    g_free(y);
+    matvec_clear(&mv);
 }
 
 /*
@@ -487,34 +519,15 @@ matvec_vs_read(size_t rows, size_t cols, const uint64_t *buf, size_t buf_bytes, 
 static void
 matvec_cached(int reps, const EngIsa *isa, int nisa, double *gbps)
 {
-    const size_t rows = 256, cols = 4096;
     const int nthreads = omp_get_max_threads();
-    float *w = g_new(float, rows * cols), *x = g_new(float, cols), *y = g_new0(float, rows);
-    for (size_t i = 0; i < rows * cols; i++) {
-        w[i] = (float) (i % 13) * 0.01f - 0.06f;
-    }
-    for (size_t i = 0; i < cols; i++) {
-        x[i] = (float) (i % 11) * 0.1f - 0.5f;
-    }
-    EngMatrix *m = eng_matrix_new_w4(w, (uint32_t) rows, (uint32_t) cols);
-    g_free(w);
-    EngTensor xt = { x, 1, cols }, yt = { y, 1, rows };
+    Matvec mv;
+    matvec_init(&mv, 256, 4096);
     omp_set_num_threads(1);
     for (int j = 0; j < nisa; j++) {
-        eng_set_isa(isa[j]);
-        double best = 1e30;
-        for (int rep = 0; rep < reps; rep++) {
-            double t0 = hs_bench_now_s();
-            eng_matmul(&xt, m, &yt, 0, 1, 0, rows);
-            best = MIN(best, hs_bench_now_s() - t0);
-        }
-        gbps[j] = (double) eng_matrix_bytes(m) / best / 1e9;
+        gbps[j] = matvec_best_gbps(&mv, isa[j], reps);
     }
     omp_set_num_threads(nthreads);
-    eng_set_isa(ENG_ISA_AUTO);
-    eng_matrix_free(m);
-    g_free(x);
-    g_free(y);
+    matvec_clear(&mv);
 }
 
 /* The other weight formats plus W8 with INT8 activations (plain, shadow). */
