@@ -778,6 +778,37 @@ test_explain(void)
     g_assert_cmpstr(f->out, ==, "");                 /* nothing printed before it */
 }
 
+/* A stack measured on another processor architecture says so: compare
+ * prints each caveat once with its policies (QNN's mllm stack on the
+ * Dimensity 9300's APU; cpu-only ran nothing there), run's JSON and CSV
+ * carry it, and a run where the stack was measured has none. */
+static void
+test_compare_caveats(void)
+{
+    g_autoptr(Run) r = hs("compare", "--soc", "dimensity9300", "--model", "qwen1.5-1.8b",
+                          "--prompt", "32", "--decode", "1", "--functional", "off",
+                          "--policies", "cpu-only,chunked,mllm-npu", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_assert_nonnull(strstr(r->out, "\n  caveat (chunked, mllm-npu): npu: stack mllm's figures "
+                                    "for it were measured on the hexagon architecture; this "
+                                    "npu's is mediatek-apu"));
+    g_assert_null(strstr(r->out, "caveat (cpu-only"));
+    g_autoptr(Run) j = hs("run", "--soc", "dimensity9300", "--model", "qwen1.5-1.8b",
+                          "--prompt", "32", "--decode", "1", "--functional", "off",
+                          "--policy", "npu-tts", "--format", "json", NULL);
+    g_assert_cmpint(j->status, ==, 0);
+    g_autoptr(cJSON) root = cJSON_Parse(j->out);
+    const cJSON *c = cJSON_GetObjectItem(root, "caveats");
+    g_assert_true(cJSON_IsString(c));
+    g_assert_true(g_str_has_prefix(c->valuestring, "npu: stack npu-tts's"));
+    g_autoptr(Run) q = hs("run", "--soc", "sd8gen3", "--model", "qwen1.5-1.8b",
+                          "--prompt", "32", "--decode", "1", "--functional", "off",
+                          "--policy", "npu-tts", "--format", "json", NULL);
+    g_assert_cmpint(q->status, ==, 0);
+    g_autoptr(cJSON) qr = cJSON_Parse(q->out);
+    g_assert_null(cJSON_GetObjectItem(qr, "caveats"));
+}
+
 static void
 test_compare_csv(void)
 {
@@ -1723,6 +1754,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/rough-edges", test_rough_edges);
     g_test_add_func("/cli/explain", test_explain);
     g_test_add_func("/cli/compare-csv", test_compare_csv);
+    g_test_add_func("/cli/compare-caveats", test_compare_caveats);
     g_test_add_func("/cli/compare-trace", test_compare_trace);
     g_test_add_func("/cli/decode-past-4096-checked", test_decode_past_4096_checked);
     g_test_add_func("/cli/compare-text", test_compare_text);
