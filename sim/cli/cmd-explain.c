@@ -176,6 +176,12 @@ explain_task(const HwSoc *soc, const HwStack *stack, const SimPlan *plan,
         g_autoptr(GString) why = g_string_new(NULL);
         hw_dev_explain(dev, stack, &op, &c, why);
         fputs(why->str, stdout);
+        /* where the stack's figures for this processor are an assumption */
+        g_autoptr(GString) caveat = g_string_new(NULL);
+        hw_dev_caveat(dev, stack, caveat);
+        if (caveat->len) {
+            printf("    caveat: %s\n", caveat->str);
+        }
     }
     printf("  in this run: %.4f -> %.4f ms, %.2f us", ms(x->times[id].start_ps),
            ms(x->times[id].end_ps), us(dur));

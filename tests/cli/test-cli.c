@@ -807,6 +807,17 @@ test_compare_caveats(void)
     g_assert_cmpint(q->status, ==, 0);
     g_autoptr(cJSON) qr = cJSON_Parse(q->out);
     g_assert_null(cJSON_GetObjectItem(qr, "caveats"));
+    /* explain says it beside a kernel's reasoning, on that processor only */
+    g_autoptr(Run) e = hs("explain", "--soc", "dimensity9300", "--model", "qwen1.5-1.8b",
+                          "--prompt", "256", "--decode", "0", "--functional", "off",
+                          "--policy", "mllm-npu", "--task", "L3.wq", NULL);
+    g_assert_cmpint(e->status, ==, 0);
+    g_assert_nonnull(strstr(e->out, "\n    caveat: npu: stack mllm's"));
+    g_autoptr(Run) ec = hs("explain", "--soc", "dimensity9300", "--model", "qwen1.5-1.8b",
+                           "--prompt", "256", "--decode", "0", "--functional", "off",
+                           "--policy", "mllm-npu", "--task", "L3.attn", NULL);
+    g_assert_cmpint(ec->status, ==, 0);
+    g_assert_null(strstr(ec->out, "caveat"));
 }
 
 static void
