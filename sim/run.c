@@ -61,7 +61,8 @@ run_caveats(const HwSoc *soc, const HwStack *stack, SimRunReport *report)
             hw_dev_caveat(g_ptr_array_index(soc->devs, p), stack, out);
         }
     }
-    report->caveats = out->len ? g_string_free(out, FALSE) : (g_string_free(out, TRUE), NULL);
+    gboolean none = out->len == 0;
+    report->caveats = g_string_free(out, none);      /* NULL when freed whole */
 }
 
 static gboolean
