@@ -13,11 +13,13 @@
  * listed in a table of their own, so a reader sees what is fit.  A
  * published range is met anywhere inside it; its error is the distance to
  * the nearer bound (0 inside).  Runs are timing-only (values are checked
- * by `run`).
+ * by `run`).  --sensitivity PCT prints, instead of the table, how far
+ * each assumed constant moves the rows (validate-sensitivity.c).
  */
 #include "hw/dev.h"
 #include "sim/cli/points.h"
 #include "sim/cli/points-eval.h"
+#include "sim/cli/validate.h"
 #include "sim/cli/run-opts.h"
 #include "sim/cli/config.h"
 #include "sim/util/error.h"
@@ -30,30 +32,35 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct Row {
-    const HsPoint *pt;           /* (transfer none) */
-    const char *file;            /* the paper's points file name */
-    double simulated, error_pct;
-    gboolean ok;
-} Row;
+typedef HsValidateRow Row;
 
-static gboolean
-eval_point(HsPointCache *c, const HsPoint *pt, int idx, Row *row, GError **error)
+void
+hs_validate_judge(Row *row, double simulated)
 {
-    g_autofree char *path = g_strdup_printf("$.points[%d]", idx);
-    if (!hs_point_eval(c, pt, path, &row->simulated, error)) {
-        return FALSE;
-    }
-    row->pt = pt;
+    const HsPoint *pt = row->pt;
+    row->simulated = simulated;
     if (pt->range) {
-        double bound = row->simulated < pt->lo ? pt->lo : row->simulated > pt->hi ? pt->hi
-                                                                                  : NAN;
-        row->error_pct = isnan(bound) ? 0 : 100.0 * (row->simulated - bound) / bound;
+        double bound = simulated < pt->lo ? pt->lo : simulated > pt->hi ? pt->hi : NAN;
+        row->error_pct = isnan(bound) ? 0 : 100.0 * (simulated - bound) / bound;
         row->ok = isnan(bound);
     } else {
-        row->error_pct = 100.0 * (row->simulated - pt->published) / pt->published;
+        row->error_pct = 100.0 * (simulated - pt->published) / pt->published;
         row->ok = fabs(row->error_pct) <= pt->tolerance_pct;
     }
+}
+
+gboolean
+hs_validate_eval(HsPointCache *c, Row *row, GError **error)
+{
+    g_autofree char *path = g_strdup_printf("$.points[%d]", row->index);
+    double simulated = 0;
+    if (!hs_point_eval(c, row->pt, path, &simulated, error)) {
+        if ((*error)->domain != HS_USAGE_ERROR) {      /* --set names itself */
+            g_prefix_error(error, "%s: ", row->path);
+        }
+        return FALSE;
+    }
+    hs_validate_judge(row, simulated);
     return TRUE;
 }
 
@@ -187,14 +194,10 @@ scatter_svg(const Row *rows, guint n)
 
 
 /* Mean absolute error of one paper's rows (or all: @file NULL). */
-typedef struct Summary {
-    guint n, predicted, calibrated, ok, known;
-    double mape, mape_met;       /* over predicted rows; without known misses */
-    guint n_met;
-} Summary;
+typedef HsValidateSummary Summary;
 
-static Summary
-summarise(const Row *rows, guint n, const char *file)
+Summary
+hs_validate_summarise(const Row *rows, guint n, const char *file)
 {
     Summary s = { 0 };
     for (guint i = 0; i < n; i++) {
@@ -264,7 +267,7 @@ print_text(const Row *rows, guint n, GPtrArray *files, gboolean allow_known,
            "|---|---|---|---|---|---|---|---|\n");
     for (guint f = 0; f <= files->len; f++) {
         const char *file = f < files->len ? g_ptr_array_index(files, f) : NULL;
-        Summary s = summarise(rows, n, file);
+        Summary s = hs_validate_summarise(rows, n, file);
         printf("| %s | %u | %u | %.1f %% | %.1f %% (%u) | %u | %u | %u |\n",
                file ? file : "all papers", s.n, s.predicted, s.mape, s.mape_met, s.n_met,
                s.calibrated, s.ok, s.known);
@@ -284,7 +287,7 @@ print_text(const Row *rows, guint n, GPtrArray *files, gboolean allow_known,
     if (!any_cal) {
         printf("\nno parameter was fitted to any of these rows\n");
     }
-    Summary all = summarise(rows, n, NULL);
+    Summary all = hs_validate_summarise(rows, n, NULL);
     printf("\nmean absolute percentage error: %.1f %% over %u points (calibration "
            "points excluded); %s\n", all.mape, all.predicted,
            all.ok == all.n ? "all within tolerance"
@@ -336,7 +339,7 @@ print_json(const Row *rows, guint n, GPtrArray *files)
     }
     cJSON *papers = cJSON_AddArrayToObject(j, "papers");
     for (guint f = 0; f < files->len; f++) {
-        Summary s = summarise(rows, n, g_ptr_array_index(files, f));
+        Summary s = hs_validate_summarise(rows, n, g_ptr_array_index(files, f));
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", g_ptr_array_index(files, f));
         cJSON_AddNumberToObject(o, "points", s.n);
@@ -347,7 +350,7 @@ print_json(const Row *rows, guint n, GPtrArray *files)
         cJSON_AddNumberToObject(o, "ok", s.ok);
         cJSON_AddItemToArray(papers, o);
     }
-    Summary all = summarise(rows, n, NULL);
+    Summary all = hs_validate_summarise(rows, n, NULL);
     cJSON_AddNumberToObject(j, "mape_pct", all.mape);
     cJSON_AddBoolToObject(j, "all_ok", all.ok == all.n);
     cJSON_AddItemToObject(j, "provenance", hs_provenance_json());
@@ -390,6 +393,8 @@ run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE, allow_known = FALSE, strict = FALSE;
     g_autofree char *points = NULL, *format_name = NULL, *out_dir = NULL, *only = NULL;
+    g_autofree char *keys = NULL;
+    double sens_pct = NAN;             /* not given */
     g_auto(GStrv) set = NULL;
     hs_provenance_command(argc, argv);          /* before GOption takes it apart */
     GOptionEntry entries[] = {
@@ -406,6 +411,13 @@ run(int argc, char **argv, GError **error)
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Also write DIR/validate.csv and DIR/validate.svg", "DIR" },
+        { "sensitivity", 0, 0, G_OPTION_ARG_DOUBLE, &sens_pct,
+          "Instead of the table: scale every assumed constant of the configs (a key whose "
+          "source begins \"assumed\") by 1 - PCT/100 and 1 + PCT/100 in turn and show how "
+          "far each moves the rows, the keys that move them most first", "PCT" },
+        { "keys", 0, 0, G_OPTION_ARG_STRING, &keys,
+          "With --sensitivity: only the assumed keys matching one of these patterns "
+          "(comma-separated, * and ?: 'npu.*,stack@mllm.*')", "PATTERNS" },
         HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -419,6 +431,17 @@ run(int argc, char **argv, GError **error)
     }
     if (help) {
         return TRUE;
+    }
+    if (keys && isnan(sens_pct)) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "validate: --keys: expected --sensitivity PCT beside it");
+        return FALSE;
+    }
+    if (!isnan(sens_pct) && out_dir) {
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "validate: --out writes the table's files; expected it without "
+                    "--sensitivity");
+        return FALSE;
     }
     if (strict && allow_known) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
@@ -481,11 +504,10 @@ run(int argc, char **argv, GError **error)
             if (pats && !id_matches(pats, pset->points[i].id)) {
                 continue;
             }
-            rows[k].file = g_ptr_array_index(files, f);
-            ok = eval_point(c, &pset->points[i], (int) i, &rows[k++], error);
-            if (!ok && (*error)->domain != HS_USAGE_ERROR) {      /* --set names itself */
-                g_prefix_error(error, "%s: ", (char *) g_ptr_array_index(paths, f));
-            }
+            rows[k] = (Row) { .pt = &pset->points[i], .index = (int) i,
+                              .file = g_ptr_array_index(files, f),
+                              .path = g_ptr_array_index(paths, f) };
+            ok = hs_validate_eval(c, &rows[k++], error);
         }
         if (k > k0) {
             g_ptr_array_add(shown, g_ptr_array_index(files, f));
@@ -502,6 +524,11 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     n = k;
+    if (!isnan(sens_pct)) {
+        g_auto(GStrv) key_pats = keys ? g_strsplit(keys, ",", -1) : NULL;
+        return hs_validate_sensitivity(rows, n, shown, (const char *const *) set, sens_pct,
+                                       key_pats, format, error);
+    }
     gboolean unexpected = FALSE;
     for (guint i = 0; i < n; i++) {
         unexpected = unexpected || (!rows[i].ok && (!rows[i].pt->known_miss || !allow_known));

@@ -3,6 +3,7 @@
  */
 #include "sim/util/override.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 
 #include <string.h>
@@ -177,6 +178,24 @@ set_no_section(const HsOverride *v, const char *doc, cJSON *root, cJSON *at,
                 v->arg, comp, doc, known->len ? known->str : "none");
 }
 
+/* @comp as an index of the array @at (at @path): digits, below its size. */
+static gboolean
+array_index(const HsOverride *v, const char *path, const cJSON *at, const char *comp,
+            int *index, GError **error)
+{
+    const int size = cJSON_GetArraySize(at);
+    guint64 i = 0;
+    if (!g_ascii_string_to_unsigned(comp, 10, 0, G_MAXINT, &i, NULL) || (int) i >= size) {
+        g_autofree char *got = hs_escape(comp);
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--set %s: %s is an array of %d: expected an index in [0, %d] "
+                    "(got \"%s\")", v->arg, path, size, size - 1, got);
+        return FALSE;
+    }
+    *index = (int) i;
+    return TRUE;
+}
+
 static gboolean
 apply_one(HsOverride *v, cJSON *root, GError **error)
 {
@@ -191,9 +210,17 @@ apply_one(HsOverride *v, cJSON *root, GError **error)
         if (at == root && strcmp(v->doc, "soc") == 0 &&
             (next = find_processor(root, comps[i], &index)) != NULL) {
             sub = hs_json_path_index("$.processors", index);
+        } else if (cJSON_IsArray(at)) {
+            /* an element by its index: "gpu.dvfs.points.3.volt_mv" */
+            if (!array_index(v, path, at, comps[i], &index, error)) {
+                return FALSE;
+            }
+            next = cJSON_GetArrayItem(at, index);
+            sub = hs_json_path_index(path, index);
         } else {
             next = cJSON_GetObjectItemCaseSensitive(at, comps[i]);
-            if (!cJSON_IsObject(next) || cJSON_HasObjectItem(next, "value")) {
+            if (!(cJSON_IsObject(next) || cJSON_IsArray(next)) ||
+                cJSON_HasObjectItem(next, "value")) {
                 set_no_section(v, v->doc, root, at, comps[i], error);
                 return FALSE;
             }

@@ -1206,6 +1206,128 @@ validate_value(const Run *r, const char *id)
     g_assert_not_reached();
 }
 
+/* validate --sensitivity's entry for @key in its JSON output @j. */
+static const cJSON *
+sensitivity_key(const cJSON *j, const char *key)
+{
+    const cJSON *k;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItem(j, "keys")) {
+        if (strcmp(cJSON_GetObjectItem(k, "key")->valuestring, key) == 0) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
+/* Row @id's simulated value at one end (@end "lower" / "higher") of a
+ * key's range; @plain (the table's value) when the row did not move. */
+static double
+sensitivity_row(const cJSON *key, const char *end, const char *id, double plain)
+{
+    const cJSON *r = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(key, end),
+                                                             "rows"), id);
+    return r ? cJSON_GetObjectItem(r, "simulated")->valuedouble : plain;
+}
+
+/* validate --sensitivity: each assumed constant scaled down and up; a
+ * row's value there is what `validate --set KEY=VALUE` gives; a stack key
+ * reaches the stacks inheriting it; integer keys are rounded; a value the
+ * loader refuses is reported, not fatal. */
+static void
+test_validate_sensitivity(void)
+{
+    const char *only = "decode-fast-vs-driver,npu-time-qwen-256,prefill-layer-vs-llama-cpp-256";
+    g_autoptr(Run) r = hs("validate", "--only", only, "--sensitivity", "20", "--keys",
+                          "sync.driver.*,npu.arrays,cpu.idle_w,stack@llama-cpp.cpu.call_us,"
+                          "stack@heterollm.cpu.simd_efficiency", "-f", "json", NULL);
+    assert_ok(r);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    g_assert_nonnull(j);
+    g_assert_cmpint(cJSON_GetArraySize(cJSON_GetObjectItem(j, "keys")), ==, 6);
+    g_autoptr(Run) t = hs("validate", "--only", only, "-f", "json", NULL);
+    assert_ok(t);
+    const double driver = validate_value(t, "decode-fast-vs-driver");
+    const double npu = validate_value(t, "npu-time-qwen-256");
+
+    /* finish_us 90 -> 72 and 108: the driver path's gain moves, as --set
+     * moves it; the NPU's time does not */
+    const cJSON *f = sensitivity_key(j, "sync.driver.finish_us");
+    g_assert_nonnull(f);
+    g_autoptr(Run) lo = hs("validate", "--only", only, "--set", "sync.driver.finish_us=72",
+                           "-f", "json", NULL);
+    g_assert_cmpint(lo->status, <=, 1);         /* 1: a row outside its tolerance */
+    g_assert_cmpfloat(sensitivity_row(f, "lower", "decode-fast-vs-driver", driver), ==,
+                      validate_value(lo, "decode-fast-vs-driver"));
+    g_assert_cmpfloat(validate_value(lo, "decode-fast-vs-driver"), <, driver);
+    g_assert_cmpfloat(sensitivity_row(f, "higher", "decode-fast-vs-driver", driver), >, driver);
+    g_assert_cmpfloat(sensitivity_row(f, "lower", "npu-time-qwen-256", npu), ==, npu);
+    /* 0 cannot be scaled */
+    g_assert_nonnull(cJSON_GetObjectItem(sensitivity_key(j, "sync.driver.maint_gbps"),
+                                         "not_scaled"));
+
+    /* an integer key: 8 arrays -> 6 and 10, as --set npu.arrays=6 */
+    const cJSON *a = sensitivity_key(j, "npu.arrays");
+    g_assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "lower"),
+                                                   "rounded")));
+    g_autoptr(Run) six = hs("validate", "--only", "npu-time-qwen-256", "--set", "npu.arrays=6",
+                            "-f", "json", NULL);
+    g_assert_cmpint(six->status, <=, 1);
+    g_assert_cmpfloat(sensitivity_row(a, "lower", "npu-time-qwen-256", npu), ==,
+                      validate_value(six, "npu-time-qwen-256"));
+    g_assert_cmpfloat(validate_value(six, "npu-time-qwen-256"), >, npu * 1.1);
+
+    /* a stack key is changed in every stack inheriting it, not in one that
+     * sets its own (mnn-cpu's call_us) */
+    const cJSON *set = cJSON_GetObjectItem(sensitivity_key(j, "stack@llama-cpp.cpu.call_us"),
+                                           "set");
+    g_assert_nonnull(cJSON_GetObjectItem(set, "stack@llama-cpp.cpu.call_us"));
+    g_assert_nonnull(cJSON_GetObjectItem(set, "stack@llama-cpp-heterollm.cpu.call_us"));
+    g_assert_null(cJSON_GetObjectItem(set, "stack@mnn-cpu.cpu.call_us"));
+
+    /* an efficiency of 1.2 is refused by the stack's loader; 0.8 runs */
+    const cJSON *e = sensitivity_key(j, "stack@heterollm.cpu.simd_efficiency");
+    g_assert_nonnull(strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "higher"),
+                                                "refused")->valuestring,
+                            "expected a number in [0.001, 1] (got 1.2)"));
+    g_assert_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "lower"), "mape_pct"));
+
+    /* the text form ranks the keys: npu.arrays moves a row most */
+    g_autoptr(Run) text = hs("validate", "--only", only, "--sensitivity", "20", "--keys",
+                             "npu.arrays,cpu.idle_w,sync.driver.finish_us", NULL);
+    assert_ok(text);
+    const char *arrays = strstr(text->out, "| npu.arrays |");
+    const char *finish = strstr(text->out, "| sync.driver.finish_us |");
+    g_assert_nonnull(arrays);
+    g_assert_nonnull(finish);
+    g_assert_true(arrays < finish);
+    g_assert_nonnull(strstr(text->out, "moved no row by 0.1 % or more (1): cpu.idle_w"));
+
+    g_autoptr(Run) k = hs("validate", "--sensitivity", "20", "--keys", "nope", NULL);
+    g_assert_cmpint(k->status, !=, 0);
+    assert_one_error_line(k, "validate: --keys: expected a pattern matching an assumed key "
+                          "such as npu.stationary_kib or stack@heterollm.cpu.call_us (got none "
+                          "matching)");
+    g_autoptr(Run) k2 = hs("validate", "--keys", "npu.*", NULL);
+    assert_one_error_line(k2, "validate: --keys: expected --sensitivity PCT beside it");
+    g_autoptr(Run) z = hs("validate", "--sensitivity", "0", NULL);
+    assert_one_error_line(z, "validate: --sensitivity: expected a percentage in (0, 100) "
+                          "(got 0)");
+    g_autoptr(Run) o = hs("validate", "--sensitivity", "20", "--out", "/tmp/x", NULL);
+    assert_one_error_line(o, "validate: --out writes the table's files; expected it without "
+                          "--sensitivity");
+
+    /* --set indexes an array: an operating point's key */
+    g_autoptr(Run) ix = hs("run", "--functional", "off", "-d", "1",
+                           "--set", "gpu.dvfs.points.12.volt_mv=700", NULL);
+    g_assert_cmpint(ix->status, !=, 0);
+    assert_one_error_line(ix, "--set gpu.dvfs.points.12.volt_mv=700: "
+                          "$.processors[1].dvfs.points is an array of 12: expected an index in "
+                          "[0, 11] (got \"12\")");
+    g_autoptr(Run) ok = hs("run", "--functional", "off", "-d", "1", "-P", "gpu-only", "-f",
+                           "json", "--set", "gpu.dvfs.points.11.volt_mv=900", NULL);
+    assert_ok(ok);
+}
+
 /* Prefill energy per token (J) of `run` with @policy, as its report says. */
 static double
 prefill_j_per_token(const char *policy)
@@ -1779,6 +1901,7 @@ main(int argc, char **argv)
     g_test_add_func("/cli/validate", test_validate);
     g_test_add_func("/cli/validate-papers", test_validate_papers);
     g_test_add_func("/cli/validate-energy-game", test_validate_energy_game);
+    g_test_add_func("/cli/validate-sensitivity", test_validate_sensitivity);
     g_test_add_func("/cli/bad-points", test_bad_points);
     g_test_add_func("/cli/infer", test_infer);
     g_test_add_func("/cli/probe", test_probe);
