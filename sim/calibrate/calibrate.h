@@ -111,6 +111,9 @@ typedef struct HsCalSpec {
     guint starts;                /* optimiser starts (default 4) */
     guint max_evals;             /* objective calls per start (default 60 x keys) */
     GPtrArray *point_sets;       /* of HsPoints *, owned */
+    GStrv fixed;                 /* overrides every candidate is run under, before
+                                  * its keys' (owned; NULL: none; not read from the
+                                  * spec: validate --sensitivity --refit sets it) */
 } HsCalSpec;
 
 /* Read and check a spec.  Errors (HS_CONFIG_ERROR) are one line naming
@@ -143,7 +146,8 @@ gboolean hs_cal_spec_fits(const HsCalSpec *s, const char *doc);
 /* --- evaluation (eval.c) --- */
 
 /* The overrides "PATH=VALUE" of key values @x (integers rounded; printed
- * with %.17g so the value is exact).  (transfer full, NULL-terminated) */
+ * with %.17g so the value is exact), after @s->fixed.  (transfer full,
+ * NULL-terminated) */
 GStrv hs_cal_overrides(const HsCalSpec *s, const double *x);
 
 /* The simulated value of @m with @set overrides.  FALSE with *error (one

@@ -143,7 +143,11 @@ hs_cal_eval(const HsCalMeas *m, const char *const *set, double *value, GError **
 GStrv
 hs_cal_overrides(const HsCalSpec *s, const double *x)
 {
-    GStrv out = g_new0(char *, s->n_keys + 1);
+    const guint nf = s->fixed ? g_strv_length(s->fixed) : 0;
+    GStrv out = g_new0(char *, nf + s->n_keys + 1);
+    for (guint i = 0; i < nf; i++) {
+        out[i] = g_strdup(s->fixed[i]);
+    }
     for (guint k = 0; k < s->n_keys; k++) {
         const HsCalKey *key = &s->keys[k];
         double v = key->integer ? round(x[k]) : x[k];
@@ -155,10 +159,10 @@ hs_cal_overrides(const HsCalSpec *s, const double *x)
         g_autofree char *probe = s->stack ? g_strdup_printf("stack@%s.x", s->stack) : NULL;
         if (probe && strcmp(hs_override_doc(key->path), "stack") == 0 &&
             hs_override_key_valid(probe)) {
-            out[k] = g_strdup_printf("stack@%s.%s=%s", s->stack,
-                                     key->path + strlen("stack."), num);
+            out[nf + k] = g_strdup_printf("stack@%s.%s=%s", s->stack,
+                                          key->path + strlen("stack."), num);
         } else {
-            out[k] = g_strdup_printf("%s=%s", key->path, num);
+            out[nf + k] = g_strdup_printf("%s=%s", key->path, num);
         }
     }
     return out;

@@ -63,6 +63,7 @@ hs_cal_spec_free(HsCalSpec *s)
     g_free(s->description);
     g_free(s->soc);
     g_free(s->stack);
+    g_strfreev(s->fixed);
     for (guint i = 0; i < s->n_keys; i++) {
         g_free(s->keys[i].path);
     }

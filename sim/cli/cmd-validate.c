@@ -391,7 +391,7 @@ write_out(const char *out_dir, const Row *rows, guint n, GError **error)
 static gboolean
 run(int argc, char **argv, GError **error)
 {
-    gboolean help = FALSE, allow_known = FALSE, strict = FALSE;
+    gboolean help = FALSE, allow_known = FALSE, strict = FALSE, refit = FALSE;
     g_autofree char *points = NULL, *format_name = NULL, *out_dir = NULL, *only = NULL;
     g_autofree char *keys = NULL;
     double sens_pct = NAN;             /* not given */
@@ -418,6 +418,9 @@ run(int argc, char **argv, GError **error)
         { "keys", 0, 0, G_OPTION_ARG_STRING, &keys,
           "With --sensitivity: only the assumed keys matching one of these patterns "
           "(comma-separated, * and ?: 'npu.*,stack@mllm.*')", "PATTERNS" },
+        { "refit", 0, 0, G_OPTION_ARG_NONE, &refit,
+          "With --sensitivity: refit each calibrated key (configs/calibration/) to what it "
+          "was fitted to, under every scaled value that moves it", NULL },
         HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -432,9 +435,10 @@ run(int argc, char **argv, GError **error)
     if (help) {
         return TRUE;
     }
-    if (keys && isnan(sens_pct)) {
+    if ((keys || refit) && isnan(sens_pct)) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "validate: --keys: expected --sensitivity PCT beside it");
+                    "validate: --%s: expected --sensitivity PCT beside it",
+                    keys ? "keys" : "refit");
         return FALSE;
     }
     if (!isnan(sens_pct) && out_dir) {
@@ -527,7 +531,7 @@ run(int argc, char **argv, GError **error)
     if (!isnan(sens_pct)) {
         g_auto(GStrv) key_pats = keys ? g_strsplit(keys, ",", -1) : NULL;
         return hs_validate_sensitivity(rows, n, shown, (const char *const *) set, sens_pct,
-                                       key_pats, format, error);
+                                       key_pats, refit, format, error);
     }
     gboolean unexpected = FALSE;
     for (guint i = 0; i < n; i++) {

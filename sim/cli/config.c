@@ -39,7 +39,7 @@ with_stack_edits(HwSoc *soc, const HsOverrides *ovr, GError **error)
         return NULL;
     }
     if (hs_overrides_count(ovr, "stack") > 0) {
-        if (!hs_overrides_check_targets(ovr, soc->stacks_dir, error)) {
+        if (!hs_overrides_check_targets(ovr, "stack", soc->stacks_dir, error)) {
             hw_soc_free(soc);
             return NULL;
         }
@@ -53,6 +53,9 @@ HwSoc *
 hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error)
 {
     g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
+    if (!hs_overrides_check_targets(ovr, "soc", configs, error)) {
+        return NULL;
+    }
     HwSoc *soc = hw_soc_load_edit(name, configs,
                                   hs_overrides_count(ovr, "soc") ? hs_overrides_apply_soc : NULL,
                                   (void *) ovr, error);

@@ -369,7 +369,14 @@ hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
         if (strcmp(h, base) == 0) {
             const char *why = bound_only_why(arg);
             g_autofree char *key = g_strndup(arg, strcspn(arg, "="));
-            if (why) {
+            g_autofree char *other = NULL;
+            if (g_str_has_prefix(arg, "soc@")) {
+                other = g_strndup(arg + strlen("soc@"), strcspn(arg + strlen("soc@"), "."));
+            }
+            if (other && strcmp(other, s1->name) != 0) {
+                fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the "
+                        "SoC %s; this run's is %s)\n", arg, other, s1->name);
+            } else if (why) {
                 fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (%s is never "
                         "read by the simulation: it %s)\n", arg, key, why);
             } else {

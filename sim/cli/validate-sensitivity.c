@@ -14,10 +14,16 @@
  * change of any row's simulated value; the per-paper means of the errors
  * (as validate's table computes them) are given at both ends.
  *
- * Calibrated keys are not perturbed: each is refitted to its row when
- * anything it depends on changes (hetero-sim calibrate).
+ * Calibrated keys are not scaled.  They are held at their shipped values,
+ * or with --refit each is fitted again (its spec in configs/calibration/,
+ * as `hetero-sim calibrate` fits it) whenever the change moves what it was
+ * fitted to, until none moves: then the rows that move are what the model
+ * predicts differently, not what a fit would absorb.  The largest change
+ * and the count of rows moved are over predicted rows (calibrated ones
+ * are fits, not predictions).
  */
 #include "sim/cli/validate.h"
+#include "sim/calibrate/calibrate.h"
 #include "sim/cli/config.h"
 #include "sim/util/error.h"
 #include "sim/util/json.h"
@@ -149,12 +155,15 @@ add_soc_key(const char *key, const char *group, double value, const char *source
     for (guint i = 0; i < c->out->len; i++) {
         Assumed *a = g_ptr_array_index(c->out, i);
         if (strcmp(a->key, group) == 0 && strcmp(a->file, c->file) == 0) {
-            assumed_edit(a, key, value);        /* another element of the array */
+            /* another element of the array */
+            g_autofree char *path = g_strdup_printf("soc@%s.%s", c->soc, key);
+            assumed_edit(a, path, value);
             return;
         }
     }
     Assumed *a = assumed_new(group, c->file, c->soc, value, source);
-    assumed_edit(a, key, value);
+    g_autofree char *path = g_strdup_printf("soc@%s.%s", c->soc, key);
+    assumed_edit(a, path, value);
     g_ptr_array_add(c->out, a);
 }
 
@@ -294,8 +303,9 @@ typedef struct End {
     gboolean integer;            /* the loader wanted integers: rounded */
     char *refused;               /* the loader's message (NULL: evaluated) */
     HsValidateRow *rows;
-    double max_change_pct;       /* the largest |change| of a row's value */
-    guint argmax, moved;         /* that row; rows moved by >= 1 % */
+    double max_change_pct;       /* the largest |change| of a predicted row */
+    guint argmax, moved;         /* that row; predicted rows moved by >= 1 % */
+    GPtrArray *refit;            /* --refit: "PATH=VALUE" of the keys refitted */
 } End;
 
 typedef struct Result {
@@ -320,9 +330,231 @@ scaled(double v, double f, gboolean integer)
     return s;
 }
 
+/* --refit: the shipped calibrations, what their measurements read as
+ * shipped, and each key's shipped value beside what its fit gives there
+ * (a shipped value may be the fit rounded to a tile, 96 rows for a fit of
+ * 93: a refit moves the key by its fit's ratio, so a change the fit does
+ * not feel leaves the key as shipped). */
+typedef struct Refits {
+    GPtrArray *specs;            /* HsCalSpec, owned */
+    GPtrArray *base;             /* per spec: double[n_meas], owned */
+    GPtrArray *shipped, *fit0;   /* per spec: double[n_keys], owned */
+} Refits;
+
+static void
+refits_free(Refits *r)
+{
+    if (r) {
+        g_ptr_array_unref(r->specs);
+        g_ptr_array_unref(r->base);
+        g_ptr_array_unref(r->shipped);
+        g_ptr_array_unref(r->fit0);
+        g_free(r);
+    }
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Refits, refits_free)
+
+/* @s's measurements under the overrides @set into @v; FALSE with *error. */
+static gboolean
+spec_values(const HsCalSpec *s, const char *const *set, double *v, GError **error)
+{
+    for (guint i = 0; i < s->n_meas; i++) {
+        if (!hs_cal_eval(&s->meas[i], set, &v[i], error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* The shipped value of @s's key @k: in its stack (bases merged) or in its
+ * SoC's file (a processor by its name).  FALSE with *error. */
+static gboolean
+shipped_value(const HsCalSpec *s, guint k, double *v, GError **error)
+{
+    const char *path = s->keys[k].path;
+    const gboolean stack = strcmp(hs_override_doc(path), "stack") == 0;
+    g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
+    g_autofree char *stacks = g_build_filename(configs, "stacks", NULL);
+    g_autofree char *file = NULL;
+    g_autoptr(cJSON) doc = stack ? hs_json_load_based(s->stack, stacks, "stack", NULL, NULL,
+                                                      &file, NULL, error)
+                           : hs_json_load_named(s->soc, configs, "SoC", NULL, NULL, &file,
+                                                error);
+    if (doc == NULL) {
+        return FALSE;
+    }
+    const char *rest = strchr(path, '@') ? strchr(strchr(path, '@'), '.') + 1
+                       : stack || g_str_has_prefix(path, "soc.") ? strchr(path, '.') + 1
+                       : path;
+    g_auto(GStrv) comps = g_strsplit(rest, ".", -1);
+    const cJSON *at = doc;
+    for (char **c = comps; *c && at; c++) {
+        const cJSON *next = NULL;
+        if (at == doc && !stack) {
+            const cJSON *p = NULL;
+            cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(doc, "processors")) {
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+                if (cJSON_IsString(name) && strcmp(name->valuestring, *c) == 0) {
+                    next = p;
+                }
+            }
+        }
+        at = next ? next : cJSON_GetObjectItemCaseSensitive(at, *c);
+    }
+    const cJSON *val = cJSON_IsObject(at) ? cJSON_GetObjectItemCaseSensitive(at, "value") : at;
+    if (!cJSON_IsNumber(val)) {
+        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                    "%s: %s: expected the shipped number it fits (got none)", s->path, path);
+        return FALSE;
+    }
+    *v = val->valuedouble;
+    return TRUE;
+}
+
+static Refits *
+refits_load(const char *const *set, GError **error)
+{
+    g_autofree char *dir = g_build_filename(hs_cli_data_dir(), "configs", "calibration", NULL);
+    g_auto(GStrv) stems = hs_json_list_stems(dir, error);
+    if (stems == NULL) {
+        return NULL;
+    }
+    g_autoptr(Refits) r = g_new0(Refits, 1);
+    r->specs = g_ptr_array_new_with_free_func((GDestroyNotify) hs_cal_spec_free);
+    r->base = g_ptr_array_new_with_free_func(g_free);
+    r->shipped = g_ptr_array_new_with_free_func(g_free);
+    r->fit0 = g_ptr_array_new_with_free_func(g_free);
+    for (char **st = stems; *st; st++) {
+        g_autofree char *base = g_strconcat(*st, ".json", NULL);
+        g_autofree char *file = g_build_filename(dir, base, NULL);
+        HsCalSpec *s = hs_cal_spec_load(file, error);
+        if (s == NULL) {
+            return NULL;
+        }
+        g_ptr_array_add(r->specs, s);
+        double *v = g_new0(double, MAX(s->n_meas, 1));
+        g_ptr_array_add(r->base, v);
+        double *shipped = g_new0(double, MAX(s->n_keys, 1));
+        double *fit0 = g_new0(double, MAX(s->n_keys, 1));
+        g_ptr_array_add(r->shipped, shipped);
+        g_ptr_array_add(r->fit0, fit0);
+        s->fixed = g_strdupv((char **) set);
+        g_autoptr(HsCalResult) res = NULL;
+        if (!hs_cal_spec_resolve(s, error) || !spec_values(s, set, v, error) ||
+            (res = hs_cal_fit(s, FALSE, error)) == NULL) {
+            g_prefix_error(error, "validate --refit: ");
+            return NULL;
+        }
+        g_clear_pointer(&s->fixed, g_strfreev);
+        for (guint k = 0; k < s->n_keys; k++) {
+            fit0[k] = res->keys[k].value;
+            if (!shipped_value(s, k, &shipped[k], error)) {
+                g_prefix_error(error, "validate --refit: ");
+                return NULL;
+            }
+        }
+    }
+    return g_steal_pointer(&r);
+}
+
+/* The --set path of @s's key @k as validate's rows take it: a stack key
+ * for the spec's stack only, a SoC key for its SoC only. */
+static char *
+refit_path(const HsCalSpec *s, guint k)
+{
+    const char *path = s->keys[k].path;
+    if (strcmp(hs_override_doc(path), "stack") == 0 && s->stack && !strchr(path, '@')) {
+        return g_strdup_printf("stack@%s.%s", s->stack, path + strlen("stack."));
+    }
+    if (strcmp(hs_override_doc(path), "soc") == 0 && !strchr(path, '@')) {
+        return g_strdup_printf("soc@%s.%s", s->soc,
+                               g_str_has_prefix(path, "soc.") ? path + strlen("soc.") : path);
+    }
+    return g_strdup(path);
+}
+
+/* Replace (or add) "@path=..." in @args (a NULL-terminated GPtrArray). */
+static void
+args_put(GPtrArray *args, const char *path, double value)
+{
+    g_ptr_array_remove_index(args, args->len - 1);          /* the NULL */
+    const size_t n = strlen(path);
+    for (guint i = 0; i < args->len; i++) {
+        const char *a = g_ptr_array_index(args, i);
+        if (strncmp(a, path, n) == 0 && a[n] == '=') {
+            g_ptr_array_remove_index(args, i--);
+        }
+    }
+    g_ptr_array_add(args, g_strdup_printf("%s=%.17g", path, value));
+    g_ptr_array_add(args, NULL);
+}
+
+/* Refit every calibration whose measurements @args move, until none
+ * moves (at most a few rounds: one fit's key can move another's
+ * measurement); each fitted key put in @args and said in @e->refit.
+ * FALSE with *error only for a failure that is not the scaled value's. */
+static gboolean
+refit(Refits *r, GPtrArray *args, End *e, GError **error)
+{
+    e->refit = g_ptr_array_new_with_free_func(g_free);
+    for (guint pass = 0; pass < 4; pass++) {
+        gboolean any = FALSE;
+        for (guint i = 0; i < r->specs->len; i++) {
+            HsCalSpec *s = g_ptr_array_index(r->specs, i);
+            const double *base = g_ptr_array_index(r->base, i);
+            g_autofree double *v = g_new0(double, MAX(s->n_meas, 1));
+            g_autoptr(GError) err = NULL;
+            if (!spec_values(s, (const char *const *) args->pdata, v, &err)) {
+                e->refused = g_strdup(err->message);
+                return TRUE;
+            }
+            gboolean moved = FALSE;
+            for (guint m = 0; m < s->n_meas; m++) {
+                moved = moved || fabs(v[m] - base[m]) > 1e-4 * fabs(base[m]);
+            }
+            if (!moved) {
+                continue;
+            }
+            g_strfreev(s->fixed);
+            s->fixed = g_strdupv((char **) args->pdata);
+            g_autoptr(HsCalResult) res = hs_cal_fit(s, FALSE, &err);
+            g_clear_pointer(&s->fixed, g_strfreev);
+            if (res == NULL) {
+                e->refused = g_strdup_printf("refitting %s: %s", s->path, err->message);
+                return TRUE;
+            }
+            const double *shipped = g_ptr_array_index(r->shipped, i);
+            const double *fit0 = g_ptr_array_index(r->fit0, i);
+            for (guint k = 0; k < s->n_keys; k++) {
+                g_autofree char *path = refit_path(s, k);
+                double x = fit0[k] != 0 ? shipped[k] * res->keys[k].value / fit0[k]
+                                        : res->keys[k].value;
+                if (s->keys[k].integer) {
+                    x = round(x);
+                }
+                x = CLAMP(x, s->keys[k].lo, s->keys[k].hi);
+                args_put(args, path, x);
+                for (guint j = 0; j < e->refit->len; j++) {
+                    const char *old = g_ptr_array_index(e->refit, j);
+                    if (g_str_has_prefix(old, path) && old[strlen(path)] == '=') {
+                        g_ptr_array_remove_index(e->refit, j--);
+                    }
+                }
+                g_ptr_array_add(e->refit, g_strdup_printf("%s=%.4g", path, x));
+            }
+            any = TRUE;
+        }
+        if (!any) {
+            break;
+        }
+    }
+    (void) error;
+    return TRUE;
+}
+
 static gboolean
 evaluate(const HsValidateRow *base, guint n, const char *const *set, const Assumed *a,
-         End *e, GError **error)
+         Refits *refits, End *e, GError **error)
 {
     g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
     for (const char *const *s = set; s && *s; s++) {
@@ -334,6 +566,9 @@ evaluate(const HsValidateRow *base, guint n, const char *const *set, const Assum
                                               scaled(ed->value, e->factor, e->integer)));
     }
     g_ptr_array_add(args, NULL);
+    if (refits && (!refit(refits, args, e, error) || e->refused)) {
+        return e->refused != NULL;
+    }
     g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) args->pdata, error);
     if (ovr == NULL) {
         return FALSE;
@@ -352,7 +587,7 @@ evaluate(const HsValidateRow *base, guint n, const char *const *set, const Assum
             e->refused = g_strdup(err->message);
             return TRUE;
         }
-        double d = base[i].simulated != 0
+        double d = base[i].simulated != 0 && !base[i].pt->calibrated
                    ? 100.0 * (e->rows[i].simulated - base[i].simulated) / fabs(base[i].simulated)
                    : 0;
         if (fabs(d) > fabs(e->max_change_pct)) {
@@ -369,6 +604,7 @@ end_clear(End *e)
 {
     g_clear_pointer(&e->rows, g_free);
     g_clear_pointer(&e->refused, g_free);
+    g_clear_pointer(&e->refit, g_ptr_array_unref);
     e->max_change_pct = 0;
     e->argmax = e->moved = 0;
 }
@@ -408,13 +644,16 @@ print_end(const Result *r, int i, const HsValidateRow *rows)
 }
 
 static void
-print_text(const Result *res, guint nk, const HsValidateRow *rows, guint n, double pct)
+print_text(const Result *res, guint nk, const HsValidateRow *rows, guint n, double pct,
+           gboolean with_refit)
 {
     printf("Sensitivity of the predictions to the assumed constants: each scaled by "
-           "%g and %g (integers rounded), the rest as shipped; %u rows.\n"
-           "Largest change of a row's simulated value at each end; rows moved by 1 %% "
-           "or more; the mean error over predicted rows, all papers, at each end.\n\n",
-           1 - pct / 100, 1 + pct / 100, n);
+           "%g and %g (integers rounded), the rest as shipped, %s; %u rows.\n"
+           "Largest change of a predicted row's simulated value at each end; predicted rows "
+           "moved by 1 %% or more; the mean error over predicted rows, all papers, at each "
+           "end.\n\n", 1 - pct / 100, 1 + pct / 100,
+           with_refit ? "each calibrated key refitted to what it was fitted to (--refit)"
+                      : "calibrated keys held at their shipped values", n);
     HsValidateSummary s0 = hs_validate_summarise(rows, n, NULL);
     printf("| key | file | value | lower: largest change | higher: largest change | "
            "rows moved | MAPE lower / higher (now %.1f %%) |\n|---|---|---|---|---|---|---|\n",
@@ -444,6 +683,19 @@ print_text(const Result *res, guint nk, const HsValidateRow *rows, guint n, doub
             }
         }
         printf("\n");
+    }
+    for (guint k = 0; k < nk && with_refit; k++) {
+        for (int i = 0; i < 2; i++) {
+            const End *e = &res[k].end[i];
+            if (e->refit && e->refit->len && res[k].rank >= 0.1) {
+                g_autofree char *v = value_text(res[k].a, e);
+                printf("%s%s at %s refitted", k + i ? "" : "\n", res[k].a->key, v);
+                for (guint j = 0; j < e->refit->len; j++) {
+                    printf("%s %s", j ? "," : "", (char *) g_ptr_array_index(e->refit, j));
+                }
+                printf("\n");
+            }
+        }
     }
     if (n_still) {
         printf("\nmoved no row by 0.1 %% or more (%u): %s\n", n_still, still->str);
@@ -477,6 +729,14 @@ end_json(const End *e, const HsValidateRow *rows, guint n, GPtrArray *files)
     if (e->refused) {
         cJSON_AddStringToObject(o, "refused", e->refused);
         return o;
+    }
+    if (e->refit) {
+        cJSON *rf = cJSON_AddObjectToObject(o, "refit");
+        for (guint i = 0; i < e->refit->len; i++) {
+            const char *kv = g_ptr_array_index(e->refit, i);
+            g_autofree char *path = g_strndup(kv, strcspn(kv, "="));
+            cJSON_AddNumberToObject(rf, path, g_ascii_strtod(strchr(kv, '=') + 1, NULL));
+        }
     }
     cJSON *moved = cJSON_AddObjectToObject(o, "rows");
     for (guint i = 0; i < n; i++) {
@@ -530,8 +790,8 @@ print_json(const Result *res, guint nk, const HsValidateRow *rows, guint n, GPtr
 
 gboolean
 hs_validate_sensitivity(const HsValidateRow *rows, guint n, GPtrArray *files,
-                        const char *const *set, double pct, char **keys, HsFormat format,
-                        GError **error)
+                        const char *const *set, double pct, char **keys, gboolean with_refit,
+                        HsFormat format, GError **error)
 {
     if (!(pct > 0 && pct < 100)) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
@@ -554,6 +814,10 @@ hs_validate_sensitivity(const HsValidateRow *rows, guint n, GPtrArray *files,
                     "npu.stationary_kib or stack@heterollm.cpu.call_us (got none matching)");
         return FALSE;
     }
+    g_autoptr(Refits) refits = with_refit ? refits_load(set, error) : NULL;
+    if (with_refit && refits == NULL) {
+        return FALSE;
+    }
     const guint nk = assumed->len;
     g_autofree Result *res = g_new0(Result, nk);
     const gboolean progress = isatty(STDERR_FILENO);
@@ -572,12 +836,12 @@ hs_validate_sensitivity(const HsValidateRow *rows, guint n, GPtrArray *files,
         for (int i = 0; i < 2 && ok; i++) {
             End *e = &r->end[i];
             e->factor = i ? 1 + pct / 100 : 1 - pct / 100;
-            ok = evaluate(rows, n, set, r->a, e, error);
+            ok = evaluate(rows, n, set, r->a, refits, e, error);
             if (ok && e->refused && strstr(e->refused, "expected an integer")) {
                 /* an integer key (cores, arrays): again, rounded */
                 end_clear(e);
                 e->integer = TRUE;
-                ok = evaluate(rows, n, set, r->a, e, error);
+                ok = evaluate(rows, n, set, r->a, refits, e, error);
             }
             r->rank = MAX(r->rank, fabs(r->end[i].max_change_pct));
         }
@@ -590,7 +854,7 @@ hs_validate_sensitivity(const HsValidateRow *rows, guint n, GPtrArray *files,
         if (format == HS_FORMAT_JSON) {
             print_json(res, nk, rows, n, files, pct);
         } else {
-            print_text(res, nk, rows, n, pct);
+            print_text(res, nk, rows, n, pct, with_refit);
         }
     }
     for (guint k = 0; k < nk; k++) {

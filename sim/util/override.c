@@ -57,10 +57,11 @@ hs_override_doc(const char *path)
 {
     for (const char *const *d = hs_override_docs; *d; d++) {
         size_t n = strlen(*d);
-        /* "stack@NAME.KEY" names one stack (path[n] is read only once the
-         * first n characters matched: a shorter path ends before it) */
+        /* "stack@NAME.KEY" names one stack, "soc@NAME.KEY" one SoC
+         * (path[n] is read only once the first n characters matched: a
+         * shorter path ends before it) */
         if (strncmp(path, *d, n) == 0 &&
-            (path[n] == '.' || (path[n] == '@' && strcmp(*d, "stack") == 0))) {
+            (path[n] == '.' || (path[n] == '@' && strcmp(*d, "model") != 0))) {
             return *d;
         }
     }
@@ -73,9 +74,11 @@ hs_override_key_valid(const char *key)
     if (key[0] == '\0' || key[0] == '.' || g_str_has_suffix(key, ".") || strstr(key, "..")) {
         return FALSE;
     }
-    /* "stack@NAME.KEY": one '@', right after "stack", NAME non-empty */
+    /* "stack@NAME.KEY" or "soc@NAME.KEY": one '@', right after "stack" or
+     * "soc", NAME non-empty */
     const char *at = strchr(key, '@');
-    if (at && (at != key + strlen("stack") || !g_str_has_prefix(key, "stack") ||
+    if (at && (!((at == key + strlen("stack") && g_str_has_prefix(key, "stack")) ||
+                 (at == key + strlen("soc") && g_str_has_prefix(key, "soc"))) ||
                at[1] == '.' || at[1] == '\0' || strchr(at + 1, '.') == NULL)) {
         return FALSE;
     }
@@ -372,16 +375,21 @@ hs_overrides_check_known(const HsOverrides *o, const char *doc, const cJSON *kno
 }
 
 gboolean
-hs_overrides_check_targets(const HsOverrides *o, const char *dir, GError **error)
+hs_overrides_check_targets(const HsOverrides *o, const char *doc, const char *dir,
+                           GError **error)
 {
     for (guint i = 0; o && i < o->items->len; i++) {
         const HsOverride *v = o->items->pdata[i];
-        g_autofree char *file = v->target ? g_strdup_printf("%s.json", v->target) : NULL;
-        g_autofree char *path = file ? g_build_filename(dir, file, NULL) : NULL;
-        if (path && !g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+        if (v->target == NULL || strcmp(v->doc, doc) != 0) {
+            continue;
+        }
+        g_autofree char *file = g_strdup_printf("%s.json", v->target);
+        g_autofree char *path = g_build_filename(dir, file, NULL);
+        if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+            gboolean stack = strcmp(doc, "stack") == 0;
             g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                        "--set %s: no stack \"%s\" (hetero-sim list stacks)", v->arg,
-                        v->target);
+                        "--set %s: no %s \"%s\" (hetero-sim list %s)", v->arg,
+                        stack ? "stack" : "SoC", v->target, stack ? "stacks" : "socs");
             return FALSE;
         }
     }

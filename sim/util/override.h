@@ -13,7 +13,10 @@
  * or a processor by its name, "npu.sram_kib" -> $.processors[i].sram_kib.
  * "stack.gpu.matmul_efficiency" edits every stack a run loads (each
  * policy's own, either side of a ratio); "stack@NAME.gpu.matmul_efficiency"
- * only the stack called NAME (what calibrate fits: one stack's key).
+ * only the stack called NAME (what calibrate fits: one stack's key);
+ * "soc@NAME.npu.arrays" only the SoC called NAME (a run, or a
+ * calibration, that loads two).  An array's element is named by its
+ * index: "gpu.dvfs.points.3.volt_mv".
  * VALUE is JSON (16384, true, "x") or, if it does not parse, a string.
  * A value written {"value": v, "source": s} keeps its form: v is replaced
  * and the source becomes "--set PATH=VALUE".
@@ -69,9 +72,10 @@ void hs_overrides_explain(const HsOverrides *o, const char *doc, GError **error)
 gboolean hs_overrides_check_known(const HsOverrides *o, const char *doc,
                                   const cJSON *known, GError **error);
 
-/* Does every "stack@NAME" override name a stack file NAME.json in @dir?
- * Errors: HS_USAGE_ERROR naming the option. */
-gboolean hs_overrides_check_targets(const HsOverrides *o, const char *dir, GError **error);
+/* Does every "@doc@NAME" override ("stack@NAME", "soc@NAME") name a file
+ * NAME.json in @dir?  Errors: HS_USAGE_ERROR naming the option. */
+gboolean hs_overrides_check_targets(const HsOverrides *o, const char *doc, const char *dir,
+                                    GError **error);
 
 /* ["npu.sram_kib=16384", ...] as given.  (transfer full) */
 cJSON *hs_overrides_to_json(const HsOverrides *o);

@@ -1236,7 +1236,8 @@ sensitivity_row(const cJSON *key, const char *end, const char *id, double plain)
 static void
 test_validate_sensitivity(void)
 {
-    const char *only = "decode-fast-vs-driver,npu-time-qwen-256,prefill-layer-vs-llama-cpp-256";
+    const char *only = "decode-fast-vs-driver,npu-time-qwen-256,npu-over-cpu-qwen-256,"
+                       "prefill-layer-vs-llama-cpp-256";
     g_autoptr(Run) r = hs("validate", "--only", only, "--sensitivity", "20", "--keys",
                           "sync.driver.*,npu.arrays,cpu.idle_w,stack@llama-cpp.cpu.call_us,"
                           "stack@heterollm.cpu.simd_efficiency", "-f", "json", NULL);
@@ -1291,6 +1292,36 @@ test_validate_sensitivity(void)
                             "expected a number in [0.001, 1] (got 1.2)"));
     g_assert_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "lower"), "mape_pct"));
 
+    /* --refit: mllm's calibrated NPU efficiency is fitted again to its
+     * row under 6 arrays, which absorbs most of the change: its row back
+     * at its value, the predicted rows moving < 2 % where they moved
+     * > 10 % with the efficiency held */
+    g_autoptr(Run) rf = hs("validate", "--sensitivity", "20", "--refit", "--keys", "npu.arrays",
+                           "--only", "npu-*,shadow-*", "-f", "json", NULL);
+    assert_ok(rf);
+    g_autoptr(cJSON) jr = cJSON_Parse(rf->out);
+    const cJSON *lower = cJSON_GetObjectItem(sensitivity_key(jr, "npu.arrays"), "lower");
+    const cJSON *eff = cJSON_GetObjectItem(cJSON_GetObjectItem(lower, "refit"),
+                                           "stack@mllm.npu.matmul_efficiency");
+    g_assert_nonnull(eff);
+    g_assert_cmpfloat(eff->valuedouble, >, 0.0905 * 8 / 6 * 0.9);   /* fewer arrays, */
+    g_assert_cmpfloat(eff->valuedouble, <, 0.0905 * 8 / 6 * 1.1);   /* higher share */
+    g_assert_cmpfloat(fabs(sensitivity_row(sensitivity_key(jr, "npu.arrays"), "lower",
+                                           "npu-time-qwen-256", npu) / npu - 1), <, 0.01);
+    const cJSON *moved;
+    cJSON_ArrayForEach(moved, cJSON_GetObjectItem(lower, "rows")) {
+        if (strcmp(moved->string, "npu-time-qwen-256") != 0) {
+            g_assert_cmpfloat(fabs(cJSON_GetObjectItem(moved, "change_pct")->valuedouble), <, 2);
+        }
+    }
+    g_autoptr(Run) held = hs("validate", "--sensitivity", "20", "--keys", "npu.arrays",
+                             "--only", "npu-*,shadow-*", "-f", "json", NULL);
+    g_autoptr(cJSON) jh = cJSON_Parse(held->out);
+    const cJSON *over = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+        cJSON_GetObjectItem(sensitivity_key(jh, "npu.arrays"), "lower"), "rows"),
+        "npu-over-cpu-qwen-256"), "change_pct");
+    g_assert_cmpfloat(fabs(over->valuedouble), >, 10);
+
     /* the text form ranks the keys: npu.arrays moves a row most */
     g_autoptr(Run) text = hs("validate", "--only", only, "--sensitivity", "20", "--keys",
                              "npu.arrays,cpu.idle_w,sync.driver.finish_us", NULL);
@@ -1309,12 +1340,25 @@ test_validate_sensitivity(void)
                           "matching)");
     g_autoptr(Run) k2 = hs("validate", "--keys", "npu.*", NULL);
     assert_one_error_line(k2, "validate: --keys: expected --sensitivity PCT beside it");
+    g_autoptr(Run) k3 = hs("validate", "--refit", NULL);
+    assert_one_error_line(k3, "validate: --refit: expected --sensitivity PCT beside it");
     g_autoptr(Run) z = hs("validate", "--sensitivity", "0", NULL);
     assert_one_error_line(z, "validate: --sensitivity: expected a percentage in (0, 100) "
                           "(got 0)");
     g_autoptr(Run) o = hs("validate", "--sensitivity", "20", "--out", "/tmp/x", NULL);
     assert_one_error_line(o, "validate: --out writes the table's files; expected it without "
                           "--sensitivity");
+
+    /* soc@NAME edits that SoC only */
+    g_autoptr(Run) sa = hs("run", "--functional", "off", "-d", "1", "-P", "gpu-only",
+                           "--set", "soc@nope.npu.arrays=6", NULL);
+    assert_one_error_line(sa, "--set soc@nope.npu.arrays=6: no SoC \"nope\" (hetero-sim list "
+                          "socs)");
+    g_autoptr(Run) sb = hs("run", "--functional", "off", "-d", "1", "-P", "gpu-only", "-s",
+                           "sd8gen2", "--set", "soc@sd8gen3.npu.arrays=6", NULL);
+    assert_ok(sb);
+    g_assert_nonnull(strstr(sb->err, "changes nothing (it edits the SoC sd8gen3; this run's "
+                            "is sd8gen2)"));
 
     /* --set indexes an array: an operating point's key */
     g_autoptr(Run) ix = hs("run", "--functional", "off", "-d", "1",
