@@ -180,8 +180,10 @@ test_cpu_attention(void)
                    pp4096 / pp512);
     g_assert_cmpfloat(fabs(pp4096 / pp512 / 0.786 - 1), <=, 0.10);
     g_assert_cmpfloat(mnn[3] / mnn[0], >, 0.9);
-    /* the same linears: at 128 tokens attention is a few % either way */
-    g_assert_cmpfloat(fabs(ll[0] / mnn[0] - 1), <, 0.05);
+    /* at 128 tokens attention is a few % either way: the two differ by
+     * their linears' rates (MNN's measured, llama.cpp's derived) */
+    const double rates = 0.5 / 0.753;
+    g_assert_cmpfloat(fabs(ll[0] / mnn[0] / rates - 1), <, 0.05);
 
     SimRunReport a = run("sd8gen3", "qwen1.5-1.8b", "cpu-only", "llama-cpp-mllm", 1024, 0);
     SimRunReport b = run("sd8gen3", "qwen1.5-1.8b", "cpu-only", "mnn-cpu", 1024, 0);
