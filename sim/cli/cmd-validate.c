@@ -64,10 +64,12 @@ hs_validate_eval(HsPointCache *c, Row *row, GError **error)
     return TRUE;
 }
 
-/* Does @id match one of @pats (shell patterns: * and ?)? */
-static gboolean
-id_matches(char **pats, const char *id)
+gboolean
+hs_validate_matches(char **pats, const char *id)
 {
+    if (pats == NULL) {
+        return TRUE;
+    }
     for (char **p = pats; *p; p++) {
         g_autofree char *pat = g_strstrip(g_strdup(*p));
         if (*pat && g_pattern_match_simple(pat, id)) {
@@ -505,7 +507,7 @@ run(int argc, char **argv, GError **error)
         const HsPoints *pset = g_ptr_array_index(sets, f);
         guint k0 = k;
         for (guint i = 0; i < pset->n && ok; i++) {
-            if (pats && !id_matches(pats, pset->points[i].id)) {
+            if (!hs_validate_matches(pats, pset->points[i].id)) {
                 continue;
             }
             rows[k] = (Row) { .pt = &pset->points[i], .index = (int) i,

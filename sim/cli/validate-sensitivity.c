@@ -216,21 +216,6 @@ add_stack_key(const char *key, const char *group, double value, const char *sour
     g_ptr_array_add(c->out, a);
 }
 
-static gboolean
-matches(char **pats, const char *key)
-{
-    if (pats == NULL) {
-        return TRUE;
-    }
-    for (char **p = pats; *p; p++) {
-        g_autofree char *pat = g_strstrip(g_strdup(*p));
-        if (*pat && g_pattern_match_simple(pat, key)) {
-            return TRUE;
-        }
-    }
-    return FALSE;
-}
-
 /* The assumed keys of the SoCs @socs and of every shipped stack. */
 static GPtrArray *
 collect(GPtrArray *socs, char **pats, GError **error)
@@ -241,6 +226,13 @@ collect(GPtrArray *socs, char **pats, GError **error)
         const char *soc = g_ptr_array_index(socs, i);
         g_autofree char *base = g_strconcat(soc, ".json", NULL);
         g_autofree char *file = g_build_filename(configs, base, NULL);
+        if (strchr(soc, '/') || g_str_has_suffix(soc, ".json") ||
+            !g_file_test(file, G_FILE_TEST_IS_REGULAR)) {
+            /* a SoC given as a file: its keys cannot be targeted by name */
+            fprintf(stderr, "hetero-sim: warning: validate --sensitivity: %s is not a shipped "
+                    "SoC config; its keys are not scaled\n", soc);
+            continue;
+        }
         g_autoptr(cJSON) doc = hs_json_load_file(file, HS_CONFIG_ERROR, error);
         if (doc == NULL) {
             return NULL;
@@ -290,7 +282,7 @@ collect(GPtrArray *socs, char **pats, GError **error)
     GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify) assumed_free);
     for (guint i = 0; i < all->len; i++) {
         Assumed *a = g_ptr_array_index(all, i);
-        if (matches(pats, a->key)) {
+        if (hs_validate_matches(pats, a->key)) {
             g_ptr_array_add(out, g_ptr_array_steal_index(all, i--));
         }
     }
@@ -648,12 +640,12 @@ print_text(const Result *res, guint nk, const HsValidateRow *rows, guint n, doub
            gboolean with_refit)
 {
     printf("Sensitivity of the predictions to the assumed constants: each scaled by "
-           "%g and %g (integers rounded), the rest as shipped, %s; %u rows.\n"
+           "%g and %g (integers rounded), the rest as shipped, %s; %u row%s.\n"
            "Largest change of a predicted row's simulated value at each end; predicted rows "
            "moved by 1 %% or more; the mean error over predicted rows, all papers, at each "
            "end.\n\n", 1 - pct / 100, 1 + pct / 100,
            with_refit ? "each calibrated key refitted to what it was fitted to (--refit)"
-                      : "calibrated keys held at their shipped values", n);
+                      : "calibrated keys held at their shipped values", n, n == 1 ? "" : "s");
     HsValidateSummary s0 = hs_validate_summarise(rows, n, NULL);
     printf("| key | file | value | lower: largest change | higher: largest change | "
            "rows moved | MAPE lower / higher (now %.1f %%) |\n|---|---|---|---|---|---|---|\n",

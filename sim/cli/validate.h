@@ -33,6 +33,10 @@ gboolean hs_validate_eval(HsPointCache *c, HsValidateRow *row, GError **error);
  * inside it). */
 void hs_validate_judge(HsValidateRow *row, double simulated);
 
+/* Does @id match one of @pats (shell patterns: * and ?; blanks around
+ * each ignored)?  TRUE for @pats NULL. */
+gboolean hs_validate_matches(char **pats, const char *id);
+
 typedef struct HsValidateSummary {
     guint n, predicted, calibrated, ok, known;
     double mape, mape_met;       /* over predicted rows; without known misses */
