@@ -393,7 +393,7 @@ write_out(const char *out_dir, const Row *rows, guint n, GError **error)
 static gboolean
 run(int argc, char **argv, GError **error)
 {
-    gboolean help = FALSE, allow_known = FALSE, strict = FALSE, refit = FALSE;
+    gboolean help = FALSE, allow_known = FALSE, strict = FALSE, refit = FALSE, derived = FALSE;
     g_autofree char *points = NULL, *format_name = NULL, *out_dir = NULL, *only = NULL;
     g_autofree char *keys = NULL;
     double sens_pct = NAN;             /* not given */
@@ -420,6 +420,9 @@ run(int argc, char **argv, GError **error)
         { "keys", 0, 0, G_OPTION_ARG_STRING, &keys,
           "With --sensitivity: only the assumed keys matching one of these patterns "
           "(comma-separated, * and ?: 'npu.*,stack@mllm.*')", "PATTERNS" },
+        { "derived", 0, 0, G_OPTION_ARG_NONE, &derived,
+          "With --sensitivity: scale the keys whose source begins \"derived\" too (computed "
+          "from a source by reasoning the source does not state)", NULL },
         { "refit", 0, 0, G_OPTION_ARG_NONE, &refit,
           "With --sensitivity: refit each calibrated key (configs/calibration/) to what it "
           "was fitted to, under every scaled value that moves it", NULL },
@@ -437,10 +440,10 @@ run(int argc, char **argv, GError **error)
     if (help) {
         return TRUE;
     }
-    if ((keys || refit) && isnan(sens_pct)) {
+    if ((keys || refit || derived) && isnan(sens_pct)) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                     "validate: --%s: expected --sensitivity PCT beside it",
-                    keys ? "keys" : "refit");
+                    keys ? "keys" : refit ? "refit" : "derived");
         return FALSE;
     }
     if (!isnan(sens_pct) && out_dir) {
@@ -533,7 +536,7 @@ run(int argc, char **argv, GError **error)
     if (!isnan(sens_pct)) {
         g_auto(GStrv) key_pats = keys ? g_strsplit(keys, ",", -1) : NULL;
         return hs_validate_sensitivity(rows, n, shown, (const char *const *) set, sens_pct,
-                                       key_pats, refit, format, error);
+                                       key_pats, derived, refit, format, error);
     }
     gboolean unexpected = FALSE;
     for (guint i = 0; i < n; i++) {

@@ -94,8 +94,10 @@ assumed_edit(Assumed *a, const char *path, double value)
     a->hi = MAX(a->hi, value);
 }
 
+/* Is @leaf a number whose source begins "assumed" (or, with @derived,
+ * "derived": computed from a source by a chain of reasoning)? */
 static gboolean
-is_assumed(const cJSON *leaf, double *value, const char **source)
+is_assumed(const cJSON *leaf, gboolean derived, double *value, const char **source)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(leaf, "value");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(leaf, "source");
@@ -108,7 +110,8 @@ is_assumed(const cJSON *leaf, double *value, const char **source)
     }
     *value = v->valuedouble;
     *source = s->valuestring;
-    return g_ascii_strncasecmp(t, "assumed", strlen("assumed")) == 0;
+    return g_ascii_strncasecmp(t, "assumed", strlen("assumed")) == 0 ||
+           (derived && g_ascii_strncasecmp(t, "derived", strlen("derived")) == 0);
 }
 
 /* @key (a --set path), @group the same with array indices as "*". */
@@ -117,12 +120,13 @@ typedef void (*LeafFn)(const char *key, const char *group, double value, const c
 
 /* Every assumed leaf under @node, its key @prefix + the components. */
 static void
-walk(const cJSON *node, const char *prefix, const char *group, LeafFn fn, void *data)
+walk(const cJSON *node, const char *prefix, const char *group, gboolean derived, LeafFn fn,
+     void *data)
 {
     double value;
     const char *source;
     if (cJSON_IsObject(node) && cJSON_HasObjectItem(node, "value")) {
-        if (is_assumed(node, &value, &source)) {
+        if (is_assumed(node, derived, &value, &source)) {
             fn(prefix, group, value, source, data);
         }
         return;
@@ -135,7 +139,7 @@ walk(const cJSON *node, const char *prefix, const char *group, LeafFn fn, void *
         g_autofree char *key = g_strconcat(prefix, ".", comp, NULL);
         g_autofree char *grp = g_strconcat(group, ".", cJSON_IsArray(node) ? "*" : comp, NULL);
         if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
-            walk(it, key, grp, fn, data);
+            walk(it, key, grp, derived, fn, data);
         }
         i++;
     }
@@ -218,7 +222,7 @@ add_stack_key(const char *key, const char *group, double value, const char *sour
 
 /* The assumed keys of the SoCs @socs and of every shipped stack. */
 static GPtrArray *
-collect(GPtrArray *socs, char **pats, GError **error)
+collect(GPtrArray *socs, char **pats, gboolean derived, GError **error)
 {
     g_autofree char *configs = g_build_filename(hs_cli_data_dir(), "configs", NULL);
     g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func((GDestroyNotify) assumed_free);
@@ -245,11 +249,11 @@ collect(GPtrArray *socs, char **pats, GError **error)
                 cJSON_ArrayForEach(p, it) {
                     const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
                     if (cJSON_IsString(name)) {
-                        walk(p, name->valuestring, name->valuestring, add_soc_key, &c);
+                        walk(p, name->valuestring, name->valuestring, derived, add_soc_key, &c);
                     }
                 }
             } else if (cJSON_IsObject(it)) {
-                walk(it, it->string, it->string, add_soc_key, &c);
+                walk(it, it->string, it->string, derived, add_soc_key, &c);
             }
         }
     }
@@ -275,7 +279,7 @@ collect(GPtrArray *socs, char **pats, GError **error)
         const cJSON *it = NULL;
         cJSON_ArrayForEach(it, (const cJSON *) g_hash_table_lookup(stacks, *s)) {
             if (cJSON_IsObject(it)) {
-                walk(it, it->string, it->string, add_stack_key, &c);
+                walk(it, it->string, it->string, derived, add_stack_key, &c);
             }
         }
     }
@@ -782,8 +786,8 @@ print_json(const Result *res, guint nk, const HsValidateRow *rows, guint n, GPtr
 
 gboolean
 hs_validate_sensitivity(const HsValidateRow *rows, guint n, GPtrArray *files,
-                        const char *const *set, double pct, char **keys, gboolean with_refit,
-                        HsFormat format, GError **error)
+                        const char *const *set, double pct, char **keys, gboolean derived,
+                        gboolean with_refit, HsFormat format, GError **error)
 {
     if (!(pct > 0 && pct < 100)) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
@@ -796,7 +800,7 @@ hs_validate_sensitivity(const HsValidateRow *rows, guint n, GPtrArray *files,
             g_ptr_array_add(socs, rows[i].pt->soc);
         }
     }
-    g_autoptr(GPtrArray) assumed = collect(socs, keys, error);
+    g_autoptr(GPtrArray) assumed = collect(socs, keys, derived, error);
     if (assumed == NULL) {
         return FALSE;
     }

@@ -51,13 +51,15 @@ HsValidateSummary hs_validate_summarise(const HsValidateRow *rows, guint n, cons
  * rows load (a numeric key whose source begins "assumed"), scaled by
  * 1 - @pct / 100 and 1 + @pct / 100 in turn, the rows re-evaluated with
  * @set's overrides too; printed as @format, the keys that move a row most
- * first.  @keys (NULL: all) are shell patterns on the keys' --set paths.
+ * first.  @keys (NULL: all) are shell patterns on the keys' --set paths;
+ * with @derived the keys whose source begins "derived" are scaled too.
  * With @refit every calibration of configs/calibration/ whose
  * measurements the change moves is fitted again under it.  @rows are the
  * evaluated baseline, @files the papers shown.
  */
 gboolean hs_validate_sensitivity(const HsValidateRow *rows, guint n, GPtrArray *files,
                                  const char *const *set, double pct, char **keys,
-                                 gboolean refit, HsFormat format, GError **error);
+                                 gboolean derived, gboolean refit, HsFormat format,
+                                 GError **error);
 
 #endif /* HS_VALIDATE_H */

@@ -1333,6 +1333,22 @@ test_validate_sensitivity(void)
     g_assert_true(arrays < finish);
     g_assert_nonnull(strstr(text->out, "moved no row by 0.1 % or more (1): cpu.idle_w"));
 
+    /* --derived adds the keys whose source begins "derived": mllm's CPU
+     * rate (from §2.2's INT8 ratio, applied to its float work) moves its
+     * CPU share at 256 tokens */
+    g_autoptr(Run) dv = hs("validate", "--sensitivity", "20", "--derived", "--keys",
+                           "stack@mllm.cpu.simd_efficiency", "--only", "npu-over-cpu-qwen-256",
+                           "-f", "json", NULL);
+    assert_ok(dv);
+    g_autoptr(cJSON) jd = cJSON_Parse(dv->out);
+    const cJSON *ms = sensitivity_key(jd, "stack@mllm.cpu.simd_efficiency");
+    g_assert_nonnull(ms);
+    g_assert_cmpfloat(sensitivity_row(ms, "lower", "npu-over-cpu-qwen-256", 0), <,
+                      0.9 * sensitivity_row(ms, "higher", "npu-over-cpu-qwen-256", 0));
+    g_autoptr(Run) nd = hs("validate", "--sensitivity", "20", "--keys",
+                           "stack@mllm.cpu.simd_efficiency", NULL);
+    g_assert_cmpint(nd->status, !=, 0);          /* derived, not assumed: none matches */
+
     g_autoptr(Run) k = hs("validate", "--sensitivity", "20", "--keys", "nope", NULL);
     g_assert_cmpint(k->status, !=, 0);
     assert_one_error_line(k, "validate: --keys: expected a pattern matching an assumed key "
