@@ -62,4 +62,54 @@ gboolean hs_validate_sensitivity(const HsValidateRow *rows, guint n, GPtrArray *
                                  gboolean derived, gboolean refit, HsFormat format,
                                  GError **error);
 
+/* --- what --sensitivity scales (validate-assumed.c) --- */
+
+/* One --set edit that carries an assumed value. */
+typedef struct HsAssumedEdit {
+    char *path;
+    double value;
+} HsAssumedEdit;
+
+/* One assumed constant: a key, or the same key of every element of an
+ * array (an operating-point table's voltages: "gpu.dvfs.points.*.volt_mv",
+ * scaled together, as one assumption), and the edits that carry it. */
+typedef struct HsAssumed {
+    char *key;                   /* as --set names it in its own file */
+    char *file;                  /* "sd8gen3.json", "stacks/heterollm.json" */
+    char *soc;                   /* the SoC whose rows it can move (NULL: a
+                                  * stack key, any row) */
+    double lo, hi;               /* its value (an array's: the range) */
+    char *source;                /* (the first element's) */
+    GArray *edits;               /* HsAssumedEdit */
+} HsAssumed;
+
+void hs_assumed_free(HsAssumed *a);
+
+/* The assumed keys (with @derived, the derived ones too) of the shipped
+ * SoCs named in @socs (char *; a SoC given as a file is skipped, said on
+ * stderr) and of every shipped stack, those matching @pats (NULL: all).
+ * (transfer full: a GPtrArray of HsAssumed) */
+GPtrArray *hs_assumed_collect(GPtrArray *socs, char **pats, gboolean derived,
+                              GError **error);
+
+/* --- --refit (validate-refit.c) --- */
+
+typedef struct HsRefits HsRefits;
+
+/* The shipped calibrations, what their measurements read under @set, and
+ * each key's shipped value beside what its fit gives there (a shipped
+ * value may be the fit rounded to a tile: 96 rows for a fit of 93, so a
+ * refit moves a key by its fit's ratio, and a change the fit does not
+ * feel leaves it as shipped).  (transfer full) */
+HsRefits *hs_refits_load(const char *const *set, GError **error);
+void hs_refits_free(HsRefits *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HsRefits, hs_refits_free)
+
+/* Refit every calibration whose measurements @args (a NULL-terminated
+ * GPtrArray of "PATH=VALUE") move, until none moves (a few rounds: one
+ * fit's key can move another's measurement); each fitted key put in
+ * @args and said in @said ("PATH=VALUE").  *@refused: why a measurement
+ * or a fit failed under @args (then TRUE, nothing more done). */
+gboolean hs_refits_apply(HsRefits *r, GPtrArray *args, GPtrArray *said, char **refused);
+
 #endif /* HS_VALIDATE_H */
