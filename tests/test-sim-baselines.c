@@ -199,6 +199,23 @@ test_cpu_attention(void)
     sim_run_report_clear(&b);
 }
 
+/* MNN's CPU rate (configs/stacks/mnn-cpu.json) is derived from one row of
+ * mnn-llm's public speed table (Qwen-1.8B int4 prefill, 100.21 tokens/s
+ * on the Snapdragon 8 Gen 1's four big cores, short chat prompts, scaled
+ * x 1.19 for the 8 Gen 3's cores); the same table's Llama-2-7B int4 row,
+ * not used, is a prediction: 17.98 tokens/s x 1.19 = 21.4 on the 8 Gen 3,
+ * the model within 10 % at a 32-token prompt. */
+static void
+test_mnn_public(void)
+{
+    const double qwen = prefill_tps("sd8gen3", "qwen1.5-1.8b", "cpu-only", "mnn-cpu", 32);
+    const double llama = prefill_tps("sd8gen3", "llama-2-7b", "cpu-only", "mnn-cpu", 32);
+    g_test_message("mnn-cpu at 32 tokens: Qwen1.5-1.8B %.1f (100.21 x 1.19 = 119.2 derived "
+                   "from), Llama-2-7B %.1f (17.98 x 1.19 = 21.4 predicted)", qwen, llama);
+    g_assert_cmpfloat(fabs(qwen / (100.21 * 1.19) - 1), <=, 0.10);
+    g_assert_cmpfloat(fabs(llama / (17.98 * 1.19) - 1), <=, 0.10);
+}
+
 /* Transformer-Lite's kernels on the Dimensity 9300's Mali-G720 (4.0
  * TFLOPS by HeteroLLM Table 1) run Gemma-2B's prefill slightly slower than
  * on the 8 Gen 3's Adreno 750 (2.8 by the same table), as §3.2 observed;
@@ -325,6 +342,7 @@ main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/sim/baselines/points-stacks", test_points_stacks);
     g_test_add_func("/sim/baselines/cpu-attention", test_cpu_attention);
+    g_test_add_func("/sim/baselines/mnn-public", test_mnn_public);
     g_test_add_func("/sim/baselines/gpu-arch", test_gpu_arch);
     g_test_add_func("/sim/baselines/mlc", test_mlc);
     g_test_add_func("/sim/baselines/sd8elite", test_sd8elite);
