@@ -67,31 +67,11 @@ shipped_value(const HsCalSpec *s, guint k, double *v, GError **error)
     if (doc == NULL) {
         return FALSE;
     }
-    const char *rest = strchr(path, '@') ? strchr(strchr(path, '@'), '.') + 1
-                       : stack || g_str_has_prefix(path, "soc.") ? strchr(path, '.') + 1
-                       : path;
-    g_auto(GStrv) comps = g_strsplit(rest, ".", -1);
-    const cJSON *at = doc;
-    for (char **c = comps; *c && at; c++) {
-        const cJSON *next = NULL;
-        if (at == doc && !stack) {
-            const cJSON *p = NULL;
-            cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(doc, "processors")) {
-                const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
-                if (cJSON_IsString(name) && strcmp(name->valuestring, *c) == 0) {
-                    next = p;
-                }
-            }
-        }
-        at = next ? next : cJSON_GetObjectItemCaseSensitive(at, *c);
-    }
-    const cJSON *val = cJSON_IsObject(at) ? cJSON_GetObjectItemCaseSensitive(at, "value") : at;
-    if (!cJSON_IsNumber(val)) {
+    if (!hs_override_get_number(doc, path, v)) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
                     "%s: %s: expected the shipped number it fits (got none)", s->path, path);
         return FALSE;
     }
-    *v = val->valuedouble;
     return TRUE;
 }
 

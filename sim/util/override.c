@@ -199,8 +199,11 @@ array_index(const HsOverride *v, const char *path, const cJSON *at, const char *
     return TRUE;
 }
 
-static gboolean
-apply_one(HsOverride *v, cJSON *root, GError **error)
+/* The object @v's key is a member of in @root (its JSON path in
+ * *@path_out), walked as --set names it: a SoC's processor by its name,
+ * an array's element by its index.  NULL with *error. */
+static cJSON *
+walk_to_parent(const HsOverride *v, cJSON *root, char **path_out, GError **error)
 {
     g_auto(GStrv) comps = g_strsplit(v->key, ".", -1);
     guint n = g_strv_length(comps);
@@ -216,7 +219,7 @@ apply_one(HsOverride *v, cJSON *root, GError **error)
         } else if (cJSON_IsArray(at)) {
             /* an element by its index: "gpu.dvfs.points.3.volt_mv" */
             if (!array_index(v, path, at, comps[i], &index, error)) {
-                return FALSE;
+                return NULL;
             }
             next = cJSON_GetArrayItem(at, index);
             sub = hs_json_path_index(path, index);
@@ -225,7 +228,7 @@ apply_one(HsOverride *v, cJSON *root, GError **error)
             if (!(cJSON_IsObject(next) || cJSON_IsArray(next)) ||
                 cJSON_HasObjectItem(next, "value")) {
                 set_no_section(v, v->doc, root, at, comps[i], error);
-                return FALSE;
+                return NULL;
             }
             sub = hs_json_path_key(path, comps[i]);
         }
@@ -237,9 +240,29 @@ apply_one(HsOverride *v, cJSON *root, GError **error)
         g_autofree char *got = hs_json_describe(at);
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                     "--set %s: the %s config is not an object (got %s)", v->arg, v->doc, got);
+        return NULL;
+    }
+    *path_out = g_steal_pointer(&path);
+    return at;
+}
+
+/* @v's last component: the key it sets in its parent object */
+static const char *
+leaf_key(const HsOverride *v)
+{
+    const char *dot = strrchr(v->key, '.');
+    return dot ? dot + 1 : v->key;
+}
+
+static gboolean
+apply_one(HsOverride *v, cJSON *root, GError **error)
+{
+    g_autofree char *path = NULL;
+    cJSON *at = walk_to_parent(v, root, &path, error);
+    if (at == NULL) {
         return FALSE;
     }
-    const char *leaf = comps[n - 1];
+    const char *leaf = leaf_key(v);
     g_free(v->parent_path);
     g_free(v->json_path);
     v->parent_path = g_strdup(path);
@@ -293,6 +316,29 @@ gboolean
 hs_overrides_apply_model(cJSON *root, void *o, GError **error)
 {
     return hs_overrides_apply(o, "model", root, error);
+}
+
+gboolean
+hs_override_get_number(const cJSON *root, const char *path, double *value)
+{
+    g_autofree char *arg = g_strconcat(path, "=0", NULL);
+    const char *const args[] = { arg, NULL };
+    g_autoptr(HsOverrides) o = hs_overrides_new(args, NULL);
+    if (o == NULL) {
+        return FALSE;
+    }
+    const HsOverride *v = o->items->pdata[0];
+    g_autofree char *parent_path = NULL;
+    const cJSON *at = walk_to_parent(v, (cJSON *) root, &parent_path, NULL);
+    const cJSON *item = at ? cJSON_GetObjectItemCaseSensitive(at, leaf_key(v)) : NULL;
+    if (cJSON_IsObject(item)) {
+        item = cJSON_GetObjectItemCaseSensitive(item, "value");   /* {value, source} */
+    }
+    if (!cJSON_IsNumber(item)) {
+        return FALSE;
+    }
+    *value = item->valuedouble;
+    return TRUE;
 }
 
 /* Where @path is followed in @msg by ':' or '.': the loader's message. */

@@ -77,6 +77,12 @@ gboolean hs_overrides_check_known(const HsOverrides *o, const char *doc,
 gboolean hs_overrides_check_targets(const HsOverrides *o, const char *doc, const char *dir,
                                     GError **error);
 
+/* The number the --set @path (its document's prefix and target, if any,
+ * ignored: "stack@mllm.npu.matmul_efficiency" reads npu.matmul_efficiency)
+ * names in the document @root, read through a {value, source} form.
+ * FALSE when @path names no number there. */
+gboolean hs_override_get_number(const cJSON *root, const char *path, double *value);
+
 /* ["npu.sram_kib=16384", ...] as given.  (transfer full) */
 cJSON *hs_overrides_to_json(const HsOverrides *o);
 
