@@ -1,7 +1,8 @@
 /*
  * test-sim-kernel.c - the event kernel: ordering, ties, cancel / move,
- * stepping time, deadlock reports, and a million random events checked
- * against a sorted reference.
+ * stepping time, deadlock reports, a million random events checked
+ * against a sorted reference, and events that schedule, cancel and move
+ * others checked against a scanned one.
  */
 #include "sim/kernel/kernel.h"
 #include "sim/util/error.h"
@@ -358,6 +359,170 @@ test_stress_million(void)
     g_free(ids);
 }
 
+/*
+ * Events that schedule, cancel and move others while they run, and a
+ * driver that steps time with run_until and schedules from outside, all
+ * checked against a reference that scans the pending set for the least
+ * (time, priority, sequence).  Thousands pending, so the kernel's radix
+ * buckets are used; then drained, so it leaves them.  Delays of 0 at a
+ * lower priority than the running event's, and times between a stepped now
+ * and the buckets' base, are the cases a radix heap gets wrong first.
+ */
+typedef struct DynEvent {
+    SimTime when;
+    SimPrio prio;
+    uint64_t seq;            /* the kernel's: one per schedule and per move */
+    SimEventId id;
+    uint32_t pending_at;     /* index in Dyn.pending, or UINT32_MAX */
+} DynEvent;
+
+typedef struct Dyn {
+    SimKernel *k;
+    GRand *rng;
+    DynEvent *ev;
+    uint32_t n_ev, cap_ev;
+    uint32_t *pending;       /* indices into ev */
+    uint32_t n_pending;
+    uint64_t seq;
+    uint32_t budget;         /* events the handlers may still schedule */
+    uint32_t ran;
+} Dyn;
+
+static void dyn_event(SimKernel *k, void *opaque);
+
+static SimTime
+dyn_delay(Dyn *d)
+{
+    switch (g_rand_int_range(d->rng, 0, 4)) {
+    case 0:  return 0;
+    case 1:  return g_rand_int_range(d->rng, 0, 64);
+    case 2:  return g_rand_int_range(d->rng, 0, 1000000);
+    default: return (SimTime) g_rand_int_range(d->rng, 0, 1 << 30) << 10;
+    }
+}
+
+static void
+dyn_pending_add(Dyn *d, uint32_t i)
+{
+    d->ev[i].pending_at = d->n_pending;
+    d->pending[d->n_pending++] = i;
+}
+
+static void
+dyn_pending_drop(Dyn *d, uint32_t i)
+{
+    uint32_t at = d->ev[i].pending_at, last = d->pending[--d->n_pending];
+    d->pending[at] = last;
+    d->ev[last].pending_at = at;
+    d->ev[i].pending_at = UINT32_MAX;
+}
+
+static void
+dyn_schedule(Dyn *d, SimTime when)
+{
+    g_assert_cmpuint(d->n_ev, <, d->cap_ev);
+    uint32_t i = d->n_ev++;
+    SimPrio prio = (SimPrio) g_rand_int_range(d->rng, 0, 4) * 64;
+    d->ev[i] = (DynEvent) { when, prio, d->seq++, 0, UINT32_MAX };
+    d->ev[i].id = sim_kernel_schedule_at(d->k, when, prio, dyn_event,
+                                         GUINT_TO_POINTER(i + 1));
+    dyn_pending_add(d, i);
+}
+
+static gboolean
+dyn_before(const DynEvent *a, const DynEvent *b)
+{
+    if (a->when != b->when) {
+        return a->when < b->when;
+    }
+    if (a->prio != b->prio) {
+        return a->prio < b->prio;
+    }
+    return a->seq < b->seq;
+}
+
+static Dyn *dyn_current;
+
+static void
+dyn_event(SimKernel *k, void *opaque)
+{
+    Dyn *d = dyn_current;
+    uint32_t i = GPOINTER_TO_UINT(opaque) - 1;
+    g_assert_cmpuint(d->ev[i].pending_at, !=, UINT32_MAX);
+    g_assert_cmpuint(sim_kernel_now(k), ==, d->ev[i].when);
+    for (uint32_t j = 0; j < d->n_pending; j++) {
+        if (dyn_before(&d->ev[d->pending[j]], &d->ev[i])) {
+            g_error("event %u ran before event %u, which is due first", i,
+                    d->pending[j]);
+        }
+    }
+    dyn_pending_drop(d, i);
+    d->ran++;
+
+    /* 1.25 new events a run against 1/16 cancelled: the queue grows until
+     * the budget is spent, then drains */
+    for (int n = 1 + (g_rand_int_range(d->rng, 0, 4) == 0); n > 0 && d->budget > 0; n--) {
+        d->budget--;
+        dyn_schedule(d, sim_kernel_now(k) + dyn_delay(d));
+    }
+    if (d->n_pending > 0 && g_rand_int_range(d->rng, 0, 16) == 0) {
+        uint32_t v = d->pending[g_rand_int_range(d->rng, 0, (gint32) d->n_pending)];
+        g_assert_true(sim_kernel_cancel(k, d->ev[v].id));
+        dyn_pending_drop(d, v);
+    }
+    if (d->n_pending > 0 && g_rand_int_range(d->rng, 0, 4) == 0) {
+        uint32_t v = d->pending[g_rand_int_range(d->rng, 0, (gint32) d->n_pending)];
+        SimTime when = sim_kernel_now(k) + dyn_delay(d);
+        g_assert_true(sim_kernel_move(k, d->ev[v].id, when));
+        d->ev[v].when = when;
+        d->ev[v].seq = d->seq++;
+    }
+}
+
+static void
+test_dynamic_against_reference(void)
+{
+    const uint32_t start = 4000, budget = 60000;
+    Dyn d = { 0 };
+    d.k = sim_kernel_new();
+    d.rng = g_rand_new_with_seed(20261129);
+    d.cap_ev = start + budget + 100000;
+    d.ev = g_new0(DynEvent, d.cap_ev);
+    d.pending = g_new(uint32_t, d.cap_ev);
+    d.budget = budget;
+    dyn_current = &d;
+
+    for (uint32_t i = 0; i < start; i++) {
+        dyn_schedule(&d, dyn_delay(&d));
+    }
+    /* step time from outside, scheduling between steps at or after the
+     * stepped now (which may lie below the kernel's bucket base) */
+    while (d.n_pending > 0) {
+        SimTime until = sim_kernel_now(d.k) + dyn_delay(&d);
+        sim_kernel_run_until(d.k, until);
+        g_assert_cmpuint(sim_kernel_queued(d.k), ==, d.n_pending);
+        if (d.n_pending > 0) {
+            g_assert_cmpuint(sim_kernel_now(d.k), ==, until);
+        }
+        if (d.budget > 0 && g_rand_int_range(d.rng, 0, 2) == 0) {
+            d.budget--;
+            dyn_schedule(&d, sim_kernel_now(d.k) + g_rand_int_range(d.rng, 0, 3));
+        }
+        SimTime next = sim_kernel_next_time(d.k);
+        for (uint32_t j = 0; j < d.n_pending; j++) {
+            g_assert_cmpuint(next, <=, d.ev[d.pending[j]].when);
+        }
+    }
+    g_assert_cmpuint(sim_kernel_next_time(d.k), ==, SIM_TIME_MAX);
+    g_assert_cmpuint(d.budget, ==, 0);
+    g_assert_cmpuint(d.ran, >, start + budget / 2);
+    dyn_current = NULL;
+    sim_kernel_free(d.k);
+    g_rand_free(d.rng);
+    g_free(d.ev);
+    g_free(d.pending);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -372,5 +537,7 @@ main(int argc, char **argv)
     g_test_add_func("/sim/kernel/stop", test_stop);
     g_test_add_func("/sim/kernel/deadlock-report", test_deadlock_report);
     g_test_add_func("/sim/kernel/stress-million", test_stress_million);
+    g_test_add_func("/sim/kernel/dynamic-against-reference",
+                    test_dynamic_against_reference);
     return g_test_run();
 }

@@ -9,6 +9,15 @@
 #define HEAP_ARITY 4
 #define SLOT_BITS 32              /* SimEventId = generation << 32 | slot + 1 */
 
+/* Above RADIX_ON_LEN heap entries the far future moves into radix buckets
+ * (see kernel.h); below RADIX_OFF_LIVE pending events it comes back.  The
+ * gap keeps a queue that hovers near one bound from switching back and
+ * forth.  Chosen with `hetero-sim bench kernel`: a 4-ary heap of up to a
+ * few thousand entries stays in L1/L2 and is as fast as the buckets. */
+#define RADIX_ON_LEN 512
+#define RADIX_OFF_LIVE 128
+#define RADIX_BUCKETS 64
+
 typedef struct HeapEntry {
     SimTime when_ps;
     uint64_t order;               /* prio << 56 | sequence */
@@ -16,16 +25,22 @@ typedef struct HeapEntry {
     uint32_t version;             /* must equal the slot's, else stale */
 } HeapEntry;
 
+/* 32 bytes: a run reads a random slot, so two share a cache line. */
 typedef struct Slot {
     SimEventFn fn;
     void *opaque;
-    SimTime when_ps;              /* where the live entry is, for move() */
-    uint64_t order;
     uint32_t gen;                 /* bumped on each reuse: stale ids fail */
     uint32_t version;             /* bumped on cancel / move / reuse */
     uint32_t next_free;
-    gboolean live;                /* scheduled and not yet run or cancelled */
+    SimPrio prio;                 /* kept for move() */
+    uint8_t live;                 /* scheduled and not yet run or cancelled */
 } Slot;
+
+/* The radix buckets' entries, in no order. */
+typedef struct Bucket {
+    HeapEntry *e;
+    uint32_t len, cap;
+} Bucket;
 
 typedef struct Component {
     char *name;
@@ -43,6 +58,14 @@ struct SimKernel {
 
     HeapEntry *heap;              /* may hold stale entries (lazy deletion) */
     uint32_t heap_len, heap_cap;
+
+    /* Radix mode: the heap holds the entries due at or before last_ps, and
+     * bucket[b] those due later whose time differs from last_ps first at bit
+     * b (a radix heap's invariant, Ahuja, Mehlhorn, Orlin and Tarjan 1990). */
+    gboolean radix;
+    SimTime last_ps;
+    uint64_t occupied;            /* bit b: bucket[b] has entries */
+    Bucket bucket[RADIX_BUCKETS];
     uint64_t live;                /* events really pending */
 
     Slot *slots;
@@ -80,6 +103,9 @@ sim_kernel_free(SimKernel *k)
     g_array_free(k->components, TRUE);
     g_clear_error(&k->error);
     g_free(k->heap);
+    for (int b = 0; b < RADIX_BUCKETS; b++) {
+        g_free(k->bucket[b].e);
+    }
     g_free(k->slots);
     g_free(k);
 }
@@ -179,6 +205,132 @@ skip_stale(SimKernel *k)
 {
     while (k->heap_len > 0 && !entry_live(k, &k->heap[0])) {
         heap_pop(k);
+    }
+}
+
+static void
+bucket_add(SimKernel *k, HeapEntry e)
+{
+    int b = 63 - __builtin_clzll(e.when_ps ^ k->last_ps);   /* when > last */
+    Bucket *bk = &k->bucket[b];
+    if (bk->len == bk->cap) {
+        bk->cap = bk->cap ? bk->cap * 2 : 256;
+        bk->e = g_renew(HeapEntry, bk->e, bk->cap);
+    }
+    bk->e[bk->len++] = e;
+    k->occupied |= UINT64_C(1) << b;
+}
+
+/* Leave radix mode: every pending entry back into the heap. */
+static void
+radix_off(SimKernel *k)
+{
+    for (int b = 0; b < RADIX_BUCKETS; b++) {
+        Bucket *bk = &k->bucket[b];
+        for (uint32_t i = 0; i < bk->len; i++) {
+            if (entry_live(k, &bk->e[i])) {
+                heap_push(k, bk->e[i]);
+            }
+        }
+        bk->len = 0;
+    }
+    k->occupied = 0;
+    k->radix = FALSE;
+}
+
+/* Enter radix mode: the heap keeps the entries due first, at one time, and
+ * the rest go to the buckets. */
+static void
+radix_on(SimKernel *k)
+{
+    skip_stale(k);
+    if (k->heap_len == 0) {
+        return;
+    }
+    k->radix = TRUE;
+    k->last_ps = k->heap[0].when_ps;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < k->heap_len; i++) {
+        HeapEntry e = k->heap[i];
+        if (!entry_live(k, &e)) {
+            continue;
+        }
+        if (e.when_ps == k->last_ps) {
+            k->heap[kept++] = e;
+        } else {
+            bucket_add(k, e);
+        }
+    }
+    k->heap_len = kept;
+    for (uint32_t i = kept; i-- > 0;) {        /* heapify: sift every parent */
+        sift_down(k, i, k->heap[i]);
+    }
+}
+
+/* The heap ran dry in radix mode: the lowest bucket's earliest time becomes
+ * last_ps; its entries due then go to the heap and the rest to lower
+ * buckets (they all agree with the new last_ps above the bucket's bit). */
+static void
+radix_refill(SimKernel *k)
+{
+    if (k->live < RADIX_OFF_LIVE) {
+        radix_off(k);
+        return;
+    }
+    while (k->heap_len == 0 && k->occupied != 0) {
+        int b = __builtin_ctzll(k->occupied);
+        Bucket *bk = &k->bucket[b];
+        SimTime m = SIM_TIME_MAX;
+        for (uint32_t i = 0; i < bk->len; i++) {
+            m = MIN(m, bk->e[i].when_ps);
+        }
+        uint32_t n = bk->len;
+        bk->len = 0;
+        k->occupied &= ~(UINT64_C(1) << b);
+        k->last_ps = m;
+        /* Stale entries move along unchecked (a check is a read of a random
+         * slot) and are dropped when they reach the top of the heap. */
+        for (uint32_t i = 0; i < n; i++) {
+            HeapEntry e = bk->e[i];
+            if (e.when_ps == m) {
+                /* due next: its slot is read when it runs */
+                __builtin_prefetch(&k->slots[e.slot]);
+                heap_push(k, e);
+            } else {
+                bucket_add(k, e);               /* a lower bucket: no aliasing */
+            }
+        }
+    }
+}
+
+/* Schedule an entry: the heap, or in radix mode a bucket if it is due after
+ * the heap's time. */
+static inline void
+queue_push(SimKernel *k, HeapEntry e)
+{
+    if (G_UNLIKELY(k->radix) && e.when_ps > k->last_ps) {
+        bucket_add(k, e);
+        return;
+    }
+    heap_push(k, e);
+    if (G_UNLIKELY(k->heap_len > RADIX_ON_LEN) && !k->radix) {
+        radix_on(k);
+    }
+}
+
+/* The live entry that runs next, or NULL if nothing is pending. */
+static HeapEntry *
+queue_top(SimKernel *k)
+{
+    for (;;) {
+        skip_stale(k);
+        if (k->heap_len > 0) {
+            return &k->heap[0];
+        }
+        if (!k->radix || k->occupied == 0) {
+            return NULL;
+        }
+        radix_refill(k);
     }
 }
 
@@ -293,9 +445,8 @@ sim_kernel_schedule_at(SimKernel *k, SimTime when_ps, SimPrio prio,
     Slot *slot = &k->slots[s];
     slot->fn = fn;
     slot->opaque = opaque;
-    slot->when_ps = when_ps;
-    slot->order = next_order(k, prio);
-    heap_push(k, (HeapEntry) { when_ps, slot->order, s, slot->version });
+    slot->prio = prio;
+    queue_push(k, (HeapEntry) { when_ps, next_order(k, prio), s, slot->version });
     return make_id(k, s);
 }
 
@@ -330,11 +481,8 @@ sim_kernel_move(SimKernel *k, SimEventId id, SimTime when_ps)
     g_assert(when_ps >= k->now_ps);
     when_ps = within_horizon(k, when_ps);
     Slot *slot = &k->slots[s];
-    SimPrio prio = (SimPrio) (slot->order >> 56);
     slot->version++;                      /* the old entry goes stale */
-    slot->when_ps = when_ps;
-    slot->order = next_order(k, prio);
-    heap_push(k, (HeapEntry) { when_ps, slot->order, s, slot->version });
+    queue_push(k, (HeapEntry) { when_ps, next_order(k, slot->prio), s, slot->version });
     return TRUE;
 }
 
@@ -347,8 +495,8 @@ sim_kernel_is_pending(const SimKernel *k, SimEventId id)
 SimTime
 sim_kernel_next_time(const SimKernel *k)
 {
-    skip_stale((SimKernel *) k);
-    return k->heap_len ? k->heap[0].when_ps : SIM_TIME_MAX;
+    const HeapEntry *top = queue_top((SimKernel *) k);
+    return top ? top->when_ps : SIM_TIME_MAX;
 }
 
 uint64_t
@@ -376,11 +524,11 @@ sim_kernel_run_until(SimKernel *k, SimTime until_ps)
 
     k->stop = k->error != NULL;             /* a failed run stays stopped */
     while (!k->stop) {
-        skip_stale(k);
-        if (k->heap_len == 0) {
+        const HeapEntry *next = queue_top(k);
+        if (next == NULL) {
             break;
         }
-        HeapEntry top = k->heap[0];
+        HeapEntry top = *next;
         if (top.when_ps > until_ps) {
             break;
         }
@@ -388,6 +536,11 @@ sim_kernel_run_until(SimKernel *k, SimTime until_ps)
         /* Leave the entry at the top: releasing the slot makes it stale, and
          * the next push replaces it or skip_stale() pops it. */
         Slot *slot = &k->slots[top.slot];
+        /* the next event is one of the top's children: fetch their slots
+         * while this one runs (a run reads a random slot) */
+        for (uint32_t c = 1; c <= HEAP_ARITY && c < k->heap_len; c++) {
+            __builtin_prefetch(&k->slots[k->heap[c].slot]);
+        }
         SimEventFn fn = slot->fn;
         void *opaque = slot->opaque;
         slot_release(k, top.slot);
