@@ -2,8 +2,10 @@
  * cpu.c - a CPU cluster: SIMD roofline over its cores.
  *
  * FP16 SIMD rate for FP16 / W4A16 work (the FP32 rate where the stack's
- * float kernels compute in FP32), the integer dot-product rate for INT8 work, each scaled by the share of it the stack's kernels reach
- * (simd_efficiency); dequantising weights takes the same SIMD units, so
+ * float kernels compute in FP32), the integer dot-product rate for INT8
+ * work, each scaled by the share of it the stack's kernels reach
+ * (simd_efficiency for its matmuls, float_efficiency for the rest: one
+ * library's linears and its attention are different code); dequantising weights takes the same SIMD units, so
  * the stack's dequant time per format adds to it.  Bandwidth capped per
  * initiator like every processor.  Kernels start without a driver queue,
  * but each operator call pays the library's fixed call cost (waking the
@@ -87,6 +89,14 @@ full_scores(uint64_t m, uint64_t n, uint32_t ub)
     return full;
 }
 
+/* The stack key hw_stack_cpu_efficiency() takes for @op. */
+static const char *
+cpu_efficiency_key(const HwStack *stack, const HwOp *op)
+{
+    return op->kind == HW_OP_MATMUL || stack->cpu.float_efficiency <= 0 ? "simd_efficiency"
+                                                                       : "float_efficiency";
+}
+
 static void
 hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwCost *c,
                GString *out)
@@ -95,9 +105,9 @@ hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
     char f[32];
     hw_flops_text((double) op->flops, f);
     g_string_append_printf(out, "    compute: %s on %u cores at %g MHz, the stack "
-                           "reaching %g of their SIMD peak = %.2f us\n", f,
-                           cpu->cores, cpu->freq_mhz, stack->cpu.simd_efficiency,
-                           (double) c->compute_ps / 1e6);
+                           "reaching %g of their SIMD peak (its cpu.%s) = %.2f us\n", f,
+                           cpu->cores, cpu->freq_mhz, hw_stack_cpu_efficiency(stack, op),
+                           cpu_efficiency_key(stack, op), (double) c->compute_ps / 1e6);
     if (full_scores_apply(stack, op)) {
         double causal = causal_scores(op->m, op->n);
         double full = full_scores(op->m, op->n, stack->cpu.attention_ubatch);
@@ -138,7 +148,7 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
                        : fp32 ? cpu->fp32_flops_per_cycle
                        : cpu->fp16_flops_per_cycle;
     double flops_per_ps = cpu->cores * cpu->freq_mhz * 1e-6 * per_cycle *
-                          sc->simd_efficiency;
+                          hw_stack_cpu_efficiency(stack, op);
     c->overhead_ps = hw_cost_ps(c, sc->call_us * 1e6, "operator call (the stack's cpu.call_us)");
     double flops = (double) op->flops;
     uint64_t score_bytes = 0;
@@ -165,11 +175,11 @@ hw_cpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
     }
     c->compute_ps = hw_cost_ps(c, flops / flops_per_ps,
                                int8 ? "compute time (cores, freq_mhz, int8_ops_per_cycle, "
-                                      "the stack's cpu.simd_efficiency)"
+                                      "the stack's cpu.simd_efficiency or float_efficiency)"
                                : fp32 ? "compute time (cores, freq_mhz, fp32_flops_per_cycle, "
-                                        "the stack's cpu.simd_efficiency)"
+                                        "the stack's cpu.simd_efficiency or float_efficiency)"
                                : "compute time (cores, freq_mhz, fp16_flops_per_cycle, "
-                                 "the stack's cpu.simd_efficiency)");
+                                 "the stack's cpu.simd_efficiency or float_efficiency)");
     double dq = op->kind == HW_OP_MATMUL ? sc->dequant.gbps[op->wfmt] : 0;
     if (dq > 0) {
         /* both parts at most the horizon: the sum cannot wrap */

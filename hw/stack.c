@@ -21,6 +21,9 @@
 static const HsParam cpu_params[] = {
     HS_PARAM_F64("simd_efficiency", HwStackCpu, simd_efficiency, 0.001, 1, HS_REQUIRED,
                  "share of the cores' SIMD peak its matmul kernels reach"),
+    HS_PARAM_F64("float_efficiency", HwStackCpu, float_efficiency, 0, 1, 0,
+                 "share of the cores' SIMD peak its other kernels reach (attention, "
+                 "norms, element-wise ops); 0: simd_efficiency"),
     HS_PARAM_F64("dram_scale", HwStackCpu, dram_scale, 0.01, 4, 1,
                  "bandwidth its kernels reach alone, as a multiple of the SoC's "
                  "dram_cap_gbps (bounded by the DRAM ceiling)"),
@@ -93,6 +96,14 @@ hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch)
     g_assert((int) arch >= 0 && arch < HW_GPU_ARCH_COUNT);
     double e = stack->gpu.arch_matmul_efficiency[arch];
     return e > 0 ? e : stack->gpu.matmul_efficiency;
+}
+
+double
+hw_stack_cpu_efficiency(const HwStack *stack, const HwOp *op)
+{
+    const HwStackCpu *sc = &stack->cpu;
+    return op->kind == HW_OP_MATMUL || sc->float_efficiency <= 0 ? sc->simd_efficiency
+                                                                 : sc->float_efficiency;
 }
 
 const char *

@@ -43,6 +43,9 @@ typedef struct HwStackDequant {
 
 typedef struct HwStackCpu {
     double simd_efficiency;      /* share of the cores' SIMD peak its matmuls reach */
+    double float_efficiency;     /* ... its other kernels (attention, norms,
+                                  * element-wise ops); 0: as simd_efficiency
+                                  * (hw_stack_cpu_efficiency) */
     double dram_scale;           /* its kernels' bandwidth / the SoC's cap */
     double call_us;              /* fixed cost of one operator call (thread
                                   * wake-up and barrier across the cores) */
@@ -146,6 +149,11 @@ GStrv hw_stack_list(const char *stacks_dir, GError **error);
 /* The stack's GPU matmul efficiency on a GPU of architecture @arch: its
  * entry for @arch, else its matmul_efficiency. */
 double hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch);
+
+/* The share of the CPU cores' SIMD peak the stack's kernel for @op
+ * reaches: simd_efficiency for a matmul, float_efficiency (if set) for the
+ * rest. */
+double hw_stack_cpu_efficiency(const HwStack *stack, const HwOp *op);
 
 /* The architecture @stack's figures for processors of @kind were
  * measured on (its measured_arch), or NULL if it makes no claim. */

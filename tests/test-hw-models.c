@@ -444,6 +444,46 @@ test_stacks(void)
                     "x.json: $.gpu.matmul_efficiency: expected a number in [0.001, 1] (got 2)");
 }
 
+/* A CPU stack's float kernels (attention, norms, element-wise) run at its
+ * float_efficiency, its matmuls at simd_efficiency; float_efficiency 0
+ * (or absent) is simd_efficiency for both. */
+static void
+test_cpu_float_efficiency(void)
+{
+    g_autoptr(HwSoc) soc = sd8gen3();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cJSON) j = cJSON_Parse("{\"name\": \"x\", \"cpu\": {\"simd_efficiency\": 0.5, "
+                                     "\"float_efficiency\": 0.25, \"submit_us\": 5}, "
+                                     "\"gpu\": {\"matmul_efficiency\": 0.5, "
+                                     "\"launch_busy_us\": 1, \"launch_idle_us\": 1}, "
+                                     "\"npu\": {\"launch_us\": 1, \"graphs_per_model\": 1, "
+                                     "\"prepare_base_ms\": 0, \"prepare_ms_per_mib\": 0}}");
+    g_autoptr(HwStack) split = hw_stack_from_json(j, "x.json", &error);
+    g_assert_no_error(error);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "cpu"), "float_efficiency");
+    g_autoptr(HwStack) one = hw_stack_from_json(j, "x.json", &error);
+    g_assert_no_error(error);
+    g_assert_cmpfloat(one->cpu.float_efficiency, ==, 0);
+
+    const HwDev *cpu = hw_soc_find_kind(soc, HW_KIND_CPU);
+    HwOp att = { .kind = HW_OP_ATTENTION, .m = 256, .k = 128, .n = 512,
+                 .compute = HW_DTYPE_FP16, .flops = 1000000000ull };
+    HwOp norm = { .kind = HW_OP_ELEMWISE, .m = 256, .n = 4096, .compute = HW_DTYPE_FP16,
+                  .flops = 5000000ull };
+    HwOp mm = matmul(256, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4);
+    const HwOp *ops[] = { &att, &norm, &mm };
+    for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
+        HwCost a, b;
+        hw_dev_estimate(cpu, split, ops[i], &a);
+        hw_dev_estimate(cpu, one, ops[i], &b);
+        double r = (double) a.compute_ps / (double) b.compute_ps;
+        g_assert_cmpfloat(fabs(r - (ops[i]->kind == HW_OP_MATMUL ? 1.0 : 2.0)), <, 1e-6);
+    }
+    g_assert_cmpfloat(hw_stack_cpu_efficiency(one, &att), ==, 0.5);
+    g_assert_cmpfloat(hw_stack_cpu_efficiency(split, &att), ==, 0.25);
+    g_assert_cmpfloat(hw_stack_cpu_efficiency(split, &mm), ==, 0.5);
+}
+
 /* mllm's stack: per-group (Q8_0) matmuls emulated group by group cost a
  * fixed ratio to W8A8 whatever the shape, inside mllm-NPU §2.3's
  * 8.1-10.7x; its CPU attention runs in FP32 over every score. */
@@ -493,7 +533,8 @@ test_mllm_stack(void)
     hw_dev_estimate(cpu, mnn, &att, &c1);
     hw_dev_estimate(cpu, mllm, &att, &c2);
     double causal = (2.0 * 512 - 256 + 1) * 256 / 2, full = 256.0 * 512;
-    const double share = mnn->cpu.simd_efficiency / mllm->cpu.simd_efficiency;
+    const double share = hw_stack_cpu_efficiency(mnn, &att) /
+                         hw_stack_cpu_efficiency(mllm, &att);
     g_assert_cmpfloat(fabs((double) c2.compute_ps / (double) c1.compute_ps -
                            2.0 * full / causal * share), <, 1e-3);
     /* llama.cpp scores a prompt 512 queries at a time (n_ubatch), each
@@ -635,6 +676,7 @@ main(int argc, char **argv)
     g_test_add_func("/hw/models/npu-scalesim", test_npu_scalesim);
     g_test_add_func("/hw/models/stacks", test_stacks);
     g_test_add_func("/hw/models/mllm-stack", test_mllm_stack);
+    g_test_add_func("/hw/models/cpu-float-efficiency", test_cpu_float_efficiency);
     g_test_add_func("/hw/models/npu-shape", test_npu_shape);
     g_test_add_func("/hw/models/gpu-priority", test_gpu_priority);
     g_test_add_func("/hw/models/gpu-preemption", test_gpu_preemption);
