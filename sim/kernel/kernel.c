@@ -240,7 +240,7 @@ radix_off(SimKernel *k)
 
 /* Enter radix mode: the heap keeps the entries due first, at one time, and
  * the rest go to the buckets. */
-static void
+static __attribute__((noinline)) void
 radix_on(SimKernel *k)
 {
     skip_stale(k);
@@ -270,7 +270,7 @@ radix_on(SimKernel *k)
 /* The heap ran dry in radix mode: the lowest bucket's earliest time becomes
  * last_ps; its entries due then go to the heap and the rest to lower
  * buckets (they all agree with the new last_ps above the bucket's bit). */
-static void
+static __attribute__((noinline)) void
 radix_refill(SimKernel *k)
 {
     if (k->live < RADIX_OFF_LIVE) {
@@ -305,7 +305,7 @@ radix_refill(SimKernel *k)
 
 /* Schedule an entry: the heap, or in radix mode a bucket if it is due after
  * the heap's time. */
-static inline void
+static inline __attribute__((always_inline)) void
 queue_push(SimKernel *k, HeapEntry e)
 {
     if (G_UNLIKELY(k->radix) && e.when_ps > k->last_ps) {
@@ -319,7 +319,7 @@ queue_push(SimKernel *k, HeapEntry e)
 }
 
 /* The live entry that runs next, or NULL if nothing is pending. */
-static HeapEntry *
+static inline __attribute__((always_inline)) HeapEntry *
 queue_top(SimKernel *k)
 {
     for (;;) {
