@@ -58,18 +58,6 @@
  */
 size_t eng_block_rows(size_t n, size_t most);
 
-/*
- * Helpers whose loops vectorise are built for AVX-512, AVX2 and the
- * baseline, picked when the program loads.  Each lane does the same
- * operations on every one (C11 contracts no multiply-add, and nothing is
- * reassociated), so the bits do not depend on the CPU.
- */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ENG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ENG_CLONES
-#endif
-
 typedef enum {
     ENG_WFMT_W4A16,              /* INT4 + FP16 scale per group, ~0.52 byte/weight (default) */
     ENG_WFMT_F16,                /* IEEE half storage, 2 bytes per weight */

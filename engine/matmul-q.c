@@ -47,8 +47,8 @@ fold16(float *l)
 #define QM_LOAD(v, p) memcpy(&(v), (p), sizeof(qm_v8))
 
 /* y[j] = x_j . w for the @nt (1..4) rows x_j = x + j * k */
-ENG_CLONES static void
-dot16_x4(const float *x, const float *w, size_t k, size_t nt, float *y)
+ENG_ISA_BODY() void
+dot16_x4_body(const float *x, const float *w, size_t k, size_t nt, float *y)
 {
     qm_v8 lo0 = { 0 }, lo1 = { 0 }, lo2 = { 0 }, lo3 = { 0 };
     qm_v8 hi0 = { 0 }, hi1 = { 0 }, hi2 = { 0 }, hi3 = { 0 };
@@ -87,10 +87,13 @@ dot16_x4(const float *x, const float *w, size_t k, size_t nt, float *y)
         y[j] = fold16(l[j]);
     }
 }
+ENG_ISA_CLONED_VOID(, static, dot16_x4,
+                    (const float *x, const float *w, size_t k, size_t nt, float *y),
+                    (x, w, k, nt, y))
 
 /* y = x . w for one token: dot16_x4's arithmetic with one accumulator. */
-ENG_CLONES static float
-dot16_x1(const float *x, const float *w, size_t k)
+ENG_ISA_BODY() float
+dot16_x1_body(const float *x, const float *w, size_t k)
 {
     qm_v8 lo = { 0 }, hi = { 0 };
     const size_t k16 = k - k % QM_LANES;
@@ -111,6 +114,7 @@ dot16_x1(const float *x, const float *w, size_t k)
     }
     return fold16(l);
 }
+ENG_ISA_CLONED(, static, float, dot16_x1, (const float *x, const float *w, size_t k), (x, w, k))
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -496,8 +500,8 @@ eng_qmatmul(const EngTensor *x, const EngQMatrix *w, EngTensor *y, size_t s0, si
 
 /* sum of a[i] * b[i], exact in int32 (|sum| <= 127 * 127 * k < 2^31 for
  * k < 133,000 inputs) */
-ENG_VECTORISE ENG_CLONES static int32_t
-dot_i8(const int8_t *a, const int8_t *b, size_t k)
+ENG_ISA_BODY(ENG_VECTORISE) int32_t
+dot_i8_body(const int8_t *a, const int8_t *b, size_t k)
 {
     int32_t acc = 0;
     for (size_t i = 0; i < k; i++) {
@@ -505,6 +509,9 @@ dot_i8(const int8_t *a, const int8_t *b, size_t k)
     }
     return acc;
 }
+ENG_ISA_CLONED(ENG_VECTORISE, static, int32_t, dot_i8,
+               (const int8_t *a, const int8_t *b, size_t k),
+               (a, b, k))
 
 #ifdef HAVE_QB_AVX2
 /* Inputs up to which the VNNI dot's sums of (a + 128) * b stay in int32:

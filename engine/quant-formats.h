@@ -58,6 +58,56 @@
 #define ENG_VECTORISE
 #endif
 
+/*
+ * Helpers whose loops vectorise are built for AVX-512, AVX2 and the
+ * baseline: write one as NAME_body (ENG_ISA_BODY), then ENG_ISA_CLONED
+ * defines NAME, which runs the copy of the path eng_isa() names, so
+ * HS_ENGINE_ISA and eng_set_isa() reach these helpers as they reach the
+ * hand-written kernels (GCC's target_clones chose by the CPU alone: an
+ * "AVX2" run on an AVX-512 machine ran their AVX-512 copies).  Each lane
+ * does the same operations on every ISA (C11 contracts no multiply-add,
+ * and nothing is reassociated), so the bits do not depend on the path.
+ * @attrs: ENG_VECTORISE or nothing, on the body and its copies alike.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ENG_ISA_BODY(attrs) attrs static inline __attribute__((always_inline))
+#define ENG_ISA_CLONED_(attrs, storage, ret, name, params, args, RET)             \
+    attrs __attribute__((target("avx512f"))) static ret name##_avx512 params       \
+    {                                                                              \
+        RET name##_body args;                                                      \
+    }                                                                              \
+    attrs __attribute__((target("avx2"))) static ret name##_avx2 params            \
+    {                                                                              \
+        RET name##_body args;                                                      \
+    }                                                                              \
+    attrs static ret name##_base params                                            \
+    {                                                                              \
+        RET name##_body args;                                                      \
+    }                                                                              \
+    storage ret name params                                                        \
+    {                                                                              \
+        EngIsa isa_ = eng_isa();                                                   \
+        if (isa_ == ENG_ISA_AVX512) {                                              \
+            RET name##_avx512 args;                                                \
+        } else if (isa_ == ENG_ISA_AVX2) {                                         \
+            RET name##_avx2 args;                                                  \
+        } else {                                                                   \
+            RET name##_base args;                                                  \
+        }                                                                          \
+    }
+#else
+#define ENG_ISA_BODY(attrs) attrs static inline
+#define ENG_ISA_CLONED_(attrs, storage, ret, name, params, args, RET)             \
+    storage ret name params                                                        \
+    {                                                                              \
+        RET name##_body args;                                                      \
+    }
+#endif
+#define ENG_ISA_CLONED(attrs, storage, ret, name, params, args)                   \
+    ENG_ISA_CLONED_(attrs, storage, ret, name, params, args, return)
+#define ENG_ISA_CLONED_VOID(attrs, storage, name, params, args)                   \
+    ENG_ISA_CLONED_(attrs, storage, void, name, params, args, )
+
 typedef enum {
     ENG_QFMT_W8,
     ENG_QFMT_FP4,

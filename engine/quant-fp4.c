@@ -24,8 +24,8 @@ fp4_code(float v)
 
 /* Cloned per ISA and vectorised (the same operations, so the same bits):
  * FP4 encoding was 4 % of the default compare's CPU. */
-ENG_VECTORISE ENG_CLONES void
-eng_fp4_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale, uint16_t *bias)
+ENG_ISA_BODY(ENG_VECTORISE) void
+eng_fp4_encode_body(const float *w, size_t n, uint8_t *codes, uint16_t *scale, uint16_t *bias)
 {
     float lo = n ? w[0] : 0, hi = lo;
     for (size_t i = 1; i < n; i++) {
@@ -48,9 +48,12 @@ eng_fp4_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale, uint16
         codes[n / 2] = (uint8_t) fp4_code((w[n - 1] - b) / s);
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, , eng_fp4_encode,
+                    (const float *w, size_t n, uint8_t *codes, uint16_t *scale, uint16_t *bias),
+                    (w, n, codes, scale, bias))
 
-ENG_VECTORISE ENG_CLONES void
-eng_fp4_decode(const uint8_t *codes, uint16_t scale, uint16_t bias, size_t n, float *out)
+ENG_ISA_BODY(ENG_VECTORISE) void
+eng_fp4_decode_body(const uint8_t *codes, uint16_t scale, uint16_t bias, size_t n, float *out)
 {
     float s = eng_fp16_to_float(scale), b = eng_fp16_to_float(bias);
     /* the shift and the OR make the FP16 0x3C00 | c << 6, which is exactly
@@ -64,3 +67,6 @@ eng_fp4_decode(const uint8_t *codes, uint16_t scale, uint16_t bias, size_t n, fl
         out[n - 1] = (1.0f + (float) (codes[n / 2] & 0x0fu) * 0.0625f) * s + b;
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, , eng_fp4_decode,
+                    (const uint8_t *codes, uint16_t scale, uint16_t bias, size_t n, float *out),
+                    (codes, scale, bias, n, out))

@@ -184,8 +184,8 @@ eng_qmatrix_set_rows(EngQMatrix *m, uint32_t r0, uint32_t r1, const float *w)
  * with branches, cost more than the arithmetic (perf of the default
  * compare: eng_qmatrix_rows_f32 + eng_q4_0_decode 15 % of the CPU).
  */
-ENG_VECTORISE ENG_CLONES static void
-row_q4_0(const uint8_t *codes, const uint16_t *scales, const float *lut, size_t cols,
+ENG_ISA_BODY(ENG_VECTORISE) void
+row_q4_0_body(const uint8_t *codes, const uint16_t *scales, const float *lut, size_t cols,
          float *out)
 {
     const size_t half = ENG_Q_GROUP / 2;
@@ -203,6 +203,10 @@ row_q4_0(const uint8_t *codes, const uint16_t *scales, const float *lut, size_t 
         }
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, static, row_q4_0,
+                    (const uint8_t *codes, const uint16_t *scales, const float *lut,
+                     size_t cols, float *out),
+                    (codes, scales, lut, cols, out))
 
 /* FP16 codes to FP32 through the lookup table, or eight at a time with
  * F16C (an exact conversion: the same values for every non-NaN code, and
@@ -245,8 +249,8 @@ eng_fp16_rows_f32(const uint16_t *h, size_t n, float *out)
     row_f16_lut((const uint8_t *) h, fp16_lut(), n, out);
 }
 
-ENG_VECTORISE ENG_CLONES static void
-row_q8_0(const int8_t *codes, const uint16_t *scales, const float *lut, size_t cols,
+ENG_ISA_BODY(ENG_VECTORISE) void
+row_q8_0_body(const int8_t *codes, const uint16_t *scales, const float *lut, size_t cols,
          float *out)
 {
     for (size_t c0 = 0; c0 < cols; c0 += ENG_Q_GROUP) {
@@ -257,6 +261,10 @@ row_q8_0(const int8_t *codes, const uint16_t *scales, const float *lut, size_t c
         }
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, static, row_q8_0,
+                    (const int8_t *codes, const uint16_t *scales, const float *lut,
+                     size_t cols, float *out),
+                    (codes, scales, lut, cols, out))
 
 #ifdef HAVE_ROW_F16C
 /*

@@ -44,8 +44,8 @@ abs_max(const float *w, size_t n)
  * into a buffer, then packed.  The scalar loop with a branch per element
  * was a twentieth of the default compare's CPU, making its Q4_0 weights.
  */
-ENG_VECTORISE ENG_CLONES void
-eng_q4_0_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale)
+ENG_ISA_BODY(ENG_VECTORISE) void
+eng_q4_0_encode_body(const float *w, size_t n, uint8_t *codes, uint16_t *scale)
 {
     /* a NaN is passed over, as ggml's amax < |w| does */
     const float amax = abs_max(w, n);
@@ -74,9 +74,12 @@ eng_q4_0_encode(const float *w, size_t n, uint8_t *codes, uint16_t *scale)
         codes[j] = (uint8_t) (q[j] | q[j + ENG_Q_GROUP / 2] << 4);
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, , eng_q4_0_encode,
+                    (const float *w, size_t n, uint8_t *codes, uint16_t *scale),
+                    (w, n, codes, scale))
 
-ENG_VECTORISE ENG_CLONES void
-eng_q4_0_decode(const uint8_t *codes, uint16_t scale, size_t n, float *out)
+ENG_ISA_BODY(ENG_VECTORISE) void
+eng_q4_0_decode_body(const uint8_t *codes, uint16_t scale, size_t n, float *out)
 {
     const float d = eng_fp16_to_float(scale);
     const size_t half = ENG_Q_GROUP / 2;
@@ -87,9 +90,12 @@ eng_q4_0_decode(const uint8_t *codes, uint16_t scale, size_t n, float *out)
         out[j] = (float) ((codes[j - half] >> 4) - 8) * d;
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, , eng_q4_0_decode,
+                    (const uint8_t *codes, uint16_t scale, size_t n, float *out),
+                    (codes, scale, n, out))
 
-ENG_VECTORISE ENG_CLONES void
-eng_q8_0_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
+ENG_ISA_BODY(ENG_VECTORISE) void
+eng_q8_0_encode_body(const float *w, size_t n, int8_t *codes, uint16_t *scale)
 {
     const float d = abs_max(w, n) / 127;
     const float id = d != 0 ? 1.0f / d : 0.0f;
@@ -100,23 +106,29 @@ eng_q8_0_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
         codes[i] = (int8_t) (v == v ? v : 0);
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, , eng_q8_0_encode,
+                    (const float *w, size_t n, int8_t *codes, uint16_t *scale),
+                    (w, n, codes, scale))
 
-ENG_VECTORISE ENG_CLONES void
-eng_q8_0_decode(const int8_t *codes, uint16_t scale, size_t n, float *out)
+ENG_ISA_BODY(ENG_VECTORISE) void
+eng_q8_0_decode_body(const int8_t *codes, uint16_t scale, size_t n, float *out)
 {
     const float d = eng_fp16_to_float(scale);
     for (size_t i = 0; i < n; i++) {
         out[i] = (float) codes[i] * d;
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, , eng_q8_0_decode,
+                    (const int8_t *codes, uint16_t scale, size_t n, float *out),
+                    (codes, scale, n, out))
 
 /* Vectorised and cloned per ISA (the same operations, so the same bits):
  * it encoded every weight of the default compare's W8A8 policy with a
  * library call for each element's max and rounding (5 % of its CPU); the
  * scale's test is out of the loop and the clamps are selects, so the
  * rounding loop vectorises too. */
-ENG_VECTORISE ENG_CLONES void
-eng_w8_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
+ENG_ISA_BODY(ENG_VECTORISE) void
+eng_w8_encode_body(const float *w, size_t n, int8_t *codes, uint16_t *scale)
 {
     /* as W4A16 (quant.c): the scale is rounded to FP16 first, then used */
     *scale = eng_fp16_from_float(abs_max(w, n) / 127.0f);
@@ -133,12 +145,18 @@ eng_w8_encode(const float *w, size_t n, int8_t *codes, uint16_t *scale)
         codes[i] = (int8_t) (int) q;
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, , eng_w8_encode,
+                    (const float *w, size_t n, int8_t *codes, uint16_t *scale),
+                    (w, n, codes, scale))
 
-ENG_VECTORISE ENG_CLONES void
-eng_w8_decode(const int8_t *codes, uint16_t scale, size_t n, float *out)
+ENG_ISA_BODY(ENG_VECTORISE) void
+eng_w8_decode_body(const int8_t *codes, uint16_t scale, size_t n, float *out)
 {
     const float s = eng_fp16_to_float(scale);
     for (size_t i = 0; i < n; i++) {
         out[i] = (float) codes[i] * s;
     }
 }
+ENG_ISA_CLONED_VOID(ENG_VECTORISE, , eng_w8_decode,
+                    (const int8_t *codes, uint16_t scale, size_t n, float *out),
+                    (codes, scale, n, out))

@@ -115,8 +115,8 @@ eng_quant_w4_inplace(float *w, size_t rows, size_t cols, size_t group)
 /* w4_q(w[e], s) + 8 for a whole group: a loop the compiler vectorises
  * (division, clamps and rounding are the same IEEE operations in every
  * lane; element by element it was a tenth of a checked prefill's CPU). */
-ENG_CLONES static void
-w4_nibbles(const float *w, float s, uint8_t nib[ENG_W4_GROUP])
+ENG_ISA_BODY() void
+w4_nibbles_body(const float *w, float s, uint8_t nib[ENG_W4_GROUP])
 {
     if (!(s > 0)) {
         memset(nib, 8, ENG_W4_GROUP);
@@ -130,6 +130,9 @@ w4_nibbles(const float *w, float s, uint8_t nib[ENG_W4_GROUP])
         nib[e] = (uint8_t) ((int) x + 8);
     }
 }
+ENG_ISA_CLONED_VOID(, static, w4_nibbles,
+                    (const float *w, float s, uint8_t nib[ENG_W4_GROUP]),
+                    (w, s, nib))
 
 /* Byte and nibble of element @e (0..127) inside its group's 64 bytes. */
 static inline size_t
@@ -317,8 +320,8 @@ eng_quant_act_int8_scale(const float *x, size_t d, size_t t0, size_t t1)
  * does in the default rounding mode; copysignf gives a value rounded to
  * zero its sign as nearbyintf does (-0.3 -> -0), and NaN stays NaN.  (It
  * was a serial library call per element: 1 % of a batch-64 check.) */
-ENG_CLONES static void
-act_int8_run(const float *x, float *y, size_t n, float scale)
+ENG_ISA_BODY() void
+act_int8_run_body(const float *x, float *y, size_t n, float scale)
 {
     for (size_t i = 0; i < n; i++) {
         float v = x[i] / scale;
@@ -327,6 +330,9 @@ act_int8_run(const float *x, float *y, size_t n, float scale)
         y[i] = (q < -127 ? -127 : (q > 127 ? 127 : q)) * scale;
     }
 }
+ENG_ISA_CLONED_VOID(, static, act_int8_run,
+                    (const float *x, float *y, size_t n, float scale),
+                    (x, y, n, scale))
 
 void
 eng_quant_act_int8_apply(const float *x, float *y, size_t d, size_t t0, size_t t1,

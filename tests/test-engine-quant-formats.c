@@ -393,6 +393,57 @@ test_encode_f16(void)
     eng_set_isa(ENG_ISA_AUTO);
 }
 
+/* Every format's encoder and decoder give the same bytes on every ISA
+ * path eng_set_isa() selects (the vectorised helpers' AVX-512, AVX2 and
+ * baseline copies, and the hand-written row kernels): rows with a tail
+ * past their last whole group, large and tiny magnitudes, zeros and a NaN
+ * among the weights. */
+static void
+test_formats_every_path(void)
+{
+    g_autoptr(GRand) r = g_rand_new_with_seed(29);
+    const uint32_t rows = 5, cols = 2 * 128 + 37;
+    g_autofree float *w = gauss(r, (size_t) rows * cols, 0.05);
+    w[3] = 0;
+    w[cols + 7] = 1e-30f;
+    w[2 * cols + 1] = 3e4f;
+    w[3 * cols + 200] = NAN;
+    for (uint32_t c = 0; c < 64; c++) {
+        w[4 * cols + c] = 0;                       /* an all-zero group */
+    }
+    const size_t n = (size_t) rows * cols;
+    for (EngQFormat f = 0; f < ENG_QFMT_COUNT; f++) {
+        g_assert_true(eng_set_isa(ENG_ISA_PORTABLE));
+        g_autoptr(EngQMatrix) ref = eng_qmatrix_new_from(f, w, rows, cols);
+        g_autofree float *ref_out = g_new(float, n);
+        eng_qmatrix_rows_f32(ref, 0, rows, ref_out);
+        int paths = 0;
+        for (EngIsa isa = ENG_ISA_PORTABLE; isa < ENG_ISA_COUNT; isa++) {
+            if (!eng_set_isa(isa)) {
+                continue;
+            }
+            paths++;
+            g_autoptr(EngQMatrix) m = eng_qmatrix_new_from(f, w, rows, cols);
+            g_assert_cmpuint(eng_qmatrix_bytes(m), ==, eng_qmatrix_bytes(ref));
+            g_assert_cmpmem(m->codes, (size_t) rows * m->groups * m->group_bytes, ref->codes,
+                            (size_t) rows * ref->groups * ref->group_bytes);
+            if (m->scales) {
+                g_assert_cmpmem(m->scales, sizeof(uint16_t) * rows * m->groups, ref->scales,
+                                sizeof(uint16_t) * rows * ref->groups);
+            }
+            if (m->biases) {
+                g_assert_cmpmem(m->biases, sizeof(uint16_t) * rows * m->groups, ref->biases,
+                                sizeof(uint16_t) * rows * ref->groups);
+            }
+            g_autofree float *out = g_new(float, n);
+            eng_qmatrix_rows_f32(m, 0, rows, out);
+            g_assert_cmpmem(out, sizeof(float) * n, ref_out, sizeof(float) * n);
+        }
+        g_assert_cmpint(paths, >=, 1);
+    }
+    eng_set_isa(ENG_ISA_AUTO);
+}
+
 /* Every A16 format: the matmul is the product with the dequantised
  * weights (FP32 sums: relative error ~1e-6). */
 static void
@@ -703,6 +754,7 @@ main(int argc, char **argv)
     g_test_add_func("/engine/quant-formats/rows-decode", test_rows_decode);
     g_test_add_func("/engine/quant-formats/rows-f16", test_rows_f16);
     g_test_add_func("/engine/quant-formats/encode-f16", test_encode_f16);
+    g_test_add_func("/engine/quant-formats/every-path", test_formats_every_path);
     g_test_add_func("/engine/quant-formats/matmul-a16", test_matmul_a16);
     g_test_add_func("/engine/quant-formats/slices", test_slices);
     g_test_add_func("/engine/quant-formats/a16-many-tokens", test_matmul_a16_many_tokens);
