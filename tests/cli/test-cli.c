@@ -1229,6 +1229,23 @@ sensitivity_row(const cJSON *key, const char *end, const char *id, double plain)
     return r ? cJSON_GetObjectItem(r, "simulated")->valuedouble : plain;
 }
 
+/* validate --sensitivity 20 on one key of mllm's stack (with --derived
+ * if @derived): npu-over-cpu-qwen-256's value at its lower and higher
+ * end. */
+static void
+mllm_cpu_share_ends(const char *key, gboolean derived, double *lo, double *hi)
+{
+    g_autoptr(Run) r = hs("validate", "--sensitivity", "20", "--keys", key, "--only",
+                          "npu-over-cpu-qwen-256", "-f", "json",
+                          derived ? "--derived" : NULL, NULL);
+    assert_ok(r);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    const cJSON *e = sensitivity_key(j, key);
+    g_assert_nonnull(e);
+    *lo = sensitivity_row(e, "lower", "npu-over-cpu-qwen-256", 0);
+    *hi = sensitivity_row(e, "higher", "npu-over-cpu-qwen-256", 0);
+}
+
 /* validate --sensitivity: each assumed constant scaled down and up; a
  * row's value there is what `validate --set KEY=VALUE` gives; a stack key
  * reaches the stacks inheriting it; integer keys are rounded; a value the
@@ -1337,24 +1354,10 @@ test_validate_sensitivity(void)
      * its CPU share at 256 tokens by about its own scale; --derived adds
      * the keys whose source begins "derived", such as its linears' share
      * (from §2.2's INT8 ratio), which moves that row far less */
-    g_autoptr(Run) fe = hs("validate", "--sensitivity", "20", "--keys",
-                           "stack@mllm.cpu.float_efficiency", "--only", "npu-over-cpu-qwen-256",
-                           "-f", "json", NULL);
-    assert_ok(fe);
-    g_autoptr(cJSON) jf = cJSON_Parse(fe->out);
-    const cJSON *mf = sensitivity_key(jf, "stack@mllm.cpu.float_efficiency");
-    g_assert_nonnull(mf);
-    g_assert_cmpfloat(sensitivity_row(mf, "lower", "npu-over-cpu-qwen-256", 0), <,
-                      0.9 * sensitivity_row(mf, "higher", "npu-over-cpu-qwen-256", 0));
-    g_autoptr(Run) dv = hs("validate", "--sensitivity", "20", "--derived", "--keys",
-                           "stack@mllm.cpu.simd_efficiency", "--only", "npu-over-cpu-qwen-256",
-                           "-f", "json", NULL);
-    assert_ok(dv);
-    g_autoptr(cJSON) jd = cJSON_Parse(dv->out);
-    const cJSON *ms = sensitivity_key(jd, "stack@mllm.cpu.simd_efficiency");
-    g_assert_nonnull(ms);
-    double s_lo = sensitivity_row(ms, "lower", "npu-over-cpu-qwen-256", 0);
-    double s_hi = sensitivity_row(ms, "higher", "npu-over-cpu-qwen-256", 0);
+    double s_lo, s_hi;
+    mllm_cpu_share_ends("stack@mllm.cpu.float_efficiency", FALSE, &s_lo, &s_hi);
+    g_assert_cmpfloat(s_lo, <, 0.9 * s_hi);
+    mllm_cpu_share_ends("stack@mllm.cpu.simd_efficiency", TRUE, &s_lo, &s_hi);
     g_assert_cmpfloat(s_lo, <, s_hi);
     g_assert_cmpfloat(s_lo, >, 0.95 * s_hi);
     g_autoptr(Run) nd = hs("validate", "--sensitivity", "20", "--keys",
