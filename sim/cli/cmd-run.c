@@ -1,6 +1,7 @@
 /*
  * cmd-run.c - `hetero-sim run`: simulate one request under one policy.
  */
+#include "hw/stack.h"
 #include "sim/cli/run-opts.h"
 #include "sim/cli/config.h"
 #include "sim/util/error.h"
@@ -92,6 +93,11 @@ run(int argc, char **argv, GError **error)
     w.progress = isatty(fileno(stderr)) ? hs_progress_stderr : NULL;
     ok = ok && (policy = hs_run_opts_policy(&o, policy_name, error)) != NULL &&
          (steps == NULL || parse_steps(steps, &step_a, &step_b, error));
+    if (ok) {
+        const char *key = o.stack ? o.stack : policy->stack ? policy->stack : SIM_DEFAULT_STACK;
+        const HwStack *st = hw_soc_stack(soc, key, NULL);
+        hs_run_opts_warn_other_stacks(&o, st ? st->name : key);
+    }
     if (ok && (steps || no_prefill) && !trace_path) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
                     "run: --trace-steps and --trace-no-prefill need --trace FILE");

@@ -139,6 +139,17 @@ check_range(const char *name, int v, GError **error)
     return TRUE;
 }
 
+/* NAME of a "--set stack@NAME.KEY=VALUE", or NULL.  (transfer full) */
+static char *
+set_stack_name(const char *arg)
+{
+    if (!g_str_has_prefix(arg, "stack@")) {
+        return NULL;
+    }
+    const char *name = arg + strlen("stack@");
+    return g_strndup(name, strcspn(name, ".="));
+}
+
 gboolean
 hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
                     HwSoc **soc, MdlSpec **spec, SimWorkload *w, GError **error)
@@ -206,6 +217,15 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
     if (o->stack && hw_soc_stack(*soc, o->stack, error) == NULL) {
         g_clear_pointer(soc, hw_soc_free);
         return FALSE;
+    }
+    /* a stack edited by --set stack@NAME is loaded now, so a bad value is
+     * refused whether or not this run's policies use that stack */
+    for (guint i = 0; o->set && o->set[i]; i++) {
+        g_autofree char *name = set_stack_name(o->set[i]);
+        if (name && hw_soc_stack(*soc, name, error) == NULL) {
+            g_clear_pointer(soc, hw_soc_free);
+            return FALSE;
+        }
     }
     *spec = hs_config_load_model(o->model ? o->model : "llama-3-8b", o->ovr, error);
     if (*spec == NULL || !hs_cli_check_fits(*spec, w, error)) {
@@ -329,6 +349,18 @@ bound_only_why(const char *arg)
         }
     }
     return NULL;
+}
+
+void
+hs_run_opts_warn_other_stacks(const HsRunOpts *o, const char *stack)
+{
+    for (guint i = 0; o->set && o->set[i]; i++) {
+        g_autofree char *name = set_stack_name(o->set[i]);
+        if (name && strcmp(name, stack) != 0) {
+            fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the "
+                    "stack %s; this run's is %s)\n", o->set[i], name, stack);
+        }
+    }
 }
 
 void

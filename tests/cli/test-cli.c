@@ -1391,6 +1391,24 @@ test_validate_sensitivity(void)
     g_assert_nonnull(strstr(sb->err, "changes nothing (it edits the SoC sd8gen3; this run's "
                             "is sd8gen2)"));
 
+    /* stack@NAME: a bad value is refused though the run does not use that
+     * stack, and a good one is said to change nothing; the run's own stack
+     * takes it */
+    g_autoptr(Run) sc = hs("run", "--functional", "off", "-d", "1", "-P", "gpu-only",
+                           "--set", "stack@mllm.cpu.float_efficiency=2", NULL);
+    g_assert_cmpint(sc->status, ==, 2);
+    assert_one_error_line(sc, "--set stack@mllm.cpu.float_efficiency=2: expected a number in "
+                          "[0, 1] (got 2)");
+    g_autoptr(Run) sd = hs("run", "--functional", "off", "-d", "1", "-P", "gpu-only",
+                           "--set", "stack@mllm.cpu.float_efficiency=0.4", NULL);
+    assert_ok(sd);
+    g_assert_nonnull(strstr(sd->err, "changes nothing (it edits the stack mllm; this run's "
+                            "is heterollm)"));
+    g_autoptr(Run) se = hs("run", "--functional", "off", "-d", "1", "-P", "mllm-npu", "-m",
+                           "qwen1.5-1.8b", "--set", "stack@mllm.cpu.float_efficiency=0.4", NULL);
+    assert_ok(se);
+    g_assert_null(strstr(se->err, "changes nothing"));
+
     /* --set indexes an array: an operating point's key */
     g_autoptr(Run) ix = hs("run", "--functional", "off", "-d", "1",
                            "--set", "gpu.dvfs.points.12.volt_mv=700", NULL);
