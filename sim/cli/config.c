@@ -29,8 +29,8 @@ stack_edit(cJSON *root, void *ovr, GError **error)
 }
 
 /* @soc (NULL: its loader failed, *error set) with the run's --set
- * stack.KEY / stack@NAME.KEY attached, each NAME a shipped stack; the SoC
- * is freed on error. */
+ * stack.KEY / stack@NAME.KEY attached, each NAME a shipped stack (loaded,
+ * so its edited values are checked); the SoC is freed on error. */
 static HwSoc *
 with_stack_edits(HwSoc *soc, const HsOverrides *ovr, GError **error)
 {
@@ -45,6 +45,15 @@ with_stack_edits(HwSoc *soc, const HsOverrides *ovr, GError **error)
         }
         soc->stack_edit = stack_edit;
         soc->stack_edit_opaque = (void *) ovr;
+        /* each stack a stack@NAME edits is loaded now, so a bad value is
+         * refused whether or not the run's policies use that stack */
+        g_auto(GStrv) names = hs_overrides_targets(ovr, "stack");
+        for (char **n = names; *n; n++) {
+            if (hw_soc_stack(soc, *n, error) == NULL) {
+                hw_soc_free(soc);
+                return NULL;
+            }
+        }
     }
     return soc;
 }

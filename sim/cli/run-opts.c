@@ -218,15 +218,6 @@ hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
         g_clear_pointer(soc, hw_soc_free);
         return FALSE;
     }
-    /* a stack edited by --set stack@NAME is loaded now, so a bad value is
-     * refused whether or not this run's policies use that stack */
-    for (guint i = 0; o->set && o->set[i]; i++) {
-        g_autofree char *name = set_stack_name(o->set[i]);
-        if (name && hw_soc_stack(*soc, name, error) == NULL) {
-            g_clear_pointer(soc, hw_soc_free);
-            return FALSE;
-        }
-    }
     *spec = hs_config_load_model(o->model ? o->model : "llama-3-8b", o->ovr, error);
     if (*spec == NULL || !hs_cli_check_fits(*spec, w, error)) {
         g_clear_pointer(spec, mdl_spec_free);

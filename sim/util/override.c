@@ -442,6 +442,20 @@ hs_overrides_check_targets(const HsOverrides *o, const char *doc, const char *di
     return TRUE;
 }
 
+GStrv
+hs_overrides_targets(const HsOverrides *o, const char *doc)
+{
+    g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; o && i < o->items->len; i++) {
+        const HsOverride *v = o->items->pdata[i];
+        if (v->target && strcmp(v->doc, doc) == 0 && g_hash_table_add(seen, v->target)) {
+            g_strv_builder_add(b, v->target);
+        }
+    }
+    return g_strv_builder_end(b);
+}
+
 cJSON *
 hs_overrides_to_json(const HsOverrides *o)
 {

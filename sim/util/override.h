@@ -77,6 +77,10 @@ gboolean hs_overrides_check_known(const HsOverrides *o, const char *doc,
 gboolean hs_overrides_check_targets(const HsOverrides *o, const char *doc, const char *dir,
                                     GError **error);
 
+/* The distinct NAMEs of the "@doc@NAME" overrides, in order.  (transfer
+ * full) */
+GStrv hs_overrides_targets(const HsOverrides *o, const char *doc);
+
 /* The number the --set @path (its document's prefix and target, if any,
  * ignored: "stack@mllm.npu.matmul_efficiency" reads npu.matmul_efficiency)
  * names in the document @root, read through a {value, source} form.

@@ -1399,6 +1399,10 @@ test_validate_sensitivity(void)
     g_assert_cmpint(sc->status, ==, 2);
     assert_one_error_line(sc, "--set stack@mllm.cpu.float_efficiency=2: expected a number in "
                           "[0, 1] (got 2)");
+    g_autoptr(Run) sf = hs("soc", "show", "sd8gen3", "--set",
+                           "stack@mllm.cpu.float_efficiency=2", NULL);
+    assert_one_error_line(sf, "--set stack@mllm.cpu.float_efficiency=2: expected a number in "
+                          "[0, 1] (got 2)");
     g_autoptr(Run) sd = hs("run", "--functional", "off", "-d", "1", "-P", "gpu-only",
                            "--set", "stack@mllm.cpu.float_efficiency=0.4", NULL);
     assert_ok(sd);
