@@ -89,14 +89,6 @@ full_scores(uint64_t m, uint64_t n, uint32_t ub)
     return full;
 }
 
-/* The stack key hw_stack_cpu_efficiency() takes for @op. */
-static const char *
-cpu_efficiency_key(const HwStack *stack, const HwOp *op)
-{
-    return op->kind == HW_OP_MATMUL || stack->cpu.float_efficiency <= 0 ? "simd_efficiency"
-                                                                       : "float_efficiency";
-}
-
 static void
 hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwCost *c,
                GString *out)
@@ -107,7 +99,7 @@ hw_cpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
     g_string_append_printf(out, "    compute: %s on %u cores at %g MHz, the stack "
                            "reaching %g of their SIMD peak (its cpu.%s) = %.2f us\n", f,
                            cpu->cores, cpu->freq_mhz, hw_stack_cpu_efficiency(stack, op),
-                           cpu_efficiency_key(stack, op), (double) c->compute_ps / 1e6);
+                           hw_stack_cpu_efficiency_key(stack, op), (double) c->compute_ps / 1e6);
     if (full_scores_apply(stack, op)) {
         double causal = causal_scores(op->m, op->n);
         double full = full_scores(op->m, op->n, stack->cpu.attention_ubatch);

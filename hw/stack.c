@@ -98,12 +98,23 @@ hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch)
     return e > 0 ? e : stack->gpu.matmul_efficiency;
 }
 
+/* Does @op run at the stack's float_efficiency (else simd_efficiency)? */
+static gboolean
+cpu_float_op(const HwStack *stack, const HwOp *op)
+{
+    return op->kind != HW_OP_MATMUL && stack->cpu.float_efficiency > 0;
+}
+
 double
 hw_stack_cpu_efficiency(const HwStack *stack, const HwOp *op)
 {
-    const HwStackCpu *sc = &stack->cpu;
-    return op->kind == HW_OP_MATMUL || sc->float_efficiency <= 0 ? sc->simd_efficiency
-                                                                 : sc->float_efficiency;
+    return cpu_float_op(stack, op) ? stack->cpu.float_efficiency : stack->cpu.simd_efficiency;
+}
+
+const char *
+hw_stack_cpu_efficiency_key(const HwStack *stack, const HwOp *op)
+{
+    return cpu_float_op(stack, op) ? "float_efficiency" : "simd_efficiency";
 }
 
 const char *

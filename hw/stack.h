@@ -154,6 +154,9 @@ double hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch);
  * reaches: simd_efficiency for a matmul, float_efficiency (if set) for the
  * rest. */
 double hw_stack_cpu_efficiency(const HwStack *stack, const HwOp *op);
+/* ... and the name of the key it read ("simd_efficiency" or
+ * "float_efficiency"), for explanations. */
+const char *hw_stack_cpu_efficiency_key(const HwStack *stack, const HwOp *op);
 
 /* The architecture @stack's figures for processors of @kind were
  * measured on (its measured_arch), or NULL if it makes no claim. */
