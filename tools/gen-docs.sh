@@ -2,8 +2,10 @@
 # Write docs/cli.md and docs/config.md from the program's own tables: each
 # command's --help (GOption's text of the option table it parses with) and
 # `soc describe` / `stack describe` (the param tables that load configs);
-# and the block of docs/accuracy.md between its validate markers from
-# `hetero-sim validate` (the published rows beside this build's figures).
+# the block of docs/accuracy.md between its validate markers from
+# `hetero-sim validate` (the published rows beside this build's figures),
+# and the one between its grids markers from tools/paper-grids.py (each
+# paper's grid, configs/sweeps/papers/, as this build predicts it).
 #   tools/gen-docs.sh BINARY [OUTDIR]      (OUTDIR: docs/ of the source tree)
 # The test docs-fresh runs it into a temporary folder and fails when the
 # checked-in files differ: regenerate with
@@ -56,14 +58,20 @@ src=$(dirname "$0")/../docs/accuracy.md
 # without its last line, the version and command that printed it (a
 # build's hash would make every commit's docs stale)
 "$bin" validate | grep -v '^hetero-sim [^ ]*: hetero-sim validate' > "$out/validate.tmp"
-awk -v table="$out/validate.tmp" '
-    /^<!-- end validate -->$/ { skip = 0 }
+# and, between the grids markers, each paper's grid (configs/sweeps/papers/)
+python3 "$(dirname "$0")/paper-grids.py" "$bin" "$(dirname "$0")/.." > "$out/grids.tmp"
+awk -v table="$out/validate.tmp" -v grids="$out/grids.tmp" '
+    /^<!-- end (validate|grids) -->$/ { skip = 0 }
     !skip { print }
     /^<!-- validate: generated/ {
         while ((getline line < table) > 0) print line
         skip = 1
+    }
+    /^<!-- grids: generated/ {
+        while ((getline line < grids) > 0) print line
+        skip = 1
     }' "$src" > "$out/accuracy.md.tmp"
-rm "$out/validate.tmp"
+rm "$out/validate.tmp" "$out/grids.tmp"
 mv "$out/cli.md.tmp" "$out/cli.md"
 mv "$out/config.md.tmp" "$out/config.md"
 mv "$out/accuracy.md.tmp" "$out/accuracy.md"

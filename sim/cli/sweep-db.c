@@ -395,8 +395,16 @@ sqlite3 *
 hs_sweep_db_open_read(const char *path, GError **error)
 {
     sqlite3 *db = NULL;
+    /* Read-write where the file and its folder allow it, though nothing is
+     * written: a read-only connection to a WAL database cannot remove the
+     * -wal and -shm files it makes beside it, so every --show and plot
+     * left two files behind; the last read-write connection to close
+     * removes them. */
+    g_autofree char *dir = g_path_get_dirname(path);
+    const int flags = access(path, W_OK) == 0 && access(dir, W_OK) == 0
+                      ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
     if (!g_file_test(path, G_FILE_TEST_IS_REGULAR) ||
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
         g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_IO, "%s: cannot open (%s)", path,
                     db ? sqlite3_errmsg(db) : "no such file");
         sqlite3_close(db);

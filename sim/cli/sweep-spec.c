@@ -154,6 +154,10 @@ static const HsParam root_params[] = {
                  "settings every point has"),
     HS_PARAM_MAP("axes", HsSweepSpec, axes, axis_entry,
                  "an object of name -> array of values", "every combination is a point"),
+    HS_PARAM_MAP_ARRAY("variants", HsSweepSpec, variants, setting_entry,
+                       "an object of settings",
+                       "every combination of the axes runs once with each (a system: a "
+                       "policy and its stack)"),
     HS_PARAM_MAP_ARRAY("points", HsSweepSpec, explicit_points, setting_entry,
                        "an object of settings", "points listed one by one"),
     HS_PARAM_END
@@ -224,6 +228,19 @@ point_new(const cJSON *base, const cJSON *extra, GHashTable *names_seen)
     return p;
 }
 
+/* A copy of @base with @over's members (may be NULL) laid over it. */
+static cJSON *
+layered(const cJSON *base, const cJSON *over)
+{
+    cJSON *o = base ? cJSON_Duplicate(base, TRUE) : cJSON_CreateObject();
+    const cJSON *it = NULL;
+    cJSON_ArrayForEach(it, over) {
+        cJSON_DeleteItemFromObjectCaseSensitive(o, it->string);
+        cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, TRUE));
+    }
+    return o;
+}
+
 /* Append the product of axes [@a, n) to @s, over @cur. */
 static void
 expand(HsSweepSpec *s, const cJSON *base, const cJSON *const *axes, int a, int n, cJSON *cur,
@@ -252,7 +269,8 @@ spec_from_json(const cJSON *root, guint max_points, GError **error)
     const cJSON *it = NULL;
     const cJSON *base = s->base, *pts = s->explicit_points;
     g_autoptr(GPtrArray) axis = g_ptr_array_new();
-    double total = 1;            /* a double: 30 axes of 10 values do not wrap */
+    const int n_variants = s->variants ? cJSON_GetArraySize(s->variants) : 0;
+    double total = MAX(n_variants, 1);  /* a double: 30 axes of 10 values do not wrap */
     cJSON_ArrayForEach(it, s->axes) {
         total *= cJSON_GetArraySize(it);
         g_ptr_array_add(axis, (gpointer) it);
@@ -264,9 +282,16 @@ spec_from_json(const cJSON *root, guint max_points, GError **error)
     }
     s->points = g_ptr_array_new_with_free_func((GDestroyNotify) point_free);
     g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    if (axis->len || pts == NULL || cJSON_GetArraySize(pts) == 0) {
-        g_autoptr(cJSON) cur = cJSON_CreateObject();
-        expand(s, base, (const cJSON *const *) axis->pdata, 0, (int) axis->len, cur, names);
+    if (axis->len || n_variants || pts == NULL || cJSON_GetArraySize(pts) == 0) {
+        /* each variant over the base (the variants vary slowest), then
+         * every combination of the axes over that */
+        for (int v = 0; v < MAX(n_variants, 1); v++) {
+            g_autoptr(cJSON) cur = cJSON_CreateObject();
+            g_autoptr(cJSON) vbase = layered(base, n_variants
+                                                   ? cJSON_GetArrayItem(s->variants, v) : NULL);
+            expand(s, vbase, (const cJSON *const *) axis->pdata, 0, (int) axis->len, cur,
+                   names);
+        }
     }
     cJSON_ArrayForEach(it, pts) {
         g_ptr_array_add(s->points, point_new(base, it, names));

@@ -43,7 +43,8 @@ typedef struct HsSweepPoint {
 typedef struct HsSweepSpec {
     char *path;
     char *description;           /* $.description, NULL if none */
-    cJSON *base, *axes, *explicit_points;   /* $.base, $.axes, $.points as read
+    cJSON *base, *axes, *variants, *explicit_points;   /* $.base, $.axes,
+                                             * $.variants, $.points as read
                                              * (NULL if absent) */
     GPtrArray *points;           /* of HsSweepPoint *, owned */
     GPtrArray *names;            /* every setting name, sorted (char *, owned) */

@@ -770,9 +770,13 @@ test_sweep_spec_errors(void)
         { "{\"points\": 3}",
           "$.points: expected an array, each an object of settings (got 3)" },
         { "{\"points\": [3]}", "$.points[0]: expected an object of settings (got 3)" },
+        { "{\"variants\": {\"policy\": \"gpu-only\"}}",
+          "$.variants: expected an array, each an object of settings (got an object)" },
+        { "{\"variants\": [{\"policy\": \"gpu-only\"}, {\"prompt\": 0}]}",
+          "$.variants[1].prompt: expected an integer in [1, 32768] (got 0)" },
         { "{\"base\": 3}", "$.base: expected an object of settings (got 3)" },
         { "{\"grid\": {}}",
-          "$: unknown key \"grid\" (known keys: description, base, axes, points)" },
+          "$: unknown key \"grid\" (known keys: description, base, axes, variants, points)" },
         /* the spec's own keys, on the param table */
         { "[1]", "$: expected an object (got an array)" },
         { "{\"description\": 3}", "$.description: expected a non-empty string (got 3)" },
@@ -907,6 +911,40 @@ test_sweep_list_merge(void)
     /* nothing left to list */
     g_autoptr(Run) l2 = hs_in(dir, "sweep", spec, "--db", "a.db", "--list", NULL);
     g_assert_cmpstr(l2->out, ==, "");
+    rm_rf(dir);
+}
+
+/* $.variants: each a system laid over the base (its policy wins over
+ * the base's), crossed with every combination of the axes, the variants
+ * varying slowest; a setting one variant lacks is empty in its rows.
+ * And reading the database back (--show) leaves no -wal or -shm file
+ * beside it. */
+static void
+test_sweep_variants(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
+    g_autofree char *spec = g_build_filename(dir, "spec.json", NULL);
+    static const char text[] =
+        "{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", \"functional\": \"off\", "
+        "\"decode\": 1, \"policy\": \"npu-only\"},\n"
+        " \"variants\": [{\"policy\": \"gpu-only\"}, "
+        "{\"policy\": \"cpu-only\", \"stack\": \"llama-cpp\"}],\n"
+        " \"axes\": {\"prompt\": [8, 16]}}\n";
+    g_assert_true(g_file_set_contents(spec, text, -1, NULL));
+    g_autoptr(Run) r = hs_in(dir, "sweep", spec, "--db", "v.db", "-q", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_assert_cmpstr(r->out, ==, "v.db: 4 points, 4 run now, 0 already there; 0 failed in all\n");
+    g_autofree char *db = g_build_filename(dir, "v.db", NULL);
+    g_autoptr(Run) s = hs_in(dir, "sweep", "--show", db, "--columns", "policy,stack,prompt",
+                             "--format", "csv", NULL);
+    g_assert_cmpint(s->status, ==, 0);
+    g_assert_cmpstr(s->out, ==, "policy,stack,prompt\ngpu-only,,8\ngpu-only,,16\n"
+                                "cpu-only,llama-cpp,8\ncpu-only,llama-cpp,16\n");
+    static const char *const sidecars[] = { "v.db-wal", "v.db-shm" };
+    for (size_t i = 0; i < G_N_ELEMENTS(sidecars); i++) {
+        g_autofree char *f = g_build_filename(dir, sidecars[i], NULL);
+        g_assert_false(g_file_test(f, G_FILE_TEST_EXISTS));
+    }
     rm_rf(dir);
 }
 
@@ -1396,6 +1434,7 @@ main(int argc, char **argv)
     g_test_add_func("/sweep/worker-dies", test_sweep_worker_dies);
     g_test_add_func("/sweep/checked-workers", test_sweep_checked_workers);
     g_test_add_func("/sweep/list-merge", test_sweep_list_merge);
+    g_test_add_func("/sweep/variants", test_sweep_variants);
     g_test_add_func("/sweep/mpi", test_sweep_mpi);
     g_test_add_func("/sweep/plot", test_plot);
     g_test_add_func("/sweep/report-fields", test_report_fields);
