@@ -157,7 +157,7 @@ static const Case cases[] = {
       "decode, batch, chunk, functional, seed, render, frame-ms, frame-mb, llm-priority, governor) or "
       "a config key such as npu.sram_kib (got \"npu..sram_kib\")" },
     { "sweep/key-raw-bytes.json",
-      "$: unknown key \"grid\\xff\\x1b[2J\" (known keys: description, base, axes, points)" },
+      "$: unknown key \"grid\\xff\\x1b[2J\" (known keys: description, base, axes, variants, points)" },
     /* found by fuzz-sweep: 2^16 points (the CLI takes up to 10^6) took
      * 14 s to expand under ASan; the fuzz loader's cap is 4096 */
     { "sweep/axes-65536.json",
