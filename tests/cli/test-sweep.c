@@ -213,19 +213,24 @@ test_set_replay(void)
 /* A temporary directory with a small sweep spec on the tiny SoC: 2
  * policies x 3 SRAM sizes (0 is out of range: those points fail) x 2
  * prompts. */
+/* @text as DIR/spec.json in a new scratch folder *@dir; its path. */
 static char *
-tiny_spec(char **dir)
+spec_file(const char *text, char **dir)
 {
     *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
     char *path = g_build_filename(*dir, "spec.json", NULL);
-    static const char text[] =
-        "{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", \"functional\": \"off\", "
-        "\"decode\": 2},\n"
-        " \"axes\": {\"policy\": [\"gpu-only\", \"hetero-tensor\"], "
-        "\"npu.sram_kib\": [64, 128, 0], \"prompt\": [16, 32]},\n"
-        " \"points\": [{\"policy\": \"npu-only\", \"prompt\": 48}]}\n";
     g_assert_true(g_file_set_contents(path, text, -1, NULL));
     return path;
+}
+
+static char *
+tiny_spec(char **dir)
+{
+    return spec_file("{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", \"functional\": "
+                     "\"off\", \"decode\": 2},\n"
+                     " \"axes\": {\"policy\": [\"gpu-only\", \"hetero-tensor\"], "
+                     "\"npu.sram_kib\": [64, 128, 0], \"prompt\": [16, 32]},\n"
+                     " \"points\": [{\"policy\": \"npu-only\", \"prompt\": 48}]}\n", dir);
 }
 
 static int
@@ -485,14 +490,12 @@ test_sweep_worker_dies(void)
 static void
 test_sweep_checked_workers(void)
 {
-    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
-    g_autofree char *spec = g_build_filename(dir, "spec.json", NULL);
-    static const char text[] =
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = spec_file(
         "{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", \"functional\": \"layers=1\", "
         "\"decode\": 2, \"prompt\": 16},\n"
         " \"axes\": {\"policy\": [\"gpu-only\", \"mllm-npu\", \"transformer-lite\"], "
-        "\"npu.sram_kib\": [64, 128]}}\n";
-    g_assert_true(g_file_set_contents(spec, text, -1, NULL));
+        "\"npu.sram_kib\": [64, 128]}}\n", &dir);
     g_autoptr(Run) a = hs_in(dir, "sweep", spec, "--db", "a.db", "--jobs", "1", NULL);
     g_assert_cmpstr(a->out, ==, "a.db: 6 points, 6 run now, 0 already there; 0 failed in all\n");
     g_autoptr(Run) b = hs_in(dir, "sweep", spec, "--db", "b.db", "--jobs", "2", NULL);
@@ -922,15 +925,13 @@ test_sweep_list_merge(void)
 static void
 test_sweep_variants(void)
 {
-    g_autofree char *dir = g_dir_make_tmp("hs-sweep-XXXXXX", NULL);
-    g_autofree char *spec = g_build_filename(dir, "spec.json", NULL);
-    static const char text[] =
+    g_autofree char *dir = NULL;
+    g_autofree char *spec = spec_file(
         "{\"base\": {\"soc\": \"tiny\", \"model\": \"tiny\", \"functional\": \"off\", "
         "\"decode\": 1, \"policy\": \"npu-only\"},\n"
         " \"variants\": [{\"policy\": \"gpu-only\"}, "
         "{\"policy\": \"cpu-only\", \"stack\": \"llama-cpp\"}],\n"
-        " \"axes\": {\"prompt\": [8, 16]}}\n";
-    g_assert_true(g_file_set_contents(spec, text, -1, NULL));
+        " \"axes\": {\"prompt\": [8, 16]}}\n", &dir);
     g_autoptr(Run) r = hs_in(dir, "sweep", spec, "--db", "v.db", "-q", NULL);
     g_assert_cmpint(r->status, ==, 0);
     g_assert_cmpstr(r->out, ==, "v.db: 4 points, 4 run now, 0 already there; 0 failed in all\n");
