@@ -199,14 +199,15 @@ cmp_str(gconstpointer a, gconstpointer b)
     return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* A point from @base with @extra (may be NULL) laid over it, names sorted;
- * each name goes into @names_seen (a set of owned strings). */
+/* A point from @base with @variant and then @extra (each may be NULL)
+ * laid over it, names sorted; each name goes into @names_seen (a set of
+ * owned strings). */
 static HsSweepPoint *
-point_new(const cJSON *base, const cJSON *extra, GHashTable *names_seen)
+point_new(const cJSON *base, const cJSON *variant, const cJSON *extra, GHashTable *names_seen)
 {
     g_autoptr(GHashTable) set = g_hash_table_new(g_str_hash, g_str_equal);
-    const cJSON *layers[2] = { base, extra };
-    for (int l = 0; l < 2; l++) {
+    const cJSON *layers[3] = { base, variant, extra };
+    for (int l = 0; l < 3; l++) {
         const cJSON *it = NULL;
         cJSON_ArrayForEach(it, layers[l]) {
             g_hash_table_insert(set, it->string, (gpointer) it);
@@ -228,33 +229,21 @@ point_new(const cJSON *base, const cJSON *extra, GHashTable *names_seen)
     return p;
 }
 
-/* A copy of @base with @over's members (may be NULL) laid over it. */
-static cJSON *
-layered(const cJSON *base, const cJSON *over)
-{
-    cJSON *o = base ? cJSON_Duplicate(base, TRUE) : cJSON_CreateObject();
-    const cJSON *it = NULL;
-    cJSON_ArrayForEach(it, over) {
-        cJSON_DeleteItemFromObjectCaseSensitive(o, it->string);
-        cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, TRUE));
-    }
-    return o;
-}
-
-/* Append the product of axes [@a, n) to @s, over @cur. */
+/* Append the product of axes [@a, n) to @s, over @cur, on @base with
+ * @variant (may be NULL). */
 static void
-expand(HsSweepSpec *s, const cJSON *base, const cJSON *const *axes, int a, int n, cJSON *cur,
-       GHashTable *names)
+expand(HsSweepSpec *s, const cJSON *base, const cJSON *variant, const cJSON *const *axes, int a,
+       int n, cJSON *cur, GHashTable *names)
 {
     if (a == n) {
-        g_ptr_array_add(s->points, point_new(base, cur, names));
+        g_ptr_array_add(s->points, point_new(base, variant, cur, names));
         return;
     }
     const cJSON *v = NULL;
     cJSON_ArrayForEach(v, axes[a]) {
         cJSON_DeleteItemFromObjectCaseSensitive(cur, axes[a]->string);
         cJSON_AddItemToObject(cur, axes[a]->string, cJSON_Duplicate(v, TRUE));
-        expand(s, base, axes, a + 1, n, cur, names);
+        expand(s, base, variant, axes, a + 1, n, cur, names);
     }
     cJSON_DeleteItemFromObjectCaseSensitive(cur, axes[a]->string);
 }
@@ -285,16 +274,15 @@ spec_from_json(const cJSON *root, guint max_points, GError **error)
     if (axis->len || n_variants || pts == NULL || cJSON_GetArraySize(pts) == 0) {
         /* each variant over the base (the variants vary slowest), then
          * every combination of the axes over that */
-        for (int v = 0; v < MAX(n_variants, 1); v++) {
-            g_autoptr(cJSON) cur = cJSON_CreateObject();
-            g_autoptr(cJSON) vbase = layered(base, n_variants
-                                                   ? cJSON_GetArrayItem(s->variants, v) : NULL);
-            expand(s, vbase, (const cJSON *const *) axis->pdata, 0, (int) axis->len, cur,
+        g_autoptr(cJSON) cur = cJSON_CreateObject();
+        const cJSON *v = s->variants ? s->variants->child : NULL;
+        do {
+            expand(s, base, v, (const cJSON *const *) axis->pdata, 0, (int) axis->len, cur,
                    names);
-        }
+        } while (v && (v = v->next) != NULL);
     }
     cJSON_ArrayForEach(it, pts) {
-        g_ptr_array_add(s->points, point_new(base, it, names));
+        g_ptr_array_add(s->points, point_new(base, NULL, it, names));
     }
     /* the same point twice would be one row: keep the first.  (Not
      * g_hash_table_add alone: on a duplicate it stores the new key, which
