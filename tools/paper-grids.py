@@ -46,24 +46,26 @@ def table(header, lines):
 
 
 def mllm(rows):
-    d = index(rows, "policy", "stack", "model", "prompt")
+    d = index(rows, "policy", "stack", "soc", "model", "prompt")
     base = [("llama.cpp", "cpu-only", "llama-cpp-mllm"), ("MNN", "cpu-only", "mnn-cpu"),
             ("TFLite", "gpu-only", "heterollm"), ("MLC", "gpu-only", "mlc-gpu")]
     prompts = (64, 256, 512, 1024)
     lines = []
-    for m in ("qwen1.5-1.8b", "gemma-2b", "phi-2", "llama-2-7b", "mistral-7b"):
-        own = [d[("mllm-npu", "", m, p)] for p in prompts]
-        top = own[-1]
-        speed = ["%.1f" % (top["prefill_tokens_per_s"] / d[(pol, st, m, 1024)]["prefill_tokens_per_s"])
-                 for _, pol, st in base]
-        energy = ["%.1f" % (d[(pol, st, m, 1024)]["prefill_j"] / top["prefill_j"])
-                  for _, pol, st in base]
-        lines.append([m] + ["%.0f" % r["prefill_tokens_per_s"] for r in own] + speed + energy)
-    print("mllm-NPU (`mllm-npu.json`): prefill tokens/s by prompt length, then at 1024 "
-          "tokens its speed-up over each baseline and the baseline's prefill energy over "
-          "its own (mllm-NPU §5.2 reports both per baseline):")
+    for soc in ("sd8gen3", "sd8gen2"):
+        for m in ("qwen1.5-1.8b", "gemma-2b", "phi-2", "llama-2-7b", "mistral-7b"):
+            own = [d[("mllm-npu", "", soc, m, p)] for p in prompts]
+            top = own[-1]
+            at = [d[(pol, st, soc, m, 1024)] for _, pol, st in base]
+            speed = ["%.1f" % (top["prefill_tokens_per_s"] / r["prefill_tokens_per_s"]) for r in at]
+            energy = ["%.1f" % (r["prefill_j"] / top["prefill_j"]) for r in at]
+            lines.append([soc, m] + ["%.0f" % r["prefill_tokens_per_s"] for r in own]
+                         + speed + energy)
+    print("mllm-NPU (`mllm-npu.json`): prefill tokens/s by prompt length on its two phones "
+          "(Xiaomi 14, Redmi K60 Pro), then at 1024 tokens its speed-up over each baseline "
+          "and the baseline's prefill energy over its own (mllm-NPU §5.2 reports both per "
+          "baseline):")
     print()
-    table(["model"] + [str(p) for p in prompts] + ["x " + b[0] for b in base]
+    table(["SoC", "model"] + [str(p) for p in prompts] + ["x " + b[0] for b in base]
           + ["J " + b[0] for b in base], lines)
 
 
