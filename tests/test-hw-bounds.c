@@ -806,6 +806,26 @@ test_probe_cli(void)
     }
 }
 
+/* The one document a --set names, read as hs_overrides_new reads it */
+static void
+test_override_target(void)
+{
+    static const struct { const char *arg, *doc, *want; } cases[] = {
+        { "stack@mllm.cpu.float_efficiency=0.4", "stack", "mllm" },
+        { "stack@mllm.cpu.float_efficiency=0.4", "soc", NULL },
+        { "soc@sd8gen2.npu.arrays=6", "soc", "sd8gen2" },
+        { "stack.cpu.call_us=5", "stack", NULL },          /* every stack */
+        { "npu.arrays=6", "soc", NULL },                   /* the run's SoC */
+        { "stack@.cpu.call_us=5", "stack", NULL },         /* not a valid --set */
+        { "stack@mllm.cpu.call_us", "stack", NULL },       /* no value */
+        { "stack@mllm=5", "stack", NULL },                 /* no key */
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *got = hs_override_target(cases[i].arg, cases[i].doc);
+        g_assert_cmpstr(got, ==, cases[i].want);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -823,6 +843,7 @@ main(int argc, char **argv)
     g_test_add_func("/hw/bounds/message", test_message);
     g_test_add_func("/hw/bounds/huge-gemm", test_huge_gemm);
     g_test_add_func("/hw/bounds/probe-cli", test_probe_cli);
+    g_test_add_func("/hw/bounds/override-target", test_override_target);
 
     /* every section of every config document, walked as data */
     g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func((GDestroyNotify) g_ptr_array_unref);

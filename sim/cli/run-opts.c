@@ -139,17 +139,6 @@ check_range(const char *name, int v, GError **error)
     return TRUE;
 }
 
-/* NAME of a "--set stack@NAME.KEY=VALUE", or NULL.  (transfer full) */
-static char *
-set_stack_name(const char *arg)
-{
-    if (!g_str_has_prefix(arg, "stack@")) {
-        return NULL;
-    }
-    const char *name = arg + strlen("stack@");
-    return g_strndup(name, strcspn(name, ".="));
-}
-
 gboolean
 hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *format,
                     HwSoc **soc, MdlSpec **spec, SimWorkload *w, GError **error)
@@ -346,7 +335,7 @@ void
 hs_run_opts_warn_other_stacks(const HsRunOpts *o, const char *stack)
 {
     for (guint i = 0; o->set && o->set[i]; i++) {
-        g_autofree char *name = set_stack_name(o->set[i]);
+        g_autofree char *name = hs_override_target(o->set[i], "stack");
         if (name && strcmp(name, stack) != 0) {
             fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the "
                     "stack %s; this run's is %s)\n", o->set[i], name, stack);
@@ -375,7 +364,7 @@ hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
     /* --governor G is the first --set (hs_cli_governor): said as itself */
     for (guint i = o->governor ? 1 : 0; o->set[i]; i++) {
         const char *arg = o->set[i];
-        if (g_str_has_prefix(arg, "stack.") || g_str_has_prefix(arg, "stack@")) {
+        if (strcmp(hs_override_doc(arg), "stack") == 0) {
             continue;            /* stacks are loaded per policy, not in the hash */
         }
         const char *one[] = { arg, NULL };
@@ -392,10 +381,7 @@ hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
         if (strcmp(h, base) == 0) {
             const char *why = bound_only_why(arg);
             g_autofree char *key = g_strndup(arg, strcspn(arg, "="));
-            g_autofree char *other = NULL;
-            if (g_str_has_prefix(arg, "soc@")) {
-                other = g_strndup(arg + strlen("soc@"), strcspn(arg + strlen("soc@"), "."));
-            }
+            g_autofree char *other = hs_override_target(arg, "soc");
             if (other && strcmp(other, s1->name) != 0) {
                 fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the "
                         "SoC %s; this run's is %s)\n", arg, other, s1->name);

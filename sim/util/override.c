@@ -90,6 +90,26 @@ hs_override_key_valid(const char *key)
     return TRUE;
 }
 
+/* NAME of a valid "stack@NAME.KEY" or "soc@NAME.KEY" path, or NULL */
+static char *
+path_target(const char *path)
+{
+    const char *at = strchr(path, '@');
+    return at ? g_strndup(at + 1, strchr(at, '.') - at - 1) : NULL;
+}
+
+char *
+hs_override_target(const char *arg, const char *doc)
+{
+    const char *eq = strchr(arg, '=');
+    g_autofree char *path = eq ? g_strndup(arg, eq - arg) : NULL;
+    if (path == NULL || !hs_override_key_valid(path) ||
+        strcmp(hs_override_doc(path), doc) != 0) {
+        return NULL;
+    }
+    return path_target(path);
+}
+
 HsOverrides *
 hs_overrides_new(const char *const *args, GError **error)
 {
@@ -109,11 +129,9 @@ hs_overrides_new(const char *const *args, GError **error)
         v->doc = g_strdup(hs_override_doc(path));
         size_t skip = strchr(path, '.') && g_str_has_prefix(path, v->doc) &&
                       path[strlen(v->doc)] == '.' ? strlen(v->doc) + 1 : 0;
-        const char *at = strchr(path, '@');
-        if (at) {
-            const char *dot = strchr(at, '.');
-            v->target = g_strndup(at + 1, dot - at - 1);
-            skip = dot + 1 - path;
+        v->target = path_target(path);
+        if (v->target) {
+            skip = strchr(strchr(path, '@'), '.') + 1 - path;
         }
         v->key = g_strdup(path + skip);
         const char *end = NULL;

@@ -42,6 +42,11 @@ gboolean hs_override_key_valid(const char *key);
 /* The document a path edits: "soc", "model", ... */
 const char *hs_override_doc(const char *path);
 
+/* NAME of a "DOC@NAME.KEY=VALUE" argument that edits one document of kind
+ * @doc ("stack", "soc"), or NULL (another kind, every one, or not a
+ * valid --set).  (transfer full) */
+char *hs_override_target(const char *arg, const char *doc);
+
 /* Number of overrides aimed at @doc (all of them if @doc is NULL). */
 guint hs_overrides_count(const HsOverrides *o, const char *doc);
 
