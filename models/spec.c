@@ -217,10 +217,16 @@ not_computed(const SpecKeys *k, const cJSON *root)
         return g_strdup("$.use_sliding_window: expected false, as the functional engine does "
                         "not window some layers and not others (max_window_layers) (got true)");
     }
-    /* ChatGLM3's rope_ratio scales the rotary base; ChatGLM2 has none */
+    /* rope_ratio means two things under one model_type: THUDM's
+     * chatglm2-6b-32k modelling code divides the positions by it (position
+     * interpolation), chatglm3-6b-32k's multiplies the rotary base by it;
+     * only the modelling file shipped beside config.json says which */
     if (k->family == FAM_CHATGLM && k->rope_ratio != 1) {
-        return g_strdup_printf("$.rope_ratio: expected 1, the rotary base the functional "
-                               "engine computes (got %g)", k->rope_ratio);
+        return g_strdup_printf("$.rope_ratio: expected 1, the rotary frequencies the "
+                               "functional engine computes (got %g: ChatGLM2-32k's modelling "
+                               "code divides the positions by it, ChatGLM3's multiplies the "
+                               "rotary base, and config.json does not say which)",
+                               k->rope_ratio);
     }
     return NULL;
 }

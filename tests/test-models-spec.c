@@ -125,6 +125,19 @@ test_families(void)
     g_autofree char *g7 = mdl_spec_functional_gap(glm_ln, 64);
     g_assert_cmpstr(g7, ==, "$.rmsnorm: expected true, the chatglm block the functional "
                             "engine computes (got false); --functional off runs timing only");
+    /* rope_ratio: one key, two arithmetics (ChatGLM2-32k, ChatGLM3):
+     * refused with the reason, timed all the same */
+    cJSON_ReplaceItemInObject(groot, "rmsnorm", cJSON_CreateTrue());
+    cJSON_AddNumberToObject(groot, "rope_ratio", 50);
+    g_autoptr(GError) rerr = NULL;
+    g_autoptr(MdlSpec) glm3 = mdl_spec_from_json(groot, "glm-rope-ratio", &rerr);
+    g_assert_no_error(rerr);
+    g_autofree char *g9 = mdl_spec_functional_gap(glm3, 64);
+    g_assert_true(g_str_has_prefix(g9, "$.rope_ratio: expected 1, the rotary frequencies "
+                                       "the functional engine computes (got 50: "));
+    g_assert_nonnull(strstr(g9, "divides the positions by it"));
+    g_assert_nonnull(strstr(g9, "multiplies the rotary base"));
+    g_assert_cmpuint(glm3->num_hidden_layers, ==, glm->num_hidden_layers);
     /* InternLM2's dynamic NTK scaling starts past max_position_embeddings */
     g_autoptr(MdlSpec) ilm = load("internlm2-1.8b");
     g_autofree char *g4 = mdl_spec_functional_gap(ilm, 32768);
