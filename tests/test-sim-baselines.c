@@ -146,9 +146,9 @@ test_points_stacks(void)
  * four passes show up as DRAM traffic.  And against a public measurement:
  * llama-bench on a Radxa Dragon Q8B (a Snapdragon 8cx Gen 3, SC8280XP:
  * 4 Cortex-X1C + 4 Cortex-A78C, as the same board's sbc-bench report,
- * ThomasKaiser/sbc-bench issue 141, and Radxa's documentation say; CPU,
- * 8 threads, Llama-3.2-3B Q4_K_M; geerlingguy/ai-benchmarks issue 54,
- * 2026) gives pp4096 / pp512 = 56.83 / 72.31 = 0.786.  Not a phone SoC:
+ * ThomasKaiser/sbc-bench's 'Radxa Dragon Q8B', and Radxa's documentation
+ * say; CPU, 8 threads, Llama-3.2-3B Q4_K_M; geerlingguy/ai-benchmarks'
+ * 'Benchmark Radxa Dragon Q8B', 22 September 2026) gives pp4096 / pp512 = 56.83 / 72.31 = 0.786.  Not a phone SoC:
  * what is compared is the ratio, which the model gives the same on every
  * phone config (0.829 on sd8gen2 and sd8gen3: it is llama.cpp's graph,
  * the attention's share growing with the prompt, more than the cores);
