@@ -16,13 +16,16 @@ run(int argc, char **argv, GError **error)
 {
     gboolean help = FALSE;
     g_autofree char *format_name = NULL;
+    g_auto(GStrv) set = NULL;
     GOptionEntry entries[] = {
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
           "Output format: text or json (default text)", "FMT" },
+        HS_SET_OPTION(&set),
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     if (!hs_cli_parse("stack", "show NAME|FILE | describe",
-                      "show: a software stack profile as parsed, with units and sources.\n"
+                      "show: a software stack profile as parsed, with units and sources "
+                      "(--set stack.KEY=VALUE changes one first).\n"
                       "describe: every key a stack profile accepts.",
                       entries, &argc, &argv, &help, error)) {
         return FALSE;
@@ -41,10 +44,31 @@ run(int argc, char **argv, GError **error)
     if (name == NULL) {
         return TRUE;
     }
-    g_autofree char *dir = g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL);
-    g_autoptr(HwStack) st = hw_stack_load(name, dir, error);
+    g_autoptr(HsOverrides) ovr = hs_overrides_new((const char *const *) set, error);
+    if (ovr == NULL) {
+        return FALSE;
+    }
+    /* a stack is its own document: the SoC's and the model's keys are
+     * not in it (soc show takes stack keys with the SoC that names it) */
+    for (char **a = set; a && *a; a++) {
+        const char *doc = hs_override_doc(*a);
+        if (strcmp(doc, "stack") != 0) {
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "stack show: --set %s changes a %s, not a stack (stack.KEY or "
+                        "stack@NAME.KEY)", *a, strcmp(doc, "soc") == 0 ? "SoC" : doc);
+            return FALSE;
+        }
+    }
+    g_autoptr(HwStack) st = hs_config_load_stack(name, ovr, error);
     if (st == NULL) {
         return FALSE;
+    }
+    for (char **a = set; a && *a; a++) {
+        g_autofree char *target = hs_override_target(*a, "stack");
+        if (target && strcmp(target, st->name) != 0) {
+            fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the "
+                    "stack %s; this one is %s)\n", *a, target, st->name);
+        }
     }
     if (format == HS_FORMAT_JSON) {
         g_autoptr(cJSON) json = hw_stack_to_json(st);

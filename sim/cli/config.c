@@ -58,6 +58,17 @@ with_stack_edits(HwSoc *soc, const HsOverrides *ovr, GError **error)
     return soc;
 }
 
+HwStack *
+hs_config_load_stack(const char *name, const HsOverrides *ovr, GError **error)
+{
+    g_autofree char *dir = g_build_filename(hs_cli_data_dir(), "configs", "stacks", NULL);
+    if (!hs_overrides_check_targets(ovr, "stack", dir, error)) {
+        return NULL;
+    }
+    return hw_stack_load_edit(name, dir, hs_overrides_count(ovr, "stack") ? stack_edit : NULL,
+                              (void *) ovr, error);
+}
+
 HwSoc *
 hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error)
 {

@@ -20,6 +20,9 @@
  * A loader error about an overridden key names the --set option. */
 HwSoc *hs_config_load_soc(const char *name, const HsOverrides *ovr, GError **error);
 MdlSpec *hs_config_load_model(const char *name, const HsOverrides *ovr, GError **error);
+/* A software stack by name or path with @ovr's stack.KEY and
+ * stack@NAME.KEY (NAME its own) applied. */
+HwStack *hs_config_load_stack(const char *name, const HsOverrides *ovr, GError **error);
 
 /* A SoC from its resolved JSON (a run directory's config.json "soc"),
  * with @ovr's soc.* and stack.* applied.  @what names it in errors. */

@@ -1413,6 +1413,29 @@ test_validate_sensitivity(void)
     assert_ok(se);
     g_assert_null(strstr(se->err, "changes nothing"));
 
+    /* stack show takes stack keys as run does, and only those: the
+     * changed value is shown with the option as its source */
+    g_autoptr(Run) sh = hs("stack", "show", "mllm", "--set", "stack.cpu.float_efficiency=0.8",
+                           "--set", "stack@mllm.cpu.call_us=5", NULL);
+    assert_ok(sh);
+    g_assert_nonnull(strstr(sh->out, "[--set stack.cpu.float_efficiency=0.8]"));
+    g_assert_nonnull(strstr(sh->out, "[--set stack@mllm.cpu.call_us=5]"));
+    g_assert_null(strstr(sh->err, "changes nothing"));
+    g_autoptr(Run) sho = hs("stack", "show", "mllm", "--set", "stack@heterollm.cpu.call_us=5",
+                            NULL);
+    assert_ok(sho);
+    g_assert_null(strstr(sho->out, "--set stack@heterollm"));
+    g_assert_nonnull(strstr(sho->err, "changes nothing (it edits the stack heterollm; this "
+                             "one is mllm)"));
+    g_autoptr(Run) shs = hs("stack", "show", "mllm", "--set", "npu.arrays=4", NULL);
+    g_assert_cmpint(shs->status, ==, 2);
+    assert_one_error_line(shs, "stack show: --set npu.arrays=4 changes a SoC, not a stack "
+                          "(stack.KEY or stack@NAME.KEY)");
+    g_autoptr(Run) shb = hs("stack", "show", "mllm", "--set", "stack.cpu.float_efficiency=2",
+                            NULL);
+    assert_one_error_line(shb, "--set stack.cpu.float_efficiency=2: expected a number in "
+                          "[0, 1] (got 2)");
+
     /* --set indexes an array: an operating point's key */
     g_autoptr(Run) ix = hs("run", "--functional", "off", "-d", "1",
                            "--set", "gpu.dvfs.points.12.volt_mv=700", NULL);
