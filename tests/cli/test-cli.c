@@ -1413,6 +1413,16 @@ test_validate_sensitivity(void)
     assert_ok(se);
     g_assert_null(strstr(se->err, "changes nothing"));
 
+    /* soc show says what it does not show: another SoC's key, a stack's */
+    g_autoptr(Run) so = hs("soc", "show", "sd8gen2", "--set", "soc@sd8gen3.npu.arrays=6",
+                           "--set", "stack@mllm.cpu.call_us=5", NULL);
+    assert_ok(so);
+    g_assert_null(strstr(so->out, "--set soc@sd8gen3"));
+    g_assert_nonnull(strstr(so->err, "--set soc@sd8gen3.npu.arrays=6 changes nothing (it edits "
+                            "the SoC sd8gen3; this one is sd8gen2)"));
+    g_assert_nonnull(strstr(so->err, "--set stack@mllm.cpu.call_us=5 is checked but not "
+                            "shown"));
+
     /* stack show takes stack keys as run does, and only those: the
      * changed value is shown with the option as its source */
     g_autoptr(Run) sh = hs("stack", "show", "mllm", "--set", "stack.cpu.float_efficiency=0.8",
