@@ -96,7 +96,7 @@ run(int argc, char **argv, GError **error)
     if (ok) {
         const char *key = o.stack ? o.stack : policy->stack ? policy->stack : SIM_DEFAULT_STACK;
         const HwStack *st = hw_soc_stack(soc, key, NULL);
-        hs_run_opts_warn_other_stacks(&o, st ? st->name : key);
+        hs_config_warn_other_targets(o.set, "stack", st ? st->name : key, "this run's");
     }
     if (ok && (steps || no_prefill) && !trace_path) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,

@@ -56,12 +56,9 @@ run(int argc, char **argv, GError **error)
         return FALSE;
     }
     /* what the shown SoC does not carry: said, as run says it */
+    hs_config_warn_other_targets(set, "soc", soc->name, "this one");
     for (char **a = set; a && *a; a++) {
-        g_autofree char *other = hs_override_target(*a, "soc");
-        if (other && strcmp(other, soc->name) != 0) {
-            fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the SoC "
-                    "%s; this one is %s)\n", *a, other, soc->name);
-        } else if (strcmp(hs_override_doc(*a), "stack") == 0) {
+        if (strcmp(hs_override_doc(*a), "stack") == 0) {
             fprintf(stderr, "hetero-sim: warning: --set %s is checked but not shown: a "
                     "stack is its own document ('hetero-sim stack show NAME --set ...')\n", *a);
         }

@@ -63,13 +63,7 @@ run(int argc, char **argv, GError **error)
     if (st == NULL) {
         return FALSE;
     }
-    for (char **a = set; a && *a; a++) {
-        g_autofree char *target = hs_override_target(*a, "stack");
-        if (target && strcmp(target, st->name) != 0) {
-            fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the "
-                    "stack %s; this one is %s)\n", *a, target, st->name);
-        }
-    }
+    hs_config_warn_other_targets(set, "stack", st->name, "this one");
     if (format == HS_FORMAT_JSON) {
         g_autoptr(cJSON) json = hw_stack_to_json(st);
         hs_json_drop_nulls(json);      /* loads back: the loader refuses null */

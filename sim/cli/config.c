@@ -9,6 +9,7 @@
 #include "sim/util/json.h"
 #include "sim/util/version-info.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,20 @@ hs_config_load_stack(const char *name, const HsOverrides *ovr, GError **error)
     }
     return hw_stack_load_edit(name, dir, hs_overrides_count(ovr, "stack") ? stack_edit : NULL,
                               (void *) ovr, error);
+}
+
+void
+hs_config_warn_other_targets(char *const *set, const char *doc, const char *name,
+                             const char *whose)
+{
+    for (char *const *a = set; a && *a; a++) {
+        g_autofree char *other = hs_override_target(*a, doc);
+        if (other && strcmp(other, name) != 0) {
+            fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the %s %s; "
+                    "%s is %s)\n", *a, strcmp(doc, "soc") == 0 ? "SoC" : doc, other, whose,
+                    name);
+        }
+    }
 }
 
 HwSoc *

@@ -24,6 +24,13 @@ MdlSpec *hs_config_load_model(const char *name, const HsOverrides *ovr, GError *
  * stack@NAME.KEY (NAME its own) applied. */
 HwStack *hs_config_load_stack(const char *name, const HsOverrides *ovr, GError **error);
 
+/* One line on stderr for each --set DOC@OTHER.KEY of @set (NULL-terminated,
+ * may be NULL) whose OTHER is not @name, the one @doc ("soc", "stack") the
+ * command uses: it changes nothing.  @whose says whose @name it is ("this
+ * run's", "this one"). */
+void hs_config_warn_other_targets(char *const *set, const char *doc, const char *name,
+                                  const char *whose);
+
 /* A SoC from its resolved JSON (a run directory's config.json "soc"),
  * with @ovr's soc.* and stack.* applied.  @what names it in errors. */
 HwSoc *hs_config_soc_from_json(const cJSON *json, const char *what, const HsOverrides *ovr,

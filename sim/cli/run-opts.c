@@ -332,18 +332,6 @@ bound_only_why(const char *arg)
 }
 
 void
-hs_run_opts_warn_other_stacks(const HsRunOpts *o, const char *stack)
-{
-    for (guint i = 0; o->set && o->set[i]; i++) {
-        g_autofree char *name = hs_override_target(o->set[i], "stack");
-        if (name && strcmp(name, stack) != 0) {
-            fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the "
-                    "stack %s; this run's is %s)\n", o->set[i], name, stack);
-        }
-    }
-}
-
-void
 hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
                       const SimWorkload *w)
 {

@@ -72,10 +72,6 @@ gboolean hs_run_opts_resolve(const HsRunOpts *o, unsigned formats, HsFormat *for
 void hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
                            const SimWorkload *w);
 
-/* One line on stderr for each --set stack@NAME... of @o whose NAME is not
- * @stack, the one stack the run uses: it changes nothing. */
-void hs_run_opts_warn_other_stacks(const HsRunOpts *o, const char *stack);
-
 /* A policy by name, or the plug-in's (--policy-plugin) when @name matches
  * it or is NULL; with no plug-in NULL means hetero-tensor.  Unknown names
  * are HS_CONFIG_ERROR_NOT_FOUND (exit 1, as an unknown SoC or model). */
