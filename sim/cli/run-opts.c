@@ -335,11 +335,12 @@ void
 hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
                       const SimWorkload *w)
 {
-    (void) soc;
     (void) spec;
     if (o->set == NULL) {
         return;
     }
+    /* a key of another SoC: said by name, not loaded and hashed */
+    hs_config_warn_other_targets(o->set, "soc", soc->name, "this run's");
     const char *soc_name = o->soc ? o->soc : "sd8gen3";
     const char *model_name = o->model ? o->model : "llama-3-8b";
     /* the run without any --set: each one is judged alone against it */
@@ -352,8 +353,10 @@ hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
     /* --governor G is the first --set (hs_cli_governor): said as itself */
     for (guint i = o->governor ? 1 : 0; o->set[i]; i++) {
         const char *arg = o->set[i];
-        if (strcmp(hs_override_doc(arg), "stack") == 0) {
-            continue;            /* stacks are loaded per policy, not in the hash */
+        g_autofree char *other = hs_override_target(arg, "soc");
+        if (strcmp(hs_override_doc(arg), "stack") == 0 || (other && strcmp(other, soc->name))) {
+            continue;            /* stacks are loaded per policy, not in the hash;
+                                  * another SoC's key was said above */
         }
         const char *one[] = { arg, NULL };
         g_autoptr(HsOverrides) ovr = hs_overrides_new(one, NULL);
@@ -369,11 +372,7 @@ hs_run_opts_warn_noop(const HsRunOpts *o, const HwSoc *soc, const MdlSpec *spec,
         if (strcmp(h, base) == 0) {
             const char *why = bound_only_why(arg);
             g_autofree char *key = g_strndup(arg, strcspn(arg, "="));
-            g_autofree char *other = hs_override_target(arg, "soc");
-            if (other && strcmp(other, s1->name) != 0) {
-                fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (it edits the "
-                        "SoC %s; this run's is %s)\n", arg, other, s1->name);
-            } else if (why) {
+            if (why) {
                 fprintf(stderr, "hetero-sim: warning: --set %s changes nothing (%s is never "
                         "read by the simulation: it %s)\n", arg, key, why);
             } else {
