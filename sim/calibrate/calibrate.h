@@ -22,6 +22,7 @@
 #define HS_CALIBRATE_H
 
 #include "sim/cli/points.h"
+#include "sim/cli/probe-ops.h"
 
 #include <glib.h>
 #include <cjson/cJSON.h>
@@ -61,11 +62,6 @@ extern const char *const hs_cal_probe_metric_name[];
 /* the same metrics as a ratio over a baseline probe ("gemm_time_ratio") */
 extern const char *const hs_cal_probe_ratio_name[];
 
-/* q8_0: INT8 group-32 weight on the FP16 datapath (probe's --dtype q8_0) */
-typedef enum { HS_CAL_DT_FP16, HS_CAL_DT_INT8, HS_CAL_DT_W4A16, HS_CAL_DT_W8A8,
-               HS_CAL_DT_Q8_0, HS_CAL_DT_COUNT } HsCalDtype;
-extern const char *const hs_cal_dtype_name[];
-
 /* membw: the processor sets probe membw streams from (its "set" column) */
 extern const char *const hs_cal_membw_set_name[];
 
@@ -75,7 +71,7 @@ struct HsCalProbe {
     char *soc, *stack;           /* stack NULL: the default stack */
     char *processor;             /* gemm: "cpu", "gpu" or "npu" (a kind) */
     uint32_t m, k, n;
-    HsCalDtype dtype;
+    HsProbeDtype dtype;          /* gemm: as probe's --dtype */
     gboolean driver;             /* sync: the driver mechanism (else fast) */
     unsigned membw_mask;         /* membw: 1 << HwKind of each streaming processor */
     int membw_set;               /* membw: index in hs_cal_membw_set_name */

@@ -69,20 +69,8 @@ probe_value(const HsCalProbe *p, const HsOverrides *ovr, const char *origin, dou
                     "%s.processor: the SoC has no %s", origin, p->processor);
         return FALSE;
     }
-    /* fp16: FP16 x FP16; int8: INT8 x INT8; w4a16: INT4 weight on the FP16
-     * datapath, in each processor's orientation as probe builds it (the NPU:
-     * W [m, k] . X^T [k, n], npu-gemm --dtype w4a16; the GPU and CPU:
-     * X [m, k] . W [k, n], gpu-gemm); w8a8: INT8 weight, INT8 activations;
-     * q8_0: INT8 group-32 weight on the FP16 datapath (npu-gemm --dtype q8_0) */
-    HwOp op = p->dtype == HS_CAL_DT_INT8 || p->dtype == HS_CAL_DT_W8A8
-              ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_INT8, HW_DTYPE_INT8)
-            : p->dtype == HS_CAL_DT_W4A16 && kind != HW_KIND_NPU
-              ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16)
-            : p->dtype == HS_CAL_DT_W4A16
-              ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
-            : p->dtype == HS_CAL_DT_Q8_0
-              ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_FP16, HW_DTYPE_FP16)
-              : hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_FP16, HW_DTYPE_FP16);
+    /* in each processor's orientation, as probe's npu-gemm / gpu-gemm build it */
+    HwOp op = hs_probe_gemm_of(kind, p->m, p->k, p->n, p->dtype);
     HwCost c;
     hw_dev_estimate(d, stack, &op, &c);
     if (!hw_cost_check(d, &c, error)) {

@@ -245,8 +245,6 @@ G_STATIC_ASSERT(G_N_ELEMENTS(hs_cal_probe_metric_name) == HS_CAL_PROBE_COUNT + 1
 const char *const hs_cal_probe_ratio_name[] = { "gemm_time_ratio", "gemm_tflops_ratio",
                                                  "sync_round_trip_ratio", "membw_ratio", NULL };
 G_STATIC_ASSERT(G_N_ELEMENTS(hs_cal_probe_ratio_name) == HS_CAL_PROBE_COUNT + 1);
-const char *const hs_cal_dtype_name[] = { "fp16", "int8", "w4a16", "w8a8", "q8_0", NULL };
-G_STATIC_ASSERT(G_N_ELEMENTS(hs_cal_dtype_name) == HS_CAL_DT_COUNT + 1);
 /* probe membw's rows, in its order */
 const char *const hs_cal_membw_set_name[] = { "cpu", "gpu", "npu", "gpu+npu", "cpu+gpu",
                                                "cpu+npu", "all", NULL };
@@ -353,11 +351,11 @@ parse_probe(const HsCalSpec *s, const cJSON *j, const char *path, gboolean allow
     if (!only_keys(j, path, known, error)) {
         return FALSE;
     }
-    int what = -1, metric = -1, kind = -1, dtype = HS_CAL_DT_FP16, mech = 0, set = -1;
+    int what = -1, metric = -1, kind = -1, dtype = HS_PROBE_DT_FP16, mech = 0, set = -1;
     if (!get_choice(j, "probe", path, probes, &what, error) ||
         !get_choice(j, "metric", path, hs_cal_probe_metric_name, &metric, error) ||
         !get_choice(j, "processor", path, kinds, &kind, error) ||
-        !get_choice(j, "dtype", path, hs_cal_dtype_name, &dtype, error) ||
+        !get_choice(j, "dtype", path, hs_probe_dtype_name, &dtype, error) ||
         !get_choice(j, "mechanism", path, mechs, &mech, error) ||
         !get_choice(j, "set", path, hs_cal_membw_set_name, &set, error)) {
         return FALSE;
@@ -373,7 +371,7 @@ parse_probe(const HsCalSpec *s, const cJSON *j, const char *path, gboolean allow
                     probes[what], hs_cal_probe_metric_name[metric]);
     }
     p->metric = (HsCalProbeMetric) metric;
-    p->dtype = (HsCalDtype) dtype;
+    p->dtype = (HsProbeDtype) dtype;
     p->driver = mech == 1;
     if (what == 0) {
         double d[3] = { 0, 0, 0 };

@@ -16,6 +16,7 @@
 #include "sim/cli/probe-ops.h"
 #include "sim/run.h"
 #include "sim/util/error.h"
+#include "sim/util/escape.h"
 #include "sim/util/json.h"
 #include "sim/util/outfile.h"
 
@@ -32,9 +33,7 @@ typedef struct Probe {
     const char *stack_override;  /* --stack for the policies (prefill), or NULL */
     const MdlSpec *spec;         /* for npu-shape / npu-graph */
     int m, k, n;                 /* npu-gemm / gpu-gemm breakdown */
-    HwDtype dtype;
-    gboolean w4a16;              /* npu-gemm: INT4 left operand, FP16 datapath */
-    gboolean q8_0;               /* npu-gemm: INT8 group-32 left operand, FP16 datapath */
+    HsProbeDtype dtype;          /* npu-gemm / gpu-gemm breakdown (--dtype) */
 } Probe;
 
 /* @op alone on the first @kind processor; 0 with *@error set (if it was
@@ -245,11 +244,7 @@ probe_gemm_breakdown(const Probe *p, HwKind kind, GError **error)
                     p->k, p->n, 2.0 * (double) p->m * (double) p->k * (double) p->n);
         return NULL;
     }
-    HwOp op = kind == HW_KIND_NPU
-              ? p->w4a16 ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT4, HW_DTYPE_FP16, HW_DTYPE_FP16)
-                : p->q8_0 ? hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_INT8, HW_DTYPE_FP16, HW_DTYPE_FP16)
-                         : hs_probe_gemm(p->m, p->k, p->n, p->dtype, p->dtype, p->dtype)
-              : hs_probe_gemm(p->m, p->k, p->n, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
+    HwOp op = hs_probe_gemm_of(kind, p->m, p->k, p->n, p->dtype);
     HwCost cost;
     GError *err = NULL;
     alone_ps(p, kind, &op, &cost, &err);
@@ -395,7 +390,7 @@ run(int argc, char **argv, GError **error)
         { "m", 0, 0, G_OPTION_ARG_INT, &m, "npu-gemm / gpu-gemm: rows of the left operand", "M" },
         { "k", 0, 0, G_OPTION_ARG_INT, &k, "npu-gemm / gpu-gemm: reduction length", "K" },
         { "n", 0, 0, G_OPTION_ARG_INT, &n, "npu-gemm / gpu-gemm: columns of the right operand", "N" },
-        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm: fp16, int8, w4a16 (INT4 left operand, as W . X^T) or q8_0 (INT8 group-32 left operand, FP16 datapath); default fp16", "T" },
+        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm / gpu-gemm: fp16, int8 (= w8a8, the INT8 datapath), w4a16, fp4a16 or q8_0 (an INT4, E0M4 FP4 or INT8 group-32 weight on the FP16 datapath; the weight is the left operand on the NPU, as W . X^T, the right one on the GPU); default fp16 for npu-gemm, w4a16 for gpu-gemm", "T" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text, csv or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Write each curve as DIR/NAME.csv plus an SVG plot", "DIR" },
@@ -420,7 +415,8 @@ run(int argc, char **argv, GError **error)
                     "probe: missing --what (see 'hetero-sim probe --help')");
         return FALSE;
     }
-    Probe p = { .m = m, .k = k, .n = n, .dtype = HW_DTYPE_FP16 };
+    Probe p = { .m = m, .k = k, .n = n,
+                .dtype = strcmp(what, "gpu-gemm") == 0 ? HS_PROBE_DT_W4A16 : HS_PROBE_DT_FP16 };
     gboolean breakdown = strcmp(what, "npu-gemm") == 0 ||
                          (strcmp(what, "gpu-gemm") == 0 && (m || k || n));
     if (breakdown && (m <= 0 || k <= 0 || n <= 0)) {
@@ -428,17 +424,28 @@ run(int argc, char **argv, GError **error)
                     "probe %s: expected --m, --k and --n, each a positive integer", what);
         return FALSE;
     }
-    if (dtype && strcmp(dtype, "fp16") != 0 && strcmp(dtype, "int8") != 0 &&
-        strcmp(dtype, "w4a16") != 0 && strcmp(dtype, "q8_0") != 0) {
+    if (dtype && !breakdown) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "--dtype: expected fp16, int8, w4a16 or q8_0 (got \"%s\")", dtype);
+                    "--dtype: only npu-gemm and gpu-gemm with --m, --k and --n take it "
+                    "(got --what %s)", what);
         return FALSE;
     }
-    if (dtype && strcmp(dtype, "int8") == 0) {
-        p.dtype = HW_DTYPE_INT8;
+    if (dtype) {
+        int dt = -1;
+        for (int i = 0; hs_probe_dtype_name[i]; i++) {
+            if (strcmp(dtype, hs_probe_dtype_name[i]) == 0) {
+                dt = i;
+            }
+        }
+        if (dt < 0) {
+            g_autofree char *e = hs_escape(dtype);
+            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                        "--dtype: expected fp16, int8, w4a16, w8a8, q8_0 or fp4a16 (got \"%s\")",
+                        e);
+            return FALSE;
+        }
+        p.dtype = (HsProbeDtype) dt;
     }
-    p.w4a16 = dtype && strcmp(dtype, "w4a16") == 0;
-    p.q8_0 = dtype && strcmp(dtype, "q8_0") == 0;
     if (out_dir && !hs_outdir_make(out_dir, error)) {
         return FALSE;
     }

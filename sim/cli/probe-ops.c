@@ -22,6 +22,37 @@ hs_probe_gemm(uint64_t m, uint64_t k, uint64_t n, HwDtype a, HwDtype b, HwDtype 
     };
 }
 
+const char *const hs_probe_dtype_name[] = { "fp16", "int8", "w4a16", "w8a8", "q8_0", "fp4a16",
+                                            NULL };
+G_STATIC_ASSERT(G_N_ELEMENTS(hs_probe_dtype_name) == HS_PROBE_DT_COUNT + 1);
+
+HwOp
+hs_probe_gemm_of(HwKind kind, uint64_t m, uint64_t k, uint64_t n, HsProbeDtype dt)
+{
+    HwDtype w = HW_DTYPE_FP16, compute = HW_DTYPE_FP16;
+    switch (dt) {
+    case HS_PROBE_DT_INT8:
+    case HS_PROBE_DT_W8A8:
+        return hs_probe_gemm(m, k, n, HW_DTYPE_INT8, HW_DTYPE_INT8, HW_DTYPE_INT8);
+    case HS_PROBE_DT_W4A16:
+    case HS_PROBE_DT_FP4A16:
+        w = HW_DTYPE_INT4;
+        break;
+    case HS_PROBE_DT_Q8_0:
+        w = HW_DTYPE_INT8;
+        break;
+    case HS_PROBE_DT_FP16:
+    case HS_PROBE_DT_COUNT:
+        break;
+    }
+    HwOp op = kind == HW_KIND_NPU ? hs_probe_gemm(m, k, n, w, HW_DTYPE_FP16, compute)
+                                  : hs_probe_gemm(m, k, n, HW_DTYPE_FP16, w, compute);
+    if (dt == HS_PROBE_DT_FP4A16) {
+        op.wfmt = HW_WFMT_FP4A16;   /* the same 4-bit bytes, its own dequantisation */
+    }
+    return op;
+}
+
 /* One stream of decode-like traffic: the same memory-bound op again and
  * again, each resubmitted when the last ends, until the horizon. */
 typedef struct Stream {

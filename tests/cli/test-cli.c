@@ -1851,6 +1851,60 @@ test_probe(void)
     assert_one_error_line(c, "probe npu-gemm: expected --m, --k and --n, each a positive integer");
 }
 
+/* One row of a breakdown probe's JSON: @key of its only row. */
+static double
+probe_row(const char *what, const char *dtype, const char *m, const char *k, const char *n,
+          const char *key)
+{
+    g_autoptr(Run) r = dtype
+        ? hs("probe", "--what", what, "--m", m, "--k", k, "--n", n, "--dtype", dtype,
+             "--format", "json", NULL)
+        : hs("probe", "--what", what, "--m", m, "--k", k, "--n", n, "--format", "json", NULL);
+    g_assert_cmpint(r->status, ==, 0);
+    g_autoptr(cJSON) j = cJSON_Parse(r->out);
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "rows"), 0);
+    g_assert_true(cJSON_IsNumber(cJSON_GetObjectItem(row, key)));
+    return cJSON_GetObjectItem(row, key)->valuedouble;
+}
+
+/* --dtype is the weight's format on both breakdown probes (gpu-gemm once
+ * ignored it and always ran INT4 weights), the weight the GPU's right
+ * operand: a [1, 4096] x [4096, 4096] GEMV reads 2 bytes a weight in FP16,
+ * half a byte in INT4 or FP4, one in INT8 groups; the activations and
+ * output (8 KiB each) alike. */
+static void
+test_probe_dtype(void)
+{
+    const double w = 4096.0 * 4096.0, io = 2 * 4096 * 2;
+    g_assert_cmpfloat(probe_row("gpu-gemm", "fp16", "1", "4096", "4096", "dram_bytes"), ==,
+                      2 * w + io);
+    g_assert_cmpfloat(probe_row("gpu-gemm", "w4a16", "1", "4096", "4096", "dram_bytes"), ==,
+                      w / 2 + io);
+    g_assert_cmpfloat(probe_row("gpu-gemm", NULL, "1", "4096", "4096", "dram_bytes"), ==,
+                      w / 2 + io);
+    g_assert_cmpfloat(probe_row("gpu-gemm", "fp4a16", "1", "4096", "4096", "dram_bytes"), ==,
+                      w / 2 + io);
+    /* a decode GEMV is bound by its bytes: FP16 weights take longer */
+    g_assert_cmpfloat(probe_row("gpu-gemm", "fp16", "1", "4096", "4096", "time_us"), >,
+                      2 * probe_row("gpu-gemm", "w4a16", "1", "4096", "4096", "time_us"));
+    /* on the NPU the weight is the left operand: its bytes follow --m x --k */
+    g_assert_cmpfloat(probe_row("npu-gemm", "fp4a16", "4096", "1024", "32", "dram_bytes"), ==,
+                      probe_row("npu-gemm", "w4a16", "4096", "1024", "32", "dram_bytes"));
+    g_assert_cmpfloat(probe_row("npu-gemm", "fp16", "4096", "1024", "32", "dram_bytes"), >,
+                      probe_row("npu-gemm", "w4a16", "4096", "1024", "32", "dram_bytes"));
+
+    g_autoptr(Run) a = hs("probe", "--what", "npu-stage", "--dtype", "fp16", NULL);
+    g_assert_cmpint(a->status, ==, 2);
+    assert_one_error_line(a, "--dtype: only npu-gemm and gpu-gemm with --m, --k and --n take "
+                             "it (got --what npu-stage)");
+    g_assert_cmpstr(a->out, ==, "");
+    g_autoptr(Run) b = hs("probe", "--what", "gpu-gemm", "--m", "1", "--k", "64", "--n", "64",
+                          "--dtype", "int4", NULL);
+    g_assert_cmpint(b->status, ==, 2);
+    assert_one_error_line(b, "--dtype: expected fp16, int8, w4a16, w8a8, q8_0 or fp4a16 "
+                             "(got \"int4\")");
+}
+
 static void
 test_policy_plugin(void)
 {
@@ -2035,5 +2089,6 @@ main(int argc, char **argv)
     g_test_add_func("/cli/bad-points", test_bad_points);
     g_test_add_func("/cli/infer", test_infer);
     g_test_add_func("/cli/probe", test_probe);
+    g_test_add_func("/cli/probe-dtype", test_probe_dtype);
     return g_test_run();
 }
