@@ -48,12 +48,13 @@ hw_gpu_estimate(const HwDev *dev, const HwStack *stack, const HwOp *op, HwCost *
                     : hw_cost_ps(c, (double) op->flops / rate,
                                  "compute time (peak_fp16_tflops, the stack's "
                                  "gpu.matmul_efficiency for the GPU's arch)");
-    double dq = op->kind == HW_OP_MATMUL ? sg->dequant.gbps[op->wfmt] : 0;
+    double dq = op->kind == HW_OP_MATMUL ? hw_stack_gpu_dequant_gbps(stack, gpu->arch, op->wfmt)
+                                         : 0;
     if (dq > 0) {
         /* both parts at most the horizon: the sum cannot wrap */
         c->compute_ps += hw_cost_ps(c, (double) op->weight_bytes * 1000.0 / dq,
                                     "dequantisation time (the stack's gpu.dequant rate of "
-                                    "this weight format)");
+                                    "this weight format, or its arch_dequant one)");
     }
     c->dram_bytes = op->read_bytes + op->write_bytes;
 }
@@ -68,7 +69,8 @@ hw_gpu_explain(const HwDev *dev, const HwStack *stack, const HwOp *op, const HwC
     g_string_append_printf(out, "    compute: %s at the stack's %g x %g TFLOPS peak",
                            f, hw_stack_gpu_efficiency(stack, gpu->arch),
                            gpu->peak_fp16_tflops);
-    double dq = op->kind == HW_OP_MATMUL ? stack->gpu.dequant.gbps[op->wfmt] : 0;
+    double dq = op->kind == HW_OP_MATMUL ? hw_stack_gpu_dequant_gbps(stack, gpu->arch, op->wfmt)
+                                         : 0;
     if (dq > 0) {
         g_string_append_printf(out, ", plus dequantising %.2f MiB of weights at %g GB/s",
                                (double) op->weight_bytes / (1024.0 * 1024.0), dq);

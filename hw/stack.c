@@ -90,6 +90,50 @@ static const HsParam gpu_arch_params[] = {
     HS_PARAM_END
 };
 
+/* a format's rate on one architecture: the same keys as dequant, -1 (the
+ * default) deferring to it */
+#define ARCH_DQ_ONE(fmt, key)                                                 \
+    HS_PARAM_F64(key, HwStackDequant, gbps[HW_WFMT_##fmt], -1, 10000, -1,   \
+                 "this format's dequant rate on a GPU of this architecture "   \
+                 "(0: fused, free; -1: the gpu.dequant rate)")
+static const HsParam arch_dequant_one[] = {
+    ARCH_DQ_ONE(W4A16, "w4a16_gbps"), ARCH_DQ_ONE(W8A16, "w8a16_gbps"),
+    ARCH_DQ_ONE(W8A8, "w8a8_gbps"), ARCH_DQ_ONE(W4A8, "w4a8_gbps"),
+    ARCH_DQ_ONE(W8A8_SHADOW, "w8a8_shadow_gbps"), ARCH_DQ_ONE(FP4A16, "fp4a16_gbps"),
+    ARCH_DQ_ONE(Q4_0, "q4_0_gbps"), ARCH_DQ_ONE(Q8_0, "q8_0_gbps"), HS_PARAM_END
+};
+#define ARCH_DQ(arch, key)                                                    \
+    HS_PARAM_OBJ(key, HwStackGpu, arch_dequant[HW_GPU_ARCH_##arch], HwStackDequant, \
+                 arch_dequant_one, FALSE, "dequant rates on a GPU of this architecture")
+static const HsParam gpu_arch_dequant_params[] = {
+    ARCH_DQ(ADRENO7XX, "adreno7xx"), ARCH_DQ(MALI_VALHALL5, "mali-valhall5"), HS_PARAM_END
+};
+
+/* Has the stack an arch_dequant entry (>= 0) for any architecture? */
+static gboolean
+has_arch_dequant(const HwStackGpu *g)
+{
+    for (int a = 1; a < HW_GPU_ARCH_COUNT; a++) {
+        for (int f = 0; f < HW_WFMT_COUNT; f++) {
+            if (g->arch_dequant[a].gbps[f] >= 0 && f != HW_WFMT_FP16) {
+                return TRUE;
+            }
+        }
+    }
+    return FALSE;
+}
+
+double
+hw_stack_gpu_dequant_gbps(const HwStack *stack, HwGpuArch arch, HwWfmt wfmt)
+{
+    g_assert((int) arch >= 0 && arch < HW_GPU_ARCH_COUNT);
+    g_assert((int) wfmt >= 0 && wfmt < HW_WFMT_COUNT);
+    /* the unspecified architecture has no entries (its slot stays zeroed) */
+    double v = arch != HW_GPU_ARCH_UNSPECIFIED && wfmt != HW_WFMT_FP16
+               ? stack->gpu.arch_dequant[arch].gbps[wfmt] : -1;
+    return v >= 0 ? v : stack->gpu.dequant.gbps[wfmt];
+}
+
 double
 hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch)
 {
@@ -229,11 +273,14 @@ static const HsParamSection param_sections[] = {
     { "gpu", gpu_params }, { "gpu.dequant", gpu_dequant },
     { "npu", npu_params }, { "npu.dequant", npu_dequant },
     { "gpu.arch_matmul_efficiency", gpu_arch_params },
+    { "gpu.arch_dequant.adreno7xx", arch_dequant_one },
+    { "gpu.arch_dequant.mali-valhall5", arch_dequant_one },
     { NULL, NULL },
 };
 /* every section and its dequant table, the GPU's per-architecture
- * efficiencies, then the end */
-G_STATIC_ASSERT(G_N_ELEMENTS(param_sections) == 2 * G_N_ELEMENTS(sections) + 2);
+ * efficiencies and dequant rates, then the end */
+G_STATIC_ASSERT(G_N_ELEMENTS(param_sections) == 2 * G_N_ELEMENTS(sections) + 2 +
+                                                  HW_GPU_ARCH_COUNT - 1);
 
 const HsParamSection *
 hw_stack_sections(void)
@@ -242,7 +289,8 @@ hw_stack_sections(void)
 }
 
 static const char *const top_keys[] = { "cpu", "gpu", "npu", NULL };
-static const char *const section_keys[] = { "dequant", "arch_matmul_efficiency", NULL };
+static const char *const section_keys[] = { "dequant", "arch_matmul_efficiency",
+                                            "arch_dequant", NULL };
 
 void
 hw_stack_free(HwStack *stack)
@@ -274,20 +322,27 @@ apply_section(const cJSON *root, const Section *sec, HwStack *st, GError **error
     if (!hs_param_apply(obj, path, sec->params, out, section_keys, st->sources, error)) {
         return FALSE;
     }
-    /* per-architecture efficiencies: the GPU section only */
-    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(obj, "arch_matmul_efficiency");
-    g_autofree char *arch_path = hs_json_path_key(path, "arch_matmul_efficiency");
-    if (sec->params == gpu_params) {
-        if (arch == NULL) {
-            hs_param_set_defaults(gpu_arch_params, out);
-        } else if (!hs_param_apply(arch, arch_path, gpu_arch_params, out, NULL,
-                                   st->sources, error)) {
+    /* per-architecture efficiencies and dequant rates: the GPU section only */
+    static const struct {
+        const char *key;
+        const HsParam *table;
+    } per_arch[] = { { "arch_matmul_efficiency", gpu_arch_params },
+                     { "arch_dequant", gpu_arch_dequant_params } };
+    for (size_t i = 0; i < G_N_ELEMENTS(per_arch); i++) {
+        const cJSON *arch = cJSON_GetObjectItemCaseSensitive(obj, per_arch[i].key);
+        g_autofree char *arch_path = hs_json_path_key(path, per_arch[i].key);
+        if (sec->params == gpu_params) {
+            if (arch == NULL) {
+                hs_param_set_defaults(per_arch[i].table, out);
+            } else if (!hs_param_apply(arch, arch_path, per_arch[i].table, out, NULL,
+                                       st->sources, error)) {
+                return FALSE;
+            }
+        } else if (arch != NULL) {
+            g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
+                        "%s: only the gpu section has per-architecture values", arch_path);
             return FALSE;
         }
-    } else if (arch != NULL) {
-        g_set_error(error, HS_CONFIG_ERROR, HS_CONFIG_ERROR_BAD_VALUE,
-                    "%s: only the gpu section has per-architecture efficiencies", arch_path);
-        return FALSE;
     }
     const cJSON *dq = cJSON_GetObjectItemCaseSensitive(obj, "dequant");
     g_autofree char *dq_path = hs_json_path_key(path, "dequant");
@@ -370,6 +425,11 @@ hw_stack_dump_text(const HwStack *st, GString *out)
             g_autofree char *ap = hs_json_path_key(path, "arch_matmul_efficiency");
             g_string_append(out, "  arch_matmul_efficiency\n");
             hs_param_dump_text(gpu_arch_params, in, out, 4, st->sources, ap);
+            if (has_arch_dequant(&st->gpu)) {
+                g_autofree char *dp = hs_json_path_key(path, "arch_dequant");
+                g_string_append(out, "  arch_dequant\n");
+                hs_param_dump_text(gpu_arch_dequant_params, in, out, 4, st->sources, dp);
+            }
         }
         g_string_append(out, "  dequant\n");
         hs_param_dump_text(sec->dequant, in, out, 4, st->sources, dq_path);
@@ -390,6 +450,11 @@ hw_stack_to_json(const HwStack *st)
         if (sec->params == gpu_params) {
             hs_param_dump_json(gpu_arch_params, in,
                                cJSON_AddObjectToObject(o, "arch_matmul_efficiency"));
+            /* only where given: the documents of stacks without it unchanged */
+            if (has_arch_dequant(&st->gpu)) {
+                hs_param_dump_json(gpu_arch_dequant_params, in,
+                                   cJSON_AddObjectToObject(o, "arch_dequant"));
+            }
         }
         hs_param_dump_json(sec->dequant, in, cJSON_AddObjectToObject(o, "dequant"));
     }
@@ -417,6 +482,9 @@ hw_stack_describe(GString *out)
             g_string_append(out, "\n$.gpu.arch_matmul_efficiency (optional; per GPU "
                                  "architecture, the SoC's gpu arch)\n");
             hs_param_describe(gpu_arch_params, out);
+            g_string_append(out, "\n$.gpu.arch_dequant (optional; per GPU architecture, "
+                                 "the SoC's gpu arch: an object of dequant's keys)\n");
+            hs_param_describe(gpu_arch_dequant_params, out);
         }
         g_string_append_printf(out, "\n$.%s.dequant (optional; matmul weights of each "
                                     "format, on this processor)\n", sections[i].key);

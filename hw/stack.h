@@ -98,6 +98,8 @@ typedef struct HwStackGpu {
     int measured_arch;           /* HwGpuArch: its figures come from a GPU of this
                                   * architecture (unspecified: no claim) */
     HwStackDequant dequant;
+    HwStackDequant arch_dequant[HW_GPU_ARCH_COUNT]; /* the same on one
+                                  * architecture; < 0: dequant's */
 } HwStackGpu;
 
 typedef struct HwStackNpu {
@@ -149,6 +151,11 @@ GStrv hw_stack_list(const char *stacks_dir, GError **error);
 /* The stack's GPU matmul efficiency on a GPU of architecture @arch: its
  * entry for @arch, else its matmul_efficiency. */
 double hw_stack_gpu_efficiency(const HwStack *stack, HwGpuArch arch);
+
+/* Weight bytes of format @wfmt the stack's GPU kernels dequantise per
+ * second on a GPU of architecture @arch (0: fused into the load): its
+ * entry for @arch, else its dequant rate. */
+double hw_stack_gpu_dequant_gbps(const HwStack *stack, HwGpuArch arch, HwWfmt wfmt);
 
 /* The share of the CPU cores' SIMD peak the stack's kernel for @op
  * reaches: simd_efficiency for a matmul, float_efficiency (if set) for the
