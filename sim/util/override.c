@@ -217,11 +217,25 @@ array_index(const HsOverride *v, const char *path, const cJSON *at, const char *
     return TRUE;
 }
 
+/* Does --set create the objects on its path that @doc leaves out?  A
+ * stack's: every object below its processors' sections is optional (the
+ * dequant tables, the per-architecture entries), so a stack file may leave
+ * out the one a user means to set; the stack's loader then refuses a
+ * misspelt one by name (hs_overrides_explain says which --set).  A SoC's
+ * sections and processors are named, never made up. */
+static gboolean
+creates_objects(const char *doc)
+{
+    return strcmp(doc, "stack") == 0;
+}
+
 /* The object @v's key is a member of in @root (its JSON path in
  * *@path_out), walked as --set names it: a SoC's processor by its name,
- * an array's element by its index.  NULL with *error. */
+ * an array's element by its index; with @create, an absent object on the
+ * way is added (creates_objects).  NULL with *error. */
 static cJSON *
-walk_to_parent(const HsOverride *v, cJSON *root, char **path_out, GError **error)
+walk_to_parent(const HsOverride *v, cJSON *root, gboolean create, char **path_out,
+               GError **error)
 {
     g_auto(GStrv) comps = g_strsplit(v->key, ".", -1);
     guint n = g_strv_length(comps);
@@ -243,6 +257,9 @@ walk_to_parent(const HsOverride *v, cJSON *root, char **path_out, GError **error
             sub = hs_json_path_index(path, index);
         } else {
             next = cJSON_GetObjectItemCaseSensitive(at, comps[i]);
+            if (next == NULL && create && i > 0 && cJSON_IsObject(at)) {
+                next = cJSON_AddObjectToObject(at, comps[i]);
+            }
             if (!(cJSON_IsObject(next) || cJSON_IsArray(next)) ||
                 cJSON_HasObjectItem(next, "value")) {
                 set_no_section(v, v->doc, root, at, comps[i], error);
@@ -276,7 +293,7 @@ static gboolean
 apply_one(HsOverride *v, cJSON *root, GError **error)
 {
     g_autofree char *path = NULL;
-    cJSON *at = walk_to_parent(v, root, &path, error);
+    cJSON *at = walk_to_parent(v, root, creates_objects(v->doc), &path, error);
     if (at == NULL) {
         return FALSE;
     }
@@ -294,6 +311,12 @@ apply_one(HsOverride *v, cJSON *root, GError **error)
         cJSON_AddStringToObject(old, "source", src);
     } else if (old) {
         cJSON_ReplaceItemInObjectCaseSensitive(at, leaf, cJSON_Duplicate(v->value, TRUE));
+    } else if (creates_objects(v->doc) && at != root) {
+        /* a key the stack's file leaves out: it says who set it too */
+        cJSON *sourced = cJSON_AddObjectToObject(at, leaf);
+        g_autofree char *src = g_strdup_printf("--set %s", v->arg);
+        cJSON_AddItemToObject(sourced, "value", cJSON_Duplicate(v->value, TRUE));
+        cJSON_AddStringToObject(sourced, "source", src);
     } else {
         cJSON_AddItemToObject(at, leaf, cJSON_Duplicate(v->value, TRUE));
     }
@@ -347,7 +370,7 @@ hs_override_get_number(const cJSON *root, const char *path, double *value)
     }
     const HsOverride *v = o->items->pdata[0];
     g_autofree char *parent_path = NULL;
-    const cJSON *at = walk_to_parent(v, (cJSON *) root, &parent_path, NULL);
+    const cJSON *at = walk_to_parent(v, (cJSON *) root, FALSE, &parent_path, NULL);
     const cJSON *item = at ? cJSON_GetObjectItemCaseSensitive(at, leaf_key(v)) : NULL;
     if (cJSON_IsObject(item)) {
         item = cJSON_GetObjectItemCaseSensitive(item, "value");   /* {value, source} */
@@ -385,12 +408,15 @@ hs_overrides_explain(const HsOverrides *o, const char *doc, GError **error)
             continue;
         }
         const char *rest = find_path(msg, v->json_path);
-        if (rest == NULL) {
-            g_autofree char *unknown = g_strdup_printf("%s: unknown key \"%s\"",
-                                                       v->parent_path,
-                                                       strrchr(v->json_path, '.') + 1);
+        /* an unknown key on its path: its own, or an object --set made */
+        for (const char *dot = strrchr(v->json_path, '.'); rest == NULL && dot;
+             dot = g_strrstr_len(v->json_path, dot - v->json_path, ".")) {
+            g_autofree char *parent = g_strndup(v->json_path, dot - v->json_path);
+            const char *end = strchr(dot + 1, '.');
+            g_autofree char *comp = end ? g_strndup(dot + 1, end - dot - 1) : g_strdup(dot + 1);
+            g_autofree char *unknown = g_strdup_printf("%s: unknown key \"%s\"", parent, comp);
             const char *at = strstr(msg, unknown);
-            rest = at ? at + strlen(v->parent_path) : NULL;
+            rest = at ? at + strlen(parent) : NULL;
         }
         if (rest == NULL) {
             continue;

@@ -213,6 +213,32 @@ test_stacks(void)
     g_assert_cmpint(o4->status, ==, 2);
     g_assert_cmpstr(o4->err, ==, "hetero-sim: --set stack@ppl.gpu.matmul_efficiency=0.1: "
                     "no stack \"ppl\" (hetero-sim list stacks)\n");
+    /* a stack's optional table its file leaves out (heterollm has no
+     * gpu.dequant) is made by --set: a slow INT4 dequantisation slows the
+     * GPU's prefill; a misspelt table is refused by name, in one line */
+    g_autoptr(Run) o5 = hs("run", "-P", "gpu-only", "-p", "64", "-d", "4", "--functional", "off",
+                           "--format", "json", "--set", "stack.gpu.dequant.w4a16_gbps=5", NULL);
+    g_assert_cmpint(o5->status, ==, 0);
+    g_autoptr(cJSON) j5 = cJSON_Parse(o5->out);
+    double t5 = cJSON_GetObjectItem(cJSON_GetObjectItem(j5, "prefill"), "tokens_per_s")->valuedouble;
+    g_assert_cmpfloat(t5, <, 0.9 * ta);
+    g_autoptr(Run) sh5 = hs("stack", "show", "heterollm", "--set", "stack.gpu.dequant.w4a16_gbps=5",
+                            NULL);
+    g_assert_cmpint(sh5->status, ==, 0);
+    g_assert_nonnull(strstr(sh5->out, "[--set stack.gpu.dequant.w4a16_gbps=5]"));
+    g_autoptr(Run) o6 = hs("run", "-P", "gpu-only", "--functional", "off", "--set",
+                           "stack.gpu.dequnt.w4a16_gbps=5", NULL);
+    g_assert_cmpint(o6->status, ==, 2);
+    g_assert_cmpstr(o6->out, ==, "");
+    assert_one_error_line(o6, "--set stack.gpu.dequnt.w4a16_gbps=5: unknown key \"dequnt\" "
+                              "(known keys: matmul_efficiency, dram_scale, launch_busy_us, "
+                              "launch_idle_us, pins_clock, measured_arch, dequant, "
+                              "arch_matmul_efficiency, arch_dequant)");
+    g_autoptr(Run) o7 = hs("run", "-P", "gpu-only", "--functional", "off", "--set",
+                           "stack.gpux.matmul_efficiency=0.5", NULL);
+    g_assert_cmpint(o7->status, ==, 2);
+    assert_one_error_line(o7, "--set stack.gpux.matmul_efficiency=0.5: no processor or section "
+                              "\"gpux\" in the stack config (known: cpu, gpu, npu)");
 
     /* replay: the same plan on Transformer-Lite's kernels */
     g_autoptr(GError) error = NULL;
