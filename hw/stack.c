@@ -95,7 +95,7 @@ static const HsParam gpu_arch_params[] = {
 #define ARCH_DQ_ONE(fmt, key)                                                 \
     HS_PARAM_F64(key, HwStackDequant, gbps[HW_WFMT_##fmt], -1, 10000, -1,   \
                  "this format's dequant rate on a GPU of this architecture "   \
-                 "(0: fused, free; -1: the gpu.dequant rate)")
+                 "(0: fused, free; negative, as the default -1: the gpu.dequant rate)")
 static const HsParam arch_dequant_one[] = {
     ARCH_DQ_ONE(W4A16, "w4a16_gbps"), ARCH_DQ_ONE(W8A16, "w8a16_gbps"),
     ARCH_DQ_ONE(W8A8, "w8a8_gbps"), ARCH_DQ_ONE(W4A8, "w4a8_gbps"),

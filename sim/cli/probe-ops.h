@@ -1,7 +1,9 @@
 /*
  * probe-ops.h - the micro-workloads `probe` runs through the SoC's own
  * models, shared with `calibrate`'s probe measurements (so a measurement
- * a user takes from `hetero-sim probe` is what a spec fits to).
+ * a user takes from `hetero-sim probe` is what a spec fits to): the
+ * matmuls (probe-gemm.c, built from shapes and types alone) and the
+ * memory streams (probe-ops.c).
  */
 #ifndef HS_PROBE_OPS_H
 #define HS_PROBE_OPS_H
