@@ -262,7 +262,14 @@ walk_to_parent(const HsOverride *v, cJSON *root, gboolean create, char **path_ou
             }
             if (!(cJSON_IsObject(next) || cJSON_IsArray(next)) ||
                 cJSON_HasObjectItem(next, "value")) {
-                set_no_section(v, v->doc, root, at, comps[i], error);
+                if (next != NULL) {
+                    /* "gpu.matmul_efficiency.x": a value stands there */
+                    g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                                "--set %s: \"%s\" in the %s config is a value, not a section",
+                                v->arg, comps[i], v->doc);
+                } else {
+                    set_no_section(v, v->doc, root, at, comps[i], error);
+                }
                 return NULL;
             }
             sub = hs_json_path_key(path, comps[i]);

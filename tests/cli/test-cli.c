@@ -239,6 +239,12 @@ test_stacks(void)
     g_assert_cmpint(o7->status, ==, 2);
     assert_one_error_line(o7, "--set stack.gpux.matmul_efficiency=0.5: no processor or section "
                               "\"gpux\" in the stack config (known: cpu, gpu, npu)");
+    /* a path through a value is not made into a table */
+    g_autoptr(Run) o8 = hs("run", "-P", "gpu-only", "--functional", "off", "--set",
+                           "stack.gpu.matmul_efficiency.x=0.5", NULL);
+    g_assert_cmpint(o8->status, ==, 2);
+    assert_one_error_line(o8, "--set stack.gpu.matmul_efficiency.x=0.5: \"matmul_efficiency\" in "
+                              "the stack config is a value, not a section");
 
     /* replay: the same plan on Transformer-Lite's kernels */
     g_autoptr(GError) error = NULL;
