@@ -66,15 +66,18 @@ curve_or_fail(HsCurve *c, GError **error, GError *err)
 static HsCurve *
 probe_gpu_gemm(const Probe *p, GError **error)
 {
-    /* [S, 4096] x [4096, 4096] with W4A16 weights, S growing */
-    HsCurve *c = hs_curve_new("gpu-gemm", "GPU achieved TFLOPS vs tokens ([S,4096]x[4096,4096] W4A16)",
+    /* [S, 4096] x [4096, 4096] with --dtype's weights (W4A16 unless
+     * given), S growing */
+    g_autofree char *title = g_strdup_printf("GPU achieved TFLOPS vs tokens ([S,4096]x[4096,4096] %s)",
+                                             hs_probe_dtype_name[p->dtype]);
+    HsCurve *c = hs_curve_new("gpu-gemm", title,
                               (const char *const[]) { "tokens", "tflops", "time_us", NULL });
     c->plot_col = 1;                 /* the title's TFLOPS, not the time */
     c->x_title = "tokens S (powers of two)";
     c->y_title = "achieved TFLOPS";
     GError *err = NULL;
     for (uint64_t s = 1; s <= 2048 && !err; s *= 2) {
-        HwOp op = hs_probe_gemm(s, 4096, 4096, HW_DTYPE_FP16, HW_DTYPE_INT4, HW_DTYPE_FP16);
+        HwOp op = hs_probe_gemm_of(HW_KIND_GPU, s, 4096, 4096, p->dtype);
         uint64_t t = alone_ps(p, HW_KIND_GPU, &op, NULL, &err);
         hs_curve_row(c, (double[]) { (double) s, (double) op.flops / (double) t, t / 1e6 });
     }
@@ -390,7 +393,7 @@ run(int argc, char **argv, GError **error)
         { "m", 0, 0, G_OPTION_ARG_INT, &m, "npu-gemm / gpu-gemm: rows of the left operand", "M" },
         { "k", 0, 0, G_OPTION_ARG_INT, &k, "npu-gemm / gpu-gemm: reduction length", "K" },
         { "n", 0, 0, G_OPTION_ARG_INT, &n, "npu-gemm / gpu-gemm: columns of the right operand", "N" },
-        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm / gpu-gemm: fp16, int8 (= w8a8, the INT8 datapath), w4a16, fp4a16 or q8_0 (an INT4, E0M4 FP4 or INT8 group-32 weight on the FP16 datapath; the weight is the left operand on the NPU, as W . X^T, the right one on the GPU); default fp16 for npu-gemm, w4a16 for gpu-gemm", "T" },
+        { "dtype", 0, 0, G_OPTION_ARG_STRING, &dtype, "npu-gemm / gpu-gemm: fp16, int8 (= w8a8, the INT8 datapath), w4a16, fp4a16 or q8_0 (an INT4, E0M4 FP4 or INT8 group-32 weight on the FP16 datapath; the weight is the left operand on the NPU, as W . X^T, the right one on the GPU); default fp16 for npu-gemm, w4a16 for gpu-gemm and its curve", "T" },
         { "format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "text, csv or json", "FMT" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
           "Write each curve as DIR/NAME.csv plus an SVG plot", "DIR" },
@@ -424,10 +427,9 @@ run(int argc, char **argv, GError **error)
                     "probe %s: expected --m, --k and --n, each a positive integer", what);
         return FALSE;
     }
-    if (dtype && !breakdown) {
+    if (dtype && strcmp(what, "npu-gemm") != 0 && strcmp(what, "gpu-gemm") != 0) {
         g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                    "--dtype: only npu-gemm and gpu-gemm with --m, --k and --n take it "
-                    "(got --what %s)", what);
+                    "--dtype: only npu-gemm and gpu-gemm take it (got --what %s)", what);
         return FALSE;
     }
     if (dtype) {

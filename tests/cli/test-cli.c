@@ -1927,9 +1927,21 @@ test_probe_dtype(void)
 
     g_autoptr(Run) a = hs("probe", "--what", "npu-stage", "--dtype", "fp16", NULL);
     g_assert_cmpint(a->status, ==, 2);
-    assert_one_error_line(a, "--dtype: only npu-gemm and gpu-gemm with --m, --k and --n take "
-                             "it (got --what npu-stage)");
+    assert_one_error_line(a, "--dtype: only npu-gemm and gpu-gemm take it (got --what "
+                             "npu-stage)");
     g_assert_cmpstr(a->out, ==, "");
+    /* the curve too: FP16 weights, four times the bytes of a GEMV */
+    g_autoptr(Run) cf = hs("probe", "--what", "gpu-gemm", "--dtype", "fp16", "--format", "json",
+                           NULL);
+    g_autoptr(Run) ci = hs("probe", "--what", "gpu-gemm", "--format", "json", NULL);
+    g_assert_cmpint(cf->status + ci->status, ==, 0);
+    g_autoptr(cJSON) jf = cJSON_Parse(cf->out);
+    g_autoptr(cJSON) ji = cJSON_Parse(ci->out);
+    double tf = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(jf, "rows"), 0),
+                                    "time_us")->valuedouble;
+    double ti = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(ji, "rows"), 0),
+                                    "time_us")->valuedouble;
+    g_assert_cmpfloat(tf, >, 3 * ti);
     g_autoptr(Run) b = hs("probe", "--what", "gpu-gemm", "--m", "1", "--k", "64", "--n", "64",
                           "--dtype", "int4", NULL);
     g_assert_cmpint(b->status, ==, 2);
