@@ -33,8 +33,17 @@ typedef struct Probe {
     const char *stack_override;  /* --stack for the policies (prefill), or NULL */
     const MdlSpec *spec;         /* for npu-shape / npu-graph */
     int m, k, n;                 /* npu-gemm / gpu-gemm breakdown */
-    HsProbeDtype dtype;          /* npu-gemm / gpu-gemm breakdown (--dtype) */
+    int dtype;                   /* --dtype (an HsProbeDtype), -1: each probe's own */
 } Probe;
+
+/* The weights @p's matmuls on @kind take: --dtype, else the GPU's INT4
+ * (HeteroLLM's W4A16 linear-performance curve), the NPU's FP16. */
+static HsProbeDtype
+probe_dtype(const Probe *p, HwKind kind)
+{
+    return p->dtype >= 0 ? (HsProbeDtype) p->dtype
+         : kind == HW_KIND_NPU ? HS_PROBE_DT_FP16 : HS_PROBE_DT_W4A16;
+}
 
 /* @op alone on the first @kind processor; 0 with *@error set (if it was
  * not already) when its cost lies beyond the horizon (--set rate=1e-9):
@@ -69,7 +78,7 @@ probe_gpu_gemm(const Probe *p, GError **error)
     /* [S, 4096] x [4096, 4096] with --dtype's weights (W4A16 unless
      * given), S growing */
     g_autofree char *title = g_strdup_printf("GPU achieved TFLOPS vs tokens ([S,4096]x[4096,4096] %s)",
-                                             hs_probe_dtype_name[p->dtype]);
+                                             hs_probe_dtype_name[probe_dtype(p, HW_KIND_GPU)]);
     HsCurve *c = hs_curve_new("gpu-gemm", title,
                               (const char *const[]) { "tokens", "tflops", "time_us", NULL });
     c->plot_col = 1;                 /* the title's TFLOPS, not the time */
@@ -77,7 +86,7 @@ probe_gpu_gemm(const Probe *p, GError **error)
     c->y_title = "achieved TFLOPS";
     GError *err = NULL;
     for (uint64_t s = 1; s <= 2048 && !err; s *= 2) {
-        HwOp op = hs_probe_gemm_of(HW_KIND_GPU, s, 4096, 4096, p->dtype);
+        HwOp op = hs_probe_gemm_of(HW_KIND_GPU, s, 4096, 4096, probe_dtype(p, HW_KIND_GPU));
         uint64_t t = alone_ps(p, HW_KIND_GPU, &op, NULL, &err);
         hs_curve_row(c, (double[]) { (double) s, (double) op.flops / (double) t, t / 1e6 });
     }
@@ -247,7 +256,7 @@ probe_gemm_breakdown(const Probe *p, HwKind kind, GError **error)
                     p->k, p->n, 2.0 * (double) p->m * (double) p->k * (double) p->n);
         return NULL;
     }
-    HwOp op = hs_probe_gemm_of(kind, p->m, p->k, p->n, p->dtype);
+    HwOp op = hs_probe_gemm_of(kind, p->m, p->k, p->n, probe_dtype(p, kind));
     HwCost cost;
     GError *err = NULL;
     alone_ps(p, kind, &op, &cost, &err);
@@ -418,8 +427,7 @@ run(int argc, char **argv, GError **error)
                     "probe: missing --what (see 'hetero-sim probe --help')");
         return FALSE;
     }
-    Probe p = { .m = m, .k = k, .n = n,
-                .dtype = strcmp(what, "gpu-gemm") == 0 ? HS_PROBE_DT_W4A16 : HS_PROBE_DT_FP16 };
+    Probe p = { .m = m, .k = k, .n = n, .dtype = -1 };
     gboolean breakdown = strcmp(what, "npu-gemm") == 0 ||
                          (strcmp(what, "gpu-gemm") == 0 && (m || k || n));
     if (breakdown && (m <= 0 || k <= 0 || n <= 0)) {
@@ -432,21 +440,18 @@ run(int argc, char **argv, GError **error)
                     "--dtype: only npu-gemm and gpu-gemm take it (got --what %s)", what);
         return FALSE;
     }
-    if (dtype) {
-        int dt = -1;
-        for (int i = 0; hs_probe_dtype_name[i]; i++) {
-            if (strcmp(dtype, hs_probe_dtype_name[i]) == 0) {
-                dt = i;
-            }
-        }
-        if (dt < 0) {
-            g_autofree char *e = hs_escape(dtype);
-            g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
-                        "--dtype: expected fp16, int8, w4a16, w8a8, q8_0 or fp4a16 (got \"%s\")",
-                        e);
-            return FALSE;
-        }
-        p.dtype = (HsProbeDtype) dt;
+    for (int i = 0; dtype && hs_probe_dtype_name[i]; i++) {
+        p.dtype = strcmp(dtype, hs_probe_dtype_name[i]) == 0 ? i : p.dtype;
+    }
+    if (dtype && p.dtype < 0) {
+        /* the names from the table: "fp16, int8, ... or fp4a16" */
+        g_autofree char *all = g_strjoinv(", ", (char **) hs_probe_dtype_name);
+        char *last = strrchr(all, ',');
+        g_autofree char *e = hs_escape(dtype);
+        g_set_error(error, HS_USAGE_ERROR, HS_USAGE_ERROR_BAD_OPTION,
+                    "--dtype: expected %.*s or %s (got \"%s\")", (int) (last - all), all,
+                    last + 2, e);
+        return FALSE;
     }
     if (out_dir && !hs_outdir_make(out_dir, error)) {
         return FALSE;

@@ -1942,6 +1942,10 @@ test_probe_dtype(void)
     double ti = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(ji, "rows"), 0),
                                     "time_us")->valuedouble;
     g_assert_cmpfloat(tf, >, 3 * ti);
+    /* with every curve, the GPU's keeps its own INT4 default */
+    g_autoptr(Run) al = hs("probe", "--what", "all", NULL);
+    g_assert_cmpint(al->status, ==, 0);
+    g_assert_nonnull(strstr(al->out, "([S,4096]x[4096,4096] w4a16)"));
     g_autoptr(Run) b = hs("probe", "--what", "gpu-gemm", "--m", "1", "--k", "64", "--n", "64",
                           "--dtype", "int4", NULL);
     g_assert_cmpint(b->status, ==, 2);
